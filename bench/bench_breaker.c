@@ -1,0 +1,301 @@
+/* bench_breaker — ns per acquire+release on a closed breaker for each trip
+ * rule (1 thread, then 2 threads on one breaker), ns per rejection when open,
+ * the floor measured in the same run (one uncontended atomic fetch-add, one
+ * clock read), allocations during the timed loops, and — with --peers — the
+ * peer libraries side by side (bench/peers/run.sh).
+ *
+ * Not a test: it prints numbers. BENCHMARKS.md records them with the command.
+ *
+ *   build/bench/bench_breaker [--n N] [--reps R] [--peers] [--quick]
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "breakwater/breakwater.h"
+
+#ifndef BW_SOURCE_DIR
+#define BW_SOURCE_DIR "."
+#endif
+
+static long long g_n = 20000000;
+static int g_reps = 5;
+
+/* ---- allocation counting through the library's allocator hooks ---------- */
+static atomic_ullong g_allocs;
+static void *count_malloc(size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return malloc(n);
+}
+static void *count_realloc(void *p, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return realloc(p, n);
+}
+static void *count_calloc(size_t c, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return calloc(c, n);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return v[n / 2];
+}
+
+/* ---- the floor ---------------------------------------------------------- */
+static double bench_fetch_add(void) {
+  static _Atomic uint64_t counter;
+  double t = now_s();
+  for (long long i = 0; i < g_n; i++)
+    atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
+  return (now_s() - t) * 1e9 / (double)g_n;
+}
+
+static double bench_clock(const bw_clock_t *c) {
+  volatile int64_t sink = 0;
+  long long n = g_n / 4;
+  double t = now_s();
+  for (long long i = 0; i < n; i++)
+    sink += bw_clock_now(c);
+  (void)sink;
+  return (now_s() - t) * 1e9 / (double)n;
+}
+
+/* ---- breakers ---------------------------------------------------------------
+ */
+typedef struct {
+  const char *label;
+  bw_trip_rule_t rule;
+  const bw_clock_t *clock;
+  int64_t slow_call_ms;
+} variant_t;
+
+static bw_breaker_t *make(const variant_t *v) {
+  bw_breaker_config_t cfg;
+  bw_error_t err;
+  bw_breaker_t *b;
+  bw_breaker_config_init(&cfg);
+  cfg.name = v->label;
+  cfg.trip_rule = v->rule;
+  cfg.clock = v->clock;
+  cfg.slow_call_ms = v->slow_call_ms;
+  b = bw_breaker_new(&cfg, &err);
+  if (b == NULL) {
+    fprintf(stderr, "bench_breaker: %s\n", err.message);
+    exit(1);
+  }
+  return b;
+}
+
+typedef struct {
+  bw_breaker_t *b;
+  long long n;
+  atomic_int *go;
+  double ns;
+} loop_t;
+
+static void *closed_loop(void *arg) {
+  loop_t *l = arg;
+  bw_permit_t p;
+  double t;
+  while (l->go != NULL && !atomic_load(l->go)) {
+  }
+  t = now_s();
+  for (long long i = 0; i < l->n; i++) {
+    if (bw_breaker_acquire(l->b, &p) == BW_OK)
+      bw_breaker_release(l->b, &p, BW_SUCCESS);
+  }
+  l->ns = (now_s() - t) * 1e9 / (double)l->n;
+  return NULL;
+}
+
+static double bench_closed(const variant_t *v, int threads,
+                           unsigned long long *allocs) {
+  double runs[16];
+  for (int r = 0; r < g_reps; r++) {
+    bw_breaker_t *b = make(v);
+    pthread_t th[8];
+    loop_t l[8];
+    atomic_int go = 0;
+    double worst = 0;
+    unsigned long long before = atomic_load(&g_allocs);
+    for (int i = 0; i < threads; i++) {
+      l[i].b = b;
+      l[i].n = g_n;
+      l[i].go = &go;
+      pthread_create(&th[i], NULL, closed_loop, &l[i]);
+    }
+    atomic_store(&go, 1);
+    for (int i = 0; i < threads; i++) {
+      pthread_join(th[i], NULL);
+      if (l[i].ns > worst) worst = l[i].ns;
+    }
+    *allocs += atomic_load(&g_allocs) - before;
+    runs[r] = worst; /* per-op cost seen by the slowest thread */
+    bw_breaker_free(b);
+  }
+  return median(runs, g_reps);
+}
+
+static double bench_rejection(const variant_t *v, unsigned long long *allocs) {
+  double runs[16];
+  for (int r = 0; r < g_reps; r++) {
+    bw_breaker_t *b = make(v);
+    bw_permit_t p;
+    unsigned long long before;
+    double t;
+    long long rejected = 0;
+    /* Open it: failure_threshold (5) consecutive failures; the 30 s break
+     * outlasts the loop. */
+    for (int i = 0; i < 5; i++) {
+      bw_breaker_acquire(b, &p);
+      bw_breaker_release(b, &p, BW_FAILURE);
+    }
+    if (bw_breaker_state(b) != BW_OPEN) {
+      fprintf(stderr, "bench_breaker: breaker did not open\n");
+      exit(1);
+    }
+    before = atomic_load(&g_allocs);
+    t = now_s();
+    for (long long i = 0; i < g_n; i++)
+      rejected += bw_breaker_acquire(b, &p) == BW_E_OPEN;
+    runs[r] = (now_s() - t) * 1e9 / (double)g_n;
+    *allocs += atomic_load(&g_allocs) - before;
+    if (rejected != g_n) {
+      fprintf(stderr, "bench_breaker: %lld of %lld rejected\n", rejected, g_n);
+      exit(1);
+    }
+    bw_breaker_free(b);
+  }
+  return median(runs, g_reps);
+}
+
+/* ---- peers ------------------------------------------------------------------
+ */
+static void run_peers(double ours, int quick) {
+  char cmd[1024];
+  char line[512];
+  FILE *fp;
+  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only breaker%s",
+           BW_SOURCE_DIR, quick ? " --quick" : "");
+  fp = popen(cmd, "r");
+  if (fp == NULL) {
+    fprintf(stderr, "bench_breaker: cannot run %s\n", cmd);
+    return;
+  }
+  printf(
+      "\n## Peers: a breaker wrapping a no-op that succeeds, sequential "
+      "calls\n\n");
+  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
+  printf("| breakwater (consecutive, 1 thread) | %.1f | 1.0 |\n", ours);
+  while (fgets(line, sizeof(line), fp) != NULL) {
+    char name[128];
+    double ns;
+    long long n;
+    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
+      printf("| %s (n=%lld) | %.1f | %.0f |\n", name, n, ns, ns / ours);
+  }
+  if (pclose(fp) != 0) fprintf(stderr, "bench_breaker: peers script failed\n");
+}
+
+int main(int argc, char **argv) {
+  int peers = 0, quick = 0;
+  unsigned long long allocs = 0;
+  double one[8], two[8], rej[2];
+  double fa, ck, ckc, ckr;
+  char date[32];
+  time_t tt = time(NULL);
+  const variant_t variants[] = {
+      {"consecutive", BW_TRIP_CONSECUTIVE, NULL, 0},
+      {"count_window", BW_TRIP_COUNT_WINDOW, NULL, 0},
+      {"time_window (monotonic clock)", BW_TRIP_TIME_WINDOW, NULL, 0},
+      {"time_window (coarse clock)", BW_TRIP_TIME_WINDOW, NULL, 0},
+      {"count_window + slow-call (coarse clock)", BW_TRIP_COUNT_WINDOW, NULL,
+       1000},
+  };
+  const int nv = (int)(sizeof(variants) / sizeof(variants[0]));
+  variant_t v[8];
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
+      g_n = atoll(argv[++i]);
+      if (g_n < 1000) {
+        fprintf(stderr, "bench_breaker: --n must be >= 1000\n");
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      g_reps = atoi(argv[++i]);
+      if (g_reps < 1 || g_reps > 15) {
+        fprintf(stderr, "bench_breaker: --reps must be in 1..15\n");
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--peers") == 0) {
+      peers = 1;
+    } else if (strcmp(argv[i], "--quick") == 0) {
+      quick = 1;
+      g_n = 2000000;
+      g_reps = 3;
+    } else {
+      fprintf(stderr,
+              "bench_breaker: unknown flag '%s' (flags: --n N, --reps R, "
+              "--peers, --quick)\n",
+              argv[i]);
+      return 2;
+    }
+  }
+  memcpy(v, variants, sizeof(variants));
+  v[3].clock = bw_clock_monotonic_coarse();
+  v[4].clock = bw_clock_monotonic_coarse();
+  bw_replace_allocator(count_malloc, count_realloc, count_calloc, free);
+
+  fa = bench_fetch_add();
+  ck = bench_clock(bw_clock_monotonic());
+  ckc = bench_clock(bw_clock_monotonic_coarse());
+  ckr = bench_clock(bw_clock_realtime());
+  strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&tt));
+  printf("# bench_breaker  %s  breakwater %s  n=%lld reps=%d (median)\n\n",
+         date, bw_version(), g_n, g_reps);
+  printf("## Floor (same run)\n\n| operation | ns |\n|---|---:|\n");
+  printf("| atomic fetch-add, uncontended | %.2f |\n", fa);
+  printf("| clock read, CLOCK_MONOTONIC | %.2f |\n", ck);
+  printf("| clock read, CLOCK_MONOTONIC_COARSE | %.2f |\n", ckc);
+  printf("| clock read, CLOCK_REALTIME | %.2f |\n\n", ckr);
+
+  for (int i = 0; i < nv; i++) {
+    one[i] = bench_closed(&v[i], 1, &allocs);
+    two[i] = bench_closed(&v[i], 2, &allocs);
+  }
+  {
+    variant_t o = v[0];
+    rej[0] = bench_rejection(&o, &allocs);
+    o.clock = bw_clock_monotonic_coarse();
+    rej[1] = bench_rejection(&o, &allocs);
+  }
+  printf("## Closed breaker: acquire + release(SUCCESS)\n\n");
+  printf(
+      "| trip rule | 1 thread ns/op | 2 threads ns/op (per thread) | 2T / 1T "
+      "|\n");
+  printf("|---|---:|---:|---:|\n");
+  for (int i = 0; i < nv; i++)
+    printf("| %s | %.2f | %.2f | %.2f |\n", v[i].label, one[i], two[i],
+           two[i] / one[i]);
+  printf(
+      "\n## Open breaker: rejected acquire\n\n| clock | ns/op |\n|---|---:|\n");
+  printf("| monotonic | %.2f |\n| coarse | %.2f |\n", rej[0], rej[1]);
+  printf("\nallocations during the timed loops: %llu\n", allocs);
+  fflush(stdout);
+  if (peers) run_peers(one[0], quick);
+  return 0;
+}

@@ -1,0 +1,180 @@
+/* breakwater — circuit breaker.
+ *
+ * A call is bracketed by the permit protocol:
+ *
+ *   bw_permit_t p;
+ *   if (bw_breaker_acquire(b, &p) != BW_OK) {
+ *     // rejected fast: bw_breaker_retry_in_ms(b) says when to try again
+ *   } else {
+ *     bw_outcome_t o = do_call();           // however the caller likes
+ *     bw_breaker_release(b, &p, o);
+ *   }
+ *
+ * States: CLOSED (admits, counts), OPEN (rejects until the break ends),
+ * HALF_OPEN (admits at most half_open_max_calls probes), ISOLATED (forced open
+ * by an operator until reset), DISABLED (always admits, counts, never trips).
+ * Metrics-only mode runs the whole state machine and emits every event but
+ * never rejects: it lets an operator watch what a breaker would do.
+ *
+ * Transitions are lazy: OPEN becomes HALF_OPEN at the first acquire after the
+ * break (or at bw_breaker_poll). All functions are thread-safe. The CLOSED
+ * path is lock-free and allocation-free; transitions take an internal lock and
+ * happen exactly once, with exactly one event each. */
+#ifndef BREAKWATER_BREAKER_H
+#define BREAKWATER_BREAKER_H
+
+#include "clock.h"
+#include "common.h"
+#include "event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum bw_state_e {
+  BW_CLOSED = 0,
+  BW_OPEN = 1,
+  BW_HALF_OPEN = 2,
+  BW_ISOLATED = 3,
+  BW_DISABLED = 4,
+  BW_STATE__COUNT = 5
+} bw_state_t;
+
+/* "closed", "open", "half_open", "isolated", "disabled" or "unknown". */
+BW_EXTERN const char *bw_state_name(bw_state_t state);
+
+typedef enum bw_trip_rule_e {
+  /* failure_threshold consecutive failures; any success resets the count. */
+  BW_TRIP_CONSECUTIVE = 0,
+  /* failure ratio over the last window_size calls, once at least
+   * minimum_calls are in the window. */
+  BW_TRIP_COUNT_WINDOW = 1,
+  /* failure ratio over the last window_ms (window_buckets buckets), once at
+   * least minimum_calls are in the window. Below minimum_calls it never opens,
+   * even if every call fails: on calm traffic pick a smaller minimum_calls or
+   * the consecutive rule (stats.window_calls shows why it did not open). */
+  BW_TRIP_TIME_WINDOW = 2
+} bw_trip_rule_t;
+
+/* "consecutive", "count_window", "time_window" or "unknown". */
+BW_EXTERN const char *bw_trip_rule_name(bw_trip_rule_t rule);
+
+typedef struct bw_breaker_config_s {
+  const char *name;             /* copied; default "breaker" */
+  bw_trip_rule_t trip_rule;     /* default BW_TRIP_CONSECUTIVE */
+  uint32_t failure_threshold;   /* consecutive rule; default 5, >= 1 */
+  double failure_ratio;         /* window rules; default 0.5, in (0, 1] */
+  uint32_t window_size;         /* count window, calls; default 100, >= 1 */
+  int64_t window_ms;            /* time window; default 10000, >= 1 */
+  uint32_t window_buckets;      /* time window; default 10, 1..window_ms */
+  uint32_t minimum_calls;       /* window rules; default 20, >= 1 (and
+                                   <= window_size for the count window) */
+  int64_t slow_call_ms;         /* 0 = off; window rules only; >= 0 */
+  double slow_call_ratio;       /* default 1.0, in (0, 1] */
+  int64_t break_ms;             /* OPEN duration; default 30000, >= 1 */
+  double break_multiplier;      /* growth on consecutive re-opens; default
+                                   1.0 (none), >= 1 */
+  int64_t max_break_ms;         /* growth cap; default 0 = break_ms;
+                                   otherwise >= break_ms */
+  uint32_t half_open_max_calls; /* probes in flight; default 1, >= 1 */
+  uint32_t success_threshold;   /* probe successes to close; default 1 */
+  int64_t half_open_timeout_ms; /* stuck-probe guard; default 60000, >= 1 */
+  bool metrics_only;            /* never reject; default false */
+  const bw_clock_t *clock;      /* default bw_clock_monotonic() */
+  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
+  bw_sink_t *sink;              /* events; default NULL (none) */
+} bw_breaker_config_t;
+
+typedef struct bw_breaker_s bw_breaker_t;
+
+typedef struct bw_breaker_stats_s {
+  bw_state_t state;
+  bool metrics_only;
+  uint64_t generation;           /* bumps on every transition */
+  uint32_t consecutive_failures; /* consecutive rule */
+  uint64_t window_calls;         /* calls in the current window */
+  uint64_t window_failures;
+  uint64_t window_slow;
+  double window_failure_ratio; /* 0 when window_calls == 0 */
+  double window_slow_ratio;
+  uint64_t calls; /* = successes + failures + ignored */
+  uint64_t successes;
+  uint64_t failures;
+  uint64_t ignored;
+  uint64_t slow;
+  uint64_t stale;    /* outcomes from an older generation */
+  uint64_t admitted; /* acquisitions = admitted + rejected */
+  uint64_t rejected;
+  uint64_t shadow_rejected; /* would have been rejected (metrics-only) */
+  uint64_t opens;           /* transitions into OPEN */
+  uint64_t half_opens;
+  uint64_t closes;
+  uint32_t half_open_in_flight;
+  int64_t retry_in_ms;      /* as bw_breaker_retry_in_ms */
+  int64_t current_break_ms; /* the break now in force (or next) */
+  int64_t time_in_state_ms[BW_STATE__COUNT];
+} bw_breaker_stats_t;
+
+/* Fills the documented defaults. */
+BW_EXTERN void bw_breaker_config_init(bw_breaker_config_t *cfg);
+
+/* Checks a configuration without creating anything: BW_OK, or BW_E_INVAL with
+ * err naming the field and the rule. */
+BW_EXTERN int bw_breaker_config_validate(const bw_breaker_config_t *cfg,
+                                         bw_error_t *err);
+
+/* Creates a breaker (CLOSED). Returns NULL and fills err (if not NULL) on
+ * invalid configuration (BW_E_INVAL, naming the field) or BW_E_NOMEM. */
+BW_EXTERN bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg,
+                                       bw_error_t *err);
+
+/* Asks to make a call. BW_OK: the permit is filled and must be released
+ * exactly once. BW_E_OPEN: rejected (OPEN, ISOLATED, or HALF_OPEN with every
+ * probe slot taken); the permit is untouched; nothing to release. */
+BW_EXTERN int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p);
+
+/* Reports the outcome of an admitted call. Outcomes of permits issued in an
+ * earlier generation are counted in the totals (and as stale) but decide
+ * nothing. Returns BW_OK, BW_E_STALE (counted, decided nothing) or BW_E_INVAL
+ * (unknown outcome: nothing counted). */
+BW_EXTERN int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
+                                 bw_outcome_t outcome);
+
+/* The current state (transitions are lazy: see bw_breaker_poll). */
+BW_EXTERN bw_state_t bw_breaker_state(const bw_breaker_t *b);
+
+/* Milliseconds until a call may be admitted: 0 when it may be now (CLOSED,
+ * DISABLED, a free probe slot, or the break is over), the rest of the break
+ * when OPEN (rounded up), 0 when HALF_OPEN with every probe slot busy (a slot
+ * frees as soon as a probe ends), -1 when ISOLATED (until an operator resets).
+ */
+BW_EXTERN int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b);
+
+/* Applies time-based transitions now (OPEN -> HALF_OPEN after the break,
+ * stuck HALF_OPEN -> OPEN), as the next acquire would. HALF_OPEN is stuck
+ * when every probe slot is taken and no probe was admitted or released for
+ * half_open_timeout_ms; the stuck probes' releases are then stale. */
+BW_EXTERN void bw_breaker_poll(bw_breaker_t *b);
+
+/* Operator controls; each emits its event. Isolate: forced OPEN until reset.
+ * Reset: CLOSED with all windows, counts and break growth cleared (totals are
+ * kept). Disable: always admit, never trip (still counts). */
+BW_EXTERN void bw_breaker_isolate(bw_breaker_t *b);
+BW_EXTERN void bw_breaker_reset(bw_breaker_t *b);
+BW_EXTERN void bw_breaker_disable(bw_breaker_t *b);
+BW_EXTERN void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on);
+
+/* The breaker's name (owned by the breaker). */
+BW_EXTERN const char *bw_breaker_name(const bw_breaker_t *b);
+
+/* A consistent-enough snapshot (each counter is exact; counters read at
+ * slightly different instants under concurrent use). */
+BW_EXTERN void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out);
+
+/* Frees the breaker. NULL is fine. No call may be in progress on it. */
+BW_EXTERN void bw_breaker_free(bw_breaker_t *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_BREAKER_H */

@@ -1,0 +1,113 @@
+/* breakwater — typed events and sinks. Nothing is silent: every state change,
+ * rejection summary, eviction (and, in later components, every shed item,
+ * retry and give-up) is an event delivered to a sink.
+ *
+ * An event is a type, a timestamp, the object's name, a human reason and a
+ * list of typed fields; the JSON-lines sink writes it as one object per line:
+ *   {"event":"circuit_opened","ts":"2026-08-07T14:12:03.418Z",
+ *    "name":"payment_api","reason":"failure ratio 0.55 >= 0.50 over 10000 ms
+ *    (22 calls)","break_ms":15000,"request_id":"3e7a9c10"}
+ * followed by the caller's context (bw_context_set / permit.context). */
+#ifndef BREAKWATER_EVENT_H
+#define BREAKWATER_EVENT_H
+
+#include <stdio.h>
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one list of event types: XX(NAME, "wire_name"). Append only. */
+#define BW_EVENT_MAP(XX)                         \
+  XX(CIRCUIT_OPENED, "circuit_opened")           \
+  XX(CIRCUIT_HALF_OPENED, "circuit_half_opened") \
+  XX(CIRCUIT_CLOSED, "circuit_closed")           \
+  XX(CIRCUIT_ISOLATED, "circuit_isolated")       \
+  XX(CIRCUIT_DISABLED, "circuit_disabled")       \
+  XX(CIRCUIT_RESET, "circuit_reset")             \
+  XX(CALLS_REJECTED, "calls_rejected")           \
+  XX(REGISTRY_EVICTED, "registry_evicted")       \
+  XX(METRICS_ONLY_CHANGED, "metrics_only_changed")
+
+typedef enum bw_event_type_e {
+#define BW__XX(name, wire) BW_EV_##name,
+  BW_EVENT_MAP(BW__XX)
+#undef BW__XX
+      BW_EV__COUNT
+} bw_event_type_t;
+
+/* The wire name of an event type ("circuit_opened"), or "unknown". */
+BW_EXTERN const char *bw_event_type_name(bw_event_type_t type);
+
+typedef enum bw_field_type_e {
+  BW_FIELD_INT = 0,
+  BW_FIELD_UINT = 1,
+  BW_FIELD_DOUBLE = 2,
+  BW_FIELD_STR = 3,
+  BW_FIELD_BOOL = 4
+} bw_field_type_t;
+
+typedef struct bw_field_s {
+  const char *key;
+  bw_field_type_t type;
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+    const char *s;
+    bool b;
+  } v;
+} bw_field_t;
+
+/* An event. Everything it points to is valid only during the sink call: a sink
+ * that keeps an event must copy what it needs. */
+typedef struct bw_event_s {
+  bw_event_type_t type;
+  int64_t wall_ns;          /* wall-clock time, ns since the Unix epoch */
+  int64_t mono_ns;          /* the emitting object's clock reading */
+  const char *name;         /* the object's name */
+  const char *reason;       /* why, in words; may be "" */
+  const bw_field_t *fields; /* event-specific fields, in order */
+  size_t field_count;
+  const bw_context_t *context; /* caller context, or NULL */
+} bw_event_t;
+
+typedef void (*bw_event_cb)(const bw_event_t *event, void *userdata);
+
+/* A sink receives events. Sinks are thread-safe: objects on many threads may
+ * emit into one sink at once. A sink must outlive every object that uses it.
+ * A sink callback must not call functions that change the emitting object's
+ * state (isolate, reset, ...); reading stats is fine. */
+typedef struct bw_sink_s bw_sink_t;
+
+/* A sink that calls cb(event, userdata) for each event. The callback may run
+ * on any thread, concurrently with itself. NULL and sets err on bad input. */
+BW_EXTERN bw_sink_t *bw_sink_callback_new(bw_event_cb cb, void *userdata,
+                                          bw_error_t *err);
+/* A sink writing one JSON object per line to `fp` (not closed by the sink),
+ * flushing after each line; lines from many threads never interleave. */
+BW_EXTERN bw_sink_t *bw_sink_json_new(FILE *fp, bw_error_t *err);
+/* A sink that forwards each event to `a` then `b` (neither is owned). */
+BW_EXTERN bw_sink_t *bw_sink_tee_new(bw_sink_t *a, bw_sink_t *b,
+                                     bw_error_t *err);
+/* Delivers an event to a sink. NULL sink is a no-op. */
+BW_EXTERN void bw_sink_emit(bw_sink_t *sink, const bw_event_t *event);
+/* Frees a sink (NULL is fine). Not while objects still emit into it. */
+BW_EXTERN void bw_sink_free(bw_sink_t *sink);
+
+/* Formats an event as one JSON object followed by '\n' into buf (always
+ * NUL-terminated when size > 0). Returns the length the full line needs, not
+ * counting the NUL, like snprintf: a result >= size means it was cut. */
+BW_EXTERN size_t bw_event_format_json(const bw_event_t *event, char *buf,
+                                      size_t size);
+
+/* Formats ns since the Unix epoch as ISO-8601 UTC with milliseconds,
+ * "2026-08-07T14:12:03.418Z", into buf (at least 25 bytes). Returns buf. */
+BW_EXTERN char *bw_format_iso8601_ms(int64_t wall_ns, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_EVENT_H */

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what breakwater needs on Debian 12, only what is missing.
+# Idempotent: a second run installs nothing and touches no package list.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libcmocka-dev clang clang-format cppcheck git)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

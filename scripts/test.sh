@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole test suite: set up, then
+#   1. format check (clang-format), cppcheck on the core, a -Werror build;
+#   2. every test, plain;
+#   3. every test under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   4. the concurrency tests under ThreadSanitizer;
+#   5. install, then build and run an example against the installed copy
+#      through pkg-config and through find_package(breakwater);
+#   6. the examples and benchmarks run once, quickly (they must not crash).
+# Stops at the first failure with a non-zero exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=$(nproc)
+bash scripts/setup.sh
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "format check"
+bash scripts/format.sh --check
+
+step "static analysis (cppcheck) of the core"
+cppcheck --enable=warning,performance,portability --std=c11 --inline-suppr \
+  --error-exitcode=1 --quiet -Iinclude src/core/
+echo "cppcheck: clean"
+
+step "plain build (-Werror) and tests"
+cmake -S . -B build-test -DBW_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-test -j"$jobs"
+(cd build-test && ctest --output-on-failure -j"$jobs")
+
+step "ASan + UBSan: every test"
+cmake -S . -B build-asan -DBW_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
+  -DBW_SANITIZE=address,undefined -DBW_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs")
+
+step "TSan: concurrency tests"
+cmake -S . -B build-tsan -DBW_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DBW_SANITIZE=thread -DBW_BUILD_BENCH=OFF -DBW_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-tsan -j"$jobs"
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --output-on-failure -L concurrency)
+
+step "install, then build against the installed copy"
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install build-test --prefix "$prefix/usr" >/dev/null
+libdir=$(ls -d "$prefix"/usr/lib*/ | head -n 1)
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Werror examples/breaker_flaky.c -o "$prefix/flaky_pc" \
+  $(pkg-config --cflags --libs breakwater)
+LD_LIBRARY_PATH="$libdir" "$prefix/flaky_pc" --virtual >/dev/null
+echo "pkg-config: built and ran examples/breaker_flaky.c against $(pkg-config --modversion breakwater)"
+cmake -S tests/install -B "$prefix/build-fp" -DCMAKE_PREFIX_PATH="$prefix/usr" \
+  -DBW_EXAMPLE_SOURCE="$root/examples/breaker_flaky.c" >/dev/null
+cmake --build "$prefix/build-fp" >/dev/null
+LD_LIBRARY_PATH="$libdir" "$prefix/build-fp/flaky_installed" --virtual >/dev/null
+"$prefix/build-fp/flaky_installed_static" --virtual >/dev/null
+echo "find_package: built and ran the example (shared and static) against the installed copy"
+readelf -d "$libdir"/libbreakwater.so | grep -q 'SONAME.*libbreakwater.so.0.1' \
+  && echo "SONAME: libbreakwater.so.0.1"
+
+step "examples and benchmarks run"
+./build-test/examples/breaker_flaky --virtual | tail -n 1
+./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
+echo "bench_breaker ran"
+
+echo
+echo "ALL CHECKS PASSED"

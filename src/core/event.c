@@ -1,0 +1,306 @@
+/* Events and sinks: callback, JSON lines, tee. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+typedef enum { BW__SINK_CB, BW__SINK_JSON, BW__SINK_TEE } bw__sink_kind_t;
+
+struct bw_sink_s {
+  bw__sink_kind_t kind;
+  bw_event_cb cb;
+  void *userdata;
+  FILE *fp;
+  pthread_mutex_t lock; /* JSON: one line at a time */
+  bw_sink_t *a, *b;
+};
+
+const char *bw_event_type_name(bw_event_type_t type) {
+  switch (type) {
+#define BW__XX(name, wire) \
+  case BW_EV_##name:       \
+    return wire;
+    BW_EVENT_MAP(BW__XX)
+#undef BW__XX
+  default:
+    return "unknown";
+  }
+}
+
+static bw_sink_t *bw__sink_alloc(bw__sink_kind_t kind, bw_error_t *err) {
+  bw_sink_t *s = bw__calloc(1, sizeof(*s));
+  if (s == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a sink");
+    return NULL;
+  }
+  s->kind = kind;
+  bw__error_clear(err);
+  return s;
+}
+
+bw_sink_t *bw_sink_callback_new(bw_event_cb cb, void *userdata,
+                                bw_error_t *err) {
+  bw_sink_t *s;
+  if (cb == NULL) {
+    bw__error_set(err, BW_E_INVAL, "cb", "cb must not be NULL");
+    return NULL;
+  }
+  s = bw__sink_alloc(BW__SINK_CB, err);
+  if (s != NULL) {
+    s->cb = cb;
+    s->userdata = userdata;
+  }
+  return s;
+}
+
+bw_sink_t *bw_sink_json_new(FILE *fp, bw_error_t *err) {
+  bw_sink_t *s;
+  if (fp == NULL) {
+    bw__error_set(err, BW_E_INVAL, "fp", "fp must not be NULL");
+    return NULL;
+  }
+  s = bw__sink_alloc(BW__SINK_JSON, err);
+  if (s != NULL) {
+    s->fp = fp;
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+      bw__free(s);
+      bw__error_set(err, BW_E_NOMEM, "", "cannot create the sink's mutex");
+      return NULL;
+    }
+  }
+  return s;
+}
+
+bw_sink_t *bw_sink_tee_new(bw_sink_t *a, bw_sink_t *b, bw_error_t *err) {
+  bw_sink_t *s;
+  if (a == NULL || b == NULL) {
+    bw__error_set(err, BW_E_INVAL, a == NULL ? "a" : "b", "%s must not be NULL",
+                  a == NULL ? "a" : "b");
+    return NULL;
+  }
+  s = bw__sink_alloc(BW__SINK_TEE, err);
+  if (s != NULL) {
+    s->a = a;
+    s->b = b;
+  }
+  return s;
+}
+
+void bw_sink_free(bw_sink_t *s) {
+  if (s == NULL) return;
+  if (s->kind == BW__SINK_JSON) pthread_mutex_destroy(&s->lock);
+  bw__free(s);
+}
+
+/* Lines longer than this are formatted into a heap buffer instead. */
+#define BW__LINE_STACK 1024
+
+void bw_sink_emit(bw_sink_t *s, const bw_event_t *ev) {
+  if (s == NULL || ev == NULL) return;
+  switch (s->kind) {
+  case BW__SINK_CB:
+    s->cb(ev, s->userdata);
+    break;
+  case BW__SINK_TEE:
+    bw_sink_emit(s->a, ev);
+    bw_sink_emit(s->b, ev);
+    break;
+  case BW__SINK_JSON: {
+    char stack[BW__LINE_STACK];
+    char *line = stack;
+    size_t n = bw_event_format_json(ev, stack, sizeof(stack));
+    if (n >= sizeof(stack)) {
+      line = bw__malloc(n + 1);
+      if (line == NULL) {
+        /* Out of memory: write the cut line rather than nothing; it still
+         * names the event. */
+        line = stack;
+        n = sizeof(stack) - 1;
+        stack[n - 1] = '\n';
+      } else {
+        bw_event_format_json(ev, line, n + 1);
+      }
+    }
+    pthread_mutex_lock(&s->lock);
+    fwrite(line, 1, n, s->fp);
+    fflush(s->fp);
+    pthread_mutex_unlock(&s->lock);
+    if (line != stack) bw__free(line);
+    break;
+  }
+  }
+}
+
+/* ---- JSON formatting: an appender that counts what it could not fit ---- */
+typedef struct {
+  char *buf;
+  size_t size;
+  size_t len; /* length needed so far */
+} bw__out_t;
+
+static void bw__put(bw__out_t *o, const char *s, size_t n) {
+  if (o->len < o->size) {
+    size_t room = o->size - o->len;
+    memcpy(o->buf + o->len, s, n < room ? n : room);
+  }
+  o->len += n;
+}
+
+static void bw__puts(bw__out_t *o, const char *s) {
+  bw__put(o, s, strlen(s));
+}
+
+static void bw__put_json_str(bw__out_t *o, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  bw__put(o, "\"", 1);
+  for (; *p; p++) {
+    char esc[7];
+    switch (*p) {
+    case '"':
+      bw__put(o, "\\\"", 2);
+      break;
+    case '\\':
+      bw__put(o, "\\\\", 2);
+      break;
+    case '\n':
+      bw__put(o, "\\n", 2);
+      break;
+    case '\r':
+      bw__put(o, "\\r", 2);
+      break;
+    case '\t':
+      bw__put(o, "\\t", 2);
+      break;
+    default:
+      if (*p < 0x20 || *p == 0x7f) {
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[*p >> 4];
+        esc[5] = hex[*p & 15];
+        bw__put(o, esc, 6);
+      } else {
+        bw__put(o, (const char *)p, 1);
+      }
+    }
+  }
+  bw__put(o, "\"", 1);
+}
+
+static void bw__put_key(bw__out_t *o, const char *key) {
+  bw__put(o, ",", 1);
+  bw__put_json_str(o, key);
+  bw__put(o, ":", 1);
+}
+
+static void bw__put_field(bw__out_t *o, const bw_field_t *f) {
+  char num[40];
+  bw__put_key(o, f->key);
+  switch (f->type) {
+  case BW_FIELD_INT:
+    snprintf(num, sizeof(num), "%lld", (long long)f->v.i);
+    bw__puts(o, num);
+    break;
+  case BW_FIELD_UINT:
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)f->v.u);
+    bw__puts(o, num);
+    break;
+  case BW_FIELD_DOUBLE:
+    if (isfinite(f->v.d)) {
+      snprintf(num, sizeof(num), "%.17g", f->v.d);
+      /* Prefer the shortest form that reads back to the same double. */
+      for (int prec = 1; prec < 17; prec++) {
+        char tmp[40];
+        snprintf(tmp, sizeof(tmp), "%.*g", prec, f->v.d);
+        if (strtod(tmp, NULL) == f->v.d) {
+          memcpy(num, tmp, sizeof(tmp));
+          break;
+        }
+      }
+      bw__puts(o, num);
+    } else {
+      bw__puts(o, "null");
+    }
+    break;
+  case BW_FIELD_STR:
+    bw__put_json_str(o, f->v.s);
+    break;
+  case BW_FIELD_BOOL:
+    bw__puts(o, f->v.b ? "true" : "false");
+    break;
+  default:
+    bw__puts(o, "null");
+  }
+}
+
+char *bw_format_iso8601_ms(int64_t wall_ns, char *buf, size_t size) {
+  struct tm tm;
+  time_t secs;
+  int64_t ms;
+  if (size == 0) return buf;
+  /* Floor division so times before the epoch format correctly too: the
+   * remainder is always in [0, 1 s). */
+  {
+    int64_t s = wall_ns / BW_NS_PER_S, rem = wall_ns % BW_NS_PER_S;
+    if (rem < 0) {
+      s -= 1;
+      rem += BW_NS_PER_S;
+    }
+    secs = (time_t)s;
+    ms = rem / BW_NS_PER_MS;
+  }
+  if (gmtime_r(&secs, &tm) == NULL) {
+    snprintf(buf, size, "1970-01-01T00:00:00.000Z");
+    return buf;
+  }
+  snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+           (int)ms);
+  return buf;
+}
+
+size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
+  bw__out_t o = {buf, size, 0};
+  char ts[40];
+  bw__puts(&o, "{\"event\":");
+  bw__put_json_str(&o, bw_event_type_name(ev->type));
+  bw__put_key(&o, "ts");
+  bw__put_json_str(&o, bw_format_iso8601_ms(ev->wall_ns, ts, sizeof(ts)));
+  bw__put_key(&o, "name");
+  bw__put_json_str(&o, ev->name);
+  bw__put_key(&o, "reason");
+  bw__put_json_str(&o, ev->reason);
+  for (size_t i = 0; i < ev->field_count; i++)
+    bw__put_field(&o, &ev->fields[i]);
+  if (ev->context != NULL) {
+    for (size_t i = 0; i < ev->context->count; i++) {
+      const bw_kv_t *kv = &ev->context->items[i];
+      if (kv->key == NULL) continue;
+      bw__put_key(&o, kv->key);
+      bw__put_json_str(&o, kv->value);
+    }
+  }
+  bw__put(&o, "}\n", 2);
+  if (size > 0) buf[o.len < size ? o.len : size - 1] = '\0';
+  return o.len;
+}
+
+void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
+              bw_event_type_t type, const char *name, const char *reason,
+              const bw_field_t *fields, size_t nfields,
+              const bw_context_t *ctx) {
+  bw_event_t ev;
+  if (sink == NULL) return;
+  ev.type = type;
+  ev.wall_ns = bw_clock_now(wall);
+  ev.mono_ns = mono_ns;
+  ev.name = name;
+  ev.reason = reason ? reason : "";
+  ev.fields = fields;
+  ev.field_count = nfields;
+  ev.context = ctx ? ctx : bw_context_current();
+  bw_sink_emit(sink, &ev);
+}

@@ -1,0 +1,77 @@
+/* breakwater — internal helpers shared by the core (not installed). */
+#ifndef BREAKWATER_INTERNAL_H
+#define BREAKWATER_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "breakwater/breakwater.h"
+
+#define BW__CACHELINE 64
+#define BW__ALIGNED __attribute__((aligned(BW__CACHELINE)))
+#define BW__LIKELY(x) __builtin_expect(!!(x), 1)
+#define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define BW__PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Counter stripes: counters that every call bumps are split so that two
+ * cores never fight over one cache line. The first BW__EXCL_STRIPES stripes
+ * are owned by one thread at a time (claimed on first use, given back when
+ * the thread exits), so their owner bumps them with a plain load and store —
+ * no locked instruction. Threads beyond that share the last
+ * BW__SHARED_STRIPES stripes and bump them with atomic read-modify-writes. */
+#define BW__EXCL_STRIPES 64u
+#define BW__SHARED_STRIPES 16u
+#define BW__STRIPES (BW__EXCL_STRIPES + BW__SHARED_STRIPES)
+
+/* This thread's stripe, in [0, BW__STRIPES). */
+unsigned bw__stripe_slow(void);
+extern _Thread_local unsigned bw__stripe_tls
+    __attribute__((tls_model("initial-exec")));
+static inline unsigned bw__stripe(void) {
+  unsigned s = bw__stripe_tls;
+  if (BW__UNLIKELY(s == 0)) s = bw__stripe_slow();
+  return s - 1;
+}
+/* How many stripes have ever been handed out: readers that sum stripes on a
+ * warm path need scan only [0, bw__stripes_used()). */
+unsigned bw__stripes_used(void);
+
+/* Adds n to a striped counter of `stripe`. */
+static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,
+                              uint64_t n) {
+  if (BW__LIKELY(stripe < BW__EXCL_STRIPES))
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+#define bw__bump(c, stripe) bw__bump_n((c), (stripe), 1)
+
+/* Allocation through the replaceable hooks. */
+void *bw__malloc(size_t size);
+void *bw__calloc(size_t count, size_t size);
+void *bw__realloc(void *ptr, size_t size);
+void bw__free(void *ptr);
+char *bw__strdup(const char *s);
+/* Cache-line aligned zeroed allocation (for striped objects); free with
+ * bw__free_aligned. */
+void *bw__calloc_aligned(size_t size);
+void bw__free_aligned(void *ptr);
+
+/* Fills err (if not NULL) and returns code. */
+int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
+                  ...) BW__PRINTF(4, 5);
+void bw__error_clear(bw_error_t *err);
+
+/* Ceil of ns / 1e6 for non-negative ns. */
+static inline int64_t bw__ceil_ms(int64_t ns) {
+  return ns <= 0 ? 0 : (ns + BW_NS_PER_MS - 1) / BW_NS_PER_MS;
+}
+
+/* Event emission with this thread's / the permit's context. */
+void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
+              bw_event_type_t type, const char *name, const char *reason,
+              const bw_field_t *fields, size_t nfields,
+              const bw_context_t *ctx);
+
+#endif /* BREAKWATER_INTERNAL_H */

@@ -1,0 +1,1284 @@
+/* A named registry of breakers: see include/breakwater/registry.h and
+ * docs/registry.md.
+ *
+ * Layout. One mutex guards everything; lookups are not the hot path (callers
+ * keep the pointer while they hold it), so a lock is simpler and safer than a
+ * lock-free map. Each live object sits in three places at once:
+ *   - by_name: a chained hash table keyed by SipHash-2-4 of the name with a
+ *     per-registry random key, because per-key registries are often keyed by
+ *     strings an outsider controls (hosts, tenants) and a fixed hash would
+ *     let them pile every name into one chain;
+ *   - by_ptr: a chained hash table keyed by the breaker pointer, so
+ *     bw_registry_put never dereferences the pointer it is given (a stray
+ *     extra put then is a no-op instead of a use-after-free);
+ *   - the LRU list, most recently used at the head.
+ * Per-name configurations live in a third table (configs), by name.
+ *
+ * Events and frees happen after the lock is dropped: a sink callback may then
+ * read the registry without deadlocking, and freeing a breaker does not
+ * lengthen the critical section. */
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Longest accepted name, in bytes (the header promises 200). */
+#define BW__REG_NAME_MAX BW_NAME_MAX
+/* Initial buckets per table; a power of two. */
+#define BW__REG_MIN_BUCKETS 16u
+
+#define BW__CONTAINER(ptr, type, member) \
+  ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* ---- a small intrusive chained hash table ------------------------------ */
+
+typedef struct bw__node_s {
+  struct bw__node_s *chain;
+  uint64_t hash;
+} bw__node_t;
+
+typedef struct bw__table_s {
+  bw__node_t **buckets;
+  size_t mask; /* bucket count - 1 */
+  size_t count;
+} bw__table_t;
+
+static int bw__table_init(bw__table_t *t) {
+  t->buckets = bw__calloc(BW__REG_MIN_BUCKETS, sizeof(*t->buckets));
+  if (t->buckets == NULL) return BW_E_NOMEM;
+  t->mask = BW__REG_MIN_BUCKETS - 1;
+  t->count = 0;
+  return BW_OK;
+}
+
+/* Doubles the bucket array. A failed allocation is not an error: chains just
+ * get longer, and the lookup that triggered the growth still succeeds. */
+static void bw__table_grow(bw__table_t *t) {
+  size_t n = (t->mask + 1) * 2, i;
+  bw__node_t **nb;
+  if (n > SIZE_MAX / sizeof(*nb)) return;
+  nb = bw__calloc(n, sizeof(*nb));
+  if (nb == NULL) return;
+  for (i = 0; i <= t->mask; i++) {
+    bw__node_t *node = t->buckets[i];
+    while (node != NULL) {
+      bw__node_t *next = node->chain;
+      size_t j = (size_t)node->hash & (n - 1);
+      node->chain = nb[j];
+      nb[j] = node;
+      node = next;
+    }
+  }
+  bw__free(t->buckets);
+  t->buckets = nb;
+  t->mask = n - 1;
+}
+
+static void bw__table_insert(bw__table_t *t, bw__node_t *node) {
+  size_t i;
+  if (t->count >= t->mask + 1) bw__table_grow(t); /* load factor 1 */
+  i = (size_t)node->hash & t->mask;
+  node->chain = t->buckets[i];
+  t->buckets[i] = node;
+  t->count++;
+}
+
+static void bw__table_remove(bw__table_t *t, bw__node_t *node) {
+  bw__node_t **pp = &t->buckets[(size_t)node->hash & t->mask];
+  while (*pp != NULL) {
+    if (*pp == node) {
+      *pp = node->chain;
+      node->chain = NULL;
+      t->count--;
+      return;
+    }
+    pp = &(*pp)->chain;
+  }
+}
+
+static bw__node_t *bw__table_chain(const bw__table_t *t, uint64_t hash) {
+  return t->buckets[(size_t)hash & t->mask];
+}
+
+/* ---- hashing ----------------------------------------------------------- */
+
+static uint64_t bw__rotl(uint64_t x, int b) {
+  return (x << b) | (x >> (64 - b));
+}
+
+#define BW__SIPROUND(v0, v1, v2, v3) \
+  do {                               \
+    v0 += v1;                        \
+    v1 = bw__rotl(v1, 13);           \
+    v1 ^= v0;                        \
+    v0 = bw__rotl(v0, 32);           \
+    v2 += v3;                        \
+    v3 = bw__rotl(v3, 16);           \
+    v3 ^= v2;                        \
+    v0 += v3;                        \
+    v3 = bw__rotl(v3, 21);           \
+    v3 ^= v0;                        \
+    v2 += v1;                        \
+    v1 = bw__rotl(v1, 17);           \
+    v1 ^= v2;                        \
+    v2 = bw__rotl(v2, 32);           \
+  } while (0)
+
+/* SipHash-2-4 of (p, n) under the key (k0, k1). Names are short and lookups
+ * are not the hot path, so the keyed hash costs nothing that matters. */
+static uint64_t bw__siphash(uint64_t k0, uint64_t k1, const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t v0 = k0 ^ UINT64_C(0x736f6d6570736575);
+  uint64_t v1 = k1 ^ UINT64_C(0x646f72616e646f6d);
+  uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261);
+  uint64_t v3 = k1 ^ UINT64_C(0x7465646279746573);
+  uint64_t m;
+  size_t i, left = n;
+  int r;
+  while (left >= 8) {
+    m = 0;
+    for (i = 0; i < 8; i++)
+      m |= (uint64_t)s[i] << (8 * i);
+    v3 ^= m;
+    for (r = 0; r < 2; r++)
+      BW__SIPROUND(v0, v1, v2, v3);
+    v0 ^= m;
+    s += 8;
+    left -= 8;
+  }
+  m = (uint64_t)(n & 0xff) << 56;
+  for (i = 0; i < left; i++)
+    m |= (uint64_t)s[i] << (8 * i);
+  v3 ^= m;
+  for (r = 0; r < 2; r++)
+    BW__SIPROUND(v0, v1, v2, v3);
+  v0 ^= m;
+  v2 ^= 0xff;
+  for (r = 0; r < 4; r++)
+    BW__SIPROUND(v0, v1, v2, v3);
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* Pointers are not chosen by outsiders: a cheap bit mixer (the splitmix64
+ * finalizer) spreads them well enough. */
+static uint64_t bw__ptr_hash(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  x ^= x >> 31;
+  return x;
+}
+
+/* ---- registry ---------------------------------------------------------- */
+
+typedef struct bw__obj_s {
+  bw__node_t by_name;
+  bw__node_t by_ptr;
+  struct bw__obj_s *lru_prev; /* towards the most recently used */
+  struct bw__obj_s *lru_next; /* towards the least recently used */
+  bw_breaker_t *breaker;
+  size_t holds;
+  int64_t last_used_ns;
+  /* The configured metrics_only: an object whose mode an operator flipped at
+   * run time is not evicted, or the operator's choice would silently vanish
+   * when the name comes back. */
+  bool cfg_metrics_only;
+  /* Filled when the object is detached, for the eviction event. */
+  int64_t idle_ms;
+  uint64_t final_calls;
+  size_t name_len;
+  char name[]; /* NUL-terminated */
+} bw__obj_t;
+
+typedef struct bw__cfg_s {
+  bw__node_t node;
+  bw_breaker_config_t cfg;
+  size_t name_len;
+  char name[];
+} bw__cfg_t;
+
+struct bw_registry_s {
+  pthread_mutex_t lock;
+  const bw_clock_t *clock;
+  bw_sink_t *sink;
+  size_t max_objects;
+  int64_t idle_evict_ms;
+  bw_breaker_config_t default_cfg;
+  uint64_t k0, k1; /* SipHash key, fixed at creation */
+  bw__table_t by_name;
+  bw__table_t by_ptr;
+  bw__table_t configs;
+  bw__obj_t *lru_head; /* most recently used */
+  bw__obj_t *lru_tail; /* least recently used */
+  uint64_t evictions;
+  uint64_t limit_rejections;
+};
+
+/* Why an at-cap lookup found nothing to evict, for the error message. */
+typedef struct bw__why_s {
+  size_t held, recent, not_closed, failing;
+} bw__why_t;
+
+void bw_registry_config_init(bw_registry_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->max_objects = 0;
+  cfg->idle_evict_ms = 60000;
+  cfg->clock = bw_clock_monotonic();
+  cfg->sink = NULL;
+  cfg->default_breaker = NULL;
+}
+
+/* Checks a name; on success *len gets its length. */
+static int bw__check_name(const char *name, size_t *len, bw_error_t *err) {
+  size_t n;
+  *len = 0;
+  if (name == NULL)
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be NULL");
+  n = strnlen(name, BW__REG_NAME_MAX + 1);
+  if (n == 0)
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  if (n > BW__REG_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu or more)",
+                         BW__REG_NAME_MAX, n);
+  *len = n;
+  return BW_OK;
+}
+
+static uint64_t bw__name_hash(const bw_registry_t *reg, const char *name,
+                              size_t len) {
+  return bw__siphash(reg->k0, reg->k1, name, len);
+}
+
+static bw__obj_t *bw__find_obj(const bw_registry_t *reg, const char *name,
+                               size_t len, uint64_t h) {
+  bw__node_t *n;
+  for (n = bw__table_chain(&reg->by_name, h); n != NULL; n = n->chain) {
+    bw__obj_t *o = BW__CONTAINER(n, bw__obj_t, by_name);
+    if (n->hash == h && o->name_len == len && memcmp(o->name, name, len) == 0)
+      return o;
+  }
+  return NULL;
+}
+
+static bw__obj_t *bw__find_obj_by_ptr(const bw_registry_t *reg,
+                                      const bw_breaker_t *b) {
+  uint64_t h = bw__ptr_hash(b);
+  bw__node_t *n;
+  for (n = bw__table_chain(&reg->by_ptr, h); n != NULL; n = n->chain) {
+    bw__obj_t *o = BW__CONTAINER(n, bw__obj_t, by_ptr);
+    if (o->breaker == b) return o;
+  }
+  return NULL;
+}
+
+static bw__cfg_t *bw__find_cfg(const bw_registry_t *reg, const char *name,
+                               size_t len, uint64_t h) {
+  bw__node_t *n;
+  for (n = bw__table_chain(&reg->configs, h); n != NULL; n = n->chain) {
+    bw__cfg_t *c = BW__CONTAINER(n, bw__cfg_t, node);
+    if (n->hash == h && c->name_len == len && memcmp(c->name, name, len) == 0)
+      return c;
+  }
+  return NULL;
+}
+
+static void bw__lru_unlink(bw_registry_t *reg, bw__obj_t *o) {
+  if (o->lru_prev != NULL)
+    o->lru_prev->lru_next = o->lru_next;
+  else
+    reg->lru_head = o->lru_next;
+  if (o->lru_next != NULL)
+    o->lru_next->lru_prev = o->lru_prev;
+  else
+    reg->lru_tail = o->lru_prev;
+  o->lru_prev = o->lru_next = NULL;
+}
+
+static void bw__lru_push_front(bw_registry_t *reg, bw__obj_t *o) {
+  o->lru_prev = NULL;
+  o->lru_next = reg->lru_head;
+  if (reg->lru_head != NULL)
+    reg->lru_head->lru_prev = o;
+  else
+    reg->lru_tail = o;
+  reg->lru_head = o;
+}
+
+/* Marks a use at `now`: the object becomes the most recently used. Because
+ * `now` is read under the lock from a monotonic clock, last_used_ns never
+ * increases from head to tail, which lets the eviction walks stop early. */
+static void bw__touch(bw_registry_t *reg, bw__obj_t *o, int64_t now) {
+  o->last_used_ns = now;
+  if (reg->lru_head != o) {
+    bw__lru_unlink(reg, o);
+    bw__lru_push_front(reg, o);
+  }
+}
+
+/* Whole milliseconds since the object was last used (0 if the clock went
+ * backwards). Compared in ms, not ns, so a huge idle_evict_ms never
+ * overflows a multiplication. */
+static int64_t bw__idle_ms(const bw__obj_t *o, int64_t now) {
+  int64_t d = now - o->last_used_ns;
+  return d <= 0 ? 0 : d / BW_NS_PER_MS;
+}
+
+/* Can an idle, unheld object go? Only a CLOSED breaker with nothing counting
+ * towards a trip and no operator change: evicting anything else would forget
+ * that a dependency is sick (and the recreated breaker would hammer it). */
+static bool bw__evictable_state(const bw__obj_t *o, bw__why_t *why,
+                                uint64_t *calls) {
+  bw_breaker_stats_t st;
+  bw_breaker_stats(o->breaker, &st);
+  if (st.state != BW_CLOSED || st.metrics_only != o->cfg_metrics_only) {
+    if (why != NULL) why->not_closed++;
+    return false;
+  }
+  if (st.consecutive_failures > 0 || st.window_failures > 0 ||
+      st.window_slow > 0) {
+    if (why != NULL) why->failing++;
+    return false;
+  }
+  *calls = st.calls;
+  return true;
+}
+
+/* Removes an object from the maps and the LRU list (not freed). */
+static void bw__detach(bw_registry_t *reg, bw__obj_t *o) {
+  bw__table_remove(&reg->by_name, &o->by_name);
+  bw__table_remove(&reg->by_ptr, &o->by_ptr);
+  bw__lru_unlink(reg, o);
+}
+
+static void bw__obj_destroy(bw__obj_t *o) {
+  bw_breaker_free(o->breaker);
+  bw__free(o);
+}
+
+/* The least recently used evictable object, or NULL (why filled). Walks from
+ * the LRU end and stops at the first object used within idle_evict_ms: every
+ * object after it was used even more recently. */
+static bw__obj_t *bw__pick_victim(bw_registry_t *reg, int64_t now,
+                                  bw__why_t *why) {
+  size_t visited = 0;
+  bw__obj_t *o;
+  for (o = reg->lru_tail; o != NULL; o = o->lru_prev) {
+    int64_t idle = bw__idle_ms(o, now);
+    uint64_t calls = 0;
+    if (idle < reg->idle_evict_ms) break;
+    visited++;
+    if (o->holds > 0) {
+      why->held++;
+      continue;
+    }
+    if (!bw__evictable_state(o, why, &calls)) continue;
+    o->idle_ms = idle;
+    o->final_calls = calls;
+    return o;
+  }
+  why->recent = reg->by_name.count - visited;
+  return NULL;
+}
+
+static void bw__emit_evicted(const bw_registry_t *reg, const bw__obj_t *o,
+                             int64_t now, bool sweep) {
+  char reason[160];
+  bw_field_t f[5];
+  if (reg->sink == NULL) return;
+  if (sweep)
+    snprintf(reason, sizeof(reason),
+             "idle %" PRId64 " ms (idle_evict_ms %" PRId64
+             "), evict_idle sweep",
+             o->idle_ms, reg->idle_evict_ms);
+  else
+    snprintf(reason, sizeof(reason), "idle %" PRId64 " ms, registry at cap %zu",
+             o->idle_ms, reg->max_objects);
+  f[0].key = "idle_ms";
+  f[0].type = BW_FIELD_INT;
+  f[0].v.i = o->idle_ms;
+  f[1].key = "idle_evict_ms";
+  f[1].type = BW_FIELD_INT;
+  f[1].v.i = reg->idle_evict_ms;
+  f[2].key = "max_objects";
+  f[2].type = BW_FIELD_UINT;
+  f[2].v.u = (uint64_t)reg->max_objects;
+  f[3].key = "trigger";
+  f[3].type = BW_FIELD_STR;
+  f[3].v.s = sweep ? "sweep" : "cap";
+  f[4].key = "calls";
+  f[4].type = BW_FIELD_UINT;
+  f[4].v.u = o->final_calls;
+  bw__emit(reg->sink, bw_clock_realtime(), now, BW_EV_REGISTRY_EVICTED, o->name,
+           reason, f, sizeof(f) / sizeof(f[0]), NULL);
+}
+
+/* Frees everything a registry owns (for bw_registry_free and for a
+ * half-built registry). */
+static void bw__registry_destroy(bw_registry_t *reg) {
+  bw__obj_t *o = reg->lru_head;
+  size_t i;
+  while (o != NULL) {
+    bw__obj_t *next = o->lru_next;
+    bw__obj_destroy(o);
+    o = next;
+  }
+  if (reg->configs.buckets != NULL) {
+    for (i = 0; i <= reg->configs.mask; i++) {
+      bw__node_t *n = reg->configs.buckets[i];
+      while (n != NULL) {
+        bw__node_t *next = n->chain;
+        bw__free(BW__CONTAINER(n, bw__cfg_t, node));
+        n = next;
+      }
+    }
+  }
+  bw__free(reg->by_name.buckets);
+  bw__free(reg->by_ptr.buckets);
+  bw__free(reg->configs.buckets);
+  bw__free(reg);
+}
+
+/* Validates a breaker configuration destined for the registry. The config's
+ * own name is ignored (the looked-up name replaces it), so a placeholder
+ * stands in for it during validation. */
+static int bw__validate_breaker_cfg(const bw_breaker_config_t *in,
+                                    const char *name, bw_breaker_config_t *out,
+                                    bw_error_t *err) {
+  *out = *in;
+  out->name = name;
+  return bw_breaker_config_validate(out, err);
+}
+
+bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
+                               bw_error_t *err) {
+  bw_registry_config_t defaults;
+  bw_registry_t *reg;
+  bw_rand_t seed;
+  if (cfg == NULL) {
+    bw_registry_config_init(&defaults);
+    cfg = &defaults;
+  }
+  if (cfg->idle_evict_ms < 0) {
+    bw__error_set(err, BW_E_INVAL, "idle_evict_ms",
+                  "idle_evict_ms must be >= 0 (got %" PRId64 ")",
+                  cfg->idle_evict_ms);
+    return NULL;
+  }
+  reg = bw__calloc(1, sizeof(*reg));
+  if (reg == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
+    return NULL;
+  }
+  if (cfg->default_breaker != NULL) {
+    bw_error_t e;
+    bw__error_clear(&e);
+    if (bw__validate_breaker_cfg(cfg->default_breaker, "default",
+                                 &reg->default_cfg, &e) != BW_OK) {
+      /* Say which configuration is at fault: the field alone would read as
+       * a registry field. */
+      static const char prefix[] = "default_breaker.";
+      char field[sizeof(e.field)];
+      snprintf(field, sizeof(field), "%s%.*s", prefix,
+               (int)(sizeof(field) - sizeof(prefix)), e.field);
+      bw__error_set(err, e.code, field, "default_breaker: %s", e.message);
+      bw__free(reg);
+      return NULL;
+    }
+  } else {
+    bw_breaker_config_init(&reg->default_cfg);
+    /* No explicit default: the registry's clock and sink apply. */
+    reg->default_cfg.clock = NULL;
+    reg->default_cfg.sink = NULL;
+  }
+  reg->default_cfg.name = NULL;
+  reg->max_objects = cfg->max_objects;
+  reg->idle_evict_ms = cfg->idle_evict_ms;
+  reg->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  reg->sink = cfg->sink;
+  bw_rand_seed(&seed, bw_rand_os_seed());
+  reg->k0 = bw_rand_next(&seed);
+  reg->k1 = bw_rand_next(&seed);
+  if (bw__table_init(&reg->by_name) != BW_OK ||
+      bw__table_init(&reg->by_ptr) != BW_OK ||
+      bw__table_init(&reg->configs) != BW_OK) {
+    bw__registry_destroy(reg);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
+    return NULL;
+  }
+  if (pthread_mutex_init(&reg->lock, NULL) != 0) {
+    bw__registry_destroy(reg);
+    bw__error_set(err, BW_E_NOMEM, "",
+                  "out of resources creating the registry mutex");
+    return NULL;
+  }
+  bw__error_clear(err);
+  return reg;
+}
+
+int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
+                                   const bw_breaker_config_t *cfg,
+                                   bw_error_t *err) {
+  bw_breaker_config_t copy;
+  bw__cfg_t *c;
+  size_t len;
+  uint64_t h;
+  int rc;
+  if (reg == NULL)
+    return bw__error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+  rc = bw__check_name(name, &len, err);
+  if (rc != BW_OK) return rc;
+  if (cfg == NULL)
+    return bw__error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
+  rc = bw__validate_breaker_cfg(cfg, name, &copy, err);
+  if (rc != BW_OK) return rc;
+  copy.name = NULL;
+  h = bw__name_hash(reg, name, len);
+  pthread_mutex_lock(&reg->lock);
+  c = bw__find_cfg(reg, name, len, h);
+  if (c == NULL) {
+    c = bw__malloc(sizeof(*c) + len + 1);
+    if (c == NULL) {
+      pthread_mutex_unlock(&reg->lock);
+      return bw__error_set(err, BW_E_NOMEM, "",
+                           "out of memory storing the config for \"%.64s\"",
+                           name);
+    }
+    memset(c, 0, sizeof(*c));
+    memcpy(c->name, name, len + 1);
+    c->name_len = len;
+    c->node.hash = h;
+    bw__table_insert(&reg->configs, &c->node);
+  }
+  c->cfg = copy;
+  pthread_mutex_unlock(&reg->lock);
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+/* Creates an object (not yet linked anywhere). */
+static int bw__obj_create(bw_registry_t *reg, const char *name, size_t len,
+                          uint64_t h, bw__obj_t **out, bw_error_t *err) {
+  const bw__cfg_t *c = bw__find_cfg(reg, name, len, h);
+  bw_breaker_config_t bc = c != NULL ? c->cfg : reg->default_cfg;
+  bw_error_t e;
+  bw__obj_t *o = bw__calloc(1, sizeof(*o) + len + 1);
+  *out = NULL;
+  if (o == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating \"%.64s\"",
+                  name);
+    return BW_E_NOMEM;
+  }
+  memcpy(o->name, name, len + 1);
+  o->name_len = len;
+  bc.name = o->name;
+  if (bc.clock == NULL) bc.clock = reg->clock;
+  if (bc.sink == NULL) bc.sink = reg->sink;
+  bw__error_clear(&e);
+  o->breaker = bw_breaker_new(&bc, &e);
+  if (o->breaker == NULL) {
+    bw__free(o);
+    if (err != NULL) *err = e;
+    return e.code != BW_OK ? e.code : BW_E_NOMEM;
+  }
+  o->cfg_metrics_only = bc.metrics_only;
+  o->by_name.hash = h;
+  o->by_ptr.hash = bw__ptr_hash(o->breaker);
+  *out = o;
+  return BW_OK;
+}
+
+bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
+                                  bw_error_t *err) {
+  bw__obj_t *o, *victim = NULL;
+  bw_breaker_t *b;
+  size_t len;
+  uint64_t h;
+  int64_t now;
+  if (reg == NULL) {
+    bw__error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+    return NULL;
+  }
+  if (bw__check_name(name, &len, err) != BW_OK) return NULL;
+  h = bw__name_hash(reg, name, len);
+  pthread_mutex_lock(&reg->lock);
+  now = bw_clock_now(reg->clock);
+  o = bw__find_obj(reg, name, len, h);
+  if (o != NULL) {
+    o->holds++;
+    bw__touch(reg, o, now);
+    b = o->breaker;
+    pthread_mutex_unlock(&reg->lock);
+    bw__error_clear(err);
+    return b;
+  }
+  if (reg->max_objects != 0 && reg->by_name.count >= reg->max_objects) {
+    bw__why_t why = {0, 0, 0, 0};
+    victim = bw__pick_victim(reg, now, &why);
+    if (victim == NULL) {
+      reg->limit_rejections++;
+      pthread_mutex_unlock(&reg->lock);
+      bw__error_set(err, BW_E_LIMIT, "max_objects",
+                    "registry is at max_objects (%zu) and nothing can be "
+                    "evicted: %zu held, %zu used within idle_evict_ms (%" PRId64
+                    " ms), %zu not closed, %zu counting failures",
+                    reg->max_objects, why.held, why.recent, reg->idle_evict_ms,
+                    why.not_closed, why.failing);
+      return NULL;
+    }
+  }
+  /* Create before evicting: if creation fails, the victim stays. */
+  if (bw__obj_create(reg, name, len, h, &o, err) != BW_OK) {
+    pthread_mutex_unlock(&reg->lock);
+    return NULL;
+  }
+  if (victim != NULL) {
+    bw__detach(reg, victim);
+    reg->evictions++;
+  }
+  o->holds = 1;
+  o->last_used_ns = now;
+  bw__table_insert(&reg->by_name, &o->by_name);
+  bw__table_insert(&reg->by_ptr, &o->by_ptr);
+  bw__lru_push_front(reg, o);
+  b = o->breaker;
+  pthread_mutex_unlock(&reg->lock);
+  if (victim != NULL) {
+    bw__emit_evicted(reg, victim, now, false);
+    bw__obj_destroy(victim);
+  }
+  bw__error_clear(err);
+  return b;
+}
+
+bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg, const char *name) {
+  bw__obj_t *o;
+  bw_breaker_t *b = NULL;
+  size_t len;
+  uint64_t h;
+  if (reg == NULL || bw__check_name(name, &len, NULL) != BW_OK) return NULL;
+  h = bw__name_hash(reg, name, len);
+  pthread_mutex_lock(&reg->lock);
+  o = bw__find_obj(reg, name, len, h);
+  if (o != NULL) {
+    o->holds++;
+    bw__touch(reg, o, bw_clock_now(reg->clock));
+    b = o->breaker;
+  }
+  pthread_mutex_unlock(&reg->lock);
+  return b;
+}
+
+void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b) {
+  bw__obj_t *o;
+  if (reg == NULL || b == NULL) return;
+  pthread_mutex_lock(&reg->lock);
+  o = bw__find_obj_by_ptr(reg, b);
+  /* A put without a matching hold is a caller bug; ignoring it keeps the
+   * count from wrapping (which would pin the object forever). */
+  if (o != NULL && o->holds > 0) {
+    o->holds--;
+    /* Holding is using: idle time counts from the end of the last hold, so
+     * an object used for an hour under one hold is not idle the moment it
+     * is put back. */
+    bw__touch(reg, o, bw_clock_now(reg->clock));
+  }
+  pthread_mutex_unlock(&reg->lock);
+}
+
+size_t bw_registry_evict_idle(bw_registry_t *reg) {
+  bw__obj_t *o, *prev, *gone = NULL;
+  size_t n = 0;
+  int64_t now;
+  if (reg == NULL) return 0;
+  pthread_mutex_lock(&reg->lock);
+  now = bw_clock_now(reg->clock);
+  for (o = reg->lru_tail; o != NULL; o = prev) {
+    int64_t idle = bw__idle_ms(o, now);
+    uint64_t calls = 0;
+    prev = o->lru_prev;
+    if (idle < reg->idle_evict_ms) break; /* the rest are more recent */
+    if (o->holds > 0 || !bw__evictable_state(o, NULL, &calls)) continue;
+    o->idle_ms = idle;
+    o->final_calls = calls;
+    bw__detach(reg, o);
+    /* Detached objects form a private list through lru_next, oldest last. */
+    o->lru_next = gone;
+    gone = o;
+    n++;
+  }
+  reg->evictions += n;
+  pthread_mutex_unlock(&reg->lock);
+  /* Reverse once so events come out least recently used first. */
+  prev = NULL;
+  while (gone != NULL) {
+    o = gone->lru_next;
+    gone->lru_next = prev;
+    prev = gone;
+    gone = o;
+  }
+  while (prev != NULL) {
+    o = prev->lru_next;
+    bw__emit_evicted(reg, prev, now, true);
+    bw__obj_destroy(prev);
+    prev = o;
+  }
+  return n;
+}
+
+size_t bw_registry_size(const bw_registry_t *reg) {
+  size_t n;
+  pthread_mutex_t *m;
+  if (reg == NULL) return 0;
+  /* The object itself is never const (bw_registry_new allocates it), so
+   * casting away const to lock its mutex is well defined. */
+  m = (pthread_mutex_t *)&reg->lock;
+  pthread_mutex_lock(m);
+  n = reg->by_name.count;
+  pthread_mutex_unlock(m);
+  return n;
+}
+
+/* ---- ordered walks ----------------------------------------------------- */
+
+static int bw__cmp_obj_name(const void *a, const void *b) {
+  const bw__obj_t *x = *(const bw__obj_t *const *)a;
+  const bw__obj_t *y = *(const bw__obj_t *const *)b;
+  return strcmp(x->name, y->name);
+}
+
+void bw_registry_foreach_breaker(bw_registry_t *reg, bw_registry_breaker_cb cb,
+                                 void *userdata) {
+  bw__obj_t **v, *o;
+  bw_breaker_stats_t st;
+  size_t n, i;
+  if (reg == NULL || cb == NULL) return;
+  pthread_mutex_lock(&reg->lock);
+  n = reg->by_name.count;
+  v = n > 0 ? bw__malloc(n * sizeof(*v)) : NULL;
+  if (v != NULL) {
+    for (i = 0, o = reg->lru_head; o != NULL; o = o->lru_next)
+      v[i++] = o;
+    qsort(v, n, sizeof(*v), bw__cmp_obj_name);
+    for (i = 0; i < n; i++) {
+      bw_breaker_stats(v[i]->breaker, &st);
+      cb(v[i]->name, &st, userdata);
+    }
+    bw__free(v);
+  } else {
+    /* Out of memory (or empty): this function cannot fail, so walk in name
+     * order without a buffer, picking the next larger name each time.
+     * Quadratic, but only on this rare path. */
+    const char *last = NULL;
+    for (i = 0; i < n; i++) {
+      const bw__obj_t *next = NULL;
+      for (o = reg->lru_head; o != NULL; o = o->lru_next)
+        if ((last == NULL || strcmp(o->name, last) > 0) &&
+            (next == NULL || strcmp(o->name, next->name) < 0))
+          next = o;
+      if (next == NULL) break;
+      bw_breaker_stats(next->breaker, &st);
+      cb(next->name, &st, userdata);
+      last = next->name;
+    }
+  }
+  pthread_mutex_unlock(&reg->lock);
+}
+
+/* ---- Prometheus text exposition (format 0.0.4) -------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if invalid.
+ * Prometheus rejects a scrape with an invalid label value, so a single odd
+ * name must not take every other metric down with it. */
+static size_t bw__utf8_len(const unsigned char *s, size_t n) {
+  unsigned char c = s[0];
+  size_t need, i;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    need = 1;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0; /* no overlong forms */
+    if (c == 0xED) hi = 0x9F; /* no surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F; /* <= U+10FFFF */
+  } else
+    return 0;
+  if (n < need + 1) return 0;
+  if (s[1] < lo || s[1] > hi) return 0;
+  for (i = 2; i <= need; i++)
+    if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+  return need + 1;
+}
+
+/* Escapes a label value: backslash, double quote and newline as the format
+ * requires, and invalid UTF-8 bytes as U+FFFD. With out == NULL only
+ * measures. Returns the escaped length (without NUL). */
+static size_t bw__escape_label(const char *in, size_t n, char *out) {
+  const unsigned char *s = (const unsigned char *)in;
+  size_t i = 0, w = 0;
+  while (i < n) {
+    const char *rep = NULL;
+    size_t k;
+    if (s[i] == '\\')
+      rep = "\\\\";
+    else if (s[i] == '"')
+      rep = "\\\"";
+    else if (s[i] == '\n')
+      rep = "\\n";
+    if (rep != NULL) {
+      if (out != NULL) memcpy(out + w, rep, 2);
+      w += 2;
+      i++;
+      continue;
+    }
+    k = bw__utf8_len(s + i, n - i);
+    if (k == 0) {
+      if (out != NULL) memcpy(out + w, "\xEF\xBF\xBD", 3);
+      w += 3;
+      i++;
+      continue;
+    }
+    if (out != NULL) memcpy(out + w, s + i, k);
+    w += k;
+    i += k;
+  }
+  if (out != NULL) out[w] = '\0';
+  return w;
+}
+
+typedef struct bw__snap_s {
+  const char *name;  /* raw, for sorting */
+  const char *label; /* escaped */
+  bw_breaker_stats_t st;
+} bw__snap_t;
+
+typedef struct bw__snapshot_s {
+  bw__snap_t *v; /* one block: the array, then the strings */
+  size_t n;
+  size_t objects;
+  size_t max_objects;
+  uint64_t evictions;
+  uint64_t limit_rejections;
+} bw__snapshot_t;
+
+static int bw__cmp_snap(const void *a, const void *b) {
+  return strcmp(((const bw__snap_t *)a)->name, ((const bw__snap_t *)b)->name);
+}
+
+/* Copies every object's name and stats under the lock, then sorts and
+ * formats outside it: a slow scrape target never stalls lookups. */
+static int bw__snapshot(bw_registry_t *reg, bw__snapshot_t *s) {
+  size_t bytes, i;
+  bw__obj_t *o;
+  char *p;
+  memset(s, 0, sizeof(*s));
+  pthread_mutex_lock(&reg->lock);
+  s->n = reg->by_name.count;
+  s->objects = s->n;
+  s->max_objects = reg->max_objects;
+  s->evictions = reg->evictions;
+  s->limit_rejections = reg->limit_rejections;
+  bytes = s->n * sizeof(bw__snap_t);
+  for (o = reg->lru_head; o != NULL; o = o->lru_next)
+    bytes += o->name_len + 1 + bw__escape_label(o->name, o->name_len, NULL) + 1;
+  s->v = bw__malloc(bytes);
+  if (s->v == NULL) {
+    pthread_mutex_unlock(&reg->lock);
+    return BW_E_NOMEM;
+  }
+  p = (char *)(s->v + s->n);
+  for (i = 0, o = reg->lru_head; o != NULL; o = o->lru_next, i++) {
+    bw__snap_t *e = &s->v[i];
+    memcpy(p, o->name, o->name_len + 1);
+    e->name = p;
+    p += o->name_len + 1;
+    e->label = p;
+    p += bw__escape_label(o->name, o->name_len, p) + 1;
+    bw_breaker_stats(o->breaker, &e->st);
+  }
+  pthread_mutex_unlock(&reg->lock);
+  qsort(s->v, s->n, sizeof(*s->v), bw__cmp_snap);
+  return BW_OK;
+}
+
+/* Output to a FILE or to a growing buffer. The first failure sticks. */
+typedef struct bw__out_s {
+  FILE *fp; /* NULL: buffer */
+  char *buf;
+  size_t len, cap;
+  int rc;
+} bw__out_t;
+
+static void bw__out(bw__out_t *o, const char *s, size_t n) {
+  if (o->rc != BW_OK || n == 0) return;
+  if (o->fp != NULL) {
+    if (fwrite(s, 1, n, o->fp) != n) o->rc = BW_E_IO;
+    return;
+  }
+  if (o->cap - o->len < n + 1) {
+    size_t cap = o->cap != 0 ? o->cap : 4096;
+    char *nb;
+    while (cap - o->len < n + 1) {
+      if (cap > SIZE_MAX / 2) {
+        o->rc = BW_E_NOMEM;
+        return;
+      }
+      cap *= 2;
+    }
+    nb = bw__realloc(o->buf, cap);
+    if (nb == NULL) {
+      o->rc = BW_E_NOMEM;
+      return;
+    }
+    o->buf = nb;
+    o->cap = cap;
+  }
+  memcpy(o->buf + o->len, s, n);
+  o->len += n;
+  o->buf[o->len] = '\0';
+}
+
+static void bw__outs(bw__out_t *o, const char *s) {
+  bw__out(o, s, strlen(s));
+}
+
+/* Shortest of %.15g..%.17g that reads back as the same double, with the
+ * decimal point forced to '.': printf follows LC_NUMERIC, and a program
+ * running under a decimal-comma locale must still produce parseable text. */
+static void bw__fmt_double(double d, char *buf, size_t size) {
+  int prec;
+  char *p;
+  if (isnan(d)) {
+    snprintf(buf, size, "NaN");
+    return;
+  }
+  if (isinf(d)) {
+    snprintf(buf, size, "%s", d > 0 ? "+Inf" : "-Inf");
+    return;
+  }
+  for (prec = 15; prec <= 17; prec++) {
+    snprintf(buf, size, "%.*g", prec, d);
+    if (strtod(buf, NULL) == d) break; /* same locale both ways */
+  }
+  for (p = buf; *p != '\0'; p++)
+    if (!(*p >= '0' && *p <= '9') && *p != '-' && *p != '+' && *p != 'e')
+      *p = '.';
+}
+
+/* Milliseconds as seconds, exactly (no binary rounding): 1500 -> "1.5". */
+static void bw__fmt_ms_as_s(int64_t ms, char *buf, size_t size) {
+  uint64_t u = ms < 0 ? (uint64_t)0 - (uint64_t)ms : (uint64_t)ms;
+  uint64_t whole = u / 1000, frac = u % 1000;
+  const char *sign = ms < 0 ? "-" : "";
+  if (frac == 0)
+    snprintf(buf, size, "%s%" PRIu64, sign, whole);
+  else if (frac % 100 == 0)
+    snprintf(buf, size, "%s%" PRIu64 ".%" PRIu64, sign, whole, frac / 100);
+  else if (frac % 10 == 0)
+    snprintf(buf, size, "%s%" PRIu64 ".%02" PRIu64, sign, whole, frac / 10);
+  else
+    snprintf(buf, size, "%s%" PRIu64 ".%03" PRIu64, sign, whole, frac);
+}
+
+static void bw__fmt_u64(uint64_t v, char *buf, size_t size) {
+  snprintf(buf, size, "%" PRIu64, v);
+}
+
+/* One sample line: metric{name="label"<extra>} value */
+static void bw__sample(bw__out_t *o, const char *metric, const char *label,
+                       const char *extra, const char *value) {
+  bw__outs(o, metric);
+  if (label != NULL) {
+    bw__outs(o, "{name=\"");
+    bw__outs(o, label);
+    bw__outs(o, "\"");
+    bw__outs(o, extra);
+    bw__outs(o, "}");
+  }
+  bw__outs(o, " ");
+  bw__outs(o, value);
+  bw__outs(o, "\n");
+}
+
+static void bw__family_head(bw__out_t *o, const char *metric, const char *type,
+                            const char *help) {
+  bw__outs(o, "# HELP ");
+  bw__outs(o, metric);
+  bw__outs(o, " ");
+  bw__outs(o, help);
+  bw__outs(o, "\n# TYPE ");
+  bw__outs(o, metric);
+  bw__outs(o, " ");
+  bw__outs(o, type);
+  bw__outs(o, "\n");
+}
+
+/* The per-breaker families, in output order. */
+typedef enum bw__fam_e {
+  BW__F_STATE,
+  BW__F_IN_STATE,
+  BW__F_METRICS_ONLY,
+  BW__F_CALLS,
+  BW__F_SLOW,
+  BW__F_STALE,
+  BW__F_ADMITTED,
+  BW__F_REJECTED,
+  BW__F_SHADOW,
+  BW__F_TRANSITIONS,
+  BW__F_CONSEC,
+  BW__F_WIN_CALLS,
+  BW__F_WIN_FAILURES,
+  BW__F_WIN_SLOW,
+  BW__F_WIN_FAIL_RATIO,
+  BW__F_WIN_SLOW_RATIO,
+  BW__F_HALF_OPEN,
+  BW__F_TIME_IN_STATE,
+  BW__F_RETRY_IN,
+  BW__F_BREAK,
+  BW__F__COUNT
+} bw__fam_t;
+
+typedef struct bw__family_s {
+  const char *metric;
+  const char *type;
+  const char *help;
+} bw__family_t;
+
+static const bw__family_t bw__families[BW__F__COUNT] = {
+    {"breakwater_breaker_state", "gauge",
+     "Circuit state: 0 closed, 1 open, 2 half_open, 3 isolated, 4 disabled."},
+    {"breakwater_breaker_in_state", "gauge",
+     "1 for the state the circuit is in, 0 for the others."},
+    {"breakwater_breaker_metrics_only", "gauge",
+     "1 when the breaker only watches (never rejects), else 0."},
+    {"breakwater_breaker_calls_total", "counter",
+     "Calls whose outcome was reported, by outcome."},
+    {"breakwater_breaker_slow_calls_total", "counter",
+     "Calls slower than slow_call_ms."},
+    {"breakwater_breaker_stale_total", "counter",
+     "Outcomes of permits from an earlier state generation (counted, decided "
+     "nothing)."},
+    {"breakwater_breaker_admitted_total", "counter",
+     "Acquisitions that were admitted."},
+    {"breakwater_breaker_rejected_total", "counter",
+     "Acquisitions that were rejected."},
+    {"breakwater_breaker_shadow_rejected_total", "counter",
+     "Acquisitions that would have been rejected (metrics-only mode)."},
+    {"breakwater_breaker_transitions_total", "counter",
+     "State transitions, by the state entered."},
+    {"breakwater_breaker_consecutive_failures", "gauge",
+     "Consecutive failures counted towards a trip (consecutive rule)."},
+    {"breakwater_breaker_window_calls", "gauge",
+     "Calls in the current window."},
+    {"breakwater_breaker_window_failures", "gauge",
+     "Failures in the current window."},
+    {"breakwater_breaker_window_slow_calls", "gauge",
+     "Slow calls in the current window."},
+    {"breakwater_breaker_window_failure_ratio", "gauge",
+     "Failure ratio in the current window (0 when it is empty)."},
+    {"breakwater_breaker_window_slow_call_ratio", "gauge",
+     "Slow-call ratio in the current window (0 when it is empty)."},
+    {"breakwater_breaker_half_open_in_flight", "gauge",
+     "Half-open probe calls in flight."},
+    {"breakwater_breaker_time_in_state_seconds_total", "counter",
+     "Time spent in each state, in seconds."},
+    {"breakwater_breaker_retry_in_seconds", "gauge",
+     "Seconds until a call may be admitted; 0 now, -1 while isolated."},
+    {"breakwater_breaker_break_seconds", "gauge",
+     "The open duration now in force (or next), in seconds."},
+};
+
+/* Label values for the states, in bw_state_t order; the breaker's own names
+ * (bw_state_name) are the same words, but a fixed table keeps the exposition
+ * stable whatever that function returns for future states. */
+static const char *const bw__state_labels[BW_STATE__COUNT] = {
+    ",state=\"closed\"", ",state=\"open\"", ",state=\"half_open\"",
+    ",state=\"isolated\"", ",state=\"disabled\""};
+
+static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
+  const char *m = bw__families[f].metric;
+  const bw_breaker_stats_t *st = &e->st;
+  char v[48];
+  int i;
+  switch (f) {
+  case BW__F_STATE:
+    bw__fmt_u64((uint64_t)st->state, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_IN_STATE:
+    for (i = 0; i < BW_STATE__COUNT; i++)
+      bw__sample(o, m, e->label, bw__state_labels[i],
+                 (int)st->state == i ? "1" : "0");
+    break;
+  case BW__F_METRICS_ONLY:
+    bw__sample(o, m, e->label, "", st->metrics_only ? "1" : "0");
+    break;
+  case BW__F_CALLS:
+    bw__fmt_u64(st->successes, v, sizeof(v));
+    bw__sample(o, m, e->label, ",outcome=\"success\"", v);
+    bw__fmt_u64(st->failures, v, sizeof(v));
+    bw__sample(o, m, e->label, ",outcome=\"failure\"", v);
+    bw__fmt_u64(st->ignored, v, sizeof(v));
+    bw__sample(o, m, e->label, ",outcome=\"ignored\"", v);
+    break;
+  case BW__F_SLOW:
+    bw__fmt_u64(st->slow, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_STALE:
+    bw__fmt_u64(st->stale, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_ADMITTED:
+    bw__fmt_u64(st->admitted, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_REJECTED:
+    bw__fmt_u64(st->rejected, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_SHADOW:
+    bw__fmt_u64(st->shadow_rejected, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_TRANSITIONS:
+    bw__fmt_u64(st->opens, v, sizeof(v));
+    bw__sample(o, m, e->label, ",to=\"open\"", v);
+    bw__fmt_u64(st->half_opens, v, sizeof(v));
+    bw__sample(o, m, e->label, ",to=\"half_open\"", v);
+    bw__fmt_u64(st->closes, v, sizeof(v));
+    bw__sample(o, m, e->label, ",to=\"closed\"", v);
+    break;
+  case BW__F_CONSEC:
+    bw__fmt_u64(st->consecutive_failures, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_WIN_CALLS:
+    bw__fmt_u64(st->window_calls, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_WIN_FAILURES:
+    bw__fmt_u64(st->window_failures, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_WIN_SLOW:
+    bw__fmt_u64(st->window_slow, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_WIN_FAIL_RATIO:
+    bw__fmt_double(st->window_failure_ratio, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_WIN_SLOW_RATIO:
+    bw__fmt_double(st->window_slow_ratio, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_HALF_OPEN:
+    bw__fmt_u64(st->half_open_in_flight, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_TIME_IN_STATE:
+    for (i = 0; i < BW_STATE__COUNT; i++) {
+      bw__fmt_ms_as_s(st->time_in_state_ms[i], v, sizeof(v));
+      bw__sample(o, m, e->label, bw__state_labels[i], v);
+    }
+    break;
+  case BW__F_RETRY_IN:
+    /* -1 means "until an operator resets", not -1 ms. */
+    if (st->retry_in_ms < 0)
+      snprintf(v, sizeof(v), "-1");
+    else
+      bw__fmt_ms_as_s(st->retry_in_ms, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F_BREAK:
+    bw__fmt_ms_as_s(st->current_break_ms, v, sizeof(v));
+    bw__sample(o, m, e->label, "", v);
+    break;
+  case BW__F__COUNT:
+    break;
+  }
+}
+
+static void bw__write_exposition(bw__out_t *o, const bw__snapshot_t *s) {
+  char v[48];
+  size_t i;
+  int f;
+  /* One HELP/TYPE per family and all of its samples together, as the
+   * format requires; names in byte order within each family. */
+  for (f = 0; f < BW__F__COUNT; f++) {
+    bw__family_head(o, bw__families[f].metric, bw__families[f].type,
+                    bw__families[f].help);
+    for (i = 0; i < s->n; i++)
+      bw__write_family(o, (bw__fam_t)f, &s->v[i]);
+  }
+  bw__family_head(o, "breakwater_registry_objects", "gauge",
+                  "Live objects in the registry.");
+  bw__fmt_u64((uint64_t)s->objects, v, sizeof(v));
+  bw__sample(o, "breakwater_registry_objects", NULL, NULL, v);
+  bw__family_head(o, "breakwater_registry_max_objects", "gauge",
+                  "The registry's object cap (0 = unbounded).");
+  bw__fmt_u64((uint64_t)s->max_objects, v, sizeof(v));
+  bw__sample(o, "breakwater_registry_max_objects", NULL, NULL, v);
+  bw__family_head(o, "breakwater_registry_evictions_total", "counter",
+                  "Idle objects evicted.");
+  bw__fmt_u64(s->evictions, v, sizeof(v));
+  bw__sample(o, "breakwater_registry_evictions_total", NULL, NULL, v);
+  bw__family_head(o, "breakwater_registry_limit_rejections_total", "counter",
+                  "Lookups refused at the cap with nothing evictable.");
+  bw__fmt_u64(s->limit_rejections, v, sizeof(v));
+  bw__sample(o, "breakwater_registry_limit_rejections_total", NULL, NULL, v);
+}
+
+int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
+  bw__snapshot_t s;
+  bw__out_t o;
+  int rc;
+  if (reg == NULL || fp == NULL) return BW_E_INVAL;
+  rc = bw__snapshot(reg, &s);
+  if (rc != BW_OK) return rc;
+  memset(&o, 0, sizeof(o));
+  o.fp = fp;
+  o.rc = BW_OK;
+  bw__write_exposition(&o, &s);
+  bw__free(s.v);
+  /* Flush so a write error (a full disk, a closed pipe) is reported here and
+   * not lost in stdio's buffer. */
+  if (o.rc == BW_OK && (fflush(fp) != 0 || ferror(fp))) o.rc = BW_E_IO;
+  return o.rc;
+}
+
+char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
+  bw__snapshot_t s;
+  bw__out_t o;
+  if (len != NULL) *len = 0;
+  if (reg == NULL) return NULL;
+  if (bw__snapshot(reg, &s) != BW_OK) return NULL;
+  memset(&o, 0, sizeof(o));
+  o.rc = BW_OK;
+  bw__write_exposition(&o, &s);
+  bw__free(s.v);
+  if (o.rc != BW_OK) {
+    bw__free(o.buf);
+    return NULL;
+  }
+  if (len != NULL) *len = o.len;
+  return o.buf;
+}
+
+void bw_registry_free(bw_registry_t *reg) {
+  if (reg == NULL) return;
+  pthread_mutex_destroy(&reg->lock);
+  bw__registry_destroy(reg);
+}
