@@ -9,8 +9,9 @@
  * - The CLOSED and DISABLED paths never lock. Transitions, HALF_OPEN probes
  *   and operator actions take `tlock`: they are rare, and the lock makes each
  *   transition happen exactly once with exactly one event, in order.
- * - Windows: the consecutive rule is one counter; the count window is a ring
- *   of the last N outcomes with running failure/slow counts; the time window
+ * - Windows: the consecutive rule is one counter; the count window counts
+ *   calls in the stripes and keeps the positions of recent failures and slow
+ *   calls (only failures take its lock); the time window
  *   is per-stripe buckets whose words pack (bucket epoch, count), so a stale
  *   bucket is recycled by the first writer of the new epoch without a lock. */
 #include <math.h>
@@ -24,7 +25,19 @@
 #define BW__GEN(w) ((w) >> 8)
 #define BW__PACK(st, gen) (((uint64_t)(gen) << 8) | (uint64_t)(st))
 #define BW__MAX_BUCKETS 1000u
+/* Up to 8 bytes per call kept for failure positions (and as many for slow
+ * calls): 1M calls cap that at 8 MB. */
+#define BW__MAX_WINDOW_SIZE 1000000u
 #define BW__SUMMARY_NS BW_NS_PER_S
+#define BW__STRIPE_BYTES BW__PAIR
+#define BW__STRIPE_ALIGNED BW__PAIR_ALIGNED
+
+/* A deque of call positions (count window), capacity window_size. */
+typedef struct bw__posq_s {
+  uint64_t *pos;
+  uint32_t head;
+  uint32_t count;
+} bw__posq_t;
 
 typedef struct bw__stripe_s {
   _Atomic uint64_t admitted;
@@ -35,7 +48,8 @@ typedef struct bw__stripe_s {
   _Atomic uint64_t ignored;
   _Atomic uint64_t slow;
   _Atomic uint64_t stale;
-} BW__ALIGNED bw__stripe_t;
+  _Atomic uint64_t wcalls; /* count window: outcomes recorded while CLOSED */
+} BW__STRIPE_ALIGNED bw__stripe_t;
 
 struct bw_breaker_s {
   /* Read-mostly: the state word and the configuration. */
@@ -65,13 +79,16 @@ struct bw_breaker_s {
 
   /* Consecutive failures: written on failures only (a success writes it
    * only when it is not already zero). */
-  BW__ALIGNED _Atomic uint32_t consec;
+  BW__PAIR_ALIGNED _Atomic uint32_t consec;
 
-  /* Count window. */
-  BW__ALIGNED _Atomic uint64_t ring_seq;
-  _Atomic int64_t ring_fail;
-  _Atomic int64_t ring_slow;
-  _Atomic uint8_t *ring;
+  /* Count window: a call's position is the number of outcomes recorded
+   * while CLOSED (the sum of the stripes' wcalls). Successes only bump their
+   * stripe; a failure or slow call takes wlock, reads the position and keeps
+   * it, dropping positions that fell out of the last window_size calls. */
+  BW__PAIR_ALIGNED pthread_mutex_t wlock;
+  bw__posq_t fq;  /* failures */
+  bw__posq_t sq;  /* slow calls */
+  uint64_t wbase; /* position at the last clear */
 
   /* Time window: per stripe, `buckets` triples of packed words. */
   _Atomic uint64_t *tw;
@@ -80,7 +97,7 @@ struct bw_breaker_s {
                        bucket triples */
 
   /* Cold state: written under tlock, read lock-free by stats. */
-  BW__ALIGNED pthread_mutex_t tlock;
+  BW__PAIR_ALIGNED pthread_mutex_t tlock;
   _Atomic uint32_t ho_in_flight;
   _Atomic uint32_t ho_successes;
   int64_t ho_progress_ns;
@@ -175,10 +192,11 @@ int bw_breaker_config_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW && c->window_size < 1)
     return bw__error_set(err, BW_E_INVAL, "window_size",
                          "window_size must be >= 1 (got %u)", c->window_size);
-  if (c->trip_rule == BW_TRIP_COUNT_WINDOW && c->window_size > (1u << 24))
+  if (c->trip_rule == BW_TRIP_COUNT_WINDOW &&
+      c->window_size > BW__MAX_WINDOW_SIZE)
     return bw__error_set(err, BW_E_INVAL, "window_size",
-                         "window_size must be <= 16777216 (got %u)",
-                         c->window_size);
+                         "window_size must be <= %u (got %u)",
+                         BW__MAX_WINDOW_SIZE, c->window_size);
   if (c->trip_rule == BW_TRIP_TIME_WINDOW) {
     if (c->window_ms < 1 || c->window_ms > BW__MAX_MS)
       return bw__error_set(err, BW_E_INVAL, "window_ms",
@@ -272,10 +290,14 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   b->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   b->sink = cfg->sink;
   if (b->rule == BW_TRIP_COUNT_WINDOW) {
-    b->ring = bw__calloc(b->window_size, sizeof(*b->ring));
-    if (b->ring == NULL) goto nomem;
+    b->fq.pos = bw__calloc(b->window_size, sizeof(uint64_t));
+    if (b->fq.pos == NULL) goto nomem;
+    if (b->slow_ns > 0) {
+      b->sq.pos = bw__calloc(b->window_size, sizeof(uint64_t));
+      if (b->sq.pos == NULL) goto nomem;
+    }
   } else if (b->rule == BW_TRIP_TIME_WINDOW) {
-    size_t per_line = BW__CACHELINE / sizeof(uint64_t);
+    size_t per_line = BW__STRIPE_BYTES / sizeof(uint64_t);
     b->bucket_ns = b->window_ns / b->buckets;
     b->tw_stride =
         ((size_t)b->buckets * 3 + 1 + per_line - 1) / per_line * per_line;
@@ -285,6 +307,11 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   if (pthread_mutex_init(&b->tlock, NULL) != 0) goto nomem;
   if (pthread_mutex_init(&b->slock, NULL) != 0) {
     pthread_mutex_destroy(&b->tlock);
+    goto nomem;
+  }
+  if (pthread_mutex_init(&b->wlock, NULL) != 0) {
+    pthread_mutex_destroy(&b->tlock);
+    pthread_mutex_destroy(&b->slock);
     goto nomem;
   }
   now = bw_clock_now(b->clock);
@@ -297,7 +324,8 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
 nomem:
   if (b != NULL) {
     bw__free(b->name);
-    bw__free((void *)b->ring);
+    bw__free(b->fq.pos);
+    bw__free(b->sq.pos);
     bw__free_aligned((void *)b->tw);
     bw__free_aligned(b);
   }
@@ -310,8 +338,10 @@ void bw_breaker_free(bw_breaker_t *b) {
   if (b == NULL) return;
   pthread_mutex_destroy(&b->tlock);
   pthread_mutex_destroy(&b->slock);
+  pthread_mutex_destroy(&b->wlock);
   bw__free(b->name);
-  bw__free((void *)b->ring);
+  bw__free(b->fq.pos);
+  bw__free(b->sq.pos);
   bw__free_aligned((void *)b->tw);
   bw__free_aligned(b);
 }
@@ -381,14 +411,58 @@ static void bw__summary_maybe(bw_breaker_t *b, int64_t now, bw_state_t st) {
 /* ---- windows --------------------------------------------------------------
  */
 
+/* The current call position: outcomes recorded while CLOSED, all stripes.
+ * Stripes that were never handed out hold zero and are skipped. */
+static uint64_t bw__position(const bw_breaker_t *b) {
+  uint64_t n = 0;
+  unsigned used = bw__stripes_used();
+  for (unsigned i = 0; i < used; i++)
+    n += BW__LOAD(b->stripes[i].wcalls);
+  return n;
+}
+
+static void bw__posq_push(bw__posq_t *q, uint32_t cap, uint64_t pos) {
+  if (q->count == cap) { /* only under races: the oldest goes */
+    q->head = (q->head + 1) % cap;
+    q->count--;
+  }
+  q->pos[(q->head + q->count) % cap] = pos;
+  q->count++;
+}
+
+/* Drops positions at or before `oldest_out` (no longer in the window). */
+static void bw__posq_trim(bw__posq_t *q, uint32_t cap, uint64_t oldest_out) {
+  while (q->count > 0 && q->pos[q->head] <= oldest_out) {
+    q->head = (q->head + 1) % cap;
+    q->count--;
+  }
+}
+
+typedef struct {
+  uint64_t calls, failures, slow;
+} bw__window_t;
+
+/* The count window at position g (wlock held). */
+static void bw__count_window_locked(bw_breaker_t *b, uint64_t g,
+                                    bw__window_t *w) {
+  uint64_t n = g > b->wbase ? g - b->wbase : 0;
+  uint64_t out = g > b->window_size ? g - b->window_size : 0;
+  w->calls = n < b->window_size ? n : b->window_size;
+  bw__posq_trim(&b->fq, b->window_size, out);
+  w->failures = b->fq.count < w->calls ? b->fq.count : w->calls;
+  if (b->sq.pos != NULL) {
+    bw__posq_trim(&b->sq, b->window_size, out);
+    w->slow = b->sq.count < w->calls ? b->sq.count : w->calls;
+  }
+}
+
 static void bw__windows_clear(bw_breaker_t *b) {
   atomic_store_explicit(&b->consec, 0, memory_order_relaxed);
-  if (b->ring != NULL) {
-    for (uint32_t i = 0; i < b->window_size; i++)
-      atomic_store_explicit(&b->ring[i], 0, memory_order_relaxed);
-    atomic_store_explicit(&b->ring_seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->ring_fail, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->ring_slow, 0, memory_order_relaxed);
+  if (b->rule == BW_TRIP_COUNT_WINDOW) {
+    pthread_mutex_lock(&b->wlock);
+    b->wbase = bw__position(b);
+    b->fq.count = b->sq.count = 0;
+    pthread_mutex_unlock(&b->wlock);
   }
   if (b->tw != NULL) {
     for (size_t i = 0; i < b->tw_stride * BW__STRIPES; i++)
@@ -427,21 +501,14 @@ static void bw__tw_bump(_Atomic uint64_t *word, uint32_t epoch,
   }
 }
 
-typedef struct {
-  uint64_t calls, failures, slow;
-} bw__window_t;
-
 static void bw__window_read(const bw_breaker_t *b, int64_t now,
                             bw__window_t *w) {
   memset(w, 0, sizeof(*w));
   if (b->rule == BW_TRIP_COUNT_WINDOW) {
-    uint64_t seq = BW__LOAD(b->ring_seq);
-    int64_t f = BW__LOAD(b->ring_fail), s = BW__LOAD(b->ring_slow);
-    w->calls = seq < b->window_size ? seq : b->window_size;
-    /* The running counts may be transiently off by concurrent writers;
-     * clamp into [0, calls]. */
-    w->failures = f < 0 ? 0 : ((uint64_t)f > w->calls ? w->calls : (uint64_t)f);
-    w->slow = s < 0 ? 0 : ((uint64_t)s > w->calls ? w->calls : (uint64_t)s);
+    bw_breaker_t *m = (bw_breaker_t *)b; /* the lock is not the state */
+    pthread_mutex_lock(&m->wlock);
+    bw__count_window_locked(m, bw__position(m), w);
+    pthread_mutex_unlock(&m->wlock);
   } else if (b->rule == BW_TRIP_TIME_WINDOW) {
     int64_t cur = bw__floor_div(now, b->bucket_ns);
     uint32_t epoch = (uint32_t)cur;
@@ -581,13 +648,11 @@ static void bw__trip(bw_breaker_t *b, uint64_t w, const char *reason,
   pthread_mutex_unlock(&b->tlock);
 }
 
-static void bw__evaluate(bw_breaker_t *b, uint64_t w, int64_t now,
-                         const bw_context_t *ctx) {
-  bw__window_t win;
+static void bw__check_trip(bw_breaker_t *b, uint64_t w, bw__window_t win,
+                           const bw_context_t *ctx) {
   char reason[160];
   char span[72];
   double fr, sr;
-  bw__window_read(b, now, &win);
   if (win.calls < b->minimum_calls || win.calls == 0) return;
   fr = (double)win.failures / (double)win.calls;
   sr = (double)win.slow / (double)win.calls;
@@ -761,23 +826,20 @@ static void bw__closed_record(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
     }
     return;
   case BW_TRIP_COUNT_WINDOW: {
-    uint64_t i =
-        atomic_fetch_add_explicit(&b->ring_seq, 1, memory_order_relaxed);
-    uint8_t v = (uint8_t)((fail ? 1u : 0u) | (slow ? 2u : 0u));
-    _Atomic uint8_t *slot = &b->ring[i % b->window_size];
-    /* Mostly the slot already holds the same outcome (a success replacing a
-     * success): skip the locked exchange. The running counts always move by
-     * what the exchange actually replaced, so they stay consistent with the
-     * slots even when two writers race for one slot. */
-    uint8_t old = atomic_load_explicit(slot, memory_order_relaxed);
-    if (old != v) old = atomic_exchange_explicit(slot, v, memory_order_relaxed);
-    if ((old ^ v) & 1u)
-      atomic_fetch_add_explicit(&b->ring_fail, (v & 1u) ? 1 : -1,
-                                memory_order_relaxed);
-    if ((old ^ v) & 2u)
-      atomic_fetch_add_explicit(&b->ring_slow, (v & 2u) ? 1 : -1,
-                                memory_order_relaxed);
-    break;
+    unsigned si = bw__stripe();
+    bw__window_t win = {0, 0, 0};
+    bw__bump(&b->stripes[si].wcalls, si);
+    if (!fail && !slow) return; /* a success never opens */
+    pthread_mutex_lock(&b->wlock);
+    {
+      uint64_t g = bw__position(b);
+      if (fail) bw__posq_push(&b->fq, b->window_size, g);
+      if (slow) bw__posq_push(&b->sq, b->window_size, g);
+      bw__count_window_locked(b, g, &win);
+    }
+    pthread_mutex_unlock(&b->wlock);
+    bw__check_trip(b, w, win, ctx);
+    return;
   }
   case BW_TRIP_TIME_WINDOW: {
     int64_t cur = bw__floor_div(now, b->bucket_ns);
@@ -802,7 +864,11 @@ static void bw__closed_record(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
     break;
   }
   }
-  if (fail || slow) bw__evaluate(b, w, now, ctx);
+  if (fail || slow) {
+    bw__window_t win;
+    bw__window_read(b, now, &win);
+    bw__check_trip(b, w, win, ctx);
+  }
 }
 
 static int bw__probe_release(bw_breaker_t *b, uint64_t w, bw_outcome_t o,

@@ -99,12 +99,12 @@ char *bw__strdup(const char *s) {
 /* Aligned allocation through the hooks: over-allocate, align, and keep the
  * original pointer just before the aligned block. */
 void *bw__calloc_aligned(size_t size) {
-  size_t total = size + BW__CACHELINE + sizeof(void *);
+  size_t total = size + BW__PAIR + sizeof(void *);
   unsigned char *raw = bw__calloc(1, total);
   uintptr_t p;
   if (raw == NULL) return NULL;
-  p = ((uintptr_t)raw + sizeof(void *) + BW__CACHELINE - 1) &
-      ~(uintptr_t)(BW__CACHELINE - 1);
+  p = ((uintptr_t)raw + sizeof(void *) + BW__PAIR - 1) &
+      ~(uintptr_t)(BW__PAIR - 1);
   memcpy((void *)(p - sizeof(void *)), &raw, sizeof(void *));
   return (void *)p;
 }

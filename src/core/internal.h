@@ -9,6 +9,10 @@
 
 #define BW__CACHELINE 64
 #define BW__ALIGNED __attribute__((aligned(BW__CACHELINE)))
+/* Two lines: x86 prefetchers fetch adjacent lines in pairs, so data that two
+ * threads write must sit 128 bytes apart, not 64. */
+#define BW__PAIR 128
+#define BW__PAIR_ALIGNED __attribute__((aligned(BW__PAIR)))
 #define BW__LIKELY(x) __builtin_expect(!!(x), 1)
 #define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define BW__PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -53,7 +57,7 @@ void *bw__calloc(size_t count, size_t size);
 void *bw__realloc(void *ptr, size_t size);
 void bw__free(void *ptr);
 char *bw__strdup(const char *s);
-/* Cache-line aligned zeroed allocation (for striped objects); free with
+/* Zeroed allocation aligned to BW__PAIR (for striped objects); free with
  * bw__free_aligned. */
 void *bw__calloc_aligned(size_t size);
 void bw__free_aligned(void *ptr);
