@@ -1011,6 +1011,13 @@ static void bw__sample(bw__out_t *o, const char *metric, const char *label,
   bw__outs(o, "\n");
 }
 
+static void bw__sample_u64(bw__out_t *o, const char *metric, const char *label,
+                           const char *extra, uint64_t value) {
+  char v[32];
+  bw__fmt_u64(value, v, sizeof(v));
+  bw__sample(o, metric, label, extra, v);
+}
+
 static void bw__family_head(bw__out_t *o, const char *metric, const char *type,
                             const char *help) {
   bw__outs(o, "# HELP ");
@@ -1113,8 +1120,7 @@ static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
   int i;
   switch (f) {
   case BW__F_STATE:
-    bw__fmt_u64((uint64_t)st->state, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", (uint64_t)st->state);
     break;
   case BW__F_IN_STATE:
     for (i = 0; i < BW_STATE__COUNT; i++)
@@ -1133,24 +1139,19 @@ static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
     bw__sample(o, m, e->label, ",outcome=\"ignored\"", v);
     break;
   case BW__F_SLOW:
-    bw__fmt_u64(st->slow, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->slow);
     break;
   case BW__F_STALE:
-    bw__fmt_u64(st->stale, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->stale);
     break;
   case BW__F_ADMITTED:
-    bw__fmt_u64(st->admitted, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->admitted);
     break;
   case BW__F_REJECTED:
-    bw__fmt_u64(st->rejected, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->rejected);
     break;
   case BW__F_SHADOW:
-    bw__fmt_u64(st->shadow_rejected, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->shadow_rejected);
     break;
   case BW__F_TRANSITIONS:
     bw__fmt_u64(st->opens, v, sizeof(v));
@@ -1161,20 +1162,16 @@ static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
     bw__sample(o, m, e->label, ",to=\"closed\"", v);
     break;
   case BW__F_CONSEC:
-    bw__fmt_u64(st->consecutive_failures, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->consecutive_failures);
     break;
   case BW__F_WIN_CALLS:
-    bw__fmt_u64(st->window_calls, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->window_calls);
     break;
   case BW__F_WIN_FAILURES:
-    bw__fmt_u64(st->window_failures, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->window_failures);
     break;
   case BW__F_WIN_SLOW:
-    bw__fmt_u64(st->window_slow, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->window_slow);
     break;
   case BW__F_WIN_FAIL_RATIO:
     bw__fmt_double(st->window_failure_ratio, v, sizeof(v));
@@ -1185,8 +1182,7 @@ static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
     bw__sample(o, m, e->label, "", v);
     break;
   case BW__F_HALF_OPEN:
-    bw__fmt_u64(st->half_open_in_flight, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+    bw__sample_u64(o, m, e->label, "", st->half_open_in_flight);
     break;
   case BW__F_TIME_IN_STATE:
     for (i = 0; i < BW_STATE__COUNT; i++) {
