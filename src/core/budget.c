@@ -1,0 +1,494 @@
+/* Retry budgets: gRPC's token bucket and Envoy's ratio, lock-free.
+ *
+ * Design (docs/budget.md has the user's view and the reasons):
+ * - Token bucket: one atomic word of milli-tokens (thousandths, like gRPC's
+ *   max_milli_tokens), moved by CAS and held inside [0, max] at every instant.
+ *   Asking for a retry is a single load. An outcome that cannot move the
+ *   tokens (a success on a full bucket, a failure on an empty one) writes
+ *   nothing, so a healthy dependency's calls share no written cache line.
+ * - Ratio: per-thread stripes of 10 buckets, each bucket two words packing
+ *   (bucket epoch << 32 | count) for requests and retries, like the
+ *   breaker's time window. Writers touch only their own stripe; a retry
+ *   decision sums the stripes handed out so far, each from a cached sum of
+ *   its 9 frozen buckets plus its current one.
+ * - Counters (requests, outcomes, decisions) live in per-thread stripes. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Tokens are kept in thousandths: the resolution of max_tokens and
+ * token_ratio. */
+#define BW__MILLI 1000
+#define BW__MAX_TOKENS 1e6
+#define BW__BUCKETS 10u
+#define BW__MIN_WINDOW_MS INT64_C(10)
+#define BW__MAX_WINDOW_MS INT64_C(86400000) /* a day */
+#define BW__MAX_FLOOR_RPS 1e9
+/* The ratio window, per stripe: 23 words padded to 256 bytes, so that two
+ * stripes never share a line pair.
+ *   [0]        the bucket index the stripe last counted in (64-bit)
+ *   [1], [2]   exclusive stripes: the sums of requests / retries over the 9
+ *              buckets before that one, tagged (index mod 2^24) << 40 | sum
+ *              (9 buckets of 32-bit counts fit in 40 bits)
+ *   [3 + 2j]   bucket j's requests, (epoch << 32 | count)
+ *   [4 + 2j]   bucket j's retries */
+#define BW__WIN_STRIDE 32u
+#define BW__W_LAST 0u
+#define BW__W_PREV_REQ 1u
+#define BW__W_PREV_RET 2u
+#define BW__W_BUCKET 3u
+#define BW__W_END (BW__W_BUCKET + 2 * BW__BUCKETS)
+#define BW__TAG_SHIFT 40
+#define BW__TAG_MASK UINT64_C(0xFFFFFF)
+#define BW__SUM_MASK ((UINT64_C(1) << BW__TAG_SHIFT) - 1)
+
+#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+typedef struct bw__bstripe_s {
+  _Atomic uint64_t requests;
+  _Atomic uint64_t successes;
+  _Atomic uint64_t failures;
+  _Atomic uint64_t allowed;
+  _Atomic uint64_t denied;
+} BW__PAIR_ALIGNED bw__bstripe_t;
+
+struct bw_budget_s {
+  /* Read-only after creation. */
+  bw_budget_kind_t kind;
+  int64_t max_milli;   /* token bucket: capacity in thousandths */
+  int64_t ratio_milli; /* token bucket: refill per success in thousandths */
+  double percent;      /* ratio: budget_percent */
+  double floor_x1000;  /* ratio: min_retries_per_sec * window_ms, i.e. the
+                          floor on retries per window times 1000 */
+  int64_t bucket_ns;   /* ratio: window_ms / 10 in ns */
+  const bw_clock_t *clock;
+  char *name;
+  _Atomic uint64_t *win; /* ratio: BW__STRIPES * BW__WIN_STRIDE words */
+
+  /* Written by failures (and by successes while not full): its own pair of
+   * lines, away from the read-only fields every call reads. */
+  BW__PAIR_ALIGNED _Atomic int64_t tokens;
+
+  bw__bstripe_t stripes[BW__STRIPES];
+};
+
+const char *bw_budget_kind_name(bw_budget_kind_t kind) {
+  switch (kind) {
+  case BW_BUDGET_TOKEN_BUCKET:
+    return "token_bucket";
+  case BW_BUDGET_RATIO:
+    return "ratio";
+  default:
+    return "unknown";
+  }
+}
+
+void bw_budget_config_init(bw_budget_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "budget";
+  cfg->kind = BW_BUDGET_TOKEN_BUCKET;
+  cfg->max_tokens = 10.0;
+  cfg->token_ratio = 0.1;
+  cfg->budget_percent = 20.0;
+  cfg->min_retries_per_sec = 3.0;
+  cfg->window_ms = 10000;
+  cfg->clock = NULL;
+}
+
+/* x as a whole number of thousandths, if it is one. The tolerance absorbs
+ * only the binary rounding of a decimal literal (0.1 * 1000 is
+ * 100.00000000000001): it is far below the resolution, and above the
+ * rounding error of any value up to 1e6 tokens. */
+static bool bw__to_milli(double x, int64_t *out) {
+  double m = x * BW__MILLI;
+  double r = round(m);
+  if (!(fabs(m - r) <= 1e-6)) return false;
+  *out = (int64_t)r;
+  return true;
+}
+
+static int bw__validate_bucket(const bw_budget_config_t *c, bw_error_t *err) {
+  int64_t max_m, ratio_m;
+  if (!(c->max_tokens > 0.0 && c->max_tokens <= BW__MAX_TOKENS))
+    return bw__error_set(err, BW_E_INVAL, "max_tokens",
+                         "max_tokens must be in (0, 1e6] (got %g)",
+                         c->max_tokens);
+  if (!bw__to_milli(c->max_tokens, &max_m))
+    return bw__error_set(err, BW_E_INVAL, "max_tokens",
+                         "max_tokens must be a multiple of 0.001, the token "
+                         "bucket's resolution (got %.17g)",
+                         c->max_tokens);
+  if (!(c->token_ratio > 0.0 && c->token_ratio <= c->max_tokens))
+    return bw__error_set(err, BW_E_INVAL, "token_ratio",
+                         "token_ratio must be in (0, max_tokens %g] (got %g)",
+                         c->max_tokens, c->token_ratio);
+  if (!bw__to_milli(c->token_ratio, &ratio_m) || ratio_m < 1)
+    return bw__error_set(err, BW_E_INVAL, "token_ratio",
+                         "token_ratio must be a multiple of 0.001, the token "
+                         "bucket's resolution (got %.17g)",
+                         c->token_ratio);
+  return BW_OK;
+}
+
+static int bw__validate_ratio(const bw_budget_config_t *c, bw_error_t *err) {
+  if (!(c->budget_percent >= 0.0 && c->budget_percent <= 100.0))
+    return bw__error_set(err, BW_E_INVAL, "budget_percent",
+                         "budget_percent must be in [0, 100] (got %g)",
+                         c->budget_percent);
+  if (!(c->min_retries_per_sec >= 0.0 &&
+        c->min_retries_per_sec <= BW__MAX_FLOOR_RPS))
+    return bw__error_set(err, BW_E_INVAL, "min_retries_per_sec",
+                         "min_retries_per_sec must be in [0, 1e9] (got %g)",
+                         c->min_retries_per_sec);
+  if (c->clock != NULL && c->clock->now_ns == NULL)
+    return bw__error_set(err, BW_E_INVAL, "clock",
+                         "clock must be NULL (the default) or have a now_ns "
+                         "function");
+  if (c->window_ms < BW__MIN_WINDOW_MS || c->window_ms > BW__MAX_WINDOW_MS)
+    return bw__error_set(err, BW_E_INVAL, "window_ms",
+                         "window_ms must be in [10, 86400000] (10 buckets of "
+                         "at least 1 ms, at most a day; got %lld)",
+                         (long long)c->window_ms);
+  return BW_OK;
+}
+
+int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
+  int rc;
+  size_t len;
+  if (c == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (c->name == NULL || c->name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  len = strlen(c->name);
+  if (len > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                         len);
+  switch (c->kind) {
+  case BW_BUDGET_TOKEN_BUCKET:
+    rc = bw__validate_bucket(c, err);
+    break;
+  case BW_BUDGET_RATIO:
+    rc = bw__validate_ratio(c, err);
+    break;
+  default:
+    return bw__error_set(err, BW_E_INVAL, "kind",
+                         "kind must be token_bucket or ratio (got %d)",
+                         (int)c->kind);
+  }
+  if (rc == BW_OK) bw__error_clear(err);
+  return rc;
+}
+
+bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
+  bw_budget_t *b;
+  if (bw_budget_config_validate(cfg, err) != BW_OK) return NULL;
+  b = bw__calloc_aligned(sizeof(*b));
+  if (b == NULL) goto nomem;
+  b->name = bw__strdup(cfg->name);
+  if (b->name == NULL) goto nomem;
+  b->kind = cfg->kind;
+  if (b->kind == BW_BUDGET_TOKEN_BUCKET) {
+    bw__to_milli(cfg->max_tokens, &b->max_milli);
+    bw__to_milli(cfg->token_ratio, &b->ratio_milli);
+    atomic_init(&b->tokens, b->max_milli);
+  } else {
+    b->percent = cfg->budget_percent;
+    b->floor_x1000 = cfg->min_retries_per_sec * (double)cfg->window_ms;
+    b->bucket_ns = cfg->window_ms * (BW_NS_PER_MS / BW__BUCKETS);
+    b->clock = cfg->clock               ? cfg->clock
+               : cfg->window_ms >= 1000 ? bw_clock_monotonic_coarse()
+                                        : bw_clock_monotonic();
+    b->win = bw__calloc_aligned((size_t)BW__STRIPES * BW__WIN_STRIDE *
+                                sizeof(uint64_t));
+    if (b->win == NULL) goto nomem;
+    atomic_init(&b->tokens, 0);
+  }
+  return b;
+nomem:
+  if (b != NULL) {
+    bw__free(b->name);
+    bw__free_aligned(b);
+  }
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating budget '%s'",
+                cfg->name);
+  return NULL;
+}
+
+void bw_budget_free(bw_budget_t *b) {
+  if (b == NULL) return;
+  bw__free_aligned((void *)b->win);
+  bw__free(b->name);
+  bw__free_aligned(b);
+}
+
+const char *bw_budget_name(const bw_budget_t *b) {
+  return b != NULL ? b->name : "";
+}
+
+/* ---- token bucket --------------------------------------------------------
+ */
+
+/* Adds delta milli-tokens, held inside [0, max]. A CAS rather than a
+ * fetch-add: with fetch-add and a clamp afterwards, readers could see the
+ * value outside the bounds in between. */
+static void bw__tokens_add(bw_budget_t *b, int64_t delta) {
+  int64_t cur = BW__LOAD(b->tokens);
+  for (;;) {
+    int64_t next = cur + delta;
+    if (next > b->max_milli) next = b->max_milli;
+    if (next < 0) next = 0;
+    if (next == cur) return; /* at the bound: nothing to write */
+    if (atomic_compare_exchange_weak_explicit(
+            &b->tokens, &cur, next, memory_order_relaxed, memory_order_relaxed))
+      return;
+  }
+}
+
+/* ---- ratio window ----------------------------------------------------------
+ */
+
+static int64_t bw__floor_div(int64_t a, int64_t d) {
+  int64_t q = a / d;
+  return (a % d != 0 && (a < 0) != (d < 0)) ? q - 1 : q;
+}
+
+/* Adds one to a packed (epoch << 32 | count) word, recycling it when it
+ * still holds an older bucket. A count whose bucket is already older than
+ * the word's (a thread that read the clock long ago) is dropped: its bucket
+ * has been recycled for a newer one. Counts saturate at 2^32 - 1 per stripe
+ * per bucket. */
+static void bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
+                         unsigned stripe) {
+  uint64_t cur = BW__LOAD(*word);
+  for (;;) {
+    uint32_t e = (uint32_t)(cur >> 32);
+    uint64_t next;
+    if (e == epoch) {
+      if ((uint32_t)cur == UINT32_MAX) return;
+      next = cur + 1;
+    } else if ((int32_t)(epoch - e) < 0) {
+      return;
+    } else {
+      next = ((uint64_t)epoch << 32) | 1u;
+    }
+    /* An exclusive stripe has one writer: a plain store is enough. */
+    if (stripe < BW__EXCL_STRIPES) {
+      atomic_store_explicit(word, next, memory_order_relaxed);
+      return;
+    }
+    if (atomic_compare_exchange_weak_explicit(
+            word, &cur, next, memory_order_relaxed, memory_order_relaxed))
+      return;
+  }
+}
+
+/* Sums a stripe's words whose bucket is `lo` to 9 buckets before `epoch`
+ * (lo 0: the whole window; lo 1: the window without its newest bucket). */
+static void bw__stripe_scan(const _Atomic uint64_t *w, uint32_t epoch,
+                            uint32_t lo, uint64_t *rq, uint64_t *rt) {
+  for (unsigned j = 0; j < BW__BUCKETS; j++) {
+    uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
+    uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
+    uint32_t da = epoch - (uint32_t)(a >> 32);
+    uint32_t dr = epoch - (uint32_t)(r >> 32);
+    if (da >= lo && da < BW__BUCKETS) *rq += (uint32_t)a;
+    if (dr >= lo && dr < BW__BUCKETS) *rt += (uint32_t)r;
+  }
+}
+
+static inline uint32_t bw__slot(int64_t cur) {
+  int64_t m = cur % (int64_t)BW__BUCKETS;
+  return (uint32_t)(m < 0 ? m + (int64_t)BW__BUCKETS : m);
+}
+
+/* The bucket index of `now`. A division costs more than the rest of a
+ * check, so first try the bucket this thread's stripe last counted in: it
+ * is nearly always the one. */
+static inline int64_t bw__bucket_of(const bw_budget_t *b,
+                                    const _Atomic uint64_t *own, int64_t now) {
+  int64_t last = (int64_t)BW__LOAD(own[BW__W_LAST]);
+  /* In unsigned arithmetic: no overflow whatever the clock returns, and
+   * "now before the bucket's start" becomes a huge d. */
+  uint64_t d = (uint64_t)now - (uint64_t)last * (uint64_t)b->bucket_ns;
+  if (BW__LIKELY(d < (uint64_t)b->bucket_ns)) return last;
+  return bw__floor_div(now, b->bucket_ns);
+}
+
+/* The stripe's first count in bucket `cur`. */
+static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
+                         unsigned si) {
+  /* After a quiet spell of a whole window, wipe the stripe: no bucket older
+   * than the window may survive, or a 32-bit epoch could alias after 2^32
+   * buckets (49 days of 1 ms buckets). */
+  if (cur - last >= (int64_t)BW__BUCKETS) {
+    if (si < BW__EXCL_STRIPES) {
+      for (unsigned k = BW__W_PREV_REQ; k < BW__W_END; k++)
+        atomic_store_explicit(&w[k], 0, memory_order_relaxed);
+    } else {
+      /* A shared stripe may have other writers already counting in this
+       * bucket: clear only the words of other buckets, by CAS, so that
+       * their counts survive. (A word of this very bucket position that is
+       * 5 * 2^32 buckets old would survive too: that takes a stripe idle
+       * for 248 days of the smallest, 1 ms, buckets.) */
+      for (unsigned k = BW__W_BUCKET; k < BW__W_END; k++) {
+        uint64_t v = BW__LOAD(w[k]);
+        while (v != 0 && (uint32_t)(v >> 32) != (uint32_t)cur &&
+               !atomic_compare_exchange_weak_explicit(
+                   &w[k], &v, 0, memory_order_relaxed, memory_order_relaxed)) {
+        }
+      }
+    }
+  }
+  if (si < BW__EXCL_STRIPES) {
+    /* The owner writes only the bucket of its own (monotonic) clock, so
+     * the 9 before `cur` are frozen from now on: sum them once, for the
+     * readers. Stored before `last`; a reader that still sees an older
+     * tag scans instead. */
+    uint64_t pq = 0, pt = 0;
+    uint64_t tag = ((uint64_t)cur & BW__TAG_MASK) << BW__TAG_SHIFT;
+    bw__stripe_scan(w, (uint32_t)cur, 1, &pq, &pt);
+    atomic_store_explicit(&w[BW__W_PREV_REQ], tag | pq, memory_order_relaxed);
+    atomic_store_explicit(&w[BW__W_PREV_RET], tag | pt, memory_order_relaxed);
+  }
+  atomic_store_explicit(&w[BW__W_LAST], (uint64_t)cur, memory_order_release);
+}
+
+/* Counts a request (slot 0) or a retry (slot 1) in bucket `cur` of this
+ * thread's stripe `w`. */
+static void bw__win_record(_Atomic uint64_t *w, int64_t cur, unsigned si,
+                           unsigned slot) {
+  int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
+  if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, last, si);
+  bw__win_bump(&w[BW__W_BUCKET + 2 * bw__slot(cur) + slot], (uint32_t)cur, si);
+}
+
+/* Requests and retries in the window that ends with bucket `cur`: that
+ * bucket and the 9 before it. */
+static void bw__win_read(const bw_budget_t *b, int64_t cur, uint64_t *req,
+                         uint64_t *ret) {
+  uint32_t epoch = (uint32_t)cur;
+  uint64_t tag = (uint64_t)cur & BW__TAG_MASK;
+  unsigned used = bw__stripes_used();
+  uint64_t rq = 0, rt = 0;
+  for (unsigned s = 0; s < used; s++) {
+    const _Atomic uint64_t *w = b->win + (size_t)s * BW__WIN_STRIDE;
+    int64_t last =
+        (int64_t)atomic_load_explicit(&w[BW__W_LAST], memory_order_acquire);
+    /* A stripe with nothing inside the window is skipped: cheaper, and its
+     * stale words can never alias into the window. */
+    if (cur - last >= (int64_t)BW__BUCKETS) continue;
+    if (s < BW__EXCL_STRIPES && last == cur) {
+      /* The owner's cached sum of the 9 earlier buckets, plus the current
+       * bucket: 4 words instead of 20. */
+      uint64_t pq = BW__LOAD(w[BW__W_PREV_REQ]);
+      uint64_t pt = BW__LOAD(w[BW__W_PREV_RET]);
+      if ((pq >> BW__TAG_SHIFT) == tag && (pt >> BW__TAG_SHIFT) == tag) {
+        uint32_t j = bw__slot(cur);
+        uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
+        uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
+        rq += (pq & BW__SUM_MASK) +
+              ((uint32_t)(a >> 32) == epoch ? (uint32_t)a : 0);
+        rt += (pt & BW__SUM_MASK) +
+              ((uint32_t)(r >> 32) == epoch ? (uint32_t)r : 0);
+        continue;
+      }
+    }
+    bw__stripe_scan(w, epoch, 0, &rq, &rt);
+  }
+  *req = rq;
+  *ret = rt;
+}
+
+/* retries < max(floor, percent% of requests), compared without dividing:
+ * retries * 1000 < min_retries_per_sec * window_ms, or retries * 100 <
+ * budget_percent * requests. Every product of whole numbers here is exact
+ * in a double (they stay far below 2^53), so 1000 requests at 20% allow
+ * exactly 200 retries, not 199 because 0.2 * 1000 rounded down. */
+static bool bw__ratio_allows(const bw_budget_t *b, uint64_t req, uint64_t ret) {
+  double r = (double)ret;
+  return r * 1000.0 < b->floor_x1000 || r * 100.0 < b->percent * (double)req;
+}
+
+/* ---- the verbs
+ * ---------------------------------------------------------------
+ */
+
+void bw_budget_on_request(bw_budget_t *b) {
+  unsigned si;
+  if (BW__UNLIKELY(b == NULL)) return;
+  si = bw__stripe();
+  bw__bump(&b->stripes[si].requests, si);
+  if (b->kind == BW_BUDGET_RATIO) {
+    _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
+    bw__win_record(own, bw__bucket_of(b, own, bw_clock_now(b->clock)), si, 0);
+  }
+}
+
+void bw_budget_on_success(bw_budget_t *b) {
+  unsigned si;
+  if (BW__UNLIKELY(b == NULL)) return;
+  si = bw__stripe();
+  bw__bump(&b->stripes[si].successes, si);
+  if (b->kind == BW_BUDGET_TOKEN_BUCKET) bw__tokens_add(b, b->ratio_milli);
+}
+
+void bw_budget_on_failure(bw_budget_t *b) {
+  unsigned si;
+  if (BW__UNLIKELY(b == NULL)) return;
+  si = bw__stripe();
+  bw__bump(&b->stripes[si].failures, si);
+  if (b->kind == BW_BUDGET_TOKEN_BUCKET) bw__tokens_add(b, -BW__MILLI);
+}
+
+bool bw_budget_try_retry(bw_budget_t *b) {
+  unsigned si;
+  bool ok;
+  if (BW__UNLIKELY(b == NULL)) return false;
+  si = bw__stripe();
+  if (b->kind == BW_BUDGET_TOKEN_BUCKET) {
+    /* tokens > max / 2, in integers: for an odd max in thousandths this is
+     * the same as gRPC's tokens > max / 2 with integer division. */
+    ok = 2 * BW__LOAD(b->tokens) > b->max_milli;
+  } else {
+    /* One clock reading (one bucket) for the whole decision. The bound
+     * under races:
+     * between this thread's read of the window and its own count below,
+     * other threads may read the same count and be allowed too, so the
+     * retries in a window exceed the allowance by at most the number of
+     * threads inside try_retry at once (minus one). Reads never see more
+     * than was counted, so the allowance itself is never cut short. */
+    _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
+    int64_t cur = bw__bucket_of(b, own, bw_clock_now(b->clock));
+    uint64_t req, ret;
+    bw__win_read(b, cur, &req, &ret);
+    ok = bw__ratio_allows(b, req, ret);
+    if (ok) bw__win_record(own, cur, si, 1);
+  }
+  if (ok)
+    bw__bump(&b->stripes[si].allowed, si);
+  else
+    bw__bump(&b->stripes[si].denied, si);
+  return ok;
+}
+
+void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof(*out));
+  if (b == NULL) return;
+  for (unsigned i = 0; i < BW__STRIPES; i++) {
+    const bw__bstripe_t *s = &b->stripes[i];
+    out->requests += BW__LOAD(s->requests);
+    out->successes += BW__LOAD(s->successes);
+    out->failures += BW__LOAD(s->failures);
+    out->allowed += BW__LOAD(s->allowed);
+    out->denied += BW__LOAD(s->denied);
+  }
+  if (b->kind == BW_BUDGET_TOKEN_BUCKET)
+    out->tokens = (double)BW__LOAD(b->tokens) / BW__MILLI;
+  else
+    bw__win_read(b, bw__floor_div(bw_clock_now(b->clock), b->bucket_ns),
+                 &out->window_requests, &out->window_retries);
+}

@@ -1,0 +1,228 @@
+/* Rate limiter: GCRA over one atomic theoretical arrival time (TAT).
+ *
+ * GCRA in two lines: a call at `now` is admitted when TAT - now <= tau
+ * (tau = (burst - 1) * T), and then TAT = max(TAT, now) + T. A refusal
+ * writes nothing; an admission is one CAS.
+ *
+ * Time inside the limiter is kept in units of 1/16 ns counted from the
+ * clock reading at creation, as a 64-bit unsigned number that wraps; TAT
+ * and now are only ever compared through their difference read as signed,
+ * which is right while they are less than 2^63 units (18 years) apart.
+ * Why fractions of a ns: T = 1e9 / rate is rarely a whole number of ns, and
+ * rounding it to 1 ns would make 6e8/s run at 5e8/s; at 1/16 ns the error
+ * is at most 1/32 ns per slot. Why relative to creation: 16 units per ns of
+ * an absolute monotonic reading would wrap after 36 years of uptime anyway,
+ * but a relative origin makes every reading small and the arithmetic plain.
+ * docs/ratelimit.md has the user's view. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define BW__FRAC_BITS 4
+#define BW__UNITS_PER_NS (INT64_C(1) << BW__FRAC_BITS)
+#define BW__UNITS_PER_MS (BW__UNITS_PER_NS * BW_NS_PER_MS)
+#define BW__MIN_RATE 1e-6
+#define BW__MAX_RATE 1e9
+#define BW__MAX_REFILL_S 31536000.0 /* a year */
+/* A pacer's backlog saturates here (2^57 ns, 4.5 years): far inside the
+ * 2^63 units that signed differences can tell apart. */
+#define BW__MAX_AHEAD (INT64_C(1) << 61)
+
+#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+typedef struct bw__rstripe_s {
+  _Atomic uint64_t admitted;
+  _Atomic uint64_t limited;
+  _Atomic uint64_t reserved;
+  _Atomic uint64_t reserved_waiting;
+} BW__PAIR_ALIGNED bw__rstripe_t;
+
+struct bw_ratelimit_s {
+  /* Read-only after creation. */
+  int64_t t_units;   /* emission interval T */
+  int64_t tau_units; /* tolerance (burst - 1) * T */
+  int64_t origin_ns; /* clock reading at creation: unit 0 */
+  const bw_clock_t *clock;
+  char *name;
+
+  /* The one word every admission writes: its own pair of lines. */
+  BW__PAIR_ALIGNED _Atomic uint64_t tat;
+
+  bw__rstripe_t stripes[BW__STRIPES];
+};
+
+void bw_ratelimit_config_init(bw_ratelimit_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "ratelimit";
+  cfg->rate_per_sec = 100.0;
+  cfg->burst = 1;
+  cfg->clock = NULL;
+}
+
+int bw_ratelimit_config_validate(const bw_ratelimit_config_t *c,
+                                 bw_error_t *err) {
+  size_t len;
+  double refill;
+  if (c == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (c->name == NULL || c->name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  len = strlen(c->name);
+  if (len > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                         len);
+  if (!(c->rate_per_sec >= BW__MIN_RATE && c->rate_per_sec <= BW__MAX_RATE))
+    return bw__error_set(err, BW_E_INVAL, "rate_per_sec",
+                         "rate_per_sec must be in [1e-06, 1e9] (at least one "
+                         "call per 11.6 days; got %g)",
+                         c->rate_per_sec);
+  if (c->burst < 1)
+    return bw__error_set(err, BW_E_INVAL, "burst",
+                         "burst must be >= 1 (got %u)", c->burst);
+  refill = (double)c->burst / c->rate_per_sec;
+  if (refill > BW__MAX_REFILL_S)
+    return bw__error_set(err, BW_E_INVAL, "burst",
+                         "burst / rate_per_sec, the time to refill a whole "
+                         "burst, must be at most a year, 31536000 s (got %u / "
+                         "%g = %g s)",
+                         c->burst, c->rate_per_sec, refill);
+  if (c->clock != NULL && c->clock->now_ns == NULL)
+    return bw__error_set(err, BW_E_INVAL, "clock",
+                         "clock must be NULL (the default) or have a now_ns "
+                         "function");
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
+                                 bw_error_t *err) {
+  bw_ratelimit_t *rl;
+  if (bw_ratelimit_config_validate(cfg, err) != BW_OK) return NULL;
+  rl = bw__calloc_aligned(sizeof(*rl));
+  if (rl == NULL) goto nomem;
+  rl->name = bw__strdup(cfg->name);
+  if (rl->name == NULL) goto nomem;
+  /* T in units: 1.6e10 / rate, within [16, 1.6e16] for the valid rates; the
+   * tolerance stays below a year, 5e17 units. */
+  rl->t_units =
+      (int64_t)llround((double)BW__UNITS_PER_NS * 1e9 / cfg->rate_per_sec);
+  rl->tau_units = (int64_t)(cfg->burst - 1) * rl->t_units;
+  rl->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
+  rl->origin_ns = bw_clock_now(rl->clock);
+  /* TAT = now: the whole burst is available at once. */
+  atomic_init(&rl->tat, 0);
+  return rl;
+nomem:
+  if (rl != NULL) {
+    bw__free(rl->name);
+    bw__free_aligned(rl);
+  }
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating rate limiter '%s'",
+                cfg->name);
+  return NULL;
+}
+
+void bw_ratelimit_free(bw_ratelimit_t *rl) {
+  if (rl == NULL) return;
+  bw__free(rl->name);
+  bw__free_aligned(rl);
+}
+
+const char *bw_ratelimit_name(const bw_ratelimit_t *rl) {
+  return rl != NULL ? rl->name : "";
+}
+
+/* ---- GCRA ----------------------------------------------------------------
+ */
+
+/* Now in units since creation (mod 2^64: unsigned, so wrapping is defined).
+ */
+static inline uint64_t bw__units_now(const bw_ratelimit_t *rl) {
+  uint64_t d = (uint64_t)bw_clock_now(rl->clock) - (uint64_t)rl->origin_ns;
+  return d << BW__FRAC_BITS;
+}
+
+/* a - b read as a signed difference, without the implementation-defined
+ * conversion of a large unsigned value to int64_t. */
+static inline int64_t bw__sdiff(uint64_t a, uint64_t b) {
+  uint64_t d = a - b;
+  return d <= (uint64_t)INT64_MAX ? (int64_t)d : -(int64_t)(~d) - 1;
+}
+
+/* Units to ns, rounded up (u >= 0). */
+static inline int64_t bw__units_to_ns_ceil(int64_t u) {
+  return (u + BW__UNITS_PER_NS - 1) >> BW__FRAC_BITS;
+}
+
+int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms) {
+  uint64_t now, tat;
+  unsigned si;
+  if (BW__UNLIKELY(rl == NULL)) {
+    if (wait_ms != NULL) *wait_ms = 0;
+    return BW_E_INVAL;
+  }
+  now = bw__units_now(rl);
+  tat = BW__LOAD(rl->tat);
+  for (;;) {
+    /* How far the schedule runs ahead of now (negative: idle). */
+    int64_t ahead = bw__sdiff(tat, now);
+    if (ahead > rl->tau_units) {
+      /* Refused: admitted once now reaches TAT - tau. Nothing written. */
+      si = bw__stripe();
+      bw__bump(&rl->stripes[si].limited, si);
+      if (wait_ms != NULL)
+        *wait_ms =
+            (ahead - rl->tau_units + BW__UNITS_PER_MS - 1) / BW__UNITS_PER_MS;
+      return BW_E_FULL;
+    }
+    if (atomic_compare_exchange_weak_explicit(
+            &rl->tat, &tat, (ahead > 0 ? tat : now) + (uint64_t)rl->t_units,
+            memory_order_relaxed, memory_order_relaxed))
+      break;
+    /* Another thread moved TAT: decide again against its value (tat was
+     * reloaded by the failed CAS; `now` stays this call's one reading). */
+  }
+  si = bw__stripe();
+  bw__bump(&rl->stripes[si].admitted, si);
+  if (wait_ms != NULL) *wait_ms = 0;
+  return BW_OK;
+}
+
+int64_t bw_ratelimit_reserve_ns(bw_ratelimit_t *rl) {
+  uint64_t now, tat;
+  int64_t wait;
+  unsigned si;
+  if (BW__UNLIKELY(rl == NULL)) return BW_E_INVAL;
+  now = bw__units_now(rl);
+  tat = BW__LOAD(rl->tat);
+  for (;;) {
+    int64_t ahead = bw__sdiff(tat, now);
+    /* The slot is usable once now reaches TAT - tau, like an admission. */
+    wait = ahead > rl->tau_units ? ahead - rl->tau_units : 0;
+    if (BW__UNLIKELY(ahead > BW__MAX_AHEAD - rl->t_units)) break;
+    if (atomic_compare_exchange_weak_explicit(
+            &rl->tat, &tat, (ahead > 0 ? tat : now) + (uint64_t)rl->t_units,
+            memory_order_relaxed, memory_order_relaxed))
+      break;
+  }
+  si = bw__stripe();
+  bw__bump(&rl->stripes[si].reserved, si);
+  if (wait > 0) bw__bump(&rl->stripes[si].reserved_waiting, si);
+  return bw__units_to_ns_ceil(wait);
+}
+
+void bw_ratelimit_stats(const bw_ratelimit_t *rl, bw_ratelimit_stats_t *out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof(*out));
+  if (rl == NULL) return;
+  for (unsigned i = 0; i < BW__STRIPES; i++) {
+    const bw__rstripe_t *s = &rl->stripes[i];
+    out->admitted += BW__LOAD(s->admitted);
+    out->limited += BW__LOAD(s->limited);
+    out->reserved += BW__LOAD(s->reserved);
+    out->reserved_waiting += BW__LOAD(s->reserved_waiting);
+  }
+}
