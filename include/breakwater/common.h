@@ -41,7 +41,9 @@ extern "C" {
   XX(E_LIMIT, -7, "object limit reached and nothing can be evicted") \
   XX(E_IO, -8, "input/output error")                                 \
   XX(E_STALE, -9, "permit from an earlier state generation")         \
-  XX(E_RANGE, -10, "value out of range")
+  XX(E_RANGE, -10, "value out of range")                             \
+  XX(E_GAVE_UP, -11, "gave up: no more attempts")                    \
+  XX(E_DEADLINE, -12, "deadline exceeded or too little time left")
 
 typedef enum bw_status_e {
 #define BW__XX(name, value, msg) BW_##name = (value),

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds every fuzz harness under fuzz/ with clang's libFuzzer (plus ASan and
+# UBSan, any UB report fatal) and runs each for SECONDS (default 20).
+#
+#   scripts/fuzz.sh [SECONDS]
+#
+# Works from any directory. Each harness links only the core sources it
+# needs. The checked-in seeds (fuzz/corpus/NAME/) are read but never
+# written: new inputs go to the work corpus under $BW_FUZZ_DIR (default
+# build-fuzz/ at the root), so a second run continues where the first
+# stopped. A crash or a broken invariant leaves its input in
+# $BW_FUZZ_DIR/artifacts/ (rerun it with: $BW_FUZZ_DIR/fuzz_NAME FILE) and
+# makes the script exit non-zero after the remaining harnesses have run.
+# Prints the number of executions per harness.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=${1:-20}
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: $0 [SECONDS]   (a whole number of seconds >= 1, got '$seconds')" >&2
+  exit 2
+fi
+cc=${CC_FUZZ:-$(command -v clang-14 || command -v clang || true)}
+if [ -z "$cc" ]; then
+  echo "fuzz: clang not found (libFuzzer needs clang); set CC_FUZZ" >&2
+  exit 2
+fi
+out=${BW_FUZZ_DIR:-$root/build-fuzz}
+mkdir -p "$out/artifacts"
+
+# shellcheck disable=SC2054 # the commas are in -fsanitize=, not separators
+cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+  -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Wshadow
+  -Wstrict-prototypes -Wmissing-prototypes -Werror
+  -I"$root/include" -I"$root/src/core" -I"$root/fuzz")
+
+# name:core sources it links (space-separated, relative to the root)
+harnesses=(
+  "retry_after:src/core/http.c"
+  "grpc_pushback:src/core/http.c"
+  "deadline_header:src/core/deadline.c"
+)
+
+failed=()
+summary=()
+for h in "${harnesses[@]}"; do
+  name=${h%%:*}
+  read -r -a srcs <<<"${h#*:}"
+  bin="$out/fuzz_$name"
+  echo "==> fuzz_$name: build"
+  "$cc" "${cflags[@]}" "$root/fuzz/fuzz_$name.c" "${srcs[@]/#/$root/}" -o "$bin"
+
+  work="$out/corpus/$name"
+  mkdir -p "$work"
+  log="$out/fuzz_$name.log"
+  echo "==> fuzz_$name: run ${seconds}s"
+  rc=0
+  # The first corpus directory receives new inputs; the seeds are read only.
+  "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$out/artifacts/$name-" \
+    "$work" "$root/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  if [ "$rc" -ne 0 ]; then
+    tail -n 40 "$log" >&2
+    failed+=("$name")
+    summary+=("fuzz_$name: FAILED (exit $rc) after ${execs:-?} executions; log $log")
+  else
+    summary+=("fuzz_$name: ${execs:-?} executions in ${seconds}s, no crash")
+  fi
+done
+
+echo
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: ${#failed[@]} harness(es) failed: ${failed[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,812 @@
+/* Retry: a shared immutable policy and a value-type iterator that decides,
+ * after each attempt, whether and when to try again.
+ *
+ * Design:
+ * - The policy is read-only after creation except one counter (the number of
+ *   iterators begun with a configured seed), which sits on its own cache line
+ *   so that bumping it never invalidates the configuration other threads read.
+ * - bw_retry_next reads no clock, takes no lock and allocates nothing: time is
+ *   its argument, the backoff curve is precomputed into a table at creation
+ *   (so the no-jitter path costs a lookup, not a pow()), and the budget is
+ *   asked only when a retry is about to be scheduled.
+ * - Give-up checks run in one documented order (retry.h): the verdict, then
+ *   the attempt and elapsed caps, idempotency, the server's hint, whether the
+ *   delay ends in time, and the budget last, so that a retry refused for any
+ *   other reason never spends budget.
+ * - An iterator seeds its generator lazily, at its first draw (from the
+ *   configured seed and the policy's stream counter, or from the OS): most
+ *   logical calls succeed at once and never need it, and then begin touches
+ *   no shared cache line and reads no /dev/urandom. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* Durations in ms must fit in ns (with room for sums) without overflow. */
+#define BW__MAX_MS (INT64_MAX / BW_NS_PER_MS / 4)
+/* Entries of the precomputed backoff curve; past them the curve is either
+ * already at max_ms (it never decreases) or computed on the spot. */
+#define BW__TABLE 64u
+/* bw_retry_t.giveup once the verdict was OK: "done", which is no give-up. */
+#define BW__DONE UINT32_MAX
+/* Polly's DecorrelatedJitterBackoffV2 constants: P smooths the first delay;
+ * 1/1.4 scales the medians near base_ms, 2*base_ms, 4*base_ms ... */
+#define BW__DJ_P 4.0
+#define BW__DJ_SCALE (1.0 / 1.4)
+
+struct bw_retry_policy_s {
+  char *name;
+  uint32_t max_attempts; /* 0 = no cap */
+  bool stop_before;
+  bool idempotent;
+  bool honor_retry_after;
+  bw_backoff_t backoff;
+  bw_jitter_t jitter;
+  int64_t max_elapsed_ns; /* 0 = no limit */
+  int64_t base_ms;
+  int64_t min_ms;
+  int64_t max_ms;
+  int64_t jitter_ms;
+  double multiplier;
+  bw_budget_t *budget;
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
+  uint64_t seed;
+  uint32_t table_len;
+  bool table_capped;        /* the last table entry is max_ms */
+  int64_t table[BW__TABLE]; /* the clamped curve: table[n-1] for retry n */
+
+  /* The one written field: iterators begun so far (seeded policies). */
+  BW__PAIR_ALIGNED _Atomic uint64_t streams;
+};
+
+/* ---- names ---------------------------------------------------------------
+ */
+
+const char *bw_verdict_name(bw_verdict_t v) {
+  switch (v) {
+  case BW_VERDICT_OK:
+    return "ok";
+  case BW_VERDICT_TRANSIENT:
+    return "transient";
+  case BW_VERDICT_NOT_SENT:
+    return "not_sent";
+  case BW_VERDICT_PERMANENT:
+    return "permanent";
+  case BW_VERDICT_REJECTED:
+    return "rejected";
+  default:
+    return "unknown";
+  }
+}
+
+const char *bw_giveup_name(bw_giveup_t g) {
+  switch (g) {
+  case BW_GIVEUP_NONE:
+    return "none";
+  case BW_GIVEUP_EXHAUSTED:
+    return "exhausted";
+  case BW_GIVEUP_ELAPSED:
+    return "elapsed";
+  case BW_GIVEUP_PERMANENT:
+    return "permanent";
+  case BW_GIVEUP_REJECTED:
+    return "rejected";
+  case BW_GIVEUP_NOT_IDEMPOTENT:
+    return "not_idempotent";
+  case BW_GIVEUP_BUDGET:
+    return "budget";
+  case BW_GIVEUP_DEADLINE:
+    return "deadline";
+  case BW_GIVEUP_RETRY_AFTER_TOO_LONG:
+    return "retry_after_too_long";
+  case BW_GIVEUP_PUSHBACK:
+    return "pushback";
+  default:
+    return "unknown";
+  }
+}
+
+static const char *bw__backoff_name(bw_backoff_t b) {
+  switch (b) {
+  case BW_BACKOFF_CONSTANT:
+    return "constant";
+  case BW_BACKOFF_LINEAR:
+    return "linear";
+  case BW_BACKOFF_EXPONENTIAL:
+    return "exponential";
+  default:
+    return "unknown";
+  }
+}
+
+/* ---- configuration ---------------------------------------------------------
+ */
+
+void bw_retry_config_init(bw_retry_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "retry";
+  cfg->max_attempts = 3;
+  cfg->max_elapsed_ms = 0;
+  cfg->stop_before = false;
+  cfg->backoff = BW_BACKOFF_EXPONENTIAL;
+  cfg->base_ms = 200;
+  cfg->multiplier = 2.0;
+  cfg->min_ms = 0;
+  cfg->max_ms = 30000;
+  cfg->jitter = BW_JITTER_FULL;
+  cfg->jitter_ms = 1000;
+  cfg->idempotent = true;
+  cfg->honor_retry_after = true;
+  cfg->budget = NULL;
+  cfg->seed = 0;
+  cfg->sink = NULL;
+  cfg->wall_clock = NULL;
+}
+
+typedef struct bw__preset_s {
+  const char *name;
+  uint32_t max_attempts;
+  int64_t base_ms;
+  int64_t min_ms;
+  int64_t max_ms;
+  bw_jitter_t jitter;
+} bw__preset_t;
+
+/* All exponential x2 over the defaults. Seed 000 computes
+ * min(base * 2^k, 30 s) with full jitter for k = 0, 1, ...; seed 002 is
+ * tenacity's wait_exponential(multiplier, min, max), whose first wait is
+ * `multiplier` seconds; seed 004 is Polly v8's exponential backoff with
+ * UseJitter, i.e. DecorrelatedJitterBackoffV2, MaxRetryAttempts 2. */
+static const bw__preset_t bw__presets[] = {
+    {"seed000", 3, 1000, 0, 30000, BW_JITTER_FULL},
+    {"seed000.hotel_api", 3, 1000, 0, 30000, BW_JITTER_FULL},
+    {"seed000.payment_api", 2, 2000, 0, 30000, BW_JITTER_FULL},
+    {"seed000.search_agent", 4, 500, 0, 30000, BW_JITTER_FULL},
+    {"seed002", 3, 500, 500, 4000, BW_JITTER_NONE},
+    {"seed002.inner", 2, 300, 300, 2000, BW_JITTER_NONE},
+    {"seed004", 3, 200, 0, 1500, BW_JITTER_DECORRELATED},
+};
+
+int bw_retry_config_preset(bw_retry_config_t *cfg, const char *preset) {
+  size_t i;
+  if (cfg == NULL || preset == NULL) return BW_E_INVAL;
+  for (i = 0; i < sizeof(bw__presets) / sizeof(bw__presets[0]); i++) {
+    const bw__preset_t *s = &bw__presets[i];
+    if (strcmp(s->name, preset) != 0) continue;
+    bw_retry_config_init(cfg);
+    cfg->name = s->name; /* static: outlives any config */
+    cfg->max_attempts = s->max_attempts;
+    cfg->backoff = BW_BACKOFF_EXPONENTIAL;
+    cfg->multiplier = 2.0;
+    cfg->base_ms = s->base_ms;
+    cfg->min_ms = s->min_ms;
+    cfg->max_ms = s->max_ms;
+    cfg->jitter = s->jitter;
+    return BW_OK;
+  }
+  return BW_E_NOTFOUND; /* cfg untouched */
+}
+
+int bw_retry_config_validate(const bw_retry_config_t *c, bw_error_t *err) {
+  int64_t floor_ms;
+  if (c == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (c->name == NULL || c->name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  if (strlen(c->name) > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                         strlen(c->name));
+  if (c->max_elapsed_ms < 0 || c->max_elapsed_ms > BW__MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "max_elapsed_ms",
+                         "max_elapsed_ms must be 0 (no limit) or in 1..%lld "
+                         "(got %lld)",
+                         (long long)BW__MAX_MS, (long long)c->max_elapsed_ms);
+  if (c->max_attempts == 0 && c->max_elapsed_ms == 0)
+    return bw__error_set(err, BW_E_INVAL, "max_attempts",
+                         "max_attempts must be >= 1 unless max_elapsed_ms > 0 "
+                         "(got 0 with max_elapsed_ms 0: nothing would ever "
+                         "stop the retries)");
+  if (c->stop_before && c->max_elapsed_ms == 0)
+    return bw__error_set(err, BW_E_INVAL, "stop_before",
+                         "stop_before needs max_elapsed_ms > 0 (it refuses "
+                         "delays that would end past max_elapsed_ms)");
+  if ((unsigned)c->backoff > (unsigned)BW_BACKOFF_EXPONENTIAL)
+    return bw__error_set(err, BW_E_INVAL, "backoff",
+                         "backoff must be constant, linear or exponential "
+                         "(got %d)",
+                         (int)c->backoff);
+  if (c->base_ms < 1 || c->base_ms > BW__MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "base_ms",
+                         "base_ms must be in 1..%lld (got %lld)",
+                         (long long)BW__MAX_MS, (long long)c->base_ms);
+  if (!(c->multiplier >= 1.0) || !isfinite(c->multiplier))
+    return bw__error_set(err, BW_E_INVAL, "multiplier",
+                         "multiplier must be a finite number >= 1 (got %g)",
+                         c->multiplier);
+  if (c->min_ms < 0 || c->min_ms > BW__MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "min_ms",
+                         "min_ms must be in 0..%lld (got %lld)",
+                         (long long)BW__MAX_MS, (long long)c->min_ms);
+  floor_ms = c->base_ms > c->min_ms ? c->base_ms : c->min_ms;
+  if (c->max_ms < floor_ms || c->max_ms > BW__MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "max_ms",
+                         "max_ms must be >= max(base_ms, min_ms) = %lld and "
+                         "<= %lld (got %lld)",
+                         (long long)floor_ms, (long long)BW__MAX_MS,
+                         (long long)c->max_ms);
+  if ((unsigned)c->jitter > (unsigned)BW_JITTER_ADDITIVE)
+    return bw__error_set(err, BW_E_INVAL, "jitter",
+                         "jitter must be none, full, equal, decorrelated or "
+                         "additive (got %d)",
+                         (int)c->jitter);
+  if (c->jitter_ms < 0 || c->jitter_ms > BW__MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "jitter_ms",
+                         "jitter_ms must be in 0..%lld (got %lld)",
+                         (long long)BW__MAX_MS, (long long)c->jitter_ms);
+  if (c->jitter == BW_JITTER_DECORRELATED &&
+      c->backoff != BW_BACKOFF_EXPONENTIAL)
+    return bw__error_set(err, BW_E_INVAL, "jitter",
+                         "jitter decorrelated replaces an exponential curve: "
+                         "it needs backoff exponential (got %s)",
+                         bw__backoff_name(c->backoff));
+  /* The decorrelated curve doubles per retry by construction; accepting
+   * another multiplier would silently ignore it. */
+  if (c->jitter == BW_JITTER_DECORRELATED && c->multiplier != 2.0)
+    return bw__error_set(err, BW_E_INVAL, "multiplier",
+                         "multiplier must be 2 with jitter decorrelated (its "
+                         "curve doubles per retry; got %g)",
+                         c->multiplier);
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+/* ---- the backoff curve -----------------------------------------------------
+ */
+
+/* The n-th retry's delay before jitter, in [min_ms, max_ms]. Computed in
+ * double and compared with max_ms before converting, so growth can never
+ * overflow; rounded to the nearest ms. */
+static int64_t bw__curve_compute(const bw_retry_policy_t *p, uint32_t n) {
+  double raw, max = (double)p->max_ms;
+  int64_t d;
+  switch (p->backoff) {
+  case BW_BACKOFF_LINEAR:
+    raw = (double)p->base_ms * (double)n;
+    break;
+  case BW_BACKOFF_EXPONENTIAL:
+    raw = (double)p->base_ms * pow(p->multiplier, (double)n - 1.0);
+    break;
+  case BW_BACKOFF_CONSTANT:
+  default:
+    raw = (double)p->base_ms;
+    break;
+  }
+  if (!(raw < max)) return p->max_ms; /* NaN-proof: inf*0 cannot occur */
+  d = (int64_t)floor(raw + 0.5);
+  if (d > p->max_ms) d = p->max_ms;
+  return d < p->min_ms ? p->min_ms : d;
+}
+
+static inline int64_t bw__curve(const bw_retry_policy_t *p, uint32_t n) {
+  if (BW__LIKELY(n <= p->table_len)) return p->table[n - 1];
+  if (p->table_capped) return p->max_ms; /* the curve never decreases */
+  return bw__curve_compute(p, n);
+}
+
+/* Polly v8's DecorrelatedJitterBackoffV2 (the formula credited to George
+ * Polevoy): t = attempt + U[0,1), f(t) = 2^t * tanh(sqrt(P * t)); the delay is
+ * (f(t) - f(previous t)) / 1.4 * base_ms. Because t of retry n lies in
+ * [n-1, n) and f increases, each delay is positive, the sum of the first n
+ * delays grows like base_ms * 2^n / 1.4, and consecutive delays are not
+ * correlated the way "previous * 3" jitter is. *prev carries f between
+ * retries, uncapped (the cap applies to the delay only, as in Polly). */
+static int64_t bw__decorrelated(const bw_retry_policy_t *p, uint32_t n,
+                                bw_rand_t *rng, double *prev) {
+  double t = (double)(n - 1) + bw_rand_double(rng);
+  double next = exp2(t) * tanh(sqrt(BW__DJ_P * t));
+  double before = prev != NULL ? *prev : 0.0;
+  double v;
+  int64_t d;
+  if (prev != NULL) *prev = next;
+  if (!isfinite(next)) return p->max_ms; /* t >= 1024: past any cap */
+  v = (next - before) * BW__DJ_SCALE * (double)p->base_ms;
+  if (isnan(v)) return p->max_ms;
+  if (v >= (double)p->max_ms) return p->max_ms;
+  d = v > 0 ? (int64_t)floor(v + 0.5) : 0;
+  return d < p->min_ms ? p->min_ms : d;
+}
+
+/* The jittered delay of retry n (n >= 1). rng must be usable unless the
+ * jitter is NONE. */
+static int64_t bw__delay(const bw_retry_policy_t *p, uint32_t n, bw_rand_t *rng,
+                         double *dj_prev) {
+  int64_t d, v;
+  if (p->jitter == BW_JITTER_DECORRELATED)
+    return bw__decorrelated(p, n, rng, dj_prev);
+  d = bw__curve(p, n);
+  switch (p->jitter) {
+  case BW_JITTER_FULL:
+    /* Uniform in [min_ms, d] (tenacity's wait_random_exponential): drawing
+     * below min_ms and clamping would pile the draws up at min_ms. */
+    return bw_rand_range(rng, p->min_ms, d);
+  case BW_JITTER_EQUAL:
+    v = d / 2 < p->min_ms ? p->min_ms : d / 2;
+    return bw_rand_range(rng, v, d);
+  case BW_JITTER_ADDITIVE:
+    v = d + bw_rand_range(rng, 0, p->jitter_ms);
+    return v > p->max_ms ? p->max_ms : v;
+  case BW_JITTER_NONE:
+  default:
+    return d;
+  }
+}
+
+int64_t bw_retry_delay_ms(const bw_retry_policy_t *p, uint32_t n,
+                          bw_rand_t *rng, double *dj_prev) {
+  if (p == NULL || n == 0) return BW_E_INVAL;
+  if (rng == NULL && p->jitter != BW_JITTER_NONE) return BW_E_INVAL;
+  return bw__delay(p, n, rng, dj_prev);
+}
+
+/* ---- policy ----------------------------------------------------------------
+ */
+
+bw_retry_policy_t *bw_retry_policy_new(const bw_retry_config_t *cfg,
+                                       bw_error_t *err) {
+  bw_retry_policy_t *p;
+  uint32_t i;
+  if (bw_retry_config_validate(cfg, err) != BW_OK) return NULL;
+  p = bw__calloc_aligned(sizeof(*p));
+  if (p == NULL) goto nomem;
+  p->name = bw__strdup(cfg->name);
+  if (p->name == NULL) goto nomem;
+  p->max_attempts = cfg->max_attempts;
+  p->stop_before = cfg->stop_before;
+  p->idempotent = cfg->idempotent;
+  p->honor_retry_after = cfg->honor_retry_after;
+  p->backoff = cfg->backoff;
+  p->jitter = cfg->jitter;
+  p->max_elapsed_ns = cfg->max_elapsed_ms * BW_NS_PER_MS;
+  p->base_ms = cfg->base_ms;
+  p->min_ms = cfg->min_ms;
+  p->max_ms = cfg->max_ms;
+  p->jitter_ms = cfg->jitter_ms;
+  p->multiplier = cfg->multiplier;
+  p->budget = cfg->budget;
+  p->sink = cfg->sink;
+  p->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
+  p->seed = cfg->seed;
+  /* Only as many retries as can happen need a table entry. */
+  p->table_len = BW__TABLE;
+  if (p->max_attempts != 0 && p->max_attempts - 1 < p->table_len)
+    p->table_len = p->max_attempts - 1;
+  for (i = 0; i < p->table_len; i++) {
+    p->table[i] = bw__curve_compute(p, i + 1);
+    if (p->table[i] == p->max_ms) {
+      p->table_len = i + 1;
+      p->table_capped = true;
+      break;
+    }
+  }
+  atomic_init(&p->streams, 0);
+  bw__error_clear(err);
+  return p;
+nomem:
+  if (p != NULL) bw__free_aligned(p);
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating retry policy '%s'",
+                cfg->name);
+  return NULL;
+}
+
+void bw_retry_policy_free(bw_retry_policy_t *p) {
+  if (p == NULL) return;
+  bw__free(p->name);
+  bw__free_aligned(p);
+}
+
+const char *bw_retry_policy_name(const bw_retry_policy_t *p) {
+  return p != NULL ? p->name : NULL;
+}
+
+/* ---- the iterator ----------------------------------------------------------
+ */
+
+/* Murmur3's 64-bit finaliser: a bijection that spreads every input bit over
+ * the output, so nearby (seed, counter) pairs give unrelated streams. */
+static uint64_t bw__fmix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= UINT64_C(0xff51afd7ed558ccd);
+  x ^= x >> 33;
+  x *= UINT64_C(0xc4ceb9fe1a85ec53);
+  x ^= x >> 33;
+  return x;
+}
+
+/* Seeds an iterator's generator: from the policy's seed and its stream
+ * counter, or from the OS. */
+static void bw__seed(bw_retry_t *r) {
+  const bw_retry_policy_t *p = r->policy;
+  if (p->seed != 0) {
+    /* The policy is shared and const to its users; the stream counter is the
+     * one field that moves, and it is atomic. */
+    uint64_t k = atomic_fetch_add_explicit(&((bw_retry_policy_t *)p)->streams,
+                                           1, memory_order_relaxed);
+    bw_rand_seed(
+        &r->rng,
+        bw__fmix64(p->seed ^ bw__fmix64(k + UINT64_C(0x9e3779b97f4a7c15))));
+  } else {
+    bw_rand_seed(&r->rng, bw_rand_os_seed());
+  }
+}
+
+/* The iterator's generator, seeded at its first draw: most logical calls
+ * succeed at once and never draw, and then begin touches no shared cache
+ * line and reads no /dev/urandom. The all-zero state, which bw_rand_seed
+ * never produces, marks "not seeded yet". */
+static inline bw_rand_t *bw__rng(bw_retry_t *r) {
+  bw_rand_t *g = &r->rng;
+  if (BW__UNLIKELY((g->s[0] | g->s[1] | g->s[2] | g->s[3]) == 0)) bw__seed(r);
+  return g;
+}
+
+static void bw__begin(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns,
+                      bw_deadline_t d, bool report) {
+  memset(r, 0, sizeof(*r));
+  r->policy = p;
+  r->start_ns = now_ns;
+  r->deadline_ns = d.at_ns;
+  if (p != NULL && report && p->budget != NULL) bw_budget_on_request(p->budget);
+}
+
+void bw_retry_begin(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns) {
+  if (r == NULL) return;
+  bw__begin(r, p, now_ns, bw_deadline_current(), true);
+}
+
+void bw_retry_set_deadline(bw_retry_t *r, bw_deadline_t d) {
+  if (r == NULL) return;
+  if (d.at_ns < r->deadline_ns) r->deadline_ns = d.at_ns;
+}
+
+bw_giveup_t bw_retry_reason(const bw_retry_t *r) {
+  if (r == NULL || r->giveup == BW__DONE) return BW_GIVEUP_NONE;
+  return (bw_giveup_t)r->giveup;
+}
+
+uint32_t bw_retry_attempts(const bw_retry_t *r) {
+  return r != NULL ? r->attempts : 0;
+}
+
+static const char *bw__hex = "0123456789abcdef";
+
+void bw_uuidv7(int64_t unix_ms, bw_rand_t *rng, char out[37]) {
+  uint8_t b[16];
+  uint64_t ts, hi, lo;
+  int i, j;
+  if (out == NULL) return;
+  if (rng == NULL) {
+    out[0] = '\0';
+    return;
+  }
+  ts = unix_ms < 0 ? 0 : (uint64_t)unix_ms & UINT64_C(0xffffffffffff);
+  hi = bw_rand_next(rng);
+  lo = bw_rand_next(rng);
+  /* unix_ts_ms (48 bits, big-endian) | ver 0111 | rand_a (12) | var 10 |
+   * rand_b (62): RFC 9562 section 5.7. */
+  for (i = 0; i < 6; i++)
+    b[i] = (uint8_t)(ts >> (40 - 8 * i));
+  b[6] = (uint8_t)(0x70 | ((hi >> 60) & 0x0f));
+  b[7] = (uint8_t)(hi >> 52);
+  b[8] = (uint8_t)(0x80 | ((lo >> 58) & 0x3f));
+  for (i = 9; i < 16; i++)
+    b[i] = (uint8_t)(lo >> (8 * (15 - i)));
+  for (i = 0, j = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
+    out[j++] = bw__hex[b[i] >> 4];
+    out[j++] = bw__hex[b[i] & 0x0f];
+  }
+  out[j] = '\0';
+}
+
+const char *bw_retry_attach_key(bw_retry_t *r, int64_t unix_ms) {
+  if (r == NULL) return NULL;
+  /* One logical call, one key: every attempt must send the same one, so a
+   * second call returns the key already attached. */
+  if (!r->has_key) {
+    bw_uuidv7(unix_ms, bw__rng(r), r->idempotency_key);
+    r->has_key = true;
+  }
+  return r->idempotency_key;
+}
+
+/* ---- deciding --------------------------------------------------------------
+ */
+
+static void bw__emit_gave_up(const bw_retry_t *r, bw_verdict_t v, int64_t now,
+                             const char *reason) {
+  const bw_retry_policy_t *p = r->policy;
+  bw_field_t f[3];
+  f[0].key = "attempts";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = r->attempts;
+  f[1].key = "reason";
+  f[1].type = BW_FIELD_STR;
+  f[1].v.s = bw_giveup_name((bw_giveup_t)r->giveup);
+  f[2].key = "verdict";
+  f[2].type = BW_FIELD_STR;
+  f[2].v.s = bw_verdict_name(v);
+  bw__emit(p->sink, p->wall, now, BW_EV_RETRY_GAVE_UP, p->name, reason, f, 3,
+           NULL);
+}
+
+/* Milliseconds from a to b, rounded down, for messages. */
+static long long bw__ms(int64_t ns) {
+  return (long long)(ns / BW_NS_PER_MS);
+}
+
+/* Gives up with reason g (cold path: builds the event's reason text only
+ * when there is a sink to read it). `a` and `b` are reason-specific numbers
+ * (see the switch). */
+static int bw__give_up(bw_retry_t *r, bw_giveup_t g, bw_verdict_t v,
+                       int64_t now, int64_t a, int64_t b, int64_t *delay_ms) {
+  const bw_retry_policy_t *p = r->policy;
+  char reason[192];
+  r->giveup = (uint32_t)g;
+  *delay_ms = 0;
+  if (p->sink == NULL) return BW_RETRY_GIVE_UP;
+  switch (g) {
+  case BW_GIVEUP_EXHAUSTED:
+    snprintf(reason, sizeof(reason), "%u attempt%s made (max_attempts %u)",
+             r->attempts, r->attempts == 1 ? "" : "s", p->max_attempts);
+    break;
+  case BW_GIVEUP_ELAPSED:
+    if (b < 0) /* a: elapsed ns */
+      snprintf(reason, sizeof(reason),
+               "%lld ms elapsed since the first attempt (max_elapsed_ms %lld)",
+               bw__ms(a), bw__ms(p->max_elapsed_ns));
+    else /* a: elapsed ns, b: the delay in ms that would end too late */
+      snprintf(reason, sizeof(reason),
+               "a %lld ms delay after %lld ms would end at or past "
+               "max_elapsed_ms %lld (stop_before)",
+               (long long)b, bw__ms(a), bw__ms(p->max_elapsed_ns));
+    break;
+  case BW_GIVEUP_PERMANENT:
+    snprintf(reason, sizeof(reason),
+             "permanent failure: trying again cannot help");
+    break;
+  case BW_GIVEUP_REJECTED:
+    snprintf(reason, sizeof(reason),
+             "rejected by a breaker, bulkhead or limiter: never retried");
+    break;
+  case BW_GIVEUP_NOT_IDEMPOTENT:
+    snprintf(reason, sizeof(reason),
+             "transient failure of a non-idempotent call without an "
+             "idempotency key: the request may have taken effect");
+    break;
+  case BW_GIVEUP_BUDGET:
+    snprintf(reason, sizeof(reason), "retry budget '%s' denied a %lld ms retry",
+             bw_budget_name(p->budget), (long long)a);
+    break;
+  case BW_GIVEUP_DEADLINE:
+    if (a < 0) /* b: ns past the deadline */
+      snprintf(reason, sizeof(reason), "deadline passed %lld ms ago",
+               bw__ms(b));
+    else /* a: the delay in ms, b: ns left */
+      snprintf(reason, sizeof(reason),
+               "a %lld ms delay would end at or past the deadline (%lld ms "
+               "left)",
+               (long long)a, bw__ms(b));
+    break;
+  case BW_GIVEUP_RETRY_AFTER_TOO_LONG:
+    if (b < 0) /* a: the hint */
+      snprintf(reason, sizeof(reason),
+               "Retry-After %lld ms exceeds max_ms %lld", (long long)a,
+               (long long)p->max_ms);
+    else /* a: the hint, b: ns left */
+      snprintf(reason, sizeof(reason),
+               "Retry-After %lld ms would end at or past the deadline (%lld ms "
+               "left)",
+               (long long)a, bw__ms(b));
+    break;
+  case BW_GIVEUP_PUSHBACK:
+    snprintf(reason, sizeof(reason), "the server said not to retry");
+    break;
+  default:
+    reason[0] = '\0';
+    break;
+  }
+  bw__emit_gave_up(r, v, now, reason);
+  return BW_RETRY_GIVE_UP;
+}
+
+static void bw__emit_scheduled(const bw_retry_t *r, bw_verdict_t v,
+                               int64_t delay, int64_t hint, int64_t now) {
+  const bw_retry_policy_t *p = r->policy;
+  bw_field_t f[3];
+  char reason[160], of[32], why[48];
+  f[0].key = "attempt";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = r->attempts;
+  f[1].key = "delay_ms";
+  f[1].type = BW_FIELD_INT;
+  f[1].v.i = delay;
+  f[2].key = "verdict";
+  f[2].type = BW_FIELD_STR;
+  f[2].v.s = bw_verdict_name(v);
+  of[0] = '\0';
+  if (p->max_attempts != 0)
+    snprintf(of, sizeof(of), " of %u", p->max_attempts - 1);
+  why[0] = '\0';
+  if (hint >= 0)
+    snprintf(why, sizeof(why), " (Retry-After %lld ms)", (long long)hint);
+  snprintf(reason, sizeof(reason), "%s, retry %u%s in %lld ms%s",
+           v == BW_VERDICT_NOT_SENT ? "request not sent" : "transient failure",
+           r->attempts, of, (long long)delay, why);
+  bw__emit(p->sink, p->wall, now, BW_EV_RETRY_SCHEDULED, p->name, reason, f, 3,
+           NULL);
+}
+
+int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
+                  int64_t now_ns, int64_t *delay_ms) {
+  const bw_retry_policy_t *p;
+  int64_t elapsed, delay, hint;
+  if (BW__UNLIKELY(r == NULL || delay_ms == NULL || r->policy == NULL ||
+                   (unsigned)v > (unsigned)BW_VERDICT_REJECTED ||
+                   retry_after_ms < BW_RETRY_AFTER_NEVER))
+    return BW_E_INVAL;
+  p = r->policy;
+  *delay_ms = 0;
+  if (BW__UNLIKELY(r->giveup != BW_GIVEUP_NONE))
+    return r->giveup == BW__DONE ? BW_RETRY_DONE : BW_RETRY_GIVE_UP;
+  if (r->attempts != UINT32_MAX) r->attempts++;
+
+  /* 1. The verdict. Only attempts that say something about the dependency's
+   * health reach the budget: a permanent failure is the caller's problem and
+   * a rejection never reached the dependency. */
+  switch (v) {
+  case BW_VERDICT_OK:
+    if (p->budget != NULL) bw_budget_on_success(p->budget);
+    r->giveup = BW__DONE;
+    return BW_RETRY_DONE;
+  case BW_VERDICT_PERMANENT:
+    return bw__give_up(r, BW_GIVEUP_PERMANENT, v, now_ns, 0, 0, delay_ms);
+  case BW_VERDICT_REJECTED:
+    return bw__give_up(r, BW_GIVEUP_REJECTED, v, now_ns, 0, 0, delay_ms);
+  default:
+    if (p->budget != NULL) bw_budget_on_failure(p->budget);
+    break;
+  }
+
+  /* 2. The caps. */
+  if (p->max_attempts != 0 && r->attempts >= p->max_attempts)
+    return bw__give_up(r, BW_GIVEUP_EXHAUSTED, v, now_ns, 0, 0, delay_ms);
+  elapsed = now_ns > r->start_ns ? now_ns - r->start_ns : 0;
+  if (p->max_elapsed_ns != 0 && elapsed >= p->max_elapsed_ns)
+    return bw__give_up(r, BW_GIVEUP_ELAPSED, v, now_ns, elapsed, -1, delay_ms);
+
+  /* 3. Idempotency: a transient failure may have taken effect. */
+  if (v == BW_VERDICT_TRANSIENT && !p->idempotent && !r->has_key)
+    return bw__give_up(r, BW_GIVEUP_NOT_IDEMPOTENT, v, now_ns, 0, 0, delay_ms);
+
+  /* 4. The server's word. NEVER is obeyed even when hints are not honoured:
+   * it is a refusal, not a schedule. */
+  hint = retry_after_ms;
+  if (hint == BW_RETRY_AFTER_NEVER)
+    return bw__give_up(r, BW_GIVEUP_PUSHBACK, v, now_ns, 0, 0, delay_ms);
+  if (!p->honor_retry_after) hint = BW_RETRY_AFTER_NONE;
+  if (hint >= 0) {
+    if (hint > p->max_ms)
+      return bw__give_up(r, BW_GIVEUP_RETRY_AFTER_TOO_LONG, v, now_ns, hint, -1,
+                         delay_ms);
+    /* Only a deadline still ahead can be overrun by the hint; one already
+     * passed is the deadline's doing (step 5), whatever the hint. */
+    if (r->deadline_ns != BW_DEADLINE_NONE_NS && now_ns < r->deadline_ns &&
+        hint * BW_NS_PER_MS >= r->deadline_ns - now_ns)
+      return bw__give_up(r, BW_GIVEUP_RETRY_AFTER_TOO_LONG, v, now_ns, hint,
+                         r->deadline_ns - now_ns, delay_ms);
+  }
+
+  /* 5. The delay, which must end in time: the next attempt starts strictly
+   * before max_elapsed_ms (stop_before) and before the deadline. */
+  delay = p->jitter == BW_JITTER_NONE
+              ? bw__curve(p, r->attempts)
+              : bw__delay(p, r->attempts, bw__rng(r), &r->dj_prev);
+  if (hint > delay) delay = hint;
+  if (p->stop_before && delay * BW_NS_PER_MS >= p->max_elapsed_ns - elapsed)
+    return bw__give_up(r, BW_GIVEUP_ELAPSED, v, now_ns, elapsed, delay,
+                       delay_ms);
+  if (r->deadline_ns != BW_DEADLINE_NONE_NS) {
+    if (now_ns >= r->deadline_ns)
+      return bw__give_up(r, BW_GIVEUP_DEADLINE, v, now_ns, -1,
+                         now_ns - r->deadline_ns, delay_ms);
+    if (delay * BW_NS_PER_MS >= r->deadline_ns - now_ns)
+      return bw__give_up(r, BW_GIVEUP_DEADLINE, v, now_ns, delay,
+                         r->deadline_ns - now_ns, delay_ms);
+  }
+
+  /* 6. The budget, last: only a retry that will happen may spend it. */
+  if (p->budget != NULL && !bw_budget_try_retry(p->budget))
+    return bw__give_up(r, BW_GIVEUP_BUDGET, v, now_ns, delay, 0, delay_ms);
+
+  *delay_ms = delay;
+  if (p->sink != NULL) bw__emit_scheduled(r, v, delay, hint, now_ns);
+  return BW_RETRY;
+}
+
+/* ---- blocking convenience --------------------------------------------------
+ */
+
+static void bw__nanosleep(void *userdata, int64_t ms) {
+  struct timespec ts, rem;
+  (void)userdata;
+  if (ms <= 0) return;
+  ts.tv_sec = (time_t)(ms / 1000);
+  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+  /* A signal cuts the sleep short; sleep the rest. */
+  while (nanosleep(&ts, &rem) != 0 && errno == EINTR)
+    ts = rem;
+}
+
+static int bw__call_gave_up(bw_retry_t *r, bw_verdict_t last,
+                            const bw_retry_call_opts_t *o,
+                            bw_giveup_t *reason) {
+  bw_giveup_t g = bw_retry_reason(r);
+  if (o != NULL && o->fallback != NULL)
+    o->fallback(o->fallback_userdata, g, last);
+  if (reason != NULL) *reason = g;
+  return BW_E_GAVE_UP;
+}
+
+int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn, void *userdata,
+                  const bw_retry_call_opts_t *opts, bw_giveup_t *reason) {
+  const bw_clock_t *clock;
+  bw_sleep_fn sleep_fn;
+  void *sleep_ud;
+  bw_retry_t r;
+  bw_verdict_t last = BW_VERDICT_NOT_SENT;
+  bw_deadline_t d;
+  int64_t now, delay;
+  if (p == NULL || fn == NULL) return BW_E_INVAL;
+  clock =
+      opts != NULL && opts->clock != NULL ? opts->clock : bw_clock_monotonic();
+  sleep_fn = opts != NULL && opts->sleep != NULL ? opts->sleep : bw__nanosleep;
+  sleep_ud = opts != NULL && opts->sleep != NULL ? opts->sleep_userdata : NULL;
+  now = bw_clock_now(clock);
+  d = bw_deadline_current();
+  if (d.at_ns != BW_DEADLINE_NONE_NS && now >= d.at_ns) {
+    /* Nobody is waiting for the answer: send nothing, and do not count a
+     * request the dependency never saw against the budget. */
+    bw__begin(&r, p, now, d, false);
+    bw__give_up(&r, BW_GIVEUP_DEADLINE, last, now, -1, now - d.at_ns, &delay);
+    return bw__call_gave_up(&r, last, opts, reason);
+  }
+  bw__begin(&r, p, now, d, true);
+  for (;;) {
+    int64_t hint = BW_RETRY_AFTER_NONE;
+    int rc;
+    last = fn(userdata, r.attempts + 1, &hint);
+    now = bw_clock_now(clock);
+    rc = bw_retry_next(&r, last, hint, now, &delay);
+    if (rc == BW_RETRY_DONE) {
+      if (reason != NULL) *reason = BW_GIVEUP_NONE;
+      return BW_OK;
+    }
+    if (rc == BW_RETRY_GIVE_UP) return bw__call_gave_up(&r, last, opts, reason);
+    if (rc != BW_RETRY) return rc; /* fn returned a bad verdict or hint */
+    sleep_fn(sleep_ud, delay);
+    now = bw_clock_now(clock);
+    /* A sleep that overslept past the deadline must not start an attempt
+     * whose answer nobody waits for. */
+    if (r.deadline_ns != BW_DEADLINE_NONE_NS && now >= r.deadline_ns) {
+      bw__give_up(&r, BW_GIVEUP_DEADLINE, last, now, -1, now - r.deadline_ns,
+                  &delay);
+      return bw__call_gave_up(&r, last, opts, reason);
+    }
+  }
+}
