@@ -852,10 +852,24 @@ static void bw__closed_record(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
     if (BW__UNLIKELY(last != cur)) {
       /* First outcome of this stripe in a new bucket. After a gap of a whole
        * window, wipe the stripe so no bucket older than the window survives
-       * (a 32-bit epoch could otherwise alias after 2^32 buckets). */
+       * (a 32-bit epoch could otherwise alias after 2^32 buckets). An owned
+       * stripe has no other writer: plain stores. A shared stripe may have a
+       * concurrent writer already counting in the current bucket: there only
+       * words of other epochs are cleared, each by CAS (an alias of exactly
+       * 2^32 buckets survives there; accepted). */
       if (cur - last >= (int64_t)b->buckets)
-        for (size_t k = 1; k < b->tw_stride; k++)
-          atomic_store_explicit(&stripe[k], 0, memory_order_relaxed);
+        for (size_t k = 1; k < b->tw_stride; k++) {
+          uint64_t v = BW__LOAD(stripe[k]);
+          if (si < BW__EXCL_STRIPES) {
+            atomic_store_explicit(&stripe[k], 0, memory_order_relaxed);
+            continue;
+          }
+          while ((uint32_t)(v >> 32) != epoch && v != 0 &&
+                 !atomic_compare_exchange_weak_explicit(&stripe[k], &v, 0,
+                                                        memory_order_relaxed,
+                                                        memory_order_relaxed)) {
+          }
+        }
       atomic_store_explicit(&stripe[0], (uint64_t)cur, memory_order_relaxed);
     }
     bw__tw_bump(&base[0], epoch, si);
