@@ -3,7 +3,7 @@
 # Idempotent: a second run installs nothing and touches no package list.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libcmocka-dev clang clang-format cppcheck git)
+packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev clang-format cppcheck git)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

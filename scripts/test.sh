@@ -4,9 +4,10 @@
 #   2. every test, plain;
 #   3. every test under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   4. the concurrency tests under ThreadSanitizer;
-#   5. install, then build and run an example against the installed copy
+#   5. the parsers fuzzed briefly (libFuzzer);
+#   6. install, then build and run an example against the installed copy
 #      through pkg-config and through find_package(breakwater);
-#   6. the examples and benchmarks run once, quickly (they must not crash).
+#   7. the examples and benchmarks run once, quickly (they must not crash).
 # Stops at the first failure with a non-zero exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,9 @@ cmake --build build-tsan -j"$jobs"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --output-on-failure -L concurrency)
 
+step "fuzz the parsers (libFuzzer, 10 s each)"
+BW_FUZZ_DIR="$root/build-fuzz" bash scripts/fuzz.sh 10
+
 step "install, then build against the installed copy"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
@@ -66,7 +70,9 @@ readelf -d "$libdir"/libbreakwater.so | grep -q 'SONAME.*libbreakwater.so.0.1' \
 step "examples and benchmarks run"
 ./build-test/examples/breaker_flaky --virtual | tail -n 1
 ./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
-echo "bench_breaker ran"
+./build-test/bench/bench_retry --n 200000 --reps 1 >/dev/null
+./build-test/bench/bench_contention --runs 2 >/dev/null
+echo "bench_breaker, bench_retry, bench_contention ran"
 
 echo
 echo "ALL CHECKS PASSED"

@@ -1,0 +1,304 @@
+/* bench_retry — ns per bw_retry_next (each jitter kind), per retry-budget
+ * check, per rate-limiter admit; allocations during the timed loops; and, with
+ * --peers, retry wrappers of other libraries around a no-op that succeeds
+ * (cockatiel, tenacity, backoff: bench/peers/run.sh --only retry).
+ *
+ *   build/bench/bench_retry [--n N] [--reps R] [--peers] [--quick]
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "breakwater/breakwater.h"
+
+#ifndef BW_SOURCE_DIR
+#define BW_SOURCE_DIR "."
+#endif
+
+static long long g_n = 20000000;
+static int g_reps = 5;
+static volatile int64_t g_sink;
+
+static atomic_ullong g_allocs;
+static void *count_malloc(size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return malloc(n);
+}
+static void *count_realloc(void *p, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return realloc(p, n);
+}
+static void *count_calloc(size_t c, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return calloc(c, n);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs fn(arg) g_reps times; returns the median ns/op, *best the fastest. */
+typedef double (*bench_fn)(void *arg);
+static double measure(bench_fn fn, void *arg, double *best,
+                      unsigned long long *allocs) {
+  double runs[16];
+  for (int r = 0; r < g_reps; r++) {
+    unsigned long long before = atomic_load(&g_allocs);
+    runs[r] = fn(arg);
+    *allocs += atomic_load(&g_allocs) - before;
+  }
+  qsort(runs, (size_t)g_reps, sizeof(double), cmp_double);
+  *best = runs[0];
+  return runs[g_reps / 2];
+}
+
+static bw_retry_policy_t *policy(bw_jitter_t j, bw_budget_t *budget) {
+  bw_retry_config_t cfg;
+  bw_error_t err;
+  bw_retry_policy_t *p;
+  bw_retry_config_init(&cfg);
+  cfg.max_attempts = 0;
+  cfg.max_elapsed_ms = 1000LL * 1000 * 1000 * 1000; /* never in the loop */
+  cfg.jitter = j;
+  cfg.seed = 42;
+  cfg.budget = budget;
+  p = bw_retry_policy_new(&cfg, &err);
+  if (p == NULL) {
+    fprintf(stderr, "bench_retry: %s\n", err.message);
+    exit(1);
+  }
+  return p;
+}
+
+/* bw_retry_next after a transient failure: the decision and the delay. The
+ * iterator is restarted every 8 retries so delays stay on the curve. */
+static double b_next(void *arg) {
+  const bw_retry_policy_t *p = arg;
+  bw_retry_t r;
+  int64_t delay = 0, now = 0;
+  double t;
+  bw_retry_begin(&r, p, now);
+  t = now_s();
+  for (long long i = 0; i < g_n; i++) {
+    if ((i & 7) == 7) bw_retry_begin(&r, p, now);
+    bw_retry_next(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now, &delay);
+    g_sink += delay;
+  }
+  return (now_s() - t) * 1e9 / (double)g_n;
+}
+
+/* What a peer's "retry around a no-op that succeeds" costs us: begin, then
+ * next(OK). */
+static double b_wrap_success(void *arg) {
+  const bw_retry_policy_t *p = arg;
+  bw_retry_t r;
+  int64_t delay = 0;
+  double t = now_s();
+  for (long long i = 0; i < g_n; i++) {
+    bw_retry_begin(&r, p, 0);
+    g_sink += bw_retry_next(&r, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, 0, &delay);
+  }
+  return (now_s() - t) * 1e9 / (double)g_n;
+}
+
+static double b_budget_try(void *arg) {
+  bw_budget_t *b = arg;
+  double t = now_s();
+  for (long long i = 0; i < g_n; i++)
+    g_sink += bw_budget_try_retry(b);
+  return (now_s() - t) * 1e9 / (double)g_n;
+}
+
+static double b_budget_request(void *arg) {
+  bw_budget_t *b = arg;
+  double t = now_s();
+  for (long long i = 0; i < g_n; i++)
+    bw_budget_on_request(b);
+  return (now_s() - t) * 1e9 / (double)g_n;
+}
+
+static double b_ratelimit(void *arg) {
+  bw_ratelimit_t *rl = arg;
+  int64_t wait = 0;
+  double t = now_s();
+  for (long long i = 0; i < g_n; i++) {
+    g_sink += bw_ratelimit_try_acquire(rl, &wait);
+  }
+  return (now_s() - t) * 1e9 / (double)g_n;
+}
+
+static bw_budget_t *budget(bw_budget_kind_t kind, const bw_clock_t *clock) {
+  bw_budget_config_t cfg;
+  bw_error_t err;
+  bw_budget_t *b;
+  bw_budget_config_init(&cfg);
+  cfg.kind = kind;
+  cfg.clock = clock;
+  b = bw_budget_new(&cfg, &err);
+  if (b == NULL) {
+    fprintf(stderr, "bench_retry: %s\n", err.message);
+    exit(1);
+  }
+  return b;
+}
+
+static bw_ratelimit_t *limiter(const bw_clock_t *clock) {
+  bw_ratelimit_config_t cfg;
+  bw_error_t err;
+  bw_ratelimit_t *rl;
+  bw_ratelimit_config_init(&cfg);
+  cfg.rate_per_sec = 1e9; /* always admits: measures the decision */
+  cfg.burst = 1000000;
+  cfg.clock = clock;
+  rl = bw_ratelimit_new(&cfg, &err);
+  if (rl == NULL) {
+    fprintf(stderr, "bench_retry: %s\n", err.message);
+    exit(1);
+  }
+  return rl;
+}
+
+static void run_peers(double ours, int quick) {
+  char cmd[1024], line[512];
+  FILE *fp;
+  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only retry%s",
+           BW_SOURCE_DIR, quick ? " --quick" : "");
+  fflush(stdout);
+  fp = popen(cmd, "r");
+  if (fp == NULL) {
+    fprintf(stderr, "bench_retry: cannot run %s\n", cmd);
+    return;
+  }
+  printf("\n## Peers: a retry wrapper around a no-op that succeeds\n\n");
+  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
+  printf("| breakwater (begin + next(OK), full jitter) | %.1f | 1 |\n", ours);
+  while (fgets(line, sizeof(line), fp) != NULL) {
+    char name[128];
+    double ns;
+    long long n;
+    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
+      printf("| %s (n=%lld) | %.1f | %.0f |\n", name, n, ns, ns / ours);
+  }
+  if (pclose(fp) != 0) fprintf(stderr, "bench_retry: peers script failed\n");
+}
+
+int main(int argc, char **argv) {
+  int peers = 0, quick = 0;
+  unsigned long long allocs = 0;
+  double med, best, wrap_ns = 0;
+  char date[32];
+  time_t tt = time(NULL);
+  static const struct {
+    const char *label;
+    bw_jitter_t j;
+  } kinds[] = {{"none", BW_JITTER_NONE},
+               {"full", BW_JITTER_FULL},
+               {"equal", BW_JITTER_EQUAL},
+               {"decorrelated", BW_JITTER_DECORRELATED},
+               {"additive", BW_JITTER_ADDITIVE}};
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
+      g_n = atoll(argv[++i]);
+      if (g_n < 1000) {
+        fprintf(stderr, "bench_retry: --n must be >= 1000\n");
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      g_reps = atoi(argv[++i]);
+      if (g_reps < 1 || g_reps > 15) {
+        fprintf(stderr, "bench_retry: --reps must be in 1..15\n");
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--peers") == 0) {
+      peers = 1;
+    } else if (strcmp(argv[i], "--quick") == 0) {
+      quick = 1;
+      g_n = 2000000;
+      g_reps = 3;
+    } else {
+      fprintf(stderr,
+              "bench_retry: unknown flag '%s' (flags: --n N, --reps R, "
+              "--peers, --quick)\n",
+              argv[i]);
+      return 2;
+    }
+  }
+  bw_replace_allocator(count_malloc, count_realloc, count_calloc, free);
+  strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&tt));
+  printf("# bench_retry  %s  breakwater %s  n=%lld reps=%d\n\n", date,
+         bw_version(), g_n, g_reps);
+  printf("ns per operation, median (best) of the runs.\n\n");
+  printf("| operation | ns/op |\n|---|---:|\n");
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    bw_retry_policy_t *p = policy(kinds[k].j, NULL);
+    med = measure(b_next, p, &best, &allocs);
+    printf("| bw_retry_next, transient, jitter %s | %.2f (%.2f) |\n",
+           kinds[k].label, med, best);
+    if (kinds[k].j == BW_JITTER_FULL) {
+      wrap_ns = measure(b_wrap_success, p, &best, &allocs);
+      printf(
+          "| bw_retry_begin + bw_retry_next(OK), jitter full | %.2f (%.2f) "
+          "|\n",
+          wrap_ns, best);
+    }
+    bw_retry_policy_free(p);
+  }
+  {
+    bw_budget_t *tb = budget(BW_BUDGET_TOKEN_BUCKET, NULL);
+    bw_retry_policy_t *p = policy(BW_JITTER_FULL, tb);
+    med = measure(b_next, p, &best, &allocs);
+    printf(
+        "| bw_retry_next, transient, full jitter, token budget | %.2f "
+        "(%.2f) |\n",
+        med, best);
+    med = measure(b_budget_try, tb, &best, &allocs);
+    printf(
+        "| budget check: bw_budget_try_retry, token bucket | %.2f (%.2f) "
+        "|\n",
+        med, best);
+    bw_retry_policy_free(p);
+    bw_budget_free(tb);
+  }
+  {
+    bw_budget_t *rb = budget(BW_BUDGET_RATIO, bw_clock_monotonic_coarse());
+    med = measure(b_budget_request, rb, &best, &allocs);
+    printf(
+        "| budget: bw_budget_on_request, ratio (coarse clock) | %.2f "
+        "(%.2f) |\n",
+        med, best);
+    med = measure(b_budget_try, rb, &best, &allocs);
+    printf(
+        "| budget check: bw_budget_try_retry, ratio (coarse clock) | %.2f "
+        "(%.2f) |\n",
+        med, best);
+    bw_budget_free(rb);
+  }
+  {
+    bw_ratelimit_t *rl = limiter(bw_clock_monotonic_coarse());
+    med = measure(b_ratelimit, rl, &best, &allocs);
+    printf(
+        "| rate limiter admit: try_acquire (coarse clock) | %.2f (%.2f) "
+        "|\n",
+        med, best);
+    bw_ratelimit_free(rl);
+    rl = limiter(bw_clock_monotonic());
+    med = measure(b_ratelimit, rl, &best, &allocs);
+    printf(
+        "| rate limiter admit: try_acquire (monotonic clock) | %.2f (%.2f) "
+        "|\n",
+        med, best);
+    bw_ratelimit_free(rl);
+  }
+  printf("\nallocations during the timed loops: %llu\n", allocs);
+  if (peers) run_peers(wrap_ns, quick);
+  return 0;
+}
