@@ -44,17 +44,42 @@ double bw_rand_double(bw_rand_t *r) {
 }
 
 int64_t bw_rand_range(bw_rand_t *r, int64_t lo, int64_t hi) {
-  uint64_t span, threshold, x;
+  uint64_t span;
   if (hi <= lo) return lo;
   span = (uint64_t)hi - (uint64_t)lo + 1; /* 0 means the full 2^64 range */
   if (span == 0) return (int64_t)bw_rand_next(r);
-  /* Rejection sampling: values below 2^64 mod span would be over-represented
-   * by the modulo, so they are drawn again. */
-  threshold = (0 - span) % span;
-  do {
-    x = bw_rand_next(r);
-  } while (x < threshold);
-  return (int64_t)((uint64_t)lo + x % span);
+#if defined(__SIZEOF_INT128__)
+  {
+    /* Multiply-and-shift (Lemire, "Fast random integer generation in an
+     * interval", 2019): the high 64 bits of x * span are uniform in
+     * [0, span) once the few low products below 2^64 mod span are drawn
+     * again. The division that finds that threshold runs only when a low
+     * product is small enough to need the test: almost never. */
+    __extension__ typedef unsigned __int128 bw__u128;
+    uint64_t x = bw_rand_next(r);
+    bw__u128 m = (bw__u128)x * span;
+    uint64_t low = (uint64_t)m;
+    if (BW__UNLIKELY(low < span)) {
+      uint64_t threshold = (0 - span) % span;
+      while (low < threshold) {
+        x = bw_rand_next(r);
+        m = (bw__u128)x * span;
+        low = (uint64_t)m;
+      }
+    }
+    return (int64_t)((uint64_t)lo + (uint64_t)(m >> 64));
+  }
+#else
+  {
+    /* Rejection sampling: values below 2^64 mod span would be
+     * over-represented by the modulo, so they are drawn again. */
+    uint64_t threshold = (0 - span) % span, x;
+    do {
+      x = bw_rand_next(r);
+    } while (x < threshold);
+    return (int64_t)((uint64_t)lo + x % span);
+  }
+#endif
 }
 
 void bw_rand_split(bw_rand_t *parent, bw_rand_t *child) {
