@@ -11,6 +11,8 @@
  *   004 — Polly v8: MaxRetryAttempts 2, Delay 200 ms, exponential with
  *         UseJitter (DecorrelatedJitterBackoffV2), MaxDelay 1.5 s. */
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bw_test.h"
 #include "oom.h"
@@ -2006,6 +2008,58 @@ static void call_with_the_default_sleep_waits_at_least_the_delay(void **state) {
   bw_clock_free(clock);
 }
 
+/* Unseeded policies draw from a per-thread generator; a forked child must
+ * not inherit its stream, or pre-fork workers would retry in lock-step. */
+static void a_forked_child_does_not_share_the_parents_jitter(void **state) {
+  bw_retry_config_t c;
+  bw_retry_policy_t *p;
+  int64_t mine[8], theirs[8];
+  int fds[2], status = 0;
+  pid_t pid;
+  (void)state;
+  bw_retry_config_init(&c);
+  c.max_attempts = 10;
+  c.base_ms = 1000;
+  c.max_ms = 1000000;
+  c.jitter = BW_JITTER_FULL;
+  c.seed = 0;
+  p = policy(&c);
+  {
+    /* Draw once so this thread's generator exists before the fork. */
+    bw_retry_t r;
+    int64_t d;
+    bw_retry_begin(&r, p, 0);
+    assert_int_equal(
+        bw_retry_next(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, 0, &d),
+        BW_RETRY);
+  }
+  assert_int_equal(pipe(fds), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0 || pid > 0) {
+    bw_retry_t r;
+    bw_retry_begin(&r, p, 0);
+    for (int i = 0; i < 8; i++)
+      if (bw_retry_next(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, 0,
+                        &mine[i]) != BW_RETRY)
+        mine[i] = -1;
+  }
+  if (pid == 0) {
+    ssize_t w = write(fds[1], mine, sizeof(mine));
+    _exit(w == (ssize_t)sizeof(mine) ? 0 : 1);
+  }
+  assert_int_equal(read(fds[0], theirs, sizeof(theirs)),
+                   (ssize_t)sizeof(theirs));
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  close(fds[0]);
+  close(fds[1]);
+  /* Eight draws from ranges up to a million ms: equal only if the streams
+   * are the same. */
+  assert_true(memcmp(mine, theirs, sizeof(mine)) != 0);
+  bw_retry_policy_free(p);
+}
+
 /* ==== memory ================================================================
  */
 
@@ -2134,6 +2188,7 @@ int main(void) {
       T(call_never_starts_an_attempt_after_the_deadline),
       T(call_refuses_bad_arguments_and_bad_verdicts),
       T(call_with_the_default_sleep_waits_at_least_the_delay),
+      T(a_forked_child_does_not_share_the_parents_jitter),
       T(policy_new_survives_every_allocation_failure),
       T(deciding_never_allocates),
   };

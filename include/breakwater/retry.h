@@ -151,8 +151,12 @@ typedef struct bw_retry_config_s {
                                    BW_RETRY_AFTER_NEVER still gives up
                                    (pushback): the server forbade it */
   bw_budget_t *budget;          /* optional, shared; not owned */
-  uint64_t seed;                /* jitter seed; 0 = a fresh OS seed per
-                                   iterator. Iterators derive their stream from
+  uint64_t seed;                /* jitter seed; 0 = unpredictable: each
+                                   iterator is seeded from a per-thread
+                                   generator that is seeded from the OS once
+                                   per thread and again after a fork (so
+                                   pre-fork workers never share streams).
+                                   With a seed, iterators derive their stream from
                                    the seed and a per-policy counter, so two
                                    iterators never move in lock-step, yet a
                                    program whose iterators first draw in the

@@ -19,6 +19,7 @@
  *   no shared cache line and reads no /dev/urandom. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -430,6 +431,37 @@ static uint64_t bw__fmix64(uint64_t x) {
 
 /* Seeds an iterator's generator: from the policy's seed and its stream
  * counter, or from the OS. */
+/* Unseeded policies draw each iterator's seed from a per-thread generator
+ * seeded once from the OS: reading /dev/urandom for every failing call would
+ * cost three system calls. A fork copies that generator, and pre-fork
+ * workers that retried in lock-step would defeat jitter, so a fork handler
+ * bumps a generation that makes every thread reseed. */
+static _Thread_local bw_rand_t bw__thread_rng;
+static _Thread_local unsigned bw__thread_rng_gen = 0; /* 0: never seeded */
+static atomic_uint bw__fork_gen = 1;
+static pthread_once_t bw__atfork_once = PTHREAD_ONCE_INIT;
+
+static void bw__after_fork_child(void) {
+  atomic_fetch_add_explicit(&bw__fork_gen, 1, memory_order_relaxed);
+}
+
+static void bw__register_atfork(void) {
+  /* If registration fails, children keep the parent's stream until they
+   * reseed for another reason; nothing else depends on it. */
+  (void)pthread_atfork(NULL, NULL, bw__after_fork_child);
+}
+
+static uint64_t bw__fresh_seed(void) {
+  unsigned gen;
+  pthread_once(&bw__atfork_once, bw__register_atfork);
+  gen = atomic_load_explicit(&bw__fork_gen, memory_order_relaxed);
+  if (BW__UNLIKELY(bw__thread_rng_gen != gen)) {
+    bw_rand_seed(&bw__thread_rng, bw_rand_os_seed());
+    bw__thread_rng_gen = gen;
+  }
+  return bw_rand_next(&bw__thread_rng);
+}
+
 static void bw__seed(bw_retry_t *r) {
   const bw_retry_policy_t *p = r->policy;
   if (p->seed != 0) {
@@ -441,7 +473,7 @@ static void bw__seed(bw_retry_t *r) {
         &r->rng,
         bw__fmix64(p->seed ^ bw__fmix64(k + UINT64_C(0x9e3779b97f4a7c15))));
   } else {
-    bw_rand_seed(&r->rng, bw_rand_os_seed());
+    bw_rand_seed(&r->rng, bw__fresh_seed());
   }
 }
 
