@@ -1,0 +1,169 @@
+/* breakwater — adaptive concurrency limiter: a bulkhead whose size follows
+ * the dependency. Each completed call is a sample (its round-trip time and
+ * whether it was dropped); an algorithm turns samples into a new limit.
+ *
+ *   bw_permit_t p;
+ *   if (bw_limiter_try_acquire(lim, &p) != BW_OK) shed();   // BW_E_FULL
+ *   else bw_limiter_release(lim, &p, ok ? BW_LIMIT_SUCCESS
+ *                                       : BW_LIMIT_DROPPED);
+ *
+ * The RTT of a SUCCESS is the limiter's clock at release minus
+ * permit.start_ns (read at acquire). permit.reserved holds the number of
+ * calls in flight at acquire, this one included: the algorithms use it to
+ * tell a saturated limit from an idle one ("app-limited"), as Netflix's
+ * concurrency-limits does.
+ *
+ * Algorithms (docs/limiter.md has the formulas and a worked example each):
+ * - AIMD: a success that was acquired with in_flight * 2 >= limit raises the
+ *   limit by 1; a drop (or a success slower than aimd_timeout_ms) multiplies
+ *   it by backoff_ratio, rounded down.
+ * - GRADIENT2 (Netflix): the ratio of a long-term RTT average to the
+ *   sample's RTT, times a tolerance, clamped to [0.5, 1], scales the limit,
+ *   plus a queue allowance, smoothed.
+ * - VEGAS: queue = limit * (1 - min_rtt / rtt); a short queue grows the
+ *   limit, a long one shrinks it, with thresholds proportional to
+ *   log10(limit).
+ * The limit always stays in [min_limit, max_limit].
+ *
+ * Thread-safe. try_acquire is a lock-free CAS on the in-flight count; AIMD's
+ * release is lock-free too; GRADIENT2 and VEGAS update their estimates under
+ * a short lock on release (a few floating-point operations). Nothing
+ * allocates after creation. */
+#ifndef BREAKWATER_LIMITER_H
+#define BREAKWATER_LIMITER_H
+
+#include "clock.h"
+#include "common.h"
+#include "limit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum bw_limiter_algorithm_e {
+  BW_LIMITER_AIMD = 0,
+  BW_LIMITER_GRADIENT2 = 1,
+  BW_LIMITER_VEGAS = 2
+} bw_limiter_algorithm_t;
+
+/* "aimd", "gradient2", "vegas" or "unknown". */
+BW_EXTERN const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a);
+
+/* Reports changes of the whole-number limit, on the releasing thread.
+ * GRADIENT2 and VEGAS call it under their lock, in the order of the changes;
+ * it must not acquire or release on the same limiter. AIMD calls it without
+ * a lock: each report's old and new values are exact, but two threads'
+ * reports may arrive out of order. With change_interval_ms = 0 every change
+ * is reported; otherwise the first change at least change_interval_ms after
+ * the previous report is reported as (the limit that report gave, now), and
+ * changes inside the interval only count in stats.limit_changes until then.
+ * (There is no limiter event type yet; this callback stands in.) */
+typedef void (*bw_limiter_change_cb)(const char *name, uint32_t old_limit,
+                                     uint32_t new_limit, void *userdata);
+
+typedef struct bw_limiter_config_s {
+  /* Copied; default "limiter"; 1..BW_NAME_MAX bytes. */
+  const char *name;
+  /* Default BW_LIMITER_AIMD. */
+  bw_limiter_algorithm_t algorithm;
+  /* Default 20, in [min_limit, max_limit]. */
+  uint32_t initial_limit;
+  /* Default 1, >= 1. */
+  uint32_t min_limit;
+  /* Default 200, min_limit..1000000. */
+  uint32_t max_limit;
+  /* AIMD and GRADIENT2: a drop multiplies the limit by this; default 0.9,
+   * in [0.5, 1). */
+  double backoff_ratio;
+  /* AIMD: a success slower than this counts as a drop; default 5000;
+   * 0 = off; 0..86400000. */
+  int64_t aimd_timeout_ms;
+  /* GRADIENT2: default 1.5, finite, >= 1. */
+  double gradient2_tolerance;
+  /* GRADIENT2: default 0.2, in (0, 1]. */
+  double gradient2_smoothing;
+  /* GRADIENT2: samples in the long-term RTT average; default 600,
+   * 1..100000. */
+  uint32_t gradient2_long_window;
+  /* GRADIENT2: the first samples are averaged plainly; default 10,
+   * <= gradient2_long_window. */
+  uint32_t gradient2_warmup;
+  /* GRADIENT2: the queue allowance; default 4, <= max_limit. */
+  uint32_t gradient2_queue_size;
+  /* VEGAS: grow while the queue is below alpha * log10(limit); default 3,
+   * finite, > 0. */
+  double vegas_alpha;
+  /* VEGAS: shrink once it is above beta * log10(limit); default 6, finite,
+   * > vegas_alpha. */
+  double vegas_beta;
+  /* VEGAS: default 1.0 (none), in (0, 1]. */
+  double vegas_smoothing;
+  /* VEGAS: re-learn the no-load RTT after multiplier * limit samples;
+   * default 30; 0 = never; 0..1000. */
+  uint32_t vegas_probe_multiplier;
+  /* Default NULL: bw_clock_monotonic(). */
+  const bw_clock_t *clock;
+  /* Default NULL (none); userdata is passed to it. */
+  bw_limiter_change_cb on_change;
+  void *userdata;
+  /* At most one on_change report per interval (see bw_limiter_change_cb);
+   * default 0: every change; 0..86400000. */
+  int64_t change_interval_ms;
+} bw_limiter_config_t;
+
+typedef struct bw_limiter_s bw_limiter_t;
+
+typedef struct bw_limiter_stats_s {
+  bw_limiter_algorithm_t algorithm;
+  uint32_t limit;     /* the whole-number limit in force */
+  double estimate;    /* the algorithm's fractional estimate */
+  uint32_t in_flight; /* admitted and not yet released */
+  uint64_t admitted;  /* admitted + rejected = try_acquire calls */
+  uint64_t rejected;
+  uint64_t successes; /* successes + drops + ignored = releases */
+  uint64_t drops;     /* DROPPED, plus AIMD successes past the timeout */
+  uint64_t ignored;
+  uint64_t limit_changes; /* changes of the whole-number limit */
+  int64_t last_rtt_ns;    /* the latest success's RTT; 0 before any */
+  int64_t min_rtt_ns;     /* VEGAS: the no-load RTT; 0 before any */
+  int64_t long_rtt_ns;    /* GRADIENT2: the long-term average; 0 before any */
+} bw_limiter_stats_t;
+
+/* Fills the documented defaults. */
+BW_EXTERN void bw_limiter_config_init(bw_limiter_config_t *cfg);
+/* Checks a configuration: BW_OK, or BW_E_INVAL with err (may be NULL)
+ * naming the field and the rule. Only the chosen algorithm's fields are
+ * checked. */
+BW_EXTERN int bw_limiter_config_validate(const bw_limiter_config_t *cfg,
+                                         bw_error_t *err);
+/* Creates a limiter at initial_limit. NULL and err filled on a bad
+ * configuration (BW_E_INVAL, naming the field) or BW_E_NOMEM. */
+BW_EXTERN bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg,
+                                       bw_error_t *err);
+/* Admits a call if fewer than `limit` are in flight: BW_OK (p filled:
+ * start_ns = now, reserved = in flight including this call) or BW_E_FULL
+ * (p untouched). BW_E_INVAL for NULL arguments. Lock-free. */
+BW_EXTERN int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);
+/* Ends an admitted call and feeds its sample to the algorithm. BW_OK;
+ * BW_E_INVAL (nothing counted) for NULL arguments, an unknown outcome or
+ * nothing in flight; BW_E_INVAL also for a SUCCESS whose start_ns is later
+ * than now (a permit from another clock): the slot is freed and the call
+ * counted as ignored, but no sample is taken. */
+BW_EXTERN int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
+                                 bw_limit_outcome_t outcome);
+/* The whole-number limit in force (0 for NULL). */
+BW_EXTERN uint32_t bw_limiter_limit(const bw_limiter_t *lim);
+/* A snapshot (NULL lim fills zeros; NULL out is ignored). */
+BW_EXTERN void bw_limiter_stats(const bw_limiter_t *lim,
+                                bw_limiter_stats_t *out);
+/* The name given at creation ("" for NULL). */
+BW_EXTERN const char *bw_limiter_name(const bw_limiter_t *lim);
+/* The limiter as a concurrency limit. Owned by lim. */
+BW_EXTERN bw_limit_t *bw_limiter_as_limit(bw_limiter_t *lim);
+/* Frees a limiter (NULL is fine). No call may be in flight on it. */
+BW_EXTERN void bw_limiter_free(bw_limiter_t *lim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_LIMITER_H */

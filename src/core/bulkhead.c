@@ -1,0 +1,584 @@
+/* Bulkhead: a counting semaphore with a FIFO queue of waiters.
+ *
+ * Design (docs/bulkhead.md has the user's view):
+ * - `in_use` counts held slots. With nobody queued, try_acquire is a CAS that
+ *   raises it below max_concurrent and release a CAS that lowers it: no lock,
+ *   no allocation. Counters live in per-thread stripes.
+ * - Waiters (blocked threads and async callbacks) are caller-owned nodes in
+ *   one doubly linked FIFO list under `lock`. A release that sees `waiting`
+ *   > 0 takes the lock and hands its slot straight to the head (in_use stays
+ *   the same), so a newcomer can never take the slot first.
+ * - The lost-wakeup race — a waiter queues just as the last slot is freed on
+ *   the lock-free path — is closed Dekker-style: the waiter raises `waiting`
+ *   then re-reads `in_use`; the releaser lowers `in_use` then re-reads
+ *   `waiting`; both sequentially consistent, so at least one of them sees the
+ *   other and hands out the slot (`pump`).
+ * - Callbacks run after the lock is dropped, so they may call back in. */
+#include "breakwater/bulkhead.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define BW__BH_MAX_CONCURRENT 1000000u
+#define BW__BH_MAX_WAITING 1000000u
+#define BW__BH_MAX_MS INT64_C(86400000)
+
+/* Waiter states: magic values so that a stray, never-queued node is very
+ * unlikely to look queued. */
+#define BW__W_QUEUED 0x51554555
+#define BW__W_GRANTED 0x47524e54
+#define BW__W_DONE 0x444f4e45
+
+#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+typedef struct bw__bh_stripe_s {
+  _Atomic uint64_t admitted;
+  _Atomic uint64_t rejected_full;
+  _Atomic uint64_t rejected_deadline;
+  _Atomic uint64_t released;
+  _Atomic uint64_t timeouts;
+} BW__PAIR_ALIGNED bw__bh_stripe_t;
+
+struct bw_bulkhead_s {
+  bw_limit_t iface; /* must stay first */
+  uint32_t max;
+  uint32_t max_waiting;
+  int64_t max_wait_ms;
+  int64_t timeout_ns; /* 0 = none of its own */
+  const bw_clock_t *clock;
+  char *name;
+
+  /* Hot: read by every call, written by every admission and release. */
+  BW__PAIR_ALIGNED _Atomic uint32_t in_use;
+  _Atomic uint32_t waiting;
+
+  /* Waiting paths only. */
+  BW__PAIR_ALIGNED pthread_mutex_t lock;
+  bw_bulkhead_waiter_t *head;
+  bw_bulkhead_waiter_t *tail;
+  _Atomic uint64_t admitted_after_wait;
+  _Atomic uint64_t wait_timeouts;
+  _Atomic uint64_t cancelled;
+
+  bw__bh_stripe_t stripes[BW__STRIPES];
+};
+
+void bw_bulkhead_config_init(bw_bulkhead_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "bulkhead";
+  cfg->max_concurrent = 10;
+  cfg->max_wait_ms = 2000;
+  cfg->timeout_ms = 30000;
+  cfg->max_waiting = 1000;
+  cfg->clock = NULL;
+}
+
+static const struct {
+  const char *name;
+  uint32_t max_concurrent;
+  int64_t timeout_ms;
+} bw__bh_presets[] = {
+    {"booking_agent", 10, 30000},
+    {"search_agent", 20, 10000},
+    {"payment_agent", 5, 15000},
+    {"recovery_worker", 3, 120000},
+};
+
+bool bw_bulkhead_config_preset(bw_bulkhead_config_t *cfg, const char *name) {
+  size_t i;
+  if (cfg == NULL) return false;
+  bw_bulkhead_config_init(cfg);
+  if (name == NULL) return false;
+  cfg->name = name;
+  for (i = 0; i < sizeof(bw__bh_presets) / sizeof(bw__bh_presets[0]); i++) {
+    if (strcmp(bw__bh_presets[i].name, name) == 0) {
+      cfg->max_concurrent = bw__bh_presets[i].max_concurrent;
+      cfg->timeout_ms = bw__bh_presets[i].timeout_ms;
+      return true;
+    }
+  }
+  return false; /* seed 000's fallback: BulkheadConfig(10, 30.0) */
+}
+
+int bw_bulkhead_config_validate(const bw_bulkhead_config_t *c,
+                                bw_error_t *err) {
+  if (c == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (c->name == NULL || c->name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  if (strlen(c->name) > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                         strlen(c->name));
+  if (c->max_concurrent < 1 || c->max_concurrent > BW__BH_MAX_CONCURRENT)
+    return bw__error_set(err, BW_E_INVAL, "max_concurrent",
+                         "max_concurrent must be in 1..%u (got %u)",
+                         BW__BH_MAX_CONCURRENT, c->max_concurrent);
+  if (c->max_wait_ms < 0 || c->max_wait_ms > BW__BH_MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "max_wait_ms",
+                         "max_wait_ms must be in 0..%lld (got %lld)",
+                         (long long)BW__BH_MAX_MS, (long long)c->max_wait_ms);
+  if (c->timeout_ms < 0 || c->timeout_ms > BW__BH_MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "timeout_ms",
+                         "timeout_ms must be in 0..%lld, 0 for none (got %lld)",
+                         (long long)BW__BH_MAX_MS, (long long)c->timeout_ms);
+  if (c->max_waiting > BW__BH_MAX_WAITING)
+    return bw__error_set(err, BW_E_INVAL, "max_waiting",
+                         "max_waiting must be in 0..%u (got %u)",
+                         BW__BH_MAX_WAITING, c->max_waiting);
+  if (c->clock != NULL && c->clock->now_ns == NULL)
+    return bw__error_set(err, BW_E_INVAL, "clock",
+                         "clock must have a now_ns function");
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+/* ---- the interface -------------------------------------------------------
+ */
+
+/* The interface is the object's first member, so a pointer to it is a
+ * pointer to the bulkhead (the cast goes through void: the object's stricter
+ * alignment is guaranteed by its allocation). */
+
+static int bw__bh_if_try_acquire(bw_limit_t *l, bw_permit_t *p) {
+  return bw_bulkhead_try_acquire((bw_bulkhead_t *)(void *)l, p);
+}
+static int bw__bh_if_release(bw_limit_t *l, const bw_permit_t *p,
+                             bw_limit_outcome_t o) {
+  (void)o; /* a bulkhead counts slots, not outcomes */
+  return bw_bulkhead_release((bw_bulkhead_t *)(void *)l, p);
+}
+static uint32_t bw__bh_if_limit(const bw_limit_t *l) {
+  return ((const bw_bulkhead_t *)(const void *)l)->max;
+}
+static uint32_t bw__bh_if_in_flight(const bw_limit_t *l) {
+  const bw_bulkhead_t *bh = (const bw_bulkhead_t *)(const void *)l;
+  return atomic_load_explicit(&bh->in_use, memory_order_relaxed);
+}
+static const char *bw__bh_if_name(const bw_limit_t *l) {
+  return ((const bw_bulkhead_t *)(const void *)l)->name;
+}
+static void bw__bh_if_free(bw_limit_t *l) {
+  bw_bulkhead_free((bw_bulkhead_t *)(void *)l);
+}
+
+static const bw_limit_vtable_t bw__bh_vtable = {
+    "bulkhead",      bw__bh_if_try_acquire, bw__bh_if_release,
+    bw__bh_if_limit, bw__bh_if_in_flight,   bw__bh_if_name,
+    bw__bh_if_free};
+
+bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
+                               bw_error_t *err) {
+  bw_bulkhead_t *bh;
+  if (bw_bulkhead_config_validate(cfg, err) != BW_OK) return NULL;
+  bh = bw__calloc_aligned(sizeof(*bh));
+  if (bh == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating bulkhead");
+    return NULL;
+  }
+  bh->name = bw__strdup(cfg->name);
+  if (bh->name == NULL) {
+    bw__free_aligned(bh);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating bulkhead");
+    return NULL;
+  }
+  if (pthread_mutex_init(&bh->lock, NULL) != 0) {
+    bw__free(bh->name);
+    bw__free_aligned(bh);
+    bw__error_set(err, BW_E_NOMEM, "", "cannot create the bulkhead's lock");
+    return NULL;
+  }
+  bh->iface.vt = &bw__bh_vtable;
+  bh->max = cfg->max_concurrent;
+  bh->max_waiting = cfg->max_waiting;
+  bh->max_wait_ms = cfg->max_wait_ms;
+  bh->timeout_ns = cfg->timeout_ms * BW_NS_PER_MS;
+  bh->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  atomic_init(&bh->in_use, 0);
+  atomic_init(&bh->waiting, 0);
+  bw__error_clear(err);
+  return bh;
+}
+
+void bw_bulkhead_free(bw_bulkhead_t *bh) {
+  if (bh == NULL) return;
+  pthread_mutex_destroy(&bh->lock);
+  bw__free(bh->name);
+  bw__free_aligned(bh);
+}
+
+const char *bw_bulkhead_name(const bw_bulkhead_t *bh) {
+  return bh == NULL ? "" : bh->name;
+}
+
+bw_limit_t *bw_bulkhead_as_limit(bw_bulkhead_t *bh) {
+  return bh == NULL ? NULL : &bh->iface;
+}
+
+/* ---- permits -------------------------------------------------------------
+ */
+
+/* Fills a permit admitted at now_ns; its execution deadline is
+ * min(now + timeout, the acquiring thread's deadline). */
+static void bw__bh_fill(const bw_bulkhead_t *bh, bw_permit_t *p, int64_t now,
+                        int64_t thread_deadline_ns) {
+  int64_t dl = BW_DEADLINE_NONE_NS;
+  if (bh->timeout_ns > 0)
+    dl = now > BW_DEADLINE_NONE_NS - 1 - bh->timeout_ns
+             ? BW_DEADLINE_NONE_NS - 1
+             : now + bh->timeout_ns;
+  if (thread_deadline_ns < dl) dl = thread_deadline_ns;
+  p->generation = (uint64_t)dl;
+  p->start_ns = now;
+  p->kind = BW_PERMIT_NORMAL;
+  p->reserved = 0;
+  p->context = NULL;
+}
+
+int64_t bw_bulkhead_deadline_ns(const bw_permit_t *p) {
+  if (p == NULL || p->generation > (uint64_t)INT64_MAX) return INT64_MAX;
+  return (int64_t)p->generation;
+}
+
+bool bw_bulkhead_expired(const bw_permit_t *p, int64_t now_ns) {
+  int64_t dl = bw_bulkhead_deadline_ns(p);
+  return dl != BW_DEADLINE_NONE_NS && now_ns >= dl;
+}
+
+/* The lock-free admission: a CAS below max, only while nobody is queued. */
+static bool bw__bh_take(bw_bulkhead_t *bh) {
+  uint32_t cur = atomic_load_explicit(&bh->in_use, memory_order_relaxed);
+  while (cur < bh->max) {
+    if (atomic_compare_exchange_weak_explicit(&bh->in_use, &cur, cur + 1,
+                                              memory_order_seq_cst,
+                                              memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+/* Reads the thread deadline; BW_E_DEADLINE (counted) if it has passed. */
+static int bw__bh_deadline(bw_bulkhead_t *bh, int64_t now, int64_t *td) {
+  *td = bw_deadline_current().at_ns;
+  if (*td != BW_DEADLINE_NONE_NS && now >= *td) {
+    bw__bump(&bh->stripes[bw__stripe()].rejected_deadline, bw__stripe());
+    return BW_E_DEADLINE;
+  }
+  return BW_OK;
+}
+
+int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p) {
+  int64_t now, td;
+  unsigned s;
+  if (bh == NULL || p == NULL) return BW_E_INVAL;
+  now = bw_clock_now(bh->clock);
+  if (bw__bh_deadline(bh, now, &td) != BW_OK) return BW_E_DEADLINE;
+  s = bw__stripe();
+  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0 &&
+      bw__bh_take(bh)) {
+    bw__bh_fill(bh, p, now, td);
+    bw__bump(&bh->stripes[s].admitted, s);
+    return BW_OK;
+  }
+  bw__bump(&bh->stripes[s].rejected_full, s);
+  return BW_E_FULL;
+}
+
+/* ---- the queue (under lock) ----------------------------------------------
+ */
+
+static void bw__bh_unlink(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
+  if (w->prev != NULL)
+    w->prev->next = w->next;
+  else
+    bh->head = w->next;
+  if (w->next != NULL)
+    w->next->prev = w->prev;
+  else
+    bh->tail = w->prev;
+  w->next = w->prev = NULL;
+  atomic_fetch_sub_explicit(&bh->waiting, 1, memory_order_seq_cst);
+}
+
+/* Gives a slot (already counted in in_use) to the head waiter. A blocked
+ * thread is signalled; an async waiter is pushed on *ready, whose callbacks
+ * the caller runs after dropping the lock. */
+static void bw__bh_grant_head(bw_bulkhead_t *bh, int64_t now,
+                              bw_bulkhead_waiter_t **ready) {
+  bw_bulkhead_waiter_t *w = bh->head;
+  unsigned s = bw__stripe();
+  bw__bh_unlink(bh, w);
+  bw__bh_fill(bh, &w->permit, now, w->thread_deadline_ns);
+  bw__bump(&bh->stripes[s].admitted, s);
+  atomic_fetch_add_explicit(&bh->admitted_after_wait, 1, memory_order_relaxed);
+  w->state = BW__W_GRANTED;
+  if (w->cb == NULL) {
+    pthread_cond_signal((pthread_cond_t *)w->cond);
+  } else {
+    w->next = *ready;
+    *ready = w;
+  }
+}
+
+/* Hands every free slot to the queue's head, in order. */
+static void bw__bh_pump(bw_bulkhead_t *bh, bw_bulkhead_waiter_t **ready) {
+  int64_t now = 0;
+  bool have_now = false;
+  while (bh->head != NULL && bw__bh_take(bh)) {
+    if (!have_now) now = bw_clock_now(bh->clock), have_now = true;
+    bw__bh_grant_head(bh, now, ready);
+  }
+}
+
+/* Runs the callbacks of granted async waiters, oldest first (the list is
+ * newest first). Called without the lock. */
+static void bw__bh_run_ready(bw_bulkhead_waiter_t *ready) {
+  bw_bulkhead_waiter_t *rev = NULL;
+  while (ready != NULL) {
+    bw_bulkhead_waiter_t *n = ready->next;
+    ready->next = rev;
+    rev = ready;
+    ready = n;
+  }
+  while (rev != NULL) {
+    bw_bulkhead_waiter_t *n = rev->next; /* the callback may free rev */
+    bw_bulkhead_grant_cb cb = rev->cb;
+    void *ud = rev->userdata;
+    /* state stays GRANTED: only the lock holder may write it, and cancel
+     * reads it under the lock. */
+    rev->next = NULL;
+    cb(rev, &rev->permit, ud);
+    rev = n;
+  }
+}
+
+/* Queues w (under lock) unless the queue is full; then hands out any slot
+ * freed meanwhile. Returns false when the queue is full. */
+static bool bw__bh_enqueue(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w,
+                           bw_bulkhead_waiter_t **ready) {
+  if (atomic_load_explicit(&bh->waiting, memory_order_relaxed) >=
+      bh->max_waiting)
+    return false;
+  w->state = BW__W_QUEUED;
+  w->next = NULL;
+  w->prev = bh->tail;
+  if (bh->tail != NULL)
+    bh->tail->next = w;
+  else
+    bh->head = w;
+  bh->tail = w;
+  atomic_fetch_add_explicit(&bh->waiting, 1, memory_order_seq_cst);
+  bw__bh_pump(bh, ready);
+  return true;
+}
+
+int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
+                              bw_bulkhead_waiter_t *w, bw_bulkhead_grant_cb cb,
+                              void *userdata) {
+  bw_bulkhead_waiter_t *ready = NULL;
+  int64_t now, td;
+  unsigned s;
+  int rc;
+  if (bh == NULL || p == NULL || w == NULL || cb == NULL) return BW_E_INVAL;
+  now = bw_clock_now(bh->clock);
+  if (bw__bh_deadline(bh, now, &td) != BW_OK) return BW_E_DEADLINE;
+  s = bw__stripe();
+  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0 &&
+      bw__bh_take(bh)) {
+    bw__bh_fill(bh, p, now, td);
+    bw__bump(&bh->stripes[s].admitted, s);
+    return BW_OK;
+  }
+  pthread_mutex_lock(&bh->lock);
+  if (w->state == BW__W_QUEUED) {
+    pthread_mutex_unlock(&bh->lock);
+    return BW_E_INVAL;
+  }
+  w->cb = cb;
+  w->userdata = userdata;
+  w->cond = NULL;
+  w->thread_deadline_ns = td;
+  if (!bw__bh_enqueue(bh, w, &ready)) {
+    rc = BW_E_FULL;
+    bw__bump(&bh->stripes[s].rejected_full, s);
+  } else if (w->state == BW__W_GRANTED) {
+    /* A slot was freed while we queued and we were the head: admitted now,
+     * so answer directly instead of calling back. The grant counted it. */
+    bw_bulkhead_waiter_t **pp = &ready;
+    while (*pp != w)
+      pp = &(*pp)->next;
+    *pp = w->next;
+    w->next = NULL;
+    w->state = BW__W_DONE;
+    *p = w->permit;
+    atomic_fetch_sub_explicit(&bh->admitted_after_wait, 1,
+                              memory_order_relaxed);
+    rc = BW_OK;
+  } else {
+    rc = BW_BULKHEAD_QUEUED;
+  }
+  pthread_mutex_unlock(&bh->lock);
+  bw__bh_run_ready(ready);
+  return rc;
+}
+
+int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
+  int rc = BW_E_NOTFOUND;
+  if (bh == NULL || w == NULL) return BW_E_INVAL;
+  pthread_mutex_lock(&bh->lock);
+  if (w->state == BW__W_QUEUED && w->cb != NULL) {
+    bw__bh_unlink(bh, w);
+    w->state = BW__W_DONE;
+    atomic_fetch_add_explicit(&bh->cancelled, 1, memory_order_relaxed);
+    rc = BW_OK;
+  }
+  pthread_mutex_unlock(&bh->lock);
+  return rc;
+}
+
+static void bw__bh_abstime(int64_t wait_ms, struct timespec *ts) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += (time_t)(wait_ms / 1000);
+  ts->tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+int bw_bulkhead_acquire(bw_bulkhead_t *bh, bw_permit_t *p) {
+  bw_bulkhead_waiter_t w, *ready = NULL;
+  pthread_condattr_t ca;
+  pthread_cond_t cv;
+  struct timespec ts;
+  int64_t now, td, wait_ms;
+  unsigned s;
+  int rc;
+  if (bh == NULL || p == NULL) return BW_E_INVAL;
+  now = bw_clock_now(bh->clock);
+  if (bw__bh_deadline(bh, now, &td) != BW_OK) return BW_E_DEADLINE;
+  s = bw__stripe();
+  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0 &&
+      bw__bh_take(bh)) {
+    bw__bh_fill(bh, p, now, td);
+    bw__bump(&bh->stripes[s].admitted, s);
+    return BW_OK;
+  }
+  wait_ms = bw_deadline_timeout_ms((bw_deadline_t){td}, now, bh->max_wait_ms);
+  if (bh->max_wait_ms == 0) wait_ms = 0;
+  if (wait_ms <= 0) {
+    bw__bump(&bh->stripes[s].rejected_full, s);
+    return BW_E_FULL;
+  }
+  /* The slow path: a condition variable of our own, so a release wakes
+   * exactly the thread it hands its slot to. */
+  if (pthread_condattr_init(&ca) != 0) return BW_E_NOMEM;
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  rc = pthread_cond_init(&cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (rc != 0) return BW_E_NOMEM;
+  memset(&w, 0, sizeof(w));
+  w.cond = &cv;
+  w.thread_deadline_ns = td;
+  bw__bh_abstime(wait_ms, &ts);
+  pthread_mutex_lock(&bh->lock);
+  if (!bw__bh_enqueue(bh, &w, &ready)) {
+    rc = BW_E_FULL;
+    bw__bump(&bh->stripes[s].rejected_full, s);
+  } else {
+    while (w.state == BW__W_QUEUED) {
+      if (pthread_cond_timedwait(&cv, &bh->lock, &ts) == ETIMEDOUT) break;
+    }
+    if (w.state == BW__W_QUEUED) {
+      bw__bh_unlink(bh, &w);
+      atomic_fetch_add_explicit(&bh->wait_timeouts, 1, memory_order_relaxed);
+      rc = BW_E_FULL;
+    } else {
+      *p = w.permit;
+      rc = BW_OK;
+    }
+  }
+  pthread_mutex_unlock(&bh->lock);
+  pthread_cond_destroy(&cv);
+  bw__bh_run_ready(ready);
+  return rc;
+}
+
+int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {
+  bw_bulkhead_waiter_t *ready = NULL;
+  int64_t now;
+  uint32_t cur;
+  unsigned s;
+  bool late, timed;
+  if (bh == NULL || p == NULL) return BW_E_INVAL;
+  cur = atomic_load_explicit(&bh->in_use, memory_order_relaxed);
+  if (cur == 0) return BW_E_INVAL;
+  /* A permit without a deadline needs no clock reading. */
+  timed = bw_bulkhead_deadline_ns(p) != BW_DEADLINE_NONE_NS;
+  now = timed ? bw_clock_now(bh->clock) : 0;
+  late = bw_bulkhead_expired(p, now);
+  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0) {
+    do {
+      if (cur == 0) return BW_E_INVAL;
+    } while (!atomic_compare_exchange_weak_explicit(&bh->in_use, &cur, cur - 1,
+                                                    memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    /* A waiter may have queued after we looked and before our slot was back
+     * (it saw every slot taken): hand the slot out for it. */
+    if (BW__UNLIKELY(atomic_load_explicit(&bh->waiting, memory_order_seq_cst) !=
+                     0)) {
+      pthread_mutex_lock(&bh->lock);
+      bw__bh_pump(bh, &ready);
+      pthread_mutex_unlock(&bh->lock);
+    }
+  } else {
+    pthread_mutex_lock(&bh->lock);
+    if (bh->head != NULL) {
+      if (!timed) now = bw_clock_now(bh->clock);
+      bw__bh_grant_head(bh, now, &ready); /* our slot moves on */
+    } else {
+      cur = atomic_load_explicit(&bh->in_use, memory_order_relaxed);
+      do {
+        if (cur == 0) {
+          pthread_mutex_unlock(&bh->lock);
+          return BW_E_INVAL;
+        }
+      } while (!atomic_compare_exchange_weak_explicit(
+          &bh->in_use, &cur, cur - 1, memory_order_seq_cst,
+          memory_order_relaxed));
+    }
+    pthread_mutex_unlock(&bh->lock);
+  }
+  s = bw__stripe();
+  bw__bump(&bh->stripes[s].released, s);
+  if (late) bw__bump(&bh->stripes[s].timeouts, s);
+  bw__bh_run_ready(ready);
+  return late ? BW_E_TIMEOUT : BW_OK;
+}
+
+void bw_bulkhead_stats(const bw_bulkhead_t *bh, bw_bulkhead_stats_t *out) {
+  unsigned i;
+  if (out == NULL) return;
+  memset(out, 0, sizeof(*out));
+  if (bh == NULL) return;
+  for (i = 0; i < BW__STRIPES; i++) {
+    const bw__bh_stripe_t *s = &bh->stripes[i];
+    out->admitted += BW__LOAD(s->admitted);
+    out->rejected_full += BW__LOAD(s->rejected_full);
+    out->rejected_deadline += BW__LOAD(s->rejected_deadline);
+    out->released += BW__LOAD(s->released);
+    out->timeouts += BW__LOAD(s->timeouts);
+  }
+  out->max_concurrent = bh->max;
+  out->in_use = BW__LOAD(bh->in_use);
+  out->available = out->in_use < bh->max ? bh->max - out->in_use : 0;
+  out->waiting = BW__LOAD(bh->waiting);
+  out->admitted_after_wait = BW__LOAD(bh->admitted_after_wait);
+  out->wait_timeouts = BW__LOAD(bh->wait_timeouts);
+  out->cancelled = BW__LOAD(bh->cancelled);
+}

@@ -1,0 +1,540 @@
+/* Adaptive concurrency limiter: AIMD, Gradient2 and Vegas behind one permit
+ * protocol (the formulas are in docs/limiter.md).
+ *
+ * - `in_flight` and `limit` are atomics: try_acquire is a CAS raising
+ *   in_flight below limit. Counters live in per-thread stripes.
+ * - AIMD keeps its whole state in `limit` and updates it with a CAS.
+ * - GRADIENT2 and VEGAS keep a fractional estimate and RTT averages, updated
+ *   under `lock` on release (a handful of flops), then publish floor(estimate)
+ *   to `limit`. A lowered limit never revokes permits: calls beyond it finish
+ *   and new ones wait until in_flight drops under it. */
+#include "breakwater/limiter.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define BW__LIM_MAX 1000000u
+#define BW__LIM_MAX_WINDOW 100000u
+#define BW__LIM_MAX_MS INT64_C(86400000)
+#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+typedef struct bw__lim_stripe_s {
+  _Atomic uint64_t admitted;
+  _Atomic uint64_t rejected;
+  _Atomic uint64_t successes;
+  _Atomic uint64_t drops;
+  _Atomic uint64_t ignored;
+} BW__PAIR_ALIGNED bw__lim_stripe_t;
+
+struct bw_limiter_s {
+  bw_limit_t iface; /* must stay first */
+  bw_limiter_algorithm_t alg;
+  uint32_t min;
+  uint32_t max;
+  double backoff;
+  int64_t aimd_timeout_ns; /* 0 = off */
+  double g2_tolerance;
+  double g2_smoothing;
+  double g2_factor; /* 2 / (long_window + 1) */
+  uint32_t g2_warmup;
+  uint32_t g2_queue;
+  double v_alpha;
+  double v_beta;
+  double v_smoothing;
+  uint32_t v_probe;
+  const bw_clock_t *clock;
+  bw_limiter_change_cb on_change;
+  void *userdata;
+  int64_t change_interval_ns; /* 0 = report every change */
+  char *name;
+
+  BW__PAIR_ALIGNED _Atomic uint32_t in_flight;
+  _Atomic uint32_t limit;
+
+  /* GRADIENT2 / VEGAS state, under lock. */
+  BW__PAIR_ALIGNED pthread_mutex_t lock;
+  double est;
+  double long_rtt; /* GRADIENT2: ns */
+  double long_sum; /* GRADIENT2 warmup */
+  uint64_t long_count;
+  uint64_t since_probe; /* VEGAS: successes since the no-load RTT was set */
+  _Atomic int64_t min_rtt_ns; /* VEGAS */
+  _Atomic int64_t long_rtt_ns;
+  _Atomic int64_t last_rtt_ns;
+  _Atomic uint64_t changes;
+  _Atomic int64_t report_after_ns; /* next report allowed from */
+  _Atomic uint32_t reported_limit; /* the limit the last report gave */
+
+  bw__lim_stripe_t stripes[BW__STRIPES];
+};
+
+const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a) {
+  switch (a) {
+  case BW_LIMITER_AIMD:
+    return "aimd";
+  case BW_LIMITER_GRADIENT2:
+    return "gradient2";
+  case BW_LIMITER_VEGAS:
+    return "vegas";
+  default:
+    return "unknown";
+  }
+}
+
+void bw_limiter_config_init(bw_limiter_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "limiter";
+  cfg->algorithm = BW_LIMITER_AIMD;
+  cfg->initial_limit = 20;
+  cfg->min_limit = 1;
+  cfg->max_limit = 200;
+  cfg->backoff_ratio = 0.9;
+  cfg->aimd_timeout_ms = 5000;
+  cfg->gradient2_tolerance = 1.5;
+  cfg->gradient2_smoothing = 0.2;
+  cfg->gradient2_long_window = 600;
+  cfg->gradient2_warmup = 10;
+  cfg->gradient2_queue_size = 4;
+  cfg->vegas_alpha = 3.0;
+  cfg->vegas_beta = 6.0;
+  cfg->vegas_smoothing = 1.0;
+  cfg->vegas_probe_multiplier = 30;
+  cfg->change_interval_ms = 0;
+}
+
+static bool bw__unit(double x) { /* (0, 1] */
+  return x > 0.0 && x <= 1.0;
+}
+
+int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
+  if (c == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (c->name == NULL || c->name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  if (strlen(c->name) > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                         strlen(c->name));
+  if ((unsigned)c->algorithm > (unsigned)BW_LIMITER_VEGAS)
+    return bw__error_set(err, BW_E_INVAL, "algorithm",
+                         "algorithm must be aimd, gradient2 or vegas (got %d)",
+                         (int)c->algorithm);
+  if (c->min_limit < 1)
+    return bw__error_set(err, BW_E_INVAL, "min_limit",
+                         "min_limit must be >= 1 (got %u)", c->min_limit);
+  if (c->max_limit < c->min_limit || c->max_limit > BW__LIM_MAX)
+    return bw__error_set(err, BW_E_INVAL, "max_limit",
+                         "max_limit must be in min_limit %u..%u (got %u)",
+                         c->min_limit, BW__LIM_MAX, c->max_limit);
+  if (c->initial_limit < c->min_limit || c->initial_limit > c->max_limit)
+    return bw__error_set(err, BW_E_INVAL, "initial_limit",
+                         "initial_limit must be in [min_limit %u, max_limit "
+                         "%u] (got %u)",
+                         c->min_limit, c->max_limit, c->initial_limit);
+  if (c->algorithm != BW_LIMITER_VEGAS &&
+      !(c->backoff_ratio >= 0.5 && c->backoff_ratio < 1.0))
+    return bw__error_set(err, BW_E_INVAL, "backoff_ratio",
+                         "backoff_ratio must be in [0.5, 1) (got %g)",
+                         c->backoff_ratio);
+  if (c->algorithm == BW_LIMITER_AIMD &&
+      (c->aimd_timeout_ms < 0 || c->aimd_timeout_ms > BW__LIM_MAX_MS))
+    return bw__error_set(err, BW_E_INVAL, "aimd_timeout_ms",
+                         "aimd_timeout_ms must be in 0..%lld, 0 for off (got "
+                         "%lld)",
+                         (long long)BW__LIM_MAX_MS,
+                         (long long)c->aimd_timeout_ms);
+  if (c->algorithm == BW_LIMITER_GRADIENT2) {
+    if (!(c->gradient2_tolerance >= 1.0) || !isfinite(c->gradient2_tolerance))
+      return bw__error_set(err, BW_E_INVAL, "gradient2_tolerance",
+                           "gradient2_tolerance must be a finite number >= 1 "
+                           "(got %g)",
+                           c->gradient2_tolerance);
+    if (!bw__unit(c->gradient2_smoothing))
+      return bw__error_set(err, BW_E_INVAL, "gradient2_smoothing",
+                           "gradient2_smoothing must be in (0, 1] (got %g)",
+                           c->gradient2_smoothing);
+    if (c->gradient2_long_window < 1 ||
+        c->gradient2_long_window > BW__LIM_MAX_WINDOW)
+      return bw__error_set(err, BW_E_INVAL, "gradient2_long_window",
+                           "gradient2_long_window must be in 1..%u (got %u)",
+                           BW__LIM_MAX_WINDOW, c->gradient2_long_window);
+    if (c->gradient2_warmup > c->gradient2_long_window)
+      return bw__error_set(err, BW_E_INVAL, "gradient2_warmup",
+                           "gradient2_warmup must be <= gradient2_long_window "
+                           "%u (got %u)",
+                           c->gradient2_long_window, c->gradient2_warmup);
+    if (c->gradient2_queue_size > c->max_limit)
+      return bw__error_set(err, BW_E_INVAL, "gradient2_queue_size",
+                           "gradient2_queue_size must be <= max_limit %u (got "
+                           "%u)",
+                           c->max_limit, c->gradient2_queue_size);
+  }
+  if (c->algorithm == BW_LIMITER_VEGAS) {
+    if (!(c->vegas_alpha > 0.0) || !isfinite(c->vegas_alpha))
+      return bw__error_set(err, BW_E_INVAL, "vegas_alpha",
+                           "vegas_alpha must be a finite number > 0 (got %g)",
+                           c->vegas_alpha);
+    if (!(c->vegas_beta > c->vegas_alpha) || !isfinite(c->vegas_beta))
+      return bw__error_set(err, BW_E_INVAL, "vegas_beta",
+                           "vegas_beta must be finite and > vegas_alpha %g "
+                           "(got %g)",
+                           c->vegas_alpha, c->vegas_beta);
+    if (!bw__unit(c->vegas_smoothing))
+      return bw__error_set(err, BW_E_INVAL, "vegas_smoothing",
+                           "vegas_smoothing must be in (0, 1] (got %g)",
+                           c->vegas_smoothing);
+  }
+  if (c->algorithm == BW_LIMITER_VEGAS && c->vegas_probe_multiplier > 1000)
+    return bw__error_set(err, BW_E_INVAL, "vegas_probe_multiplier",
+                         "vegas_probe_multiplier must be in 0..1000, 0 for "
+                         "never (got %u)",
+                         c->vegas_probe_multiplier);
+  if (c->change_interval_ms < 0 || c->change_interval_ms > BW__LIM_MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "change_interval_ms",
+                         "change_interval_ms must be in 0..%lld, 0 for every "
+                         "change (got %lld)",
+                         (long long)BW__LIM_MAX_MS,
+                         (long long)c->change_interval_ms);
+  if (c->clock != NULL && c->clock->now_ns == NULL)
+    return bw__error_set(err, BW_E_INVAL, "clock",
+                         "clock must have a now_ns function");
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+/* ---- the interface -------------------------------------------------------
+ */
+
+/* The interface is the object's first member, so a pointer to it is a
+ * pointer to the limiter (the cast goes through void: the object's stricter
+ * alignment is guaranteed by its allocation). */
+
+static int bw__lim_if_try_acquire(bw_limit_t *l, bw_permit_t *p) {
+  return bw_limiter_try_acquire((bw_limiter_t *)(void *)l, p);
+}
+static int bw__lim_if_release(bw_limit_t *l, const bw_permit_t *p,
+                              bw_limit_outcome_t o) {
+  return bw_limiter_release((bw_limiter_t *)(void *)l, p, o);
+}
+static uint32_t bw__lim_if_limit(const bw_limit_t *l) {
+  return bw_limiter_limit((const bw_limiter_t *)(const void *)l);
+}
+static uint32_t bw__lim_if_in_flight(const bw_limit_t *l) {
+  return BW__LOAD(((const bw_limiter_t *)(const void *)l)->in_flight);
+}
+static const char *bw__lim_if_name(const bw_limit_t *l) {
+  return ((const bw_limiter_t *)(const void *)l)->name;
+}
+static void bw__lim_if_free(bw_limit_t *l) {
+  bw_limiter_free((bw_limiter_t *)(void *)l);
+}
+
+#define BW__LIM_VTABLE(kind)                                            \
+  {                                                                     \
+    kind, bw__lim_if_try_acquire, bw__lim_if_release, bw__lim_if_limit, \
+        bw__lim_if_in_flight, bw__lim_if_name, bw__lim_if_free          \
+  }
+static const bw_limit_vtable_t bw__lim_vtables[3] = {
+    BW__LIM_VTABLE("aimd"), BW__LIM_VTABLE("gradient2"),
+    BW__LIM_VTABLE("vegas")};
+
+bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
+  bw_limiter_t *lim;
+  if (bw_limiter_config_validate(cfg, err) != BW_OK) return NULL;
+  lim = bw__calloc_aligned(sizeof(*lim));
+  if (lim == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
+    return NULL;
+  }
+  lim->name = bw__strdup(cfg->name);
+  if (lim->name == NULL) {
+    bw__free_aligned(lim);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
+    return NULL;
+  }
+  if (pthread_mutex_init(&lim->lock, NULL) != 0) {
+    bw__free(lim->name);
+    bw__free_aligned(lim);
+    bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
+    return NULL;
+  }
+  lim->iface.vt = &bw__lim_vtables[cfg->algorithm];
+  lim->alg = cfg->algorithm;
+  lim->min = cfg->min_limit;
+  lim->max = cfg->max_limit;
+  lim->backoff = cfg->backoff_ratio;
+  lim->aimd_timeout_ns = cfg->aimd_timeout_ms * BW_NS_PER_MS;
+  lim->g2_tolerance = cfg->gradient2_tolerance;
+  lim->g2_smoothing = cfg->gradient2_smoothing;
+  lim->g2_factor = 2.0 / ((double)cfg->gradient2_long_window + 1.0);
+  lim->g2_warmup = cfg->gradient2_warmup;
+  lim->g2_queue = cfg->gradient2_queue_size;
+  lim->v_alpha = cfg->vegas_alpha;
+  lim->v_beta = cfg->vegas_beta;
+  lim->v_smoothing = cfg->vegas_smoothing;
+  lim->v_probe = cfg->vegas_probe_multiplier;
+  lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  lim->on_change = cfg->on_change;
+  lim->change_interval_ns = cfg->change_interval_ms * BW_NS_PER_MS;
+  atomic_init(&lim->report_after_ns, INT64_MIN);
+  atomic_init(&lim->reported_limit, cfg->initial_limit);
+  lim->userdata = cfg->userdata;
+  lim->est = (double)cfg->initial_limit;
+  atomic_init(&lim->limit, cfg->initial_limit);
+  atomic_init(&lim->in_flight, 0);
+  bw__error_clear(err);
+  return lim;
+}
+
+void bw_limiter_free(bw_limiter_t *lim) {
+  if (lim == NULL) return;
+  pthread_mutex_destroy(&lim->lock);
+  bw__free(lim->name);
+  bw__free_aligned(lim);
+}
+
+const char *bw_limiter_name(const bw_limiter_t *lim) {
+  return lim == NULL ? "" : lim->name;
+}
+
+bw_limit_t *bw_limiter_as_limit(bw_limiter_t *lim) {
+  return lim == NULL ? NULL : &lim->iface;
+}
+
+uint32_t bw_limiter_limit(const bw_limiter_t *lim) {
+  return lim == NULL ? 0 : BW__LOAD(lim->limit);
+}
+
+int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
+  uint32_t cur, lim_now;
+  unsigned s;
+  if (lim == NULL || p == NULL) return BW_E_INVAL;
+  s = bw__stripe();
+  cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
+  for (;;) {
+    lim_now = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+    if (cur >= lim_now) {
+      bw__bump(&lim->stripes[s].rejected, s);
+      return BW_E_FULL;
+    }
+    if (atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur, cur + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_relaxed))
+      break;
+  }
+  p->generation = 0;
+  p->start_ns = bw_clock_now(lim->clock);
+  p->kind = BW_PERMIT_NORMAL;
+  p->reserved = cur + 1;
+  p->context = NULL;
+  bw__bump(&lim->stripes[s].admitted, s);
+  return BW_OK;
+}
+
+/* ---- the algorithms ------------------------------------------------------
+ */
+
+/* Counts a change and reports it. With change_interval_ms, at most one
+ * report per interval: the first change after the interval reports the
+ * limit of the previous report -> now (the CAS elects one reporter when
+ * AIMD threads race); changes inside the interval wait for the next one. */
+static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
+  int64_t t, due;
+  uint32_t prev;
+  atomic_fetch_add_explicit(&lim->changes, 1, memory_order_relaxed);
+  if (lim->on_change == NULL) return;
+  if (lim->change_interval_ns == 0) {
+    lim->on_change(lim->name, old, now, lim->userdata);
+    return;
+  }
+  t = bw_clock_now(lim->clock);
+  due = atomic_load_explicit(&lim->report_after_ns, memory_order_relaxed);
+  if (t < due) return;
+  if (!atomic_compare_exchange_strong_explicit(
+          &lim->report_after_ns, &due, t + lim->change_interval_ns,
+          memory_order_relaxed, memory_order_relaxed))
+    return;
+  prev =
+      atomic_exchange_explicit(&lim->reported_limit, now, memory_order_relaxed);
+  if (prev != now) lim->on_change(lim->name, prev, now, lim->userdata);
+}
+
+static double bw__clamp(double x, double lo, double hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* floor(x * ratio), with a hair of slack so 10 * 0.9 is 9, not 8.999... */
+static uint32_t bw__backoff(uint32_t limit, double ratio) {
+  return (uint32_t)floor((double)limit * ratio + 1e-9);
+}
+
+static void bw__aimd(bw_limiter_t *lim, uint32_t inflight, bool drop) {
+  uint32_t cur = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+  uint32_t next;
+  do {
+    if (drop) {
+      next = bw__backoff(cur, lim->backoff);
+      if (next < lim->min) next = lim->min;
+    } else if ((uint64_t)inflight * 2 >= cur) {
+      next = cur < lim->max ? cur + 1 : lim->max;
+    } else {
+      return; /* app-limited: no evidence the limit is too low */
+    }
+    if (next == cur) return;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &lim->limit, &cur, next, memory_order_relaxed, memory_order_relaxed));
+  bw__lim_changed(lim, cur, next);
+}
+
+/* Under lock: the new fractional estimate, or the old one. */
+static double bw__gradient2(bw_limiter_t *lim, int64_t rtt, uint32_t inflight,
+                            bool drop) {
+  double est = lim->est, shortr, longr, gradient, next;
+  if (drop) return fmax((double)lim->min, est * lim->backoff);
+  shortr = rtt > 0 ? (double)rtt : 1.0;
+  if (lim->long_count < lim->g2_warmup) {
+    lim->long_count++;
+    lim->long_sum += shortr;
+    lim->long_rtt = lim->long_sum / (double)lim->long_count;
+  } else {
+    lim->long_count++;
+    lim->long_rtt =
+        lim->long_rtt * (1.0 - lim->g2_factor) + shortr * lim->g2_factor;
+  }
+  longr = lim->long_rtt;
+  /* After a long spell of high latency the average lags far behind a
+   * recovered RTT: pull it down faster than the average alone would. */
+  if (longr / shortr > 2.0) lim->long_rtt *= 0.95;
+  atomic_store_explicit(&lim->long_rtt_ns, (int64_t)llround(lim->long_rtt),
+                        memory_order_relaxed);
+  if ((double)inflight < est / 2.0) return est; /* app-limited */
+  gradient = bw__clamp(lim->g2_tolerance * longr / shortr, 0.5, 1.0);
+  next = est * gradient + (double)lim->g2_queue;
+  next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
+  return bw__clamp(next, (double)lim->min, (double)lim->max);
+}
+
+static double bw__vegas(bw_limiter_t *lim, int64_t rtt, uint32_t inflight,
+                        bool drop) {
+  double est = lim->est, lg, queue, next;
+  int64_t min_rtt = BW__LOAD(lim->min_rtt_ns);
+  lg = fmax(1.0, log10(floor(est)));
+  if (drop) {
+    next = est - lg;
+  } else {
+    /* The no-load RTT only ever falls; if the dependency got slower for
+     * good, every sample would read as queueing. So every so often the next
+     * sample becomes the new baseline (Netflix probes the same way, with
+     * jitter across instances; here it is deterministic). */
+    lim->since_probe++;
+    if (lim->v_probe > 0 &&
+        (double)lim->since_probe > (double)lim->v_probe * floor(est)) {
+      lim->since_probe = 0;
+      atomic_store_explicit(&lim->min_rtt_ns, rtt, memory_order_relaxed);
+      return est;
+    }
+    if (min_rtt == 0 || rtt < min_rtt) {
+      /* A new no-load RTT: the baseline moved, this sample decides nothing. */
+      atomic_store_explicit(&lim->min_rtt_ns, rtt, memory_order_relaxed);
+      return est;
+    }
+    if ((double)inflight * 2.0 < est) return est; /* app-limited */
+    queue = ceil(est * (1.0 - (double)min_rtt / (double)rtt));
+    if (queue <= lg)
+      next = est + lim->v_beta * lg; /* (almost) no queue: grow fast */
+    else if (queue < lim->v_alpha * lg)
+      next = est + lg;
+    else if (queue > lim->v_beta * lg)
+      next = est - lg;
+    else
+      return est;
+  }
+  next = bw__clamp(next, (double)lim->min, (double)lim->max);
+  return est * (1.0 - lim->v_smoothing) + next * lim->v_smoothing;
+}
+
+int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
+                       bw_limit_outcome_t outcome) {
+  uint32_t cur, inflight;
+  int64_t now = 0, rtt = 0;
+  bool drop;
+  unsigned s;
+  if (lim == NULL || p == NULL) return BW_E_INVAL;
+  if ((unsigned)outcome > (unsigned)BW_LIMIT_IGNORED) return BW_E_INVAL;
+  cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
+  do {
+    if (cur == 0) return BW_E_INVAL;
+  } while (!atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur,
+                                                  cur - 1, memory_order_acq_rel,
+                                                  memory_order_relaxed));
+  s = bw__stripe();
+  if (outcome == BW_LIMIT_IGNORED) {
+    bw__bump(&lim->stripes[s].ignored, s);
+    return BW_OK;
+  }
+  drop = outcome == BW_LIMIT_DROPPED;
+  if (!drop) {
+    now = bw_clock_now(lim->clock);
+    rtt = now - p->start_ns;
+    if (rtt < 0) {
+      bw__bump(&lim->stripes[s].ignored, s);
+      return BW_E_INVAL;
+    }
+    atomic_store_explicit(&lim->last_rtt_ns, rtt, memory_order_relaxed);
+    if (lim->alg == BW_LIMITER_AIMD && lim->aimd_timeout_ns > 0 &&
+        rtt > lim->aimd_timeout_ns)
+      drop = true;
+  }
+  bw__bump(drop ? &lim->stripes[s].drops : &lim->stripes[s].successes, s);
+  /* The in-flight count at acquire (this call included); a permit filled
+   * elsewhere may carry 0: count it as saturated rather than idle. */
+  inflight = p->reserved != 0 ? p->reserved : UINT32_MAX / 2;
+  if (lim->alg == BW_LIMITER_AIMD) {
+    bw__aimd(lim, inflight, drop);
+  } else {
+    uint32_t old, next;
+    pthread_mutex_lock(&lim->lock);
+    lim->est = lim->alg == BW_LIMITER_GRADIENT2
+                   ? bw__gradient2(lim, rtt, inflight, drop)
+                   : bw__vegas(lim, rtt, inflight, drop);
+    next = (uint32_t)floor(lim->est);
+    if (next < lim->min) next = lim->min;
+    old = atomic_exchange_explicit(&lim->limit, next, memory_order_relaxed);
+    if (old != next) bw__lim_changed(lim, old, next);
+    pthread_mutex_unlock(&lim->lock);
+  }
+  return BW_OK;
+}
+
+void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
+  unsigned i;
+  if (out == NULL) return;
+  memset(out, 0, sizeof(*out));
+  if (lim == NULL) return;
+  for (i = 0; i < BW__STRIPES; i++) {
+    const bw__lim_stripe_t *s = &lim->stripes[i];
+    out->admitted += BW__LOAD(s->admitted);
+    out->rejected += BW__LOAD(s->rejected);
+    out->successes += BW__LOAD(s->successes);
+    out->drops += BW__LOAD(s->drops);
+    out->ignored += BW__LOAD(s->ignored);
+  }
+  out->algorithm = lim->alg;
+  out->limit = BW__LOAD(lim->limit);
+  out->in_flight = BW__LOAD(lim->in_flight);
+  if (lim->alg == BW_LIMITER_AIMD) {
+    out->estimate = (double)out->limit;
+  } else {
+    pthread_mutex_lock((pthread_mutex_t *)&lim->lock);
+    out->estimate = lim->est;
+    pthread_mutex_unlock((pthread_mutex_t *)&lim->lock);
+  }
+  out->limit_changes = BW__LOAD(lim->changes);
+  out->last_rtt_ns = BW__LOAD(lim->last_rtt_ns);
+  out->min_rtt_ns = BW__LOAD(lim->min_rtt_ns);
+  out->long_rtt_ns = BW__LOAD(lim->long_rtt_ns);
+}

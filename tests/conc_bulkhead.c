@@ -1,0 +1,319 @@
+/* Concurrency: threads hammer one bulkhead through all three ways in — a
+ * try_acquire, a blocking acquire (short real waits) and a queued callback
+ * that is cancelled if it has not been granted by the time its thread looks.
+ *
+ * Conservation laws checked exactly:
+ *   attempts (counted by the threads)
+ *     = admitted + rejected_full + wait_timeouts + cancelled   (stats)
+ *   admitted (stats) = admissions seen by the threads = released (stats)
+ *   timeouts (stats) = BW_E_TIMEOUT answers seen by the threads
+ *   in_use = 0 and waiting = 0 at the end
+ * and safety: the number of threads inside the bulkhead at once, counted by
+ * the threads themselves, never exceeds max_concurrent.
+ *
+ * The adaptive limiters get the same treatment through the shared bw_limit_t
+ * interface, with a random mix of outcomes and RTTs:
+ *   attempts = admitted + rejected; admitted = successes + drops + ignored
+ *   (each also equal to the threads' own counts), in_flight = 0 at the end,
+ *   and the limit stays in [min_limit, max_limit] throughout, and the calls
+ *   inside at once (counted by the threads) never exceed max_limit. */
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "breakwater/breakwater.h"
+#include "breakwater/bulkhead.h"
+#include "breakwater/limiter.h"
+
+#define THREADS 6
+#define OPS_PER_THREAD 60000
+#define MAX_CONCURRENT 3
+
+static _Atomic int g_inside;
+static _Atomic int g_max_inside;
+
+typedef struct {
+  bw_bulkhead_t *bh;
+  bw_clock_t *clock;
+  uint64_t seed;
+  uint64_t attempts, admitted, timeouts, async_grants;
+} worker_t;
+
+typedef struct {
+  bw_bulkhead_waiter_t w;
+  bw_permit_t permit;
+  _Atomic int granted;
+} async_req_t;
+
+static void on_grant(bw_bulkhead_waiter_t *w, const bw_permit_t *p, void *ud) {
+  async_req_t *r = ud;
+  (void)w;
+  r->permit = *p;
+  atomic_store_explicit(&r->granted, 1, memory_order_release);
+}
+
+/* Inside the bulkhead: count ourselves, check the bound, move time a bit,
+ * then leave and release. */
+static void run_call(worker_t *w, const bw_permit_t *p, uint64_t x) {
+  int in = atomic_fetch_add(&g_inside, 1) + 1;
+  int seen = atomic_load(&g_max_inside);
+  while (in > seen && !atomic_compare_exchange_weak(&g_max_inside, &seen, in)) {
+  }
+  w->admitted++;
+  /* 1 ms per call on a shared manual clock; timeout_ms is 3, so calls that
+   * straddle enough advances by other threads time out. */
+  bw_clock_manual_advance(w->clock, 1000000);
+  if (x % 7 == 0) sched_yield();
+  atomic_fetch_sub(&g_inside, 1);
+  if (bw_bulkhead_release(w->bh, p) == BW_E_TIMEOUT) w->timeouts++;
+}
+
+static void *work(void *arg) {
+  worker_t *w = arg;
+  bw_rand_t r;
+  bw_rand_seed(&r, w->seed);
+  for (int i = 0; i < OPS_PER_THREAD; i++) {
+    bw_permit_t p;
+    uint64_t x = bw_rand_next(&r);
+    int mode = (int)(x % 3);
+    w->attempts++;
+    if (mode == 0) {
+      if (bw_bulkhead_try_acquire(w->bh, &p) == BW_OK) run_call(w, &p, x >> 8);
+    } else if (mode == 1) {
+      if (bw_bulkhead_acquire(w->bh, &p) == BW_OK) run_call(w, &p, x >> 8);
+    } else {
+      async_req_t req;
+      int rc;
+      memset(&req, 0, sizeof(req));
+      rc = bw_bulkhead_acquire_async(w->bh, &p, &req.w, on_grant, &req);
+      if (rc == BW_OK) {
+        run_call(w, &p, x >> 8);
+      } else if (rc == BW_BULKHEAD_QUEUED) {
+        if ((x >> 8) % 2 == 0 && bw_bulkhead_cancel(w->bh, &req.w) == BW_OK)
+          continue; /* cancelled in the queue */
+        /* Granted (or about to be): wait for the callback to finish. */
+        while (!atomic_load_explicit(&req.granted, memory_order_acquire))
+          sched_yield();
+        w->async_grants++;
+        run_call(w, &req.permit, x >> 8);
+      }
+    }
+  }
+  return NULL;
+}
+
+static void conserves_and_never_exceeds_max_concurrent(void **state) {
+  bw_clock_t *clock = bw_clock_manual_new(0);
+  bw_bulkhead_config_t cfg;
+  bw_error_t err;
+  bw_bulkhead_t *bh;
+  worker_t w[THREADS];
+  pthread_t th[THREADS];
+  bw_bulkhead_stats_t st;
+  uint64_t attempts = 0, admitted = 0, timeouts = 0, grants = 0;
+  (void)state;
+
+  bw_bulkhead_config_init(&cfg);
+  cfg.name = "hammered";
+  cfg.max_concurrent = MAX_CONCURRENT;
+  cfg.max_wait_ms = 1;
+  cfg.timeout_ms = 3;
+  cfg.max_waiting = 4;
+  cfg.clock = clock;
+  bh = bw_bulkhead_new(&cfg, &err);
+  assert_non_null(bh);
+
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].bh = bh;
+    w[i].clock = clock;
+    w[i].seed = 77 + (uint64_t)i;
+    assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(th[i], NULL);
+    attempts += w[i].attempts;
+    admitted += w[i].admitted;
+    timeouts += w[i].timeouts;
+    grants += w[i].async_grants;
+  }
+  bw_bulkhead_stats(bh, &st);
+
+  assert_int_equal(attempts, (uint64_t)THREADS * OPS_PER_THREAD);
+  assert_int_equal(st.admitted + st.rejected_full + st.wait_timeouts +
+                       st.cancelled + st.rejected_deadline,
+                   attempts);
+  assert_int_equal(st.rejected_deadline, 0);
+  assert_int_equal(st.admitted, admitted);
+  assert_int_equal(st.released, admitted);
+  assert_int_equal(st.timeouts, timeouts);
+  assert_int_equal(st.in_use, 0);
+  assert_int_equal(st.waiting, 0);
+  assert_int_equal(st.available, MAX_CONCURRENT);
+  assert_true(atomic_load(&g_max_inside) <= MAX_CONCURRENT);
+  assert_true(atomic_load(&g_max_inside) >= 1);
+  assert_true(st.admitted_after_wait >= grants);
+  /* Every path must have run for the laws to mean anything. */
+  print_message(
+      "admitted %llu (after wait %llu, callbacks %llu), full %llu, "
+      "wait timeouts %llu, cancelled %llu, timeouts %llu\n",
+      (unsigned long long)st.admitted,
+      (unsigned long long)st.admitted_after_wait, (unsigned long long)grants,
+      (unsigned long long)st.rejected_full,
+      (unsigned long long)st.wait_timeouts, (unsigned long long)st.cancelled,
+      (unsigned long long)st.timeouts);
+  assert_true(grants > 0);
+  assert_true(st.rejected_full > 0);
+  assert_true(st.cancelled > 0);
+  assert_true(st.timeouts > 0);
+
+  bw_bulkhead_free(bh);
+  bw_clock_free(clock);
+}
+
+/* ---- adaptive limiters through the interface ----------------------------- */
+
+#define LIM_OPS 200000
+#define LIM_MIN 2
+#define LIM_MAX 16
+
+static _Atomic int g_lim_inside;
+static _Atomic int g_lim_max_inside;
+
+typedef struct {
+  bw_limit_t *l;
+  bw_clock_t *clock;
+  uint64_t seed;
+  uint64_t attempts, admitted, rejected, succ, drop, ign, out_of_range;
+} lworker_t;
+
+static void *lwork(void *arg) {
+  lworker_t *w = arg;
+  bw_rand_t r;
+  bw_rand_seed(&r, w->seed);
+  for (int i = 0; i < LIM_OPS; i++) {
+    bw_permit_t p;
+    uint64_t x = bw_rand_next(&r);
+    uint32_t cur = bw_limit_current(w->l);
+    bw_limit_outcome_t o;
+    if (cur < LIM_MIN || cur > LIM_MAX) w->out_of_range++;
+    w->attempts++;
+    if (bw_limit_try_acquire(w->l, &p) != BW_OK) {
+      w->rejected++;
+      continue;
+    }
+    w->admitted++;
+    {
+      int in = atomic_fetch_add(&g_lim_inside, 1) + 1;
+      int seen = atomic_load(&g_lim_max_inside);
+      while (in > seen &&
+             !atomic_compare_exchange_weak(&g_lim_max_inside, &seen, in)) {
+      }
+    }
+    /* RTTs of 0..3 ms; slow phases every 20000 calls; 5% drops. */
+    bw_clock_manual_advance(
+        w->clock, (int64_t)(x % 4) * 1000000 * ((i / 20000) % 2 == 1 ? 3 : 1));
+    o = (x >> 8) % 100 < 5    ? BW_LIMIT_DROPPED
+        : (x >> 8) % 100 < 10 ? BW_LIMIT_IGNORED
+                              : BW_LIMIT_SUCCESS;
+    if ((x >> 16) % 5 == 0) sched_yield();
+    atomic_fetch_sub(&g_lim_inside, 1);
+    assert_int_equal(bw_limit_release(w->l, &p, o), BW_OK);
+    if (o == BW_LIMIT_SUCCESS) w->succ++;
+    if (o == BW_LIMIT_DROPPED) w->drop++;
+    if (o == BW_LIMIT_IGNORED) w->ign++;
+  }
+  return NULL;
+}
+
+static void hammer_limiter(bw_limiter_algorithm_t alg) {
+  bw_clock_t *clock = bw_clock_manual_new(0);
+  bw_limiter_config_t cfg;
+  bw_error_t err;
+  bw_limiter_t *lim;
+  lworker_t w[THREADS];
+  pthread_t th[THREADS];
+  bw_limiter_stats_t st;
+  uint64_t attempts = 0, admitted = 0, rejected = 0, succ = 0, drop = 0,
+           ign = 0, out = 0;
+
+  bw_limiter_config_init(&cfg);
+  cfg.name = "hammered";
+  cfg.algorithm = alg;
+  cfg.min_limit = LIM_MIN;
+  cfg.max_limit = LIM_MAX;
+  cfg.initial_limit = 4;
+  cfg.gradient2_queue_size = 2;
+  cfg.aimd_timeout_ms = 0; /* drops are only the scripted ones */
+  cfg.clock = clock;
+  lim = bw_limiter_new(&cfg, &err);
+  assert_non_null(lim);
+  atomic_store(&g_lim_max_inside, 0);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].l = bw_limiter_as_limit(lim);
+    w[i].clock = clock;
+    w[i].seed = 500 + (uint64_t)i;
+    assert_int_equal(pthread_create(&th[i], NULL, lwork, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(th[i], NULL);
+    attempts += w[i].attempts;
+    admitted += w[i].admitted;
+    rejected += w[i].rejected;
+    succ += w[i].succ;
+    drop += w[i].drop;
+    ign += w[i].ign;
+    out += w[i].out_of_range;
+  }
+  bw_limiter_stats(lim, &st);
+  assert_int_equal(attempts, (uint64_t)THREADS * LIM_OPS);
+  assert_int_equal(st.admitted + st.rejected, attempts);
+  assert_int_equal(st.admitted, admitted);
+  assert_int_equal(st.rejected, rejected);
+  assert_int_equal(st.successes + st.drops + st.ignored, st.admitted);
+  assert_int_equal(st.successes, succ);
+  assert_int_equal(st.drops, drop);
+  assert_int_equal(st.ignored, ign);
+  assert_int_equal(st.in_flight, 0);
+  assert_int_equal(out, 0);
+  /* A limit never admits more than max_limit at once (a lowered limit may
+   * leave more than the new limit in flight, never more than the max). */
+  assert_true(atomic_load(&g_lim_max_inside) <= LIM_MAX);
+  assert_true(atomic_load(&g_lim_max_inside) >= 2);
+  assert_true(st.limit >= LIM_MIN && st.limit <= LIM_MAX);
+  assert_true(st.limit_changes >
+              0); /* it adapted, so the run meant something */
+  bw_limiter_free(lim);
+  bw_clock_free(clock);
+}
+
+static void aimd_conserves_through_the_interface(void **state) {
+  (void)state;
+  hammer_limiter(BW_LIMITER_AIMD);
+}
+static void gradient2_conserves_through_the_interface(void **state) {
+  (void)state;
+  hammer_limiter(BW_LIMITER_GRADIENT2);
+}
+static void vegas_conserves_through_the_interface(void **state) {
+  (void)state;
+  hammer_limiter(BW_LIMITER_VEGAS);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(conserves_and_never_exceeds_max_concurrent),
+      cmocka_unit_test(aimd_conserves_through_the_interface),
+      cmocka_unit_test(gradient2_conserves_through_the_interface),
+      cmocka_unit_test(vegas_conserves_through_the_interface),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,867 @@
+/* Specification tests: the adaptive concurrency limiter's update rules.
+ *
+ * Each algorithm is driven on a manual clock with scripted round-trip times
+ * and its limit checked exactly against values computed by hand (the
+ * arithmetic is written next to each step). Whether the algorithms settle
+ * near a dependency's capacity is the simulator's job; here we pin down the
+ * rules themselves.
+ *
+ * A "step" acquires a permit, moves the clock by the RTT and releases it.
+ * permit.reserved is the number of calls in flight at acquire, this one
+ * included; the tests hold `background` permits to put the limiter in the
+ * saturated regime (in flight >= limit / 2) or release them to make it
+ * app-limited. */
+#include "breakwater/limiter.h"
+#include "bw_test.h"
+#include "oom.h"
+
+#define MS BW_NS_PER_MS
+#define EPS 1e-9
+
+typedef struct changes_s {
+  int count;
+  uint32_t old[64];
+  uint32_t now[64];
+  char name[32];
+} changes_t;
+
+static void on_change(const char *name, uint32_t old, uint32_t now, void *ud) {
+  changes_t *c = ud;
+  if (c->count < 64) {
+    c->old[c->count] = old;
+    c->now[c->count] = now;
+  }
+  c->count++;
+  snprintf(c->name, sizeof(c->name), "%s", name);
+}
+
+typedef struct env_s {
+  bw_clock_t *clock;
+  bw_limiter_t *lim;
+  changes_t changes;
+  bw_permit_t background[32];
+  int held;
+} env_t;
+
+static int setup(void **state) {
+  env_t *e = calloc(1, sizeof(*e));
+  if (e == NULL) return -1;
+  e->clock = bw_clock_manual_new(BWT_T0_NS);
+  if (e->clock == NULL) return -1;
+  *state = e;
+  return 0;
+}
+
+static int teardown(void **state) {
+  env_t *e = *state;
+  bw_limiter_free(e->lim);
+  bw_clock_free(e->clock);
+  free(e);
+  return 0;
+}
+
+static void config(env_t *e, bw_limiter_config_t *cfg,
+                   bw_limiter_algorithm_t alg, uint32_t initial) {
+  bw_limiter_config_init(cfg);
+  cfg->name = "partner";
+  cfg->algorithm = alg;
+  cfg->initial_limit = initial;
+  cfg->clock = e->clock;
+  cfg->on_change = on_change;
+  cfg->userdata = &e->changes;
+}
+
+static bw_limiter_t *make(env_t *e, const bw_limiter_config_t *cfg) {
+  bw_error_t err;
+  bw_limiter_free(e->lim);
+  e->lim = bw_limiter_new(cfg, &err);
+  if (e->lim == NULL) fail_msg("bw_limiter_new: %s", err.message);
+  return e->lim;
+}
+
+static bw_limiter_stats_t stats(const bw_limiter_t *lim) {
+  bw_limiter_stats_t s;
+  memset(&s, 0xA5, sizeof(s));
+  bw_limiter_stats(lim, &s);
+  return s;
+}
+
+static bw_permit_t take(bw_limiter_t *lim) {
+  bw_permit_t p;
+  memset(&p, 0xCD, sizeof(p));
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  return p;
+}
+
+/* Holds n more permits (the saturated regime). */
+static void hold(env_t *e, int n) {
+  for (int i = 0; i < n; i++)
+    e->background[e->held++] = take(e->lim);
+}
+
+static void let_go(env_t *e) {
+  while (e->held > 0)
+    assert_status(
+        bw_limiter_release(e->lim, &e->background[--e->held], BW_LIMIT_IGNORED),
+        BW_OK);
+}
+
+/* One call: acquire, RTT of rtt_ms on the clock, release with `o`. Returns
+ * the permit's in-flight-at-acquire. */
+static uint32_t step(env_t *e, int64_t rtt_ms, bw_limit_outcome_t o) {
+  bw_permit_t p = take(e->lim);
+  bw_clock_manual_advance(e->clock, rtt_ms * MS);
+  assert_status(bw_limiter_release(e->lim, &p, o), BW_OK);
+  return p.reserved;
+}
+
+/* ==== configuration ======================================================
+ */
+
+static void defaults(void **state) {
+  bw_limiter_config_t cfg;
+  (void)state;
+  bw_limiter_config_init(&cfg);
+  assert_string_equal(cfg.name, "limiter");
+  assert_int_equal(cfg.algorithm, BW_LIMITER_AIMD);
+  assert_u64_eq(cfg.initial_limit, 20);
+  assert_u64_eq(cfg.min_limit, 1);
+  assert_u64_eq(cfg.max_limit, 200);
+  assert_dbl_eq(cfg.backoff_ratio, 0.9, 0);
+  assert_i64_eq(cfg.aimd_timeout_ms, 5000);
+  assert_dbl_eq(cfg.gradient2_tolerance, 1.5, 0);
+  assert_dbl_eq(cfg.gradient2_smoothing, 0.2, 0);
+  assert_u64_eq(cfg.gradient2_long_window, 600);
+  assert_u64_eq(cfg.gradient2_warmup, 10);
+  assert_u64_eq(cfg.gradient2_queue_size, 4);
+  assert_dbl_eq(cfg.vegas_alpha, 3, 0);
+  assert_dbl_eq(cfg.vegas_beta, 6, 0);
+  assert_dbl_eq(cfg.vegas_smoothing, 1, 0);
+  assert_u64_eq(cfg.vegas_probe_multiplier, 30);
+  assert_i64_eq(cfg.change_interval_ms, 0);
+  assert_null(cfg.clock);
+  assert_null(cfg.on_change);
+  for (int a = 0; a <= 2; a++) {
+    cfg.algorithm = (bw_limiter_algorithm_t)a;
+    assert_status(bw_limiter_config_validate(&cfg, NULL), BW_OK);
+  }
+  assert_string_equal(bw_limiter_algorithm_name(BW_LIMITER_AIMD), "aimd");
+  assert_string_equal(bw_limiter_algorithm_name(BW_LIMITER_GRADIENT2),
+                      "gradient2");
+  assert_string_equal(bw_limiter_algorithm_name(BW_LIMITER_VEGAS), "vegas");
+  assert_string_equal(bw_limiter_algorithm_name((bw_limiter_algorithm_t)3),
+                      "unknown");
+}
+
+static void bad_configurations_are_refused_naming_the_field(void **state) {
+  static const struct {
+    int alg;
+    const char *field;
+    const char *rule;
+  } rows[] = {
+      {0, "name", "name must not be empty"},
+      {3, "algorithm", "algorithm must be aimd, gradient2 or vegas (got 3)"},
+      {0, "min_limit", "min_limit must be >= 1 (got 0)"},
+      {0, "max_limit", "max_limit must be in min_limit 5..1000000 (got 4)"},
+      {0, "max_limit",
+       "max_limit must be in min_limit 1..1000000 (got "
+       "1000001)"},
+      {0, "initial_limit",
+       "initial_limit must be in [min_limit 1, max_limit 200] (got 0)"},
+      {0, "initial_limit",
+       "initial_limit must be in [min_limit 1, max_limit 200] (got 201)"},
+      {0, "backoff_ratio", "backoff_ratio must be in [0.5, 1) (got 1)"},
+      {1, "backoff_ratio", "backoff_ratio must be in [0.5, 1) (got 0.49)"},
+      {0, "aimd_timeout_ms",
+       "aimd_timeout_ms must be in 0..86400000, 0 for off (got -1)"},
+      {1, "gradient2_tolerance",
+       "gradient2_tolerance must be a finite number >= 1 (got 0.9)"},
+      {1, "gradient2_tolerance",
+       "gradient2_tolerance must be a finite number >= 1 (got inf)"},
+      {1, "gradient2_smoothing",
+       "gradient2_smoothing must be in (0, 1] (got 0)"},
+      {1, "gradient2_long_window",
+       "gradient2_long_window must be in 1..100000 (got 0)"},
+      {1, "gradient2_warmup",
+       "gradient2_warmup must be <= gradient2_long_window 600 (got 601)"},
+      {1, "gradient2_queue_size",
+       "gradient2_queue_size must be <= max_limit 200 (got 201)"},
+      {2, "vegas_alpha", "vegas_alpha must be a finite number > 0 (got 0)"},
+      {2, "vegas_beta",
+       "vegas_beta must be finite and > vegas_alpha 3 (got 3)"},
+      {2, "vegas_smoothing", "vegas_smoothing must be in (0, 1] (got 1.5)"},
+      {2, "vegas_probe_multiplier",
+       "vegas_probe_multiplier must be in 0..1000, 0 for never (got 1001)"},
+      {0, "change_interval_ms",
+       "change_interval_ms must be in 0..86400000, 0 for every change (got "
+       "-1)"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+    bw_limiter_config_t cfg;
+    bw_error_t err;
+    bw_limiter_config_init(&cfg);
+    cfg.algorithm = (bw_limiter_algorithm_t)rows[i].alg;
+    switch (i) {
+    case 0:
+      cfg.name = "";
+      break;
+    case 1:
+      break;
+    case 2:
+      cfg.min_limit = 0;
+      break;
+    case 3:
+      cfg.min_limit = 5;
+      cfg.max_limit = 4;
+      break;
+    case 4:
+      cfg.max_limit = 1000001;
+      break;
+    case 5:
+      cfg.initial_limit = 0;
+      break;
+    case 6:
+      cfg.initial_limit = 201;
+      break;
+    case 7:
+      cfg.backoff_ratio = 1.0;
+      break;
+    case 8:
+      cfg.backoff_ratio = 0.49;
+      break;
+    case 9:
+      cfg.aimd_timeout_ms = -1;
+      break;
+    case 10:
+      cfg.gradient2_tolerance = 0.9;
+      break;
+    case 11:
+      cfg.gradient2_tolerance = INFINITY;
+      break;
+    case 12:
+      cfg.gradient2_smoothing = 0;
+      break;
+    case 13:
+      cfg.gradient2_long_window = 0;
+      cfg.gradient2_warmup = 0;
+      break;
+    case 14:
+      cfg.gradient2_warmup = 601;
+      break;
+    case 15:
+      cfg.gradient2_queue_size = 201;
+      break;
+    case 16:
+      cfg.vegas_alpha = 0;
+      break;
+    case 17:
+      cfg.vegas_beta = 3;
+      break;
+    case 18:
+      cfg.vegas_smoothing = 1.5;
+      break;
+    case 19:
+      cfg.vegas_probe_multiplier = 1001;
+      break;
+    case 20:
+      cfg.change_interval_ms = -1;
+      break;
+    }
+    memset(&err, 0, sizeof(err));
+    assert_status(bw_limiter_config_validate(&cfg, &err), BW_E_INVAL);
+    assert_string_equal(err.field, rows[i].field);
+    assert_string_equal(err.message, rows[i].rule);
+    assert_null(bw_limiter_new(&cfg, &err));
+    assert_string_equal(err.field, rows[i].field);
+  }
+  assert_status(bw_limiter_config_validate(NULL, NULL), BW_E_INVAL);
+}
+
+static void only_the_chosen_algorithms_fields_are_checked(void **state) {
+  bw_limiter_config_t cfg;
+  (void)state;
+  bw_limiter_config_init(&cfg);
+  cfg.vegas_alpha = -1;        /* irrelevant to AIMD */
+  cfg.gradient2_smoothing = 7; /* irrelevant to AIMD */
+  assert_status(bw_limiter_config_validate(&cfg, NULL), BW_OK);
+  cfg.algorithm = BW_LIMITER_VEGAS;
+  cfg.vegas_alpha = 3;
+  cfg.backoff_ratio = 2; /* Vegas backs off by log10(limit) instead */
+  assert_status(bw_limiter_config_validate(&cfg, NULL), BW_OK);
+}
+
+/* ==== the permit protocol ================================================
+ */
+
+static void admits_up_to_the_limit_and_records_in_flight(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t p[3], q, copy;
+  bw_limiter_stats_t s;
+
+  config(e, &cfg, BW_LIMITER_AIMD, 3);
+  lim = make(e, &cfg);
+  for (int i = 0; i < 3; i++) {
+    bw_clock_manual_advance(e->clock, 1 * MS);
+    p[i] = take(lim);
+    assert_u64_eq(p[i].reserved, i + 1);
+    assert_i64_eq(p[i].start_ns, BWT_T0_NS + (i + 1) * MS);
+    assert_int_equal(p[i].kind, BW_PERMIT_NORMAL);
+  }
+  memset(&q, 0xCD, sizeof(q));
+  memcpy(&copy, &q, sizeof(q));
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_memory_equal(&q, &copy, sizeof(q));
+  s = stats(lim);
+  assert_u64_eq(s.in_flight, 3);
+  assert_u64_eq(s.admitted, 3);
+  assert_u64_eq(s.rejected, 1);
+  for (int i = 0; i < 3; i++)
+    assert_status(bw_limiter_release(lim, &p[i], BW_LIMIT_IGNORED), BW_OK);
+  s = stats(lim);
+  assert_u64_eq(s.in_flight, 0);
+  assert_u64_eq(s.ignored, 3);
+  assert_u64_eq(s.limit, 3); /* ignored calls move nothing */
+  assert_int_equal(e->changes.count, 0);
+}
+
+static void bad_releases_are_refused(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t p;
+  bw_limiter_stats_t s;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  lim = make(e, &cfg);
+  p = take(lim);
+  assert_status(bw_limiter_release(lim, &p, (bw_limit_outcome_t)3), BW_E_INVAL);
+  assert_status(bw_limiter_release(NULL, &p, BW_LIMIT_SUCCESS), BW_E_INVAL);
+  assert_status(bw_limiter_release(lim, NULL, BW_LIMIT_SUCCESS), BW_E_INVAL);
+  assert_u64_eq(stats(lim).in_flight, 1); /* nothing released */
+  /* A permit that started "in the future" (another clock): the slot is
+   * freed, the call counted as ignored, no sample. */
+  p.start_ns = BWT_T0_NS + 1;
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_E_INVAL);
+  s = stats(lim);
+  assert_u64_eq(s.in_flight, 0);
+  assert_u64_eq(s.ignored, 1);
+  assert_u64_eq(s.successes, 0);
+  assert_i64_eq(s.last_rtt_ns, 0);
+  /* Nothing in flight: refused, nothing counted. */
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_DROPPED), BW_E_INVAL);
+  s = stats(lim);
+  assert_u64_eq(s.drops, 0);
+  assert_u64_eq(s.limit, 10);
+  assert_status(bw_limiter_try_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_limiter_try_acquire(lim, NULL), BW_E_INVAL);
+  assert_u64_eq(bw_limiter_limit(NULL), 0);
+  assert_string_equal(bw_limiter_name(NULL), "");
+  assert_string_equal(bw_limiter_name(lim), "partner");
+  bw_limiter_stats(NULL, &s);
+  assert_u64_eq(s.admitted, 0);
+  bw_limiter_stats(lim, NULL);
+}
+
+/* ==== AIMD ===============================================================
+ */
+
+static void aimd_a_success_near_the_limit_adds_one(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_stats_t s;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  make(e, &cfg);
+  hold(e, 8);
+  /* Acquired with 9 in flight (9 * 2 >= 10): the limit was the constraint. */
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 11);
+  assert_dbl_eq(s.estimate, 11, 0);
+  assert_u64_eq(s.successes, 1);
+  assert_u64_eq(s.limit_changes, 1);
+  assert_i64_eq(s.last_rtt_ns, 40 * MS);
+  assert_int_equal(e->changes.count, 1);
+  assert_u64_eq(e->changes.old[0], 10);
+  assert_u64_eq(e->changes.now[0], 11);
+  assert_string_equal(e->changes.name, "partner");
+  let_go(e);
+}
+
+static void aimd_an_app_limited_success_changes_nothing(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  make(e, &cfg);
+  hold(e, 3);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 4); /* 8 < 10 */
+  assert_u64_eq(bw_limiter_limit(e->lim), 10);
+  hold(e, 1);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 5); /* 10 >= 10: the edge */
+  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  let_go(e);
+}
+
+static void aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  /* floor(10 * 0.9) = 9, floor(8.1) = 8, floor(7.2) = 7, floor(6.3) = 6,
+   * floor(5.4) = 5, floor(4.5) = 4, floor(3.6) = 3, floor(2.7) = 2,
+   * floor(1.8) = 1, then min_limit 1 holds. */
+  static const uint32_t expect[] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 1};
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  make(e, &cfg);
+  for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+    step(e, 1, BW_LIMIT_DROPPED);
+    assert_u64_eq(bw_limiter_limit(e->lim), expect[i]);
+  }
+  assert_u64_eq(stats(e->lim).drops, 10);
+  assert_u64_eq(stats(e->lim).limit_changes, 9);
+  assert_int_equal(e->changes.count, 9);
+  assert_u64_eq(e->changes.old[8], 2);
+  assert_u64_eq(e->changes.now[8], 1);
+}
+
+static void aimd_stays_within_min_and_max(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.min_limit = 8;
+  cfg.max_limit = 11;
+  make(e, &cfg);
+  hold(e, 9);
+  step(e, 5, BW_LIMIT_SUCCESS);
+  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  step(e, 5, BW_LIMIT_SUCCESS);
+  assert_u64_eq(bw_limiter_limit(e->lim), 11); /* max_limit */
+  let_go(e);
+  step(e, 5, BW_LIMIT_DROPPED); /* floor(9.9) = 9 */
+  assert_u64_eq(bw_limiter_limit(e->lim), 9);
+  step(e, 5, BW_LIMIT_DROPPED); /* floor(8.1) = 8 */
+  step(e, 5, BW_LIMIT_DROPPED); /* floor(7.2) = 7 < min_limit 8 */
+  assert_u64_eq(bw_limiter_limit(e->lim), 8);
+  assert_int_equal(e->changes.count, 3);
+}
+
+static void aimd_a_success_slower_than_the_timeout_counts_as_a_drop(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_stats_t s;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.aimd_timeout_ms = 5000;
+  make(e, &cfg);
+  step(e, 5000, BW_LIMIT_SUCCESS); /* exactly the timeout: a success */
+  assert_u64_eq(bw_limiter_limit(e->lim), 10); /* app-limited, unchanged */
+  step(e, 5001, BW_LIMIT_SUCCESS);             /* slower: a drop */
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 9);
+  assert_u64_eq(s.successes, 1);
+  assert_u64_eq(s.drops, 1);
+  assert_i64_eq(s.last_rtt_ns, 5001 * MS);
+}
+
+static void a_lowered_limit_revokes_nothing_but_admits_no_one_new(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t p[3], q;
+  config(e, &cfg, BW_LIMITER_AIMD, 3);
+  make(e, &cfg);
+  for (int i = 0; i < 3; i++)
+    p[i] = take(e->lim);
+  assert_status(bw_limiter_release(e->lim, &p[0], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 2);                   /* floor(2.7) */
+  assert_status(bw_limiter_try_acquire(e->lim, &q), BW_E_FULL); /* 2 >= 2 */
+  assert_status(bw_limiter_release(e->lim, &p[1], BW_LIMIT_IGNORED), BW_OK);
+  q = take(e->lim);
+  assert_status(bw_limiter_release(e->lim, &q, BW_LIMIT_IGNORED), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &p[2], BW_LIMIT_IGNORED), BW_OK);
+}
+
+/* change_interval_ms 1000: the first change is reported at once; changes in
+ * the next second only count; the first change after it reports the whole
+ * move since the last report. */
+static void limit_change_reports_are_rate_limited(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.change_interval_ms = 1000;
+  make(e, &cfg);
+  step(e, 0, BW_LIMIT_DROPPED); /* 10 -> 9, reported */
+  assert_int_equal(e->changes.count, 1);
+  assert_u64_eq(e->changes.old[0], 10);
+  assert_u64_eq(e->changes.now[0], 9);
+  step(e, 1, BW_LIMIT_DROPPED); /* 9 -> 8 at +1 ms: counted only */
+  step(e, 1, BW_LIMIT_DROPPED); /* 8 -> 7 at +2 ms */
+  assert_int_equal(e->changes.count, 1);
+  assert_u64_eq(stats(e->lim).limit_changes, 3);
+  bw_clock_manual_advance(e->clock, 997 * MS); /* +999 ms: still inside */
+  step(e, 0, BW_LIMIT_DROPPED);                /* 7 -> 6 */
+  assert_int_equal(e->changes.count, 1);
+  bw_clock_manual_advance(e->clock, 1 * MS); /* +1000 ms: due */
+  step(e, 0, BW_LIMIT_DROPPED);              /* 6 -> 5: reports 9 -> 5 */
+  assert_int_equal(e->changes.count, 2);
+  assert_u64_eq(e->changes.old[1], 9);
+  assert_u64_eq(e->changes.now[1], 5);
+  assert_u64_eq(stats(e->lim).limit_changes, 5);
+}
+
+/* ==== Gradient2 ==========================================================
+ */
+
+/* tolerance 1.5, smoothing 0.2, queue 4, warmup 2, long window 9 (so the
+ * long-term average moves by factor 2 / (9 + 1) = 0.2 after the warmup).
+ * 15 background permits keep in flight (16) >= estimate / 2. Per step:
+ *   long   = warmup ? mean of samples : long * 0.8 + rtt * 0.2
+ *   g      = clamp(1.5 * long / rtt, 0.5, 1)
+ *   est    = est * 0.8 + (est * g + 4) * 0.2
+ * and, after computing g, long *= 0.95 when long / rtt > 2. */
+static void gradient2_follows_the_long_to_short_rtt_ratio(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_stats_t s;
+  config(e, &cfg, BW_LIMITER_GRADIENT2, 20);
+  cfg.gradient2_warmup = 2;
+  cfg.gradient2_long_window = 9;
+  make(e, &cfg);
+  hold(e, 15);
+
+  /* 1: rtt 100 ms, long 100 (warmup), g 1: 20 * 0.8 + 24 * 0.2 = 20.8 */
+  step(e, 100, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 20.8, EPS);
+  assert_u64_eq(s.limit, 20);
+  assert_i64_eq(s.long_rtt_ns, 100 * MS);
+  assert_int_equal(e->changes.count, 0); /* 20 -> 20: no change */
+
+  /* 2: rtt 100, long 100, g 1: 20.8 * 0.8 + 24.8 * 0.2 = 21.6 */
+  step(e, 100, BW_LIMIT_SUCCESS);
+  assert_dbl_eq(stats(e->lim).estimate, 21.6, EPS);
+  assert_u64_eq(bw_limiter_limit(e->lim), 21);
+
+  /* 3: rtt 400, long 100 * 0.8 + 400 * 0.2 = 160, g 1.5 * 160 / 400 = 0.6:
+   *    21.6 * 0.8 + (21.6 * 0.6 + 4) * 0.2 = 17.28 + 3.392 = 20.672 */
+  step(e, 400, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 20.672, EPS);
+  assert_u64_eq(s.limit, 20);
+  assert_i64_eq(s.long_rtt_ns, 160 * MS);
+
+  /* 4: rtt 1000, long 160 * 0.8 + 1000 * 0.2 = 328, g 1.5 * 0.328 = 0.492
+   *    -> clamped to 0.5: 20.672 * 0.8 + (10.336 + 4) * 0.2 = 19.4048 */
+  step(e, 1000, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 19.4048, EPS);
+  assert_u64_eq(s.limit, 19);
+  assert_i64_eq(s.long_rtt_ns, 328 * MS);
+
+  /* 5: rtt 50, long 328 * 0.8 + 50 * 0.2 = 272.4, g = 1 (clamped):
+   *    19.4048 * 0.8 + 23.4048 * 0.2 = 20.2048; long / rtt = 5.4 > 2, so
+   *    the average is pulled down: 272.4 * 0.95 = 258.78 */
+  step(e, 50, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 20.2048, EPS);
+  assert_u64_eq(s.limit, 20);
+  assert_i64_eq(s.long_rtt_ns, 258780000);
+
+  /* Limit changes: 20 -> 21 (step 2), 21 -> 20, 20 -> 19, 19 -> 20. */
+  assert_int_equal(e->changes.count, 4);
+  assert_u64_eq(e->changes.now[0], 21);
+  assert_u64_eq(e->changes.now[1], 20);
+  assert_u64_eq(e->changes.now[2], 19);
+  assert_u64_eq(e->changes.now[3], 20);
+
+  /* 6: app-limited (1 in flight < 20.2 / 2): the average still learns
+   *    (258.78 * 0.8 + 50 * 0.2 = 217.024, then * 0.95 = 206.1728), the
+   *    estimate does not move. */
+  let_go(e);
+  assert_u64_eq(step(e, 50, BW_LIMIT_SUCCESS), 1);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 20.2048, EPS);
+  assert_i64_eq(s.long_rtt_ns, 206172800);
+
+  /* A drop: 20.2048 * 0.9 = 18.18432. */
+  step(e, 50, BW_LIMIT_DROPPED);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 18.18432, EPS);
+  assert_u64_eq(s.limit, 18);
+  assert_u64_eq(s.successes, 6);
+  assert_u64_eq(s.drops, 1);
+}
+
+static void gradient2_stays_within_min_and_max(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_GRADIENT2, 20);
+  cfg.max_limit = 21;
+  cfg.min_limit = 19;
+  cfg.gradient2_smoothing = 1.0;
+  cfg.gradient2_warmup = 1;           /* then the average barely moves: */
+  cfg.gradient2_long_window = 100000; /* factor 2 / 100001 */
+  make(e, &cfg);
+  hold(e, 15);
+  step(e, 100, BW_LIMIT_SUCCESS); /* 20 * 1 + 4 = 24 -> max 21 */
+  assert_dbl_eq(stats(e->lim).estimate, 21, 0);
+  step(e, 100000, BW_LIMIT_SUCCESS); /* g 0.5: 10.5 + 4 -> min 19 */
+  assert_true(stats(e->lim).long_rtt_ns < 103 * MS);
+  assert_dbl_eq(stats(e->lim).estimate, 19, 0);
+  assert_u64_eq(bw_limiter_limit(e->lim), 19);
+  let_go(e);
+  step(e, 1, BW_LIMIT_DROPPED); /* 19 * 0.9 -> min 19 */
+  assert_u64_eq(bw_limiter_limit(e->lim), 19);
+}
+
+/* ==== Vegas ==============================================================
+ */
+
+/* alpha 3, beta 6, smoothing 1; lg = max(1, log10(floor(estimate))).
+ *   queue = ceil(est * (1 - min_rtt / rtt))
+ *   queue <= lg          -> est + beta * lg
+ *   queue <  alpha * lg  -> est + lg
+ *   queue >  beta * lg   -> est - lg
+ *   otherwise unchanged; a drop -> est - lg.
+ * 15 background permits keep in flight (16) * 2 >= the estimate. */
+static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_stats_t s;
+  config(e, &cfg, BW_LIMITER_VEGAS, 20);
+  make(e, &cfg);
+  hold(e, 15);
+
+  /* 1: the first RTT only sets the no-load RTT. */
+  step(e, 100, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_i64_eq(s.min_rtt_ns, 100 * MS);
+  assert_dbl_eq(s.estimate, 20, 0);
+
+  /* 2: rtt 100: queue 0 <= lg = log10(20) = 1.30103:
+   *    20 + 6 * 1.30103 = 27.806180 */
+  step(e, 100, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 20 + 6 * log10(20.0), EPS);
+  assert_dbl_eq(s.estimate, 27.80618, 1e-5);
+  assert_u64_eq(s.limit, 27);
+
+  /* 3: rtt 125: queue ceil(27.806 * 0.2) = 6; lg = log10(27) = 1.43136,
+   *    alpha * lg = 4.294, beta * lg = 8.588: between, unchanged. */
+  step(e, 125, BW_LIMIT_SUCCESS);
+  assert_dbl_eq(stats(e->lim).estimate, 27.80618, 1e-5);
+
+  /* 4: rtt 200: queue ceil(27.806 * 0.5) = 14 > 8.588:
+   *    27.80618 - 1.43136 = 26.37482 */
+  step(e, 200, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 26.37482, 1e-5);
+  assert_u64_eq(s.limit, 26);
+
+  /* 5: rtt 110: queue ceil(26.375 * (1 - 100 / 110)) = ceil(2.398) = 3;
+   *    lg = log10(26) = 1.41497 < 3 < alpha * lg = 4.245:
+   *    26.37482 + 1.41497 = 27.78979 */
+  step(e, 110, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 27.78979, 1e-5);
+  assert_u64_eq(s.limit, 27);
+
+  /* 6: rtt 90 < min: a new no-load RTT, nothing else. */
+  step(e, 90, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_i64_eq(s.min_rtt_ns, 90 * MS);
+  assert_dbl_eq(s.estimate, 27.78979, 1e-5);
+
+  /* 7: a drop: 27.78979 - log10(27) = 26.35843 */
+  step(e, 90, BW_LIMIT_DROPPED);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 26.35843, 1e-5);
+  assert_u64_eq(s.limit, 26);
+  assert_i64_eq(s.min_rtt_ns, 90 * MS); /* a drop's RTT is no sample */
+
+  /* 8: app-limited (1 * 2 < 26.4): even a long queue changes nothing. */
+  let_go(e);
+  step(e, 900, BW_LIMIT_SUCCESS);
+  assert_dbl_eq(stats(e->lim).estimate, 26.35843, 1e-5);
+
+  /* 20 -> 27 -> 26 -> 27 -> 26 */
+  assert_int_equal(e->changes.count, 4);
+  assert_u64_eq(e->changes.old[0], 20);
+  assert_u64_eq(e->changes.now[0], 27);
+  assert_u64_eq(e->changes.now[3], 26);
+}
+
+static void vegas_smoothing_moves_part_of_the_way(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_VEGAS, 20);
+  cfg.vegas_smoothing = 0.5;
+  make(e, &cfg);
+  hold(e, 15);
+  step(e, 100, BW_LIMIT_SUCCESS);
+  step(e, 100, BW_LIMIT_SUCCESS);
+  /* 20 * 0.5 + 27.80618 * 0.5 = 23.90309 */
+  assert_dbl_eq(stats(e->lim).estimate, 23.90309, 1e-5);
+  assert_u64_eq(bw_limiter_limit(e->lim), 23);
+  let_go(e);
+}
+
+static void vegas_never_leaves_min_and_max(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_VEGAS, 20);
+  cfg.max_limit = 22;
+  cfg.min_limit = 19;
+  make(e, &cfg);
+  hold(e, 15);
+  step(e, 100, BW_LIMIT_SUCCESS);
+  step(e, 100, BW_LIMIT_SUCCESS); /* 27.8 -> 22 */
+  assert_dbl_eq(stats(e->lim).estimate, 22, 0);
+  let_go(e);
+  for (int i = 0; i < 5; i++)
+    step(e, 1, BW_LIMIT_DROPPED); /* 22 - 1.34 - ... -> 19 */
+  assert_dbl_eq(stats(e->lim).estimate, 19, 0);
+  assert_u64_eq(bw_limiter_limit(e->lim), 19);
+}
+
+/* probe multiplier 1, limit pinned at 4 (max 4): after 1 * 4 samples the
+ * next one becomes the no-load RTT. In between, rtt 200 against min 100
+ * gives queue ceil(4 * 0.5) = 2, between lg = 1 and alpha * lg = 3: grow by
+ * 1, clamped back to 4. */
+static void vegas_relearns_the_no_load_rtt_after_the_probe_interval(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_VEGAS, 4);
+  cfg.max_limit = 4;
+  cfg.vegas_probe_multiplier = 1;
+  make(e, &cfg);
+  hold(e, 3);
+  step(e, 100, BW_LIMIT_SUCCESS); /* sample 1: min 100 */
+  for (int i = 2; i <= 4; i++) {
+    step(e, 200, BW_LIMIT_SUCCESS); /* samples 2..4: still 100 */
+    assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
+  }
+  step(e, 200, BW_LIMIT_SUCCESS); /* sample 5 > 4: a new baseline */
+  assert_i64_eq(stats(e->lim).min_rtt_ns, 200 * MS);
+  assert_dbl_eq(stats(e->lim).estimate, 4, 0);
+  for (int i = 0; i < 4; i++)
+    step(e, 300, BW_LIMIT_SUCCESS);
+  assert_i64_eq(stats(e->lim).min_rtt_ns, 200 * MS);
+  step(e, 300, BW_LIMIT_SUCCESS); /* and again 5 samples later */
+  assert_i64_eq(stats(e->lim).min_rtt_ns, 300 * MS);
+  let_go(e);
+}
+
+static void vegas_with_probing_off_keeps_the_smallest_rtt(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_VEGAS, 4);
+  cfg.max_limit = 4;
+  cfg.vegas_probe_multiplier = 0;
+  make(e, &cfg);
+  hold(e, 3);
+  step(e, 100, BW_LIMIT_SUCCESS);
+  for (int i = 0; i < 50; i++)
+    step(e, 200, BW_LIMIT_SUCCESS);
+  assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
+  let_go(e);
+}
+
+/* ==== the limit interface ================================================
+ */
+
+static void every_algorithm_is_a_concurrency_limit(void **state) {
+  env_t *e = *state;
+  static const char *kinds[] = {"aimd", "gradient2", "vegas"};
+  for (int a = 0; a < 3; a++) {
+    bw_limiter_config_t cfg;
+    bw_limit_t *l;
+    bw_permit_t p, q;
+    config(e, &cfg, (bw_limiter_algorithm_t)a, 1);
+    l = bw_limiter_as_limit(make(e, &cfg));
+    assert_string_equal(bw_limit_kind(l), kinds[a]);
+    assert_string_equal(bw_limit_name(l), "partner");
+    assert_u64_eq(bw_limit_current(l), 1);
+    assert_status(bw_limit_try_acquire(l, &p), BW_OK);
+    assert_u64_eq(bw_limit_in_flight(l), 1);
+    assert_status(bw_limit_try_acquire(l, &q), BW_E_FULL);
+    assert_status(bw_limit_release(l, &p, BW_LIMIT_IGNORED), BW_OK);
+    assert_u64_eq(bw_limit_in_flight(l), 0);
+  }
+  assert_null(bw_limiter_as_limit(NULL));
+}
+
+/* ==== out of memory ======================================================
+ */
+
+static int oom_scenario(bw_limiter_algorithm_t alg) {
+  bw_limiter_config_t cfg;
+  bw_error_t err;
+  bw_limiter_t *lim;
+  bw_permit_t p;
+  bw_limiter_config_init(&cfg);
+  cfg.algorithm = alg;
+  lim = bw_limiter_new(&cfg, &err);
+  if (lim == NULL) {
+    assert_status(err.code, BW_E_NOMEM);
+    assert_string_equal(err.field, "");
+    return BW_E_NOMEM;
+  }
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  bw_limiter_free(lim);
+  return BW_OK;
+}
+
+static void out_of_memory_fails_cleanly_at_every_allocation(void **state) {
+  (void)state;
+  for (int a = 0; a < 3; a++) {
+    for (long n = 1;; n++) {
+      long live = oom_live();
+      int rc;
+      long injected;
+      oom_fail_at(n, false);
+      rc = oom_scenario((bw_limiter_algorithm_t)a);
+      injected = oom_injected();
+      oom_fail_at(0, false);
+      assert_i64_eq(oom_live(), live);
+      if (injected == 0) {
+        assert_status(rc, BW_OK);
+        assert_true(n > 1);
+        break;
+      }
+      assert_status(rc, BW_E_NOMEM);
+    }
+  }
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(defaults),
+      cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
+      cmocka_unit_test(only_the_chosen_algorithms_fields_are_checked),
+      T(admits_up_to_the_limit_and_records_in_flight),
+      T(bad_releases_are_refused),
+      T(aimd_a_success_near_the_limit_adds_one),
+      T(aimd_an_app_limited_success_changes_nothing),
+      T(aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down),
+      T(aimd_stays_within_min_and_max),
+      T(aimd_a_success_slower_than_the_timeout_counts_as_a_drop),
+      T(a_lowered_limit_revokes_nothing_but_admits_no_one_new),
+      T(limit_change_reports_are_rate_limited),
+      T(gradient2_follows_the_long_to_short_rtt_ratio),
+      T(gradient2_stays_within_min_and_max),
+      T(vegas_grows_and_shrinks_with_the_queue_estimate),
+      T(vegas_smoothing_moves_part_of_the_way),
+      T(vegas_never_leaves_min_and_max),
+      T(vegas_relearns_the_no_load_rtt_after_the_probe_interval),
+      T(vegas_with_probing_off_keeps_the_smallest_rtt),
+      T(every_algorithm_is_a_concurrency_limit),
+      cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
+  };
+  if (oom_install() != BW_OK) return 1;
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
