@@ -1,0 +1,373 @@
+/* Bounded priority queue with an admission policy (seed 003).
+ *
+ * Layout (docs/queue.md has the long form and the alternatives weighed):
+ * - Slots: max_size records allocated at creation; a free list threads the
+ *   unused ones, so enqueue and dequeue never allocate.
+ * - Per-priority FIFO lists (doubly linked through slot indices): arrival
+ *   order within a priority is list order, which is what makes the queue
+ *   stable without a sequence comparison.
+ * - A two-level bitmap of non-empty priorities: the most urgent non-empty
+ *   level is two count-trailing-zeros, the least urgent two
+ *   count-leading-zeros. Dequeue takes the head of the first level;
+ *   drop-lowest sheds the tail of the last level (the newest of the least
+ *   urgent, as the seed's sorted array does: it pops its last element).
+ * - Under drop-oldest, one list of every item in arrival order: the policy
+ *   sheds its head; dequeue unlinks from its middle, hence doubly linked.
+ * Every operation is O(1) whatever the depth; the price is that priorities
+ * are small integers (priority_levels <= 4096), which matches how priorities
+ * are used (classes: interactive, batch, ...), not arbitrary scores.
+ *
+ * A mutex guards all of it. The critical sections are tiny and the structure
+ * has no lock-free form that keeps the three orders consistent; callbacks
+ * (on_expired) run with the lock released. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "breakwater/queue.h"
+#include "internal.h"
+
+#define BW__NIL UINT32_MAX
+
+typedef struct bw__slot_s {
+  void *data;
+  int64_t deadline_ns;
+  uint64_t seq;
+  uint32_t prio;
+  uint32_t bprev, bnext; /* within the priority's list */
+  uint32_t aprev, anext; /* arrival list; anext also threads the free list */
+} bw__slot_t;
+
+struct bw_queue_s {
+  pthread_mutex_t lock;
+  bw__slot_t *slots;
+  uint32_t *ends;   /* head of level l at [2l], tail at [2l + 1] */
+  uint64_t summary; /* bit w: bits[w] != 0 */
+  uint64_t bits[BW_QUEUE_MAX_LEVELS / 64];
+  uint32_t free_head;
+  uint32_t ahead, atail; /* arrival list: oldest, newest */
+  _Atomic uint32_t size;
+  uint32_t max_size;
+  uint32_t max_seen;
+  uint32_t levels;
+  bw_queue_policy_t policy;
+  uint64_t seq;
+  uint64_t admitted, rejected, shed, expired, dequeued;
+  const bw_clock_t *clock;
+  bw_queue_expired_cb on_expired;
+  void *userdata;
+  char *name;
+};
+
+const char *bw_queue_policy_name(bw_queue_policy_t p) {
+  switch (p) {
+  case BW_QUEUE_REJECT:
+    return "reject";
+  case BW_QUEUE_DROP_OLDEST:
+    return "drop_oldest";
+  case BW_QUEUE_DROP_LOWEST:
+    return "drop_lowest";
+  default:
+    return "unknown";
+  }
+}
+
+const char *bw_admission_name(int a) {
+  switch (a) {
+  case BW_QUEUE_ADMITTED:
+    return "admitted";
+  case BW_QUEUE_SHED:
+    return "shed";
+  case BW_QUEUE_REJECTED:
+    return "rejected";
+  default:
+    return "unknown";
+  }
+}
+
+void bw_queue_config_init(bw_queue_config_t *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "queue";
+  cfg->max_size = 0;
+  cfg->policy = BW_QUEUE_REJECT;
+  cfg->priority_levels = 256;
+}
+
+int bw_queue_config_validate(const bw_queue_config_t *c, bw_error_t *err) {
+  if (c == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (c->name == NULL || c->name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+  if (strlen(c->name) > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                         strlen(c->name));
+  /* No default bound: an unbounded or accidentally huge queue is exactly the
+   * failure this object exists to prevent, so the caller must choose. */
+  if (c->max_size < 1)
+    return bw__error_set(err, BW_E_INVAL, "max_size",
+                         "max_size must be >= 1 (got %u)", c->max_size);
+  if (c->max_size > BW_QUEUE_MAX_SIZE)
+    return bw__error_set(err, BW_E_INVAL, "max_size",
+                         "max_size must be <= %u (got %u)", BW_QUEUE_MAX_SIZE,
+                         c->max_size);
+  if ((unsigned)c->policy > (unsigned)BW_QUEUE_DROP_LOWEST)
+    return bw__error_set(err, BW_E_INVAL, "policy",
+                         "policy must be reject, drop_oldest or drop_lowest "
+                         "(got %d)",
+                         (int)c->policy);
+  if (c->priority_levels < 1 || c->priority_levels > BW_QUEUE_MAX_LEVELS)
+    return bw__error_set(err, BW_E_INVAL, "priority_levels",
+                         "priority_levels must be in [1, %u] (got %u)",
+                         BW_QUEUE_MAX_LEVELS, c->priority_levels);
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+bw_queue_t *bw_queue_new(const bw_queue_config_t *cfg, bw_error_t *err) {
+  bw_queue_t *q;
+  uint32_t i;
+  if (bw_queue_config_validate(cfg, err) != BW_OK) return NULL;
+  q = bw__calloc(1, sizeof(*q));
+  if (q == NULL) goto nomem;
+  q->slots = bw__malloc((size_t)cfg->max_size * sizeof(bw__slot_t));
+  q->ends = bw__malloc((size_t)cfg->priority_levels * 2 * sizeof(uint32_t));
+  q->name = bw__strdup(cfg->name);
+  if (q->slots == NULL || q->ends == NULL || q->name == NULL) goto nomem;
+  if (pthread_mutex_init(&q->lock, NULL) != 0) goto nomem;
+  for (i = 0; i < cfg->max_size; i++)
+    q->slots[i].anext = i + 1 < cfg->max_size ? i + 1 : BW__NIL;
+  for (i = 0; i < cfg->priority_levels * 2; i++)
+    q->ends[i] = BW__NIL;
+  q->free_head = 0;
+  q->ahead = q->atail = BW__NIL;
+  q->max_size = cfg->max_size;
+  q->levels = cfg->priority_levels;
+  q->policy = cfg->policy;
+  q->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  q->on_expired = cfg->on_expired;
+  q->userdata = cfg->userdata;
+  bw__error_clear(err);
+  return q;
+nomem:
+  if (q != NULL) {
+    bw__free(q->slots);
+    bw__free(q->ends);
+    bw__free(q->name);
+    bw__free(q);
+  }
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating queue \"%s\"",
+                cfg->name);
+  return NULL;
+}
+
+void bw_queue_free(bw_queue_t *q) {
+  if (q == NULL) return;
+  pthread_mutex_destroy(&q->lock);
+  bw__free(q->slots);
+  bw__free(q->ends);
+  bw__free(q->name);
+  bw__free(q);
+}
+
+/* ---- the structure (all under q->lock) ----------------------------------- */
+
+static inline uint32_t bw__first_level(const bw_queue_t *q) {
+  unsigned w = (unsigned)__builtin_ctzll(q->summary);
+  return w * 64u + (unsigned)__builtin_ctzll(q->bits[w]);
+}
+
+static inline uint32_t bw__last_level(const bw_queue_t *q) {
+  unsigned w = 63u - (unsigned)__builtin_clzll(q->summary);
+  return w * 64u + 63u - (unsigned)__builtin_clzll(q->bits[w]);
+}
+
+static inline void bw__insert(bw_queue_t *q, void *data, uint32_t prio,
+                              int64_t deadline_ns, uint64_t seq) {
+  uint32_t i = q->free_head;
+  bw__slot_t *s = &q->slots[i];
+  uint32_t *head = &q->ends[2 * prio], *tail = head + 1;
+  uint32_t size;
+  q->free_head = s->anext;
+  s->data = data;
+  s->deadline_ns = deadline_ns;
+  s->seq = seq;
+  s->prio = prio;
+  /* Append to the priority's list. */
+  s->bnext = BW__NIL;
+  s->bprev = *tail;
+  if (*tail != BW__NIL)
+    q->slots[*tail].bnext = i;
+  else {
+    *head = i;
+    q->bits[prio >> 6] |= UINT64_C(1) << (prio & 63);
+    q->summary |= UINT64_C(1) << (prio >> 6);
+  }
+  *tail = i;
+  /* Append to the arrival list (drop-oldest only: the other policies never
+   * ask for the oldest, and skipping it saves two cache misses a call on a
+   * deep queue). */
+  if (q->policy == BW_QUEUE_DROP_OLDEST) {
+    s->anext = BW__NIL;
+    s->aprev = q->atail;
+    if (q->atail != BW__NIL)
+      q->slots[q->atail].anext = i;
+    else
+      q->ahead = i;
+    q->atail = i;
+  }
+  size = atomic_load_explicit(&q->size, memory_order_relaxed) + 1;
+  atomic_store_explicit(&q->size, size, memory_order_relaxed);
+  if (size > q->max_seen) q->max_seen = size;
+}
+
+/* Unlinks slot i from both lists, copies it to *out and frees the slot. */
+static inline void bw__remove(bw_queue_t *q, uint32_t i, bw_queue_item_t *out) {
+  bw__slot_t *s = &q->slots[i];
+  uint32_t prio = s->prio;
+  out->data = s->data;
+  out->priority = prio;
+  out->reserved = 0;
+  out->deadline_ns = s->deadline_ns;
+  out->seq = s->seq;
+  if (s->bprev != BW__NIL)
+    q->slots[s->bprev].bnext = s->bnext;
+  else
+    q->ends[2 * prio] = s->bnext;
+  if (s->bnext != BW__NIL)
+    q->slots[s->bnext].bprev = s->bprev;
+  else
+    q->ends[2 * prio + 1] = s->bprev;
+  if (q->ends[2 * prio] == BW__NIL) {
+    uint64_t *w = &q->bits[prio >> 6];
+    *w &= ~(UINT64_C(1) << (prio & 63));
+    if (*w == 0) q->summary &= ~(UINT64_C(1) << (prio >> 6));
+  }
+  if (q->policy == BW_QUEUE_DROP_OLDEST) {
+    if (s->aprev != BW__NIL)
+      q->slots[s->aprev].anext = s->anext;
+    else
+      q->ahead = s->anext;
+    if (s->anext != BW__NIL)
+      q->slots[s->anext].aprev = s->aprev;
+    else
+      q->atail = s->aprev;
+  }
+  s->data = NULL;
+  s->anext = q->free_head;
+  q->free_head = i;
+  atomic_store_explicit(
+      &q->size, atomic_load_explicit(&q->size, memory_order_relaxed) - 1,
+      memory_order_relaxed);
+}
+
+/* ---- verbs ------------------------------------------------------------- */
+
+int bw_queue_enqueue(bw_queue_t *q, void *data, uint32_t priority,
+                     int64_t deadline_ns, bw_queue_item_t *shed) {
+  int rc;
+  uint64_t seq;
+  if (q == NULL) return BW_E_INVAL;
+  if (priority >= q->levels) return BW_E_RANGE;
+  if (shed == NULL && q->policy != BW_QUEUE_REJECT) return BW_E_INVAL;
+  pthread_mutex_lock(&q->lock);
+  seq = ++q->seq;
+  if (atomic_load_explicit(&q->size, memory_order_relaxed) < q->max_size) {
+    bw__insert(q, data, priority, deadline_ns, seq);
+    q->admitted++;
+    rc = BW_QUEUE_ADMITTED;
+  } else if (q->policy == BW_QUEUE_DROP_OLDEST) {
+    bw__remove(q, q->ahead, shed);
+    bw__insert(q, data, priority, deadline_ns, seq);
+    q->admitted++;
+    q->shed++;
+    rc = BW_QUEUE_SHED;
+  } else if (q->policy == BW_QUEUE_DROP_LOWEST &&
+             bw__last_level(q) > priority) {
+    /* Strictly more urgent only: on a tie the queued item stays (seed 003's
+     * carousel). */
+    bw__remove(q, q->ends[2 * bw__last_level(q) + 1], shed);
+    bw__insert(q, data, priority, deadline_ns, seq);
+    q->admitted++;
+    q->shed++;
+    rc = BW_QUEUE_SHED;
+  } else {
+    q->rejected++;
+    rc = BW_QUEUE_REJECTED;
+  }
+  pthread_mutex_unlock(&q->lock);
+  return rc;
+}
+
+int bw_queue_dequeue(bw_queue_t *q, bw_queue_item_t *out) {
+  int64_t now = 0;
+  bool have_now = false;
+  if (q == NULL || out == NULL) return BW_E_INVAL;
+  pthread_mutex_lock(&q->lock);
+  for (;;) {
+    uint32_t i;
+    int64_t dl;
+    bw_queue_item_t item;
+    if (atomic_load_explicit(&q->size, memory_order_relaxed) == 0) {
+      pthread_mutex_unlock(&q->lock);
+      return BW_E_NOTFOUND;
+    }
+    i = q->ends[2 * bw__first_level(q)];
+    dl = q->slots[i].deadline_ns;
+    if (dl != BW_QUEUE_NO_DEADLINE) {
+      /* One reading per call: every item this call judges is judged against
+       * the same instant, and items without deadlines cost no clock read. */
+      if (!have_now) {
+        now = bw_clock_now(q->clock);
+        have_now = true;
+      }
+      if (now >= dl) {
+        bw__remove(q, i, &item);
+        q->expired++;
+        if (q->on_expired == NULL) {
+          pthread_mutex_unlock(&q->lock);
+          *out = item;
+          return BW_E_DEADLINE;
+        }
+        pthread_mutex_unlock(&q->lock);
+        q->on_expired(&item, now, q->userdata);
+        pthread_mutex_lock(&q->lock);
+        continue;
+      }
+    }
+    bw__remove(q, i, out);
+    q->dequeued++;
+    pthread_mutex_unlock(&q->lock);
+    return BW_OK;
+  }
+}
+
+uint32_t bw_queue_size(const bw_queue_t *q) {
+  return atomic_load_explicit(&q->size, memory_order_relaxed);
+}
+
+double bw_queue_pressure(const bw_queue_t *q) {
+  return (double)atomic_load_explicit(&q->size, memory_order_relaxed) /
+         (double)q->max_size;
+}
+
+const char *bw_queue_name(const bw_queue_t *q) {
+  return q->name;
+}
+
+void bw_queue_stats(const bw_queue_t *q, bw_queue_stats_t *out) {
+  bw_queue_t *m = (bw_queue_t *)(uintptr_t)q; /* the lock is not state */
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&m->lock);
+  out->admitted = q->admitted;
+  out->rejected = q->rejected;
+  out->enqueued = q->admitted + q->rejected;
+  out->shed = q->shed;
+  out->expired = q->expired;
+  out->dequeued = q->dequeued;
+  out->size = atomic_load_explicit(&m->size, memory_order_relaxed);
+  out->max_size_seen = q->max_seen;
+  out->max_size = q->max_size;
+  out->policy = q->policy;
+  pthread_mutex_unlock(&m->lock);
+}
