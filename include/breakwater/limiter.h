@@ -15,14 +15,20 @@
  *
  * Algorithms (docs/limiter.md has the formulas and a worked example each):
  * - AIMD: a success that was acquired with in_flight * 2 >= limit raises the
- *   limit by 1; a drop (or a success slower than aimd_timeout_ms) multiplies
- *   it by backoff_ratio, rounded down.
+ *   limit by 1 (slow start); after the first decrease, by 1 per `limit` such
+ *   successes (one step per round trip). A drop (or a success slower than
+ *   aimd_timeout_ms) multiplies the lower of the limit and the limit in
+ *   force at the call's acquire by backoff_ratio, rounded down.
  * - GRADIENT2 (Netflix): the ratio of a long-term RTT average to the
  *   sample's RTT, times a tolerance, clamped to [0.5, 1], scales the limit,
  *   plus a queue allowance, smoothed.
  * - VEGAS: queue = limit * (1 - min_rtt / rtt); a short queue grows the
  *   limit, a long one shrinks it, with thresholds proportional to
  *   log10(limit).
+ * Every algorithm decreases on drops once per congestion event: a drop from
+ * a call admitted before the last such decrease is counted but changes
+ * nothing (permit.generation records the generation, high 32 bits, and
+ * the limit in force, low 32 bits, at acquire).
  * The limit always stays in [min_limit, max_limit].
  *
  * Thread-safe. try_acquire is a lock-free CAS on the in-flight count; AIMD's

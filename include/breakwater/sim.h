@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "limit.h"
 #include "rand.h"
 #include "retry.h"
 
@@ -367,6 +368,70 @@ BW_EXTERN int bw_sim_run_scenario(const bw_sim_partner_config_t *partner,
  * returns -1. */
 BW_EXTERN int bw_sim_results_format(const bw_sim_results_t *r, char *buf,
                                     size_t size);
+
+/* ==== the closed-loop gate ============================================= */
+
+/* `clients` logical clients that always have work, each issuing its next
+ * attempt as soon as the previous one ends, with a concurrency limit
+ * (limit.h: a bulkhead or an adaptive limiter on bw_sim_clock) as the
+ * admission gate: try_acquire before every attempt; a refused attempt is
+ * not sent, waits backoff_ms and asks again (counted in `refused`). An
+ * admitted attempt is released with SUCCESS on a 200 (its RTT is the
+ * answer's latency), DROPPED on a 429 or a timeout (the client stops
+ * waiting after timeout_ms and releases; the partner keeps the request in
+ * flight until its latency ends). New attempts start until duration_ms;
+ * then the run drains (every permit is released, every partner request
+ * done) and the counters cover the whole run.
+ *
+ * Settling: after every release the gate's limit is compared with
+ * [band_lo, band_hi]. settled_ns is the start of the last in-band stretch
+ * that lasts to duration_ms (-1 if the limit is out of band then); the
+ * partner's highest in-flight count and the limit's extremes are recorded
+ * from that moment on (0 when settled_ns is -1). */
+typedef struct bw_sim_gate_config_s {
+  uint32_t clients;    /* default 800, 1..1000000 */
+  int64_t duration_ms; /* default 60000, 1..86400000 */
+  int64_t timeout_ms;  /* per attempt; default 2000, 1..86400000 */
+  int64_t backoff_ms;  /* after a refusal; default 10, 1..86400000 */
+  uint32_t band_lo;    /* default 340 */
+  uint32_t band_hi;    /* default 460, >= band_lo */
+  /* Optional: called every sample_ms (default 500, >= 1) from 0 to
+   * duration_ms inclusive with the gate's limit and the partner's in-flight
+   * count. */
+  void (*on_sample)(void *userdata, int64_t now_ns, uint32_t limit,
+                    uint32_t partner_in_flight);
+  void *userdata;
+  int64_t sample_ms;
+} bw_sim_gate_config_t;
+
+typedef struct bw_sim_gate_results_s {
+  uint64_t asks;          /* try_acquire calls = network_calls + refused */
+  uint64_t refused;       /* attempts the gate refused (not sent) */
+  uint64_t network_calls; /* = ok + throttled + timeouts */
+  uint64_t ok;            /* 200 in time */
+  uint64_t throttled;     /* 429 in time */
+  uint64_t timeouts;      /* no answer within timeout_ms */
+  int64_t settled_ns;     /* see above; -1 = not settled */
+  uint32_t max_in_flight_after_settle; /* the partner's */
+  uint32_t limit_min_after_settle;
+  uint32_t limit_max_after_settle;
+  uint32_t final_limit;
+  uint32_t partner_max_in_flight; /* over the whole run */
+  uint64_t events;                /* scheduler events fired */
+} bw_sim_gate_results_t;
+
+/* Fills the documented defaults. NULL is ignored. */
+BW_EXTERN void bw_sim_gate_config_init(bw_sim_gate_config_t *cfg);
+/* Runs the closed loop on a fresh scheduler at time 0 whose clock the gate
+ * must already read (create the scheduler, give bw_sim_clock(sim) to the
+ * limiter, then call this). The partner is borrowed. BW_OK, BW_E_INVAL
+ * (err names the field; NULL sim, partner, gate or out; or the gate refused
+ * a release) or BW_E_NOMEM. After an error the run was stopped with events
+ * pending that point into freed storage: free the scheduler, do not run
+ * it again. */
+BW_EXTERN int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner,
+                              bw_limit_t *gate, const bw_sim_gate_config_t *cfg,
+                              bw_sim_gate_results_t *out, bw_error_t *err);
 
 #ifdef __cplusplus
 }

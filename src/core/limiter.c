@@ -53,6 +53,14 @@ struct bw_limiter_s {
 
   BW__PAIR_ALIGNED _Atomic uint32_t in_flight;
   _Atomic uint32_t limit;
+  /* Bumped by every decrease on a drop; permits carry the value at acquire,
+   * and a drop from an older generation decreases nothing (one decrease per
+   * congestion event, as TCP backs off once per window). */
+  _Atomic uint32_t generation;
+  /* AIMD: true until the first decrease (+1 per success: slow start), then
+   * +1 per `limit` successes (congestion avoidance, counted in acks). */
+  _Atomic bool slow_start;
+  _Atomic uint32_t acks;
 
   /* GRADIENT2 / VEGAS state, under lock. */
   BW__PAIR_ALIGNED pthread_mutex_t lock;
@@ -286,6 +294,9 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->est = (double)cfg->initial_limit;
   atomic_init(&lim->limit, cfg->initial_limit);
   atomic_init(&lim->in_flight, 0);
+  atomic_init(&lim->generation, 0);
+  atomic_init(&lim->slow_start, true);
+  atomic_init(&lim->acks, 0);
   bw__error_clear(err);
   return lim;
 }
@@ -326,7 +337,11 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
                                               memory_order_relaxed))
       break;
   }
-  p->generation = 0;
+  /* The generation in the high half, the limit in force in the low. */
+  p->generation =
+      (uint64_t)atomic_load_explicit(&lim->generation, memory_order_acquire)
+          << 32 |
+      lim_now;
   p->start_ns = bw_clock_now(lim->clock);
   p->kind = BW_PERMIT_NORMAL;
   p->reserved = cur + 1;
@@ -372,17 +387,45 @@ static uint32_t bw__backoff(uint32_t limit, double ratio) {
   return (uint32_t)floor((double)limit * ratio + 1e-9);
 }
 
-static void bw__aimd(bw_limiter_t *lim, uint32_t inflight, bool drop) {
+/* A drop decreases the limit only if its permit was issued after the last
+ * decrease: the calls already in flight when the dependency started shedding
+ * report the same congestion event, often seconds later (a 429 after a slow
+ * wait), and must not decrease it again. The CAS elects one decrease per
+ * generation when threads race. */
+static bool bw__lim_new_congestion(bw_limiter_t *lim, const bw_permit_t *p) {
+  uint32_t g = (uint32_t)(p->generation >> 32);
+  return atomic_compare_exchange_strong_explicit(
+      &lim->generation, &g, g + 1u, memory_order_acq_rel, memory_order_relaxed);
+}
+
+static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
+                     bool drop) {
   uint32_t cur = atomic_load_explicit(&lim->limit, memory_order_relaxed);
   uint32_t next;
+  if (drop) {
+    if (!bw__lim_new_congestion(lim, p)) return;
+    atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
+    atomic_store_explicit(&lim->acks, 0, memory_order_relaxed);
+  } else if ((uint64_t)inflight * 2 < cur) {
+    return; /* app-limited: no evidence the limit is too low */
+  } else if (!atomic_load_explicit(&lim->slow_start, memory_order_relaxed)) {
+    /* Congestion avoidance: +1 once `limit` successes have counted. */
+    uint32_t n =
+        atomic_fetch_add_explicit(&lim->acks, 1, memory_order_relaxed) + 1;
+    if (n < cur || !atomic_compare_exchange_strong_explicit(
+                       &lim->acks, &n, n - cur, memory_order_relaxed,
+                       memory_order_relaxed))
+      return;
+  }
   do {
     if (drop) {
-      next = bw__backoff(cur, lim->backoff);
+      /* Back off from the limit in force when the dropped call went out if
+       * the limit grew since: the drop speaks of that level. */
+      uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
+      next = bw__backoff(then != 0 && then < cur ? then : cur, lim->backoff);
       if (next < lim->min) next = lim->min;
-    } else if ((uint64_t)inflight * 2 >= cur) {
-      next = cur < lim->max ? cur + 1 : lim->max;
     } else {
-      return; /* app-limited: no evidence the limit is too low */
+      next = cur < lim->max ? cur + 1 : lim->max;
     }
     if (next == cur) return;
   } while (!atomic_compare_exchange_weak_explicit(
@@ -391,10 +434,13 @@ static void bw__aimd(bw_limiter_t *lim, uint32_t inflight, bool drop) {
 }
 
 /* Under lock: the new fractional estimate, or the old one. */
-static double bw__gradient2(bw_limiter_t *lim, int64_t rtt, uint32_t inflight,
-                            bool drop) {
+static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
+                            int64_t rtt, uint32_t inflight, bool drop) {
   double est = lim->est, shortr, longr, gradient, next;
-  if (drop) return fmax((double)lim->min, est * lim->backoff);
+  if (drop)
+    return bw__lim_new_congestion(lim, p)
+               ? fmax((double)lim->min, est * lim->backoff)
+               : est;
   shortr = rtt > 0 ? (double)rtt : 1.0;
   if (lim->long_count < lim->g2_warmup) {
     lim->long_count++;
@@ -418,12 +464,13 @@ static double bw__gradient2(bw_limiter_t *lim, int64_t rtt, uint32_t inflight,
   return bw__clamp(next, (double)lim->min, (double)lim->max);
 }
 
-static double bw__vegas(bw_limiter_t *lim, int64_t rtt, uint32_t inflight,
-                        bool drop) {
+static double bw__vegas(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
+                        uint32_t inflight, bool drop) {
   double est = lim->est, lg, queue, next;
   int64_t min_rtt = BW__LOAD(lim->min_rtt_ns);
   lg = fmax(1.0, log10(floor(est)));
   if (drop) {
+    if (!bw__lim_new_congestion(lim, p)) return est;
     next = est - lg;
   } else {
     /* The no-load RTT only ever falls; if the dependency got slower for
@@ -494,13 +541,13 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
    * elsewhere may carry 0: count it as saturated rather than idle. */
   inflight = p->reserved != 0 ? p->reserved : UINT32_MAX / 2;
   if (lim->alg == BW_LIMITER_AIMD) {
-    bw__aimd(lim, inflight, drop);
+    bw__aimd(lim, p, inflight, drop);
   } else {
     uint32_t old, next;
     pthread_mutex_lock(&lim->lock);
     lim->est = lim->alg == BW_LIMITER_GRADIENT2
-                   ? bw__gradient2(lim, rtt, inflight, drop)
-                   : bw__vegas(lim, rtt, inflight, drop);
+                   ? bw__gradient2(lim, p, rtt, inflight, drop)
+                   : bw__vegas(lim, p, rtt, inflight, drop);
     next = (uint32_t)floor(lim->est);
     if (next < lim->min) next = lim->min;
     old = atomic_exchange_explicit(&lim->limit, next, memory_order_relaxed);
