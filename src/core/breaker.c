@@ -169,12 +169,7 @@ int bw_breaker_config_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   bool window;
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if ((unsigned)c->trip_rule > (unsigned)BW_TRIP_TIME_WINDOW)
     return bw__error_set(err, BW_E_INVAL, "trip_rule",
                          "trip_rule must be consecutive, count_window or "

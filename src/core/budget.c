@@ -156,16 +156,9 @@ static int bw__validate_ratio(const bw_budget_config_t *c, bw_error_t *err) {
 
 int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
   int rc;
-  size_t len;
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  len = strlen(c->name);
-  if (len > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         len);
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   switch (c->kind) {
   case BW_BUDGET_TOKEN_BUCKET:
     rc = bw__validate_bucket(c, err);

@@ -109,12 +109,7 @@ int bw_bulkhead_config_validate(const bw_bulkhead_config_t *c,
                                 bw_error_t *err) {
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_concurrent < 1 || c->max_concurrent > BW__BH_MAX_CONCURRENT)
     return bw__error_set(err, BW_E_INVAL, "max_concurrent",
                          "max_concurrent must be in 1..%u (got %u)",

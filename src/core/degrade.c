@@ -91,8 +91,8 @@ void bw_degrade_config_init(bw_degrade_config_t *cfg) {
   cfg->on_change_userdata = NULL;
 }
 
-static int bw__check_name(const char *s, const char *field, uint32_t i,
-                          bw_error_t *err) {
+static int bw__check_level_name(const char *s, const char *field, uint32_t i,
+                                bw_error_t *err) {
   if (s == NULL || s[0] == '\0')
     return bw__error_set(err, BW_E_INVAL, field,
                          "%s[%u] must not be empty or NULL", field, i);
@@ -106,19 +106,14 @@ static int bw__check_name(const char *s, const char *field, uint32_t i,
 int bw_degrade_config_validate(const bw_degrade_config_t *c, bw_error_t *err) {
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->level_count < 2 || c->level_count > BW_DEGRADE_MAX_LEVELS)
     return bw__error_set(err, BW_E_INVAL, "level_count",
                          "level_count must be in 2..%u (got %u)",
                          BW_DEGRADE_MAX_LEVELS, c->level_count);
   if (c->level_names != NULL) {
     for (uint32_t i = 0; i < c->level_count; i++) {
-      int rc = bw__check_name(c->level_names[i], "level_names", i, err);
+      int rc = bw__check_level_name(c->level_names[i], "level_names", i, err);
       if (rc != BW_OK) return rc;
       for (uint32_t j = 0; j < i; j++)
         if (strcmp(c->level_names[i], c->level_names[j]) == 0)

@@ -49,6 +49,18 @@ int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
   return code;
 }
 
+int bw__check_name(const char *name, const char *field, bw_error_t *err) {
+  size_t len;
+  if (name == NULL || name[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, field, "%s must not be empty", field);
+  len = strnlen(name, BW_NAME_MAX + 1);
+  if (len > BW_NAME_MAX)
+    return bw__error_set(err, BW_E_INVAL, field,
+                         "%s must be at most %d bytes (got %zu)", field,
+                         BW_NAME_MAX, strlen(name));
+  return BW_OK;
+}
+
 void bw__error_clear(bw_error_t *err) {
   if (err != NULL) {
     err->code = BW_OK;

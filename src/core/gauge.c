@@ -52,12 +52,7 @@ void bw_gauge_config_init(bw_gauge_config_t *cfg) {
 int bw_gauge_config_validate(const bw_gauge_config_t *c, bw_error_t *err) {
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   /* Written as !(in range) so that NaN fails every test. */
   if (!(c->degraded_at > 0.0 && c->degraded_at <= 1.0))
     return bw__error_set(err, BW_E_INVAL, "degraded_at",

@@ -66,6 +66,9 @@ void bw__free_aligned(void *ptr);
 int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
                   ...) BW__PRINTF(4, 5);
 void bw__error_clear(bw_error_t *err);
+/* Checks an object name: not NULL, not empty, at most BW_NAME_MAX bytes.
+ * BW_OK, or BW_E_INVAL with err naming `field`. */
+int bw__check_name(const char *name, const char *field, bw_error_t *err);
 
 /* Ceil of ns / 1e6 for non-negative ns. */
 static inline int64_t bw__ceil_ms(int64_t ns) {

@@ -121,12 +121,7 @@ static bool bw__unit(double x) { /* (0, 1] */
 int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if ((unsigned)c->algorithm > (unsigned)BW_LIMITER_VEGAS)
     return bw__error_set(err, BW_E_INVAL, "algorithm",
                          "algorithm must be aimd, gradient2 or vegas (got %d)",

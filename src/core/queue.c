@@ -96,12 +96,7 @@ void bw_queue_config_init(bw_queue_config_t *cfg) {
 int bw_queue_config_validate(const bw_queue_config_t *c, bw_error_t *err) {
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   /* No default bound: an unbounded or accidentally huge queue is exactly the
    * failure this object exists to prevent, so the caller must choose. */
   if (c->max_size < 1)

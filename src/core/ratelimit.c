@@ -63,17 +63,10 @@ void bw_ratelimit_config_init(bw_ratelimit_config_t *cfg) {
 
 int bw_ratelimit_config_validate(const bw_ratelimit_config_t *c,
                                  bw_error_t *err) {
-  size_t len;
   double refill;
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  len = strlen(c->name);
-  if (len > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         len);
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (!(c->rate_per_sec >= BW__MIN_RATE && c->rate_per_sec <= BW__MAX_RATE))
     return bw__error_set(err, BW_E_INVAL, "rate_per_sec",
                          "rate_per_sec must be in [1e-06, 1e9] (at least one "

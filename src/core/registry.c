@@ -236,7 +236,7 @@ void bw_registry_config_init(bw_registry_config_t *cfg) {
 }
 
 /* Checks a name; on success *len gets its length. */
-static int bw__check_name(const char *name, size_t *len, bw_error_t *err) {
+static int bw__reg_check_name(const char *name, size_t *len, bw_error_t *err) {
   size_t n;
   *len = 0;
   if (name == NULL)
@@ -533,7 +533,7 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
   int rc;
   if (reg == NULL)
     return bw__error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
-  rc = bw__check_name(name, &len, err);
+  rc = bw__reg_check_name(name, &len, err);
   if (rc != BW_OK) return rc;
   if (cfg == NULL)
     return bw__error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
@@ -606,7 +606,7 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
     bw__error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
     return NULL;
   }
-  if (bw__check_name(name, &len, err) != BW_OK) return NULL;
+  if (bw__reg_check_name(name, &len, err) != BW_OK) return NULL;
   h = bw__name_hash(reg, name, len);
   pthread_mutex_lock(&reg->lock);
   now = bw_clock_now(reg->clock);
@@ -663,7 +663,7 @@ bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg, const char *name) {
   bw_breaker_t *b = NULL;
   size_t len;
   uint64_t h;
-  if (reg == NULL || bw__check_name(name, &len, NULL) != BW_OK) return NULL;
+  if (reg == NULL || bw__reg_check_name(name, &len, NULL) != BW_OK) return NULL;
   h = bw__name_hash(reg, name, len);
   pthread_mutex_lock(&reg->lock);
   o = bw__find_obj(reg, name, len, h);

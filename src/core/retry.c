@@ -197,12 +197,7 @@ int bw_retry_config_validate(const bw_retry_config_t *c, bw_error_t *err) {
   int64_t floor_ms;
   if (c == NULL)
     return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
-  if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_elapsed_ms < 0 || c->max_elapsed_ms > BW__MAX_MS)
     return bw__error_set(err, BW_E_INVAL, "max_elapsed_ms",
                          "max_elapsed_ms must be 0 (no limit) or in 1..%lld "
