@@ -19,5 +19,6 @@
 #include "ratelimit.h"
 #include "registry.h"
 #include "retry.h"
+#include "stage.h"
 
 #endif /* BREAKWATER_H */

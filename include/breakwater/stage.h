@@ -1,0 +1,248 @@
+/* breakwater — a backpressure stage and multi-stage pipelines (seed 003).
+ *
+ * A stage is a bounded priority queue (queue.h), a pressure gauge (gauge.h)
+ * and a bound on the work in flight for its handler. Producers submit; any
+ * driver pulls with bw_stage_next and completes with bw_stage_done (the stage
+ * never owns the only way to run work); bw_stage_runner_new is a small
+ * optional thread pool built on that pull API.
+ *
+ *   pressure     = (queued + in_flight) / (queue_size + concurrency)
+ *   effective    = max(pressure, next stage's effective pressure)
+ *
+ * The effective pressure feeds the gauge before every admission decision, so
+ * a slow last stage raises the regime of every stage in front of it up to
+ * the edge (seed 003 rules 1-3). The regime's ceiling is applied first
+ * (priority > ceiling: refused), then the queue's policy.
+ *
+ * A refusal carries retry_after_ms derived from the real backlog and the
+ * measured service rate (an EWMA of completions per second on the injected
+ * clock), never a fixed guess; docs/stage.md has the exact formula.
+ *
+ * Conservation, at every quiescent moment (bw_stage_stats is exact):
+ *   submitted = admitted + rejected
+ *   admitted  = processed + failed + shed + expired + queued + in_flight
+ *
+ * All functions are thread-safe (one mutex per stage; a stage never holds
+ * its lock while calling user code or another stage's lock). */
+#ifndef BREAKWATER_STAGE_H
+#define BREAKWATER_STAGE_H
+
+#include "clock.h"
+#include "common.h"
+#include "gauge.h"
+#include "queue.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bw_stage_s bw_stage_t;
+
+/* An item taken by bw_stage_next: the token bw_stage_done takes back. */
+typedef struct bw_stage_item_s {
+  void *data;          /* the caller's pointer, as submitted */
+  uint32_t priority;   /* as submitted */
+  uint32_t reserved;   /* 0 */
+  int64_t deadline_ns; /* as submitted; BW_QUEUE_NO_DEADLINE = none */
+  uint64_t seq;        /* the queue's arrival number */
+  int64_t start_ns;    /* the clock reading when next() handed it out */
+} bw_stage_item_t;
+
+/* How a pulled item ended. */
+typedef enum bw_stage_outcome_e {
+  BW_STAGE_PROCESSED = 0,
+  BW_STAGE_FAILED = 1
+} bw_stage_outcome_t;
+
+/* Why a submit was refused. */
+typedef enum bw_stage_refusal_e {
+  BW_STAGE_REFUSAL_NONE = 0,    /* not refused */
+  BW_STAGE_REFUSAL_CEILING = 1, /* priority above the regime's ceiling */
+  BW_STAGE_REFUSAL_FULL = 2     /* the queue's policy refused it */
+} bw_stage_refusal_t;
+
+/* What an edge tells its caller (seed 003 rule 3). */
+typedef enum bw_edge_e {
+  BW_EDGE_ACCEPT = 0, /* admitted, regime normal */
+  BW_EDGE_WARN = 1,   /* admitted, regime degraded or critical */
+  BW_EDGE_REFUSE = 2  /* refused: come back after retry_after_ms */
+} bw_edge_t;
+
+/* "accept", "warn", "refuse" or "unknown". */
+BW_EXTERN const char *bw_edge_name(bw_edge_t edge);
+
+/* What a submit decided. */
+typedef struct bw_stage_result_s {
+  int outcome;               /* BW_QUEUE_ADMITTED / _SHED / _REJECTED */
+  bw_stage_refusal_t reason; /* why REJECTED */
+  bw_edge_t edge;            /* outcome and regime, as an edge answer */
+  bw_regime_t regime;        /* the regime the decision was taken in */
+  double pressure;           /* the effective pressure fed to the gauge */
+  int64_t retry_after_ms;    /* > 0 when REJECTED, else 0 */
+  bw_queue_item_t dropped;   /* when SHED: the dropped item, now the
+                                caller's again */
+} bw_stage_result_t;
+
+/* Called once for each item found expired by bw_stage_next, outside the
+ * stage's lock, on the thread that called next. */
+typedef void (*bw_stage_expired_cb)(const bw_queue_item_t *item, int64_t now_ns,
+                                    void *userdata);
+
+#define BW_STAGE_MAX_CONCURRENCY (UINT32_C(1) << 20)
+
+typedef struct bw_stage_config_s {
+  const char *name;         /* copied; default "stage" */
+  uint32_t queue_size;      /* required, 1..BW_QUEUE_MAX_SIZE (no default:
+                               a bound must be chosen) */
+  bw_queue_policy_t policy; /* default BW_QUEUE_REJECT */
+  uint32_t priority_levels; /* default 256 */
+  uint32_t concurrency;     /* items in flight at most; default 1,
+                               1..BW_STAGE_MAX_CONCURRENCY */
+  /* Thresholds, hysteresis and ceilings (gauge.h defaults). Its name, clock
+   * and callback are ignored: the stage supplies its own. */
+  bw_gauge_config_t gauge;
+  int64_t rate_window_ms;         /* service-rate window; default 1000, >= 1 */
+  double rate_alpha;              /* EWMA weight of a new window; default 0.5,
+                                     in (0, 1] */
+  int64_t min_retry_after_ms;     /* default 1, >= 1 */
+  int64_t max_retry_after_ms;     /* default 30000, >= min_retry_after_ms; also
+                                     the answer while no rate is measured */
+  double retry_jitter;            /* default 0; in [0, 1]: adds up to this
+                                     fraction of the wait, seeded */
+  uint64_t seed;                  /* for the jitter; default 0 */
+  const bw_stage_t *next;         /* the downstream stage; default NULL. Must
+                                     outlive this stage. */
+  const bw_clock_t *clock;        /* default bw_clock_monotonic() */
+  bw_stage_expired_cb on_expired; /* default NULL: next() hands expired
+                                     items back as BW_E_DEADLINE */
+  void *userdata;                 /* for on_expired */
+} bw_stage_config_t;
+
+typedef struct bw_stage_stats_s {
+  uint64_t submitted;
+  uint64_t admitted; /* outcomes ADMITTED and SHED */
+  uint64_t rejected; /* = rejected_ceiling + rejected_full */
+  uint64_t rejected_ceiling;
+  uint64_t rejected_full;
+  uint64_t shed;    /* admitted items dropped to make room */
+  uint64_t expired; /* admitted items dropped at next() */
+  uint64_t processed;
+  uint64_t failed;
+  uint64_t stale; /* completions (either outcome) at or after
+                     their deadline */
+  uint32_t queued;
+  uint32_t in_flight;
+  uint32_t max_queue_seen;
+  uint32_t max_in_flight_seen;
+  bw_regime_t regime;
+  double pressure;           /* own, now */
+  double effective_pressure; /* max(own, downstream), now */
+  double service_rate;       /* completions per second (EWMA); 0 unmeasured */
+  bool rate_measured;
+  int64_t time_in_regime_ns[BW_REGIME__COUNT];
+  uint64_t transitions;
+} bw_stage_stats_t;
+
+/* Fills the documented defaults (queue_size must still be set). */
+BW_EXTERN void bw_stage_config_init(bw_stage_config_t *cfg);
+
+/* BW_OK, or BW_E_INVAL with err naming the field and the rule (gauge fields
+ * as "gauge.degraded_at"). */
+BW_EXTERN int bw_stage_config_validate(const bw_stage_config_t *cfg,
+                                       bw_error_t *err);
+
+/* Creates a stage. NULL and err filled (if not NULL) on an invalid
+ * configuration (BW_E_INVAL) or BW_E_NOMEM. */
+BW_EXTERN bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg,
+                                   bw_error_t *err);
+
+/* Offers an item. Returns the outcome (BW_QUEUE_ADMITTED = BW_OK, _SHED,
+ * _REJECTED) and fills *res (required). Errors, with nothing counted:
+ * BW_E_INVAL (s or res NULL), BW_E_RANGE (priority >= priority_levels). */
+BW_EXTERN int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
+                              int64_t deadline_ns, bw_stage_result_t *res);
+
+/* Takes the next item and counts it in flight. BW_OK; BW_E_FULL when
+ * `concurrency` items are already in flight; BW_E_NOTFOUND when nothing is
+ * queued; BW_E_DEADLINE (only without on_expired): *out is an expired item,
+ * counted as expired, not to be processed or completed. Expired items met on
+ * the way go to on_expired. BW_E_INVAL if s or out is NULL. */
+BW_EXTERN int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out);
+
+/* Completes an item taken by next: counts it processed or failed (and stale
+ * if the clock has reached its deadline) and feeds the service rate. BW_OK;
+ * BW_E_INVAL if s or item is NULL, the outcome unknown, or nothing is in
+ * flight. Complete each item exactly once. */
+BW_EXTERN int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
+                            bw_stage_outcome_t outcome);
+
+/* Own pressure, (queued + in_flight) / (queue_size + concurrency). */
+BW_EXTERN double bw_stage_pressure(const bw_stage_t *s);
+/* max(own, the next stage's effective pressure), lock-free. */
+BW_EXTERN double bw_stage_effective_pressure(const bw_stage_t *s);
+/* Feeds the effective pressure to the gauge and returns the regime. */
+BW_EXTERN bw_regime_t bw_stage_regime(bw_stage_t *s);
+/* The wait a refusal would carry now (jitter included). */
+BW_EXTERN int64_t bw_stage_retry_after_ms(bw_stage_t *s);
+/* The service-rate estimate in completions per second (0: unmeasured). */
+BW_EXTERN double bw_stage_service_rate(bw_stage_t *s);
+BW_EXTERN const char *bw_stage_name(const bw_stage_t *s);
+/* An exact snapshot. */
+BW_EXTERN void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out);
+/* Frees the stage. NULL is fine. No runner may be attached and no call in
+ * progress; queued items are the caller's (drain them first). */
+BW_EXTERN void bw_stage_free(bw_stage_t *s);
+
+/* ---- batch producer (seed 003 rule 4) ----------------------------------- */
+
+typedef struct bw_batch_config_s {
+  uint32_t chunk_size;      /* the normal chunk; default 100, >= 1 */
+  double degraded_fraction; /* default 0.25; in (0, 1] */
+} bw_batch_config_t;
+
+typedef struct bw_batch_plan_s {
+  uint32_t chunk; /* items to pull now (0 in critical) */
+  bw_regime_t regime;
+  int64_t wait_ms; /* > 0 in critical: pause this long */
+} bw_batch_plan_t;
+
+BW_EXTERN void bw_batch_config_init(bw_batch_config_t *cfg);
+BW_EXTERN int bw_batch_config_validate(const bw_batch_config_t *cfg,
+                                       bw_error_t *err);
+/* Reads the stage's regime (feeding its gauge) and plans the next chunk:
+ * chunk_size in normal, max(1, floor(chunk_size * degraded_fraction)) in
+ * degraded, 0 with wait_ms = bw_stage_retry_after_ms in critical. BW_OK, or
+ * BW_E_INVAL (NULL argument, or err naming the invalid field). */
+BW_EXTERN int bw_stage_batch_plan(bw_stage_t *s, const bw_batch_config_t *cfg,
+                                  bw_batch_plan_t *out, bw_error_t *err);
+
+/* ---- optional thread-pool runner --------------------------------------- */
+
+typedef bw_stage_outcome_t (*bw_stage_handler_fn)(const bw_stage_item_t *item,
+                                                  void *userdata);
+
+typedef struct bw_runner_config_s {
+  uint32_t threads;            /* default 1; 1..256 */
+  bw_stage_handler_fn handler; /* required */
+  void *userdata;
+} bw_runner_config_t;
+
+typedef struct bw_runner_s bw_runner_t;
+
+BW_EXTERN void bw_runner_config_init(bw_runner_config_t *cfg);
+/* Starts `threads` workers that pull from s, call the handler and complete
+ * each item with its result. The stage must have on_expired set (expired
+ * items must go somewhere): else BW_E_INVAL naming "on_expired". One runner
+ * per stage. NULL and err on error (BW_E_INVAL, BW_E_NOMEM). */
+BW_EXTERN bw_runner_t *bw_stage_runner_new(bw_stage_t *s,
+                                           const bw_runner_config_t *cfg,
+                                           bw_error_t *err);
+/* Stops the workers (each finishes its current item; queued items stay in
+ * the stage), joins them and frees the runner. NULL is fine. Never call it
+ * from a handler (it joins the calling thread). */
+BW_EXTERN void bw_runner_free(bw_runner_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_STAGE_H */
