@@ -29,8 +29,7 @@ static bw_limiter_t *limiter_at(bw_clock_t *clock, bw_limiter_algorithm_t alg,
   cfg.max_limit = 1000;
   cfg.clock = clock;
   lim = bw_limiter_new(&cfg, &err);
-  if (lim == NULL)
-    fail_msg("bw_limiter_new: %s", err.message);
+  if (lim == NULL) fail_msg("bw_limiter_new: %s", err.message);
   return lim;
 }
 
