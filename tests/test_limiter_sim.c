@@ -13,9 +13,11 @@
  *
  * None of the three algorithms passes that acceptance yet (docs/limiter.md,
  * "Settling against a simulated partner", has the numbers and the reasons),
- * so it is not part of this program yet: bench/bench_limiter_sim prints the
- * same figures. Here: the limiter rules the runs rely on, and the gate
- * driver's conservation, drain and determinism. */
+ * so those three tests are compiled only with -DBW_PENDING_ACCEPTANCE=ON
+ * (unweakened; issue 4 stays open until they pass in the default build):
+ * bench/bench_limiter_sim prints the same figures. Always built: the limiter
+ * rules the runs rely on, and the gate driver's conservation, drain and
+ * determinism. */
 #include "breakwater/limiter.h"
 #include "breakwater/sim.h"
 #include "bw_test.h"
@@ -222,6 +224,38 @@ static void the_gate_refuses_bad_configuration(void **state) {
   bw_sim_free(sim);
 }
 
+#ifdef BW_PENDING_ACCEPTANCE
+/* ==== issue 4's acceptance =============================================== */
+
+static void settles_near_the_capacity(bw_limiter_algorithm_t alg) {
+  run_t run = run_gate(alg, 800, 60000);
+  const bw_sim_gate_results_t *r = &run.r;
+  /* within +-15 % of 400 by 10 s, and there to the end */
+  assert_true(r->settled_ns >= 0);
+  assert_true(r->settled_ns <= 10 * BW_NS_PER_S);
+  assert_true(r->limit_min_after_settle >= 340);
+  assert_true(r->limit_max_after_settle <= 460);
+  /* >= 99 % of the network calls succeed */
+  assert_true(r->network_calls > 0);
+  assert_true((double)r->ok >= 0.99 * (double)r->network_calls);
+  /* the partner never holds more than 460 once settled */
+  assert_true(r->max_in_flight_after_settle <= 460);
+}
+
+static void aimd_settles_near_the_capacity(void **state) {
+  (void)state;
+  settles_near_the_capacity(BW_LIMITER_AIMD);
+}
+static void gradient2_settles_near_the_capacity(void **state) {
+  (void)state;
+  settles_near_the_capacity(BW_LIMITER_GRADIENT2);
+}
+static void vegas_settles_near_the_capacity(void **state) {
+  (void)state;
+  settles_near_the_capacity(BW_LIMITER_VEGAS);
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_decrease_per_congestion_event),
@@ -229,6 +263,11 @@ int main(void) {
       cmocka_unit_test(aimd_adds_one_per_limit_successes_after_a_drop),
       cmocka_unit_test(the_gate_conserves_calls_and_is_deterministic),
       cmocka_unit_test(the_gate_refuses_bad_configuration),
+#ifdef BW_PENDING_ACCEPTANCE
+      cmocka_unit_test(aimd_settles_near_the_capacity),
+      cmocka_unit_test(gradient2_settles_near_the_capacity),
+      cmocka_unit_test(vegas_settles_near_the_capacity),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
