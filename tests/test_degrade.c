@@ -902,10 +902,53 @@ static void new_survives_every_allocation_failure(void **state) {
   assert_int_equal(n, 7);
 }
 
+/* Nothing silent: with a sink, each level change is one
+ * degrade_level_changed event with from, to, cause and the change number,
+ * stamped with the machine's clock. */
+static void each_change_is_an_event_on_the_sink(void **state) {
+  env_t *e = *state;
+  bw_degrade_config_t cfg;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_error_t err;
+  bw_sink_t *sink;
+  const bwt_event_t *ev;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, &err);
+  assert_non_null(sink);
+  small_config(e, &cfg);
+  cfg.sink = sink;
+  make(e, &cfg);
+  fail_down_to(e->d, 1); /* 5 failures: full -> reduced */
+  advance_ms(e, 1000);   /* dwell over: probes climb back */
+  succeed_until_probes(e->d, 3);
+  assert_u64_eq(bw_degrade_level(e->d), 0);
+  assert_int_equal(rec->count, 2);
+  ev = bwt_event_at(rec, 0);
+  assert_event(ev, BW_EV_DEGRADE_LEVEL_CHANGED, "full -> reduced (failures)");
+  assert_string_equal(ev->name, "bot");
+  assert_field_str(ev, 0, "from", "full");
+  assert_field_str(ev, 1, "to", "reduced");
+  assert_field_str(ev, 2, "cause", "failures");
+  assert_field_uint(ev, 3, "changes", 1);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS);
+  ev = bwt_event_at(rec, 1);
+  assert_event(ev, BW_EV_DEGRADE_LEVEL_CHANGED, "reduced -> full (probes)");
+  assert_field_str(ev, 2, "cause", "probes");
+  assert_field_uint(ev, 3, "changes", 2);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1000 * MS);
+  /* The callback saw the same two changes, in the same order. */
+  assert_int_equal(e->ch.n, 2);
+  bw_degrade_free(e->d);
+  e->d = NULL;
+  bw_sink_free(sink);
+  free(rec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
       T(defaults_are_the_seeds),
+      T(each_change_is_an_event_on_the_sink),
       T(level_names_are_copied_or_generated),
       T(bad_configs_are_refused_naming_the_field),
       T(edge_configs_are_accepted),

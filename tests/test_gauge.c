@@ -439,6 +439,49 @@ static void creation_survives_every_allocation_failure(void **state) {
   bw_gauge_free(NULL);
 }
 
+/* Nothing silent: with a sink, each regime change is one regime_changed
+ * event, after the callback, with from, to and the pressure that did it. */
+static void each_change_is_an_event_on_the_sink(void **state) {
+  genv_t *e = *state;
+  bw_gauge_config_t cfg;
+  bw_clock_t *wall = bw_clock_manual_new(BWT_WALL0_NS);
+  FILE *fp = tmpfile();
+  bw_error_t err;
+  bw_sink_t *sink;
+  char buf[512];
+  assert_non_null(wall);
+  assert_non_null(fp);
+  sink = bw_sink_json_new(fp, &err);
+  assert_non_null(sink);
+  config(e, &cfg);
+  cfg.sink = sink;
+  cfg.wall_clock = wall;
+  make_cfg(e, &cfg);
+  assert_int_equal(bw_gauge_update(e->g, 0.5), N); /* no change: no event */
+  assert_int_equal(bw_gauge_update(e->g, 0.9), C);
+  assert_int_equal(bw_gauge_update(e->g, 0.3), N);
+  rewind(fp);
+  assert_non_null(fgets(buf, sizeof(buf), fp));
+  assert_string_equal(
+      buf,
+      "{\"event\":\"regime_changed\",\"ts\":\"2026-08-07T14:12:03.418Z\","
+      "\"name\":\"ingest\",\"reason\":\"pressure 0.90: normal -> critical\","
+      "\"from\":\"normal\",\"to\":\"critical\",\"pressure\":0.9}\n");
+  assert_non_null(fgets(buf, sizeof(buf), fp));
+  assert_string_equal(
+      buf,
+      "{\"event\":\"regime_changed\",\"ts\":\"2026-08-07T14:12:03.418Z\","
+      "\"name\":\"ingest\",\"reason\":\"pressure 0.30: critical -> normal\","
+      "\"from\":\"critical\",\"to\":\"normal\",\"pressure\":0.3}\n");
+  assert_null(fgets(buf, sizeof(buf), fp));
+  assert_int_equal(e->nchanges, 2);
+  bw_gauge_free(e->g);
+  e->g = NULL;
+  bw_sink_free(sink);
+  fclose(fp);
+  bw_clock_free(wall);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -454,6 +497,7 @@ int main(void) {
       T(each_regime_admits_up_to_its_ceiling),
       T(ceilings_are_configurable),
       T(time_in_each_regime_is_measured_on_the_clock),
+      T(each_change_is_an_event_on_the_sink),
       cmocka_unit_test(creation_survives_every_allocation_failure),
   };
 #undef T

@@ -30,6 +30,7 @@
 #include "breaker.h"
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,6 +90,10 @@ typedef struct bw_degrade_config_s {
   const bw_clock_t *clock;             /* default bw_clock_monotonic() */
   bw_degrade_change_cb on_change;      /* default NULL (none) */
   void *on_change_userdata;
+  /* degrade_level_changed events (fields from, to, reason, changes),
+   * emitted under the machine's lock after on_change; default NULL. */
+  bw_sink_t *sink;
+  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_degrade_config_t;
 
 typedef struct bw_degrade_s bw_degrade_t;

@@ -31,7 +31,9 @@ extern "C" {
   XX(REGISTRY_EVICTED, "registry_evicted")         \
   XX(METRICS_ONLY_CHANGED, "metrics_only_changed") \
   XX(RETRY_SCHEDULED, "retry_scheduled")           \
-  XX(RETRY_GAVE_UP, "retry_gave_up")
+  XX(RETRY_GAVE_UP, "retry_gave_up")               \
+  XX(REGIME_CHANGED, "regime_changed")             \
+  XX(DEGRADE_LEVEL_CHANGED, "degrade_level_changed")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire) BW_EV_##name,

@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +70,10 @@ typedef struct bw_gauge_config_s {
   const bw_clock_t *clock;      /* default bw_clock_monotonic() */
   bw_gauge_change_cb on_change; /* default NULL */
   void *userdata;               /* for on_change */
+  /* regime_changed events (fields from, to, pressure), emitted under the
+   * gauge's lock after on_change; default NULL (none). */
+  bw_sink_t *sink;
+  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_gauge_config_t;
 
 typedef struct bw_gauge_s bw_gauge_t;

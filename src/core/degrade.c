@@ -41,6 +41,8 @@ struct bw_degrade_s {
   const bw_clock_t *clock;
   bw_degrade_change_cb on_change;
   void *on_change_ud;
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
 
   /* State (under lock). */
   uint32_t level;
@@ -89,6 +91,8 @@ void bw_degrade_config_init(bw_degrade_config_t *cfg) {
   cfg->clock = NULL;
   cfg->on_change = NULL;
   cfg->on_change_userdata = NULL;
+  cfg->sink = NULL;
+  cfg->wall_clock = NULL;
 }
 
 static int bw__check_level_name(const char *s, const char *field, uint32_t i,
@@ -181,6 +185,8 @@ bw_degrade_t *bw_degrade_new(const bw_degrade_config_t *cfg, bw_error_t *err) {
   d->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
   d->on_change = cfg->on_change;
   d->on_change_ud = cfg->on_change_userdata;
+  d->sink = cfg->sink;
+  d->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   d->breaker_seen = BW_CLOSED;
   d->entered_ns = bw_clock_now(d->clock);
   atomic_init(&d->level_atomic, 0);
@@ -224,6 +230,26 @@ static void bw__change_locked(bw_degrade_t *d, uint32_t to,
   else
     d->ups++;
   atomic_store_explicit(&d->level_atomic, to, memory_order_release);
+  if (d->sink != NULL) {
+    bw_field_t f[4];
+    char text[BW_NAME_MAX * 2 + 48];
+    f[0].key = "from";
+    f[0].type = BW_FIELD_STR;
+    f[0].v.s = d->level_names[from];
+    f[1].key = "to";
+    f[1].type = BW_FIELD_STR;
+    f[1].v.s = d->level_names[to];
+    f[2].key = "cause";
+    f[2].type = BW_FIELD_STR;
+    f[2].v.s = bw_degrade_reason_name(reason);
+    f[3].key = "changes";
+    f[3].type = BW_FIELD_UINT;
+    f[3].v.u = d->generation;
+    snprintf(text, sizeof(text), "%s -> %s (%s)", d->level_names[from],
+             d->level_names[to], bw_degrade_reason_name(reason));
+    bw__emit(d->sink, d->wall, now, BW_EV_DEGRADE_LEVEL_CHANGED, d->name, text,
+             f, 4, NULL);
+  }
   if (d->on_change == NULL) return;
   c.from = from;
   c.to = to;

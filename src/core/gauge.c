@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "breakwater/gauge.h"
@@ -23,6 +24,8 @@ struct bw_gauge_s {
   const bw_clock_t *clock;
   bw_gauge_change_cb on_change;
   void *userdata;
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
   char *name;
   double pressure;
   uint64_t updates, transitions;
@@ -103,6 +106,8 @@ bw_gauge_t *bw_gauge_new(const bw_gauge_config_t *cfg, bw_error_t *err) {
   memcpy(g->ceiling, cfg->ceiling, sizeof(g->ceiling));
   g->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   g->on_change = cfg->on_change;
+  g->sink = cfg->sink;
+  g->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   g->userdata = cfg->userdata;
   g->since_ns = bw_clock_now(g->clock);
   bw__error_clear(err);
@@ -160,6 +165,23 @@ int bw_gauge_update(bw_gauge_t *g, double p) {
     atomic_store_explicit(&g->regime, (int)to, memory_order_release);
     if (g->on_change != NULL)
       g->on_change(g->name, from, to, p, now, g->userdata);
+    if (g->sink != NULL) {
+      bw_field_t f[3];
+      char reason[96];
+      f[0].key = "from";
+      f[0].type = BW_FIELD_STR;
+      f[0].v.s = bw_regime_name(from);
+      f[1].key = "to";
+      f[1].type = BW_FIELD_STR;
+      f[1].v.s = bw_regime_name(to);
+      f[2].key = "pressure";
+      f[2].type = BW_FIELD_DOUBLE;
+      f[2].v.d = p;
+      snprintf(reason, sizeof(reason), "pressure %.2f: %s -> %s", p,
+               bw_regime_name(from), bw_regime_name(to));
+      bw__emit(g->sink, g->wall, now, BW_EV_REGIME_CHANGED, g->name, reason, f,
+               3, NULL);
+    }
   }
   pthread_mutex_unlock(&g->lock);
   return (int)to;
