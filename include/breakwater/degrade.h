@@ -91,7 +91,7 @@ typedef struct bw_degrade_config_s {
   bw_degrade_change_cb on_change;      /* default NULL (none) */
   void *on_change_userdata;
   /* degrade_level_changed events (fields from, to, reason, changes),
-   * emitted under the machine's lock after on_change; default NULL. */
+   * emitted under the machine's lock just before on_change; default NULL. */
   bw_sink_t *sink;
   const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_degrade_config_t;
