@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "breakwater/breakwater.h"
+#include "bench_util.h"
 
 #ifndef BW_SOURCE_DIR
 #define BW_SOURCE_DIR "."
@@ -24,57 +25,23 @@
 static long long g_n = 20000000;
 static int g_reps = 5;
 
-/* ---- allocation counting through the library's allocator hooks ---------- */
-static atomic_ullong g_allocs;
-static void *count_malloc(size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return malloc(n);
-}
-static void *count_realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return realloc(p, n);
-}
-static void *count_calloc(size_t c, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return calloc(c, n);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median of the runs; *best gets the fastest. This machine's vCPUs vary
- * (a run on a slow moment can take twice as long), so both are printed. */
-static double median(double *v, int n, double *best) {
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  if (best != NULL) *best = v[0];
-  return v[n / 2];
-}
-
 /* ---- the floor ---------------------------------------------------------- */
 static double bench_fetch_add(void) {
   static _Atomic uint64_t counter;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
     atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static double bench_clock(const bw_clock_t *c) {
   volatile int64_t sink = 0;
   long long n = g_n / 4;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < n; i++)
     sink += bw_clock_now(c);
   (void)sink;
-  return (now_s() - t) * 1e9 / (double)n;
+  return (bench_now_s() - t) * 1e9 / (double)n;
 }
 
 /* ---- breakers ---------------------------------------------------------------
@@ -116,12 +83,12 @@ static void *closed_loop(void *arg) {
   double t;
   while (l->go != NULL && !atomic_load(l->go)) {
   }
-  t = now_s();
+  t = bench_now_s();
   for (long long i = 0; i < l->n; i++) {
     if (bw_breaker_acquire(l->b, &p) == BW_OK)
       bw_breaker_release(l->b, &p, BW_SUCCESS);
   }
-  l->ns = (now_s() - t) * 1e9 / (double)l->n;
+  l->ns = (bench_now_s() - t) * 1e9 / (double)l->n;
   return NULL;
 }
 
@@ -141,7 +108,7 @@ static double bench_closed(const variant_t *v, int threads, int own_breakers,
     unsigned long long before;
     for (int i = 1; own_breakers && i < threads; i++)
       own[i] = make(v);
-    before = atomic_load(&g_allocs);
+    before = bench_allocs();
     for (int i = 0; i < threads; i++) {
       l[i].b = own[i] != NULL ? own[i] : b;
       l[i].n = g_n;
@@ -153,13 +120,13 @@ static double bench_closed(const variant_t *v, int threads, int own_breakers,
       pthread_join(th[i], NULL);
       if (l[i].ns > worst) worst = l[i].ns;
     }
-    *allocs += atomic_load(&g_allocs) - before;
+    *allocs += bench_allocs() - before;
     runs[r] = worst; /* per-op cost seen by the slowest thread */
     bw_breaker_free(b);
     for (int i = 0; i < threads; i++)
       bw_breaker_free(own[i]);
   }
-  return median(runs, g_reps, best);
+  return bench_median(runs, g_reps, best);
 }
 
 static double bench_rejection(const variant_t *v, unsigned long long *allocs,
@@ -181,19 +148,19 @@ static double bench_rejection(const variant_t *v, unsigned long long *allocs,
       fprintf(stderr, "bench_breaker: breaker did not open\n");
       exit(1);
     }
-    before = atomic_load(&g_allocs);
-    t = now_s();
+    before = bench_allocs();
+    t = bench_now_s();
     for (long long i = 0; i < g_n; i++)
       rejected += bw_breaker_acquire(b, &p) == BW_E_OPEN;
-    runs[r] = (now_s() - t) * 1e9 / (double)g_n;
-    *allocs += atomic_load(&g_allocs) - before;
+    runs[r] = (bench_now_s() - t) * 1e9 / (double)g_n;
+    *allocs += bench_allocs() - before;
     if (rejected != g_n) {
       fprintf(stderr, "bench_breaker: %lld of %lld rejected\n", rejected, g_n);
       exit(1);
     }
     bw_breaker_free(b);
   }
-  return median(runs, g_reps, best);
+  return bench_median(runs, g_reps, best);
 }
 
 /* ---- peers ------------------------------------------------------------------
@@ -272,7 +239,7 @@ int main(int argc, char **argv) {
   memcpy(v, variants, sizeof(variants));
   v[3].clock = bw_clock_monotonic_coarse();
   v[4].clock = bw_clock_monotonic_coarse();
-  bw_replace_allocator(count_malloc, count_realloc, count_calloc, free);
+  bench_count_allocations();
 
   fa = bench_fetch_add();
   ck = bench_clock(bw_clock_monotonic());

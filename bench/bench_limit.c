@@ -16,48 +16,32 @@
 #include <time.h>
 
 #include "breakwater/breakwater.h"
+#include "bench_util.h"
 #include "breakwater/bulkhead.h"
 #include "breakwater/limiter.h"
 
 static long long g_n = 5000000;
 static int g_reps = 5;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n, double *best) {
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  *best = v[0];
-  return v[n / 2];
-}
-
 /* ---- the floor ----------------------------------------------------------- */
 static double floor_atomic_pair(void) {
   static _Atomic uint32_t c;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++) {
     atomic_fetch_add_explicit(&c, 1, memory_order_acq_rel);
     atomic_fetch_sub_explicit(&c, 1, memory_order_acq_rel);
   }
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static double floor_clock(void) {
   const bw_clock_t *c = bw_clock_monotonic();
   volatile int64_t sink = 0;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
     sink += bw_clock_now(c);
   (void)sink;
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 /* ---- one loop over the interface ----------------------------------------- */
@@ -73,7 +57,7 @@ static void *loop(void *arg) {
   bw_permit_t p;
   double t;
   if (j->start != NULL) pthread_barrier_wait(j->start);
-  t = now_s();
+  t = bench_now_s();
   for (long long i = 0; i < g_n; i++) {
     if (bw_limit_try_acquire(j->l, &p) != BW_OK) {
       j->refused++;
@@ -81,7 +65,7 @@ static void *loop(void *arg) {
     }
     bw_limit_release(j->l, &p, BW_LIMIT_SUCCESS);
   }
-  j->ns = (now_s() - t) * 1e9 / (double)g_n;
+  j->ns = (bench_now_s() - t) * 1e9 / (double)g_n;
   return NULL;
 }
 
@@ -148,10 +132,10 @@ int main(int argc, char **argv) {
       g_n, g_reps);
   for (int r = 0; r < g_reps; r++)
     v[r] = floor_atomic_pair();
-  m1 = median(v, g_reps, &best1);
+  m1 = bench_median(v, g_reps, &best1);
   for (int r = 0; r < g_reps; r++)
     v[r] = floor_clock();
-  m2 = median(v, g_reps, &best2);
+  m2 = bench_median(v, g_reps, &best2);
   printf(
       "floor: atomic add+sub pair %.1f (%.1f) ns, clock read %.1f (%.1f) "
       "ns\n\n",
@@ -168,8 +152,8 @@ int main(int argc, char **argv) {
       a[r] = run(l, 1);
     for (int r = 0; r < g_reps; r++)
       b[r] = run(l, 2);
-    m1 = median(a, g_reps, &best1);
-    m2 = median(b, g_reps, &best2);
+    m1 = bench_median(a, g_reps, &best1);
+    m2 = bench_median(b, g_reps, &best2);
     printf("%-10s %10.1f (%5.1f) %10.1f (%5.1f)\n", names[w], m1, best1, m2,
            best2);
     bw_limit_free(l);

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "breakwater/limiter.h"
+#include "bench_util.h"
 #include "breakwater/sim.h"
 
 #define TRACE_POINTS 41 /* 0 .. 20 s every 500 ms */
@@ -34,12 +35,6 @@ static void on_sample(void *user, int64_t now_ns, uint32_t limit,
     t->limit[i] = limit;
     t->partner[i] = partner_in_flight;
   }
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 typedef struct row_s {
@@ -77,10 +72,10 @@ static int run_one(bw_limiter_algorithm_t alg, int64_t seconds, uint64_t seed,
   gc.on_sample = on_sample;
   gc.userdata = &row->trace;
   memset(&row->trace, 0, sizeof(row->trace));
-  t0 = now_s();
+  t0 = bench_now_s();
   rc = bw_sim_gate_run(sim, partner, bw_limiter_as_limit(lim), &gc, &row->r,
                        &err);
-  row->wall_s = now_s() - t0;
+  row->wall_s = bench_now_s() - t0;
   if (rc != BW_OK) fprintf(stderr, "run: %s\n", err.message);
   bw_limiter_free(lim);
   bw_sim_partner_free(partner);

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "breakwater/breakwater.h"
+#include "bench_util.h"
 #include "breakwater/queue.h"
 
 #define CLASSES 10
@@ -34,26 +35,6 @@ static uint32_t g_prio[NPRIO];
 static double g_budget_s = 0.06; /* per repetition */
 static int g_reps = 5;           /* the fastest repetition is reported */
 static volatile uintptr_t g_sink;
-static atomic_ullong g_allocs;
-
-static void *count_malloc(size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return malloc(n);
-}
-static void *count_realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return realloc(p, n);
-}
-static void *count_calloc(size_t c, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return calloc(c, n);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- seed 003's BoundedQueue, in C ------------------------------------ */
 
@@ -135,8 +116,8 @@ static result_t run_bw(bw_queue_policy_t policy, uint32_t depth, bool full) {
   for (uint32_t i = 0; i < depth; i++)
     bw_queue_enqueue(q, (void *)(uintptr_t)(i + 1), g_prio[k++ % NPRIO],
                      BW_QUEUE_NO_DEADLINE, &it);
-  a0 = atomic_load(&g_allocs);
-  t0 = now_s();
+  a0 = bench_allocs();
+  t0 = bench_now_s();
   do {
     for (int j = 0; j < 1024; j++) {
       bw_queue_enqueue(q, (void *)(uintptr_t)k, g_prio[k % NPRIO],
@@ -151,9 +132,9 @@ static result_t run_bw(bw_queue_policy_t policy, uint32_t depth, bool full) {
       }
     }
     iters += 1024;
-    t = now_s() - t0;
+    t = bench_now_s() - t0;
   } while (t < g_budget_s);
-  r.allocs = atomic_load(&g_allocs) - a0;
+  r.allocs = bench_allocs() - a0;
   r.ns = t * 1e9 / (double)iters / (full ? 1.5 : 1.0);
   bw_queue_free(q);
   return r;
@@ -172,7 +153,7 @@ static result_t run_seed(bw_queue_policy_t policy, uint32_t depth, bool full) {
   if (q.a == NULL) abort();
   for (uint32_t i = 0; i < depth; i++)
     seed_enqueue(&q, (void *)(uintptr_t)(i + 1), g_prio[k++ % NPRIO]);
-  t0 = now_s();
+  t0 = bench_now_s();
   do {
     for (int j = 0; j < 16; j++) {
       seed_enqueue(&q, (void *)(uintptr_t)k, g_prio[k % NPRIO]);
@@ -184,7 +165,7 @@ static result_t run_seed(bw_queue_policy_t policy, uint32_t depth, bool full) {
       }
     }
     iters += 16;
-    t = now_s() - t0;
+    t = bench_now_s() - t0;
   } while (t < g_budget_s);
   r.ns = t * 1e9 / (double)iters / (full ? 1.5 : 1.0);
   free(q.a);
@@ -199,9 +180,7 @@ int main(int argc, char **argv) {
   unsigned long long allocs = 0;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--quick") == 0) g_reps = 1;
-  if (bw_replace_allocator(count_malloc, count_realloc, count_calloc, free) !=
-      BW_OK)
-    return 1;
+  if (bench_count_allocations() != BW_OK) return 1;
   for (int i = 0; i < NPRIO; i++) {
     x ^= x << 13;
     x ^= x >> 7;

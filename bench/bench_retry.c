@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "breakwater/breakwater.h"
+#include "bench_util.h"
 
 #ifndef BW_SOURCE_DIR
 #define BW_SOURCE_DIR "."
@@ -21,54 +22,27 @@ static long long g_n = 20000000;
 static int g_reps = 5;
 static volatile int64_t g_sink;
 
-static atomic_ullong g_allocs;
-static void *count_malloc(size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return malloc(n);
-}
-static void *count_realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return realloc(p, n);
-}
-static void *count_calloc(size_t c, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return calloc(c, n);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Runs fn(arg) g_reps times; returns the median ns/op, *best the fastest. */
 typedef double (*bench_fn)(void *arg);
 static double measure(bench_fn fn, void *arg, double *best,
                       unsigned long long *allocs) {
   double runs[16];
   for (int r = 0; r < g_reps; r++) {
-    unsigned long long before = atomic_load(&g_allocs);
+    unsigned long long before = bench_allocs();
     runs[r] = fn(arg);
-    *allocs += atomic_load(&g_allocs) - before;
+    *allocs += bench_allocs() - before;
   }
-  qsort(runs, (size_t)g_reps, sizeof(double), cmp_double);
-  *best = runs[0];
-  return runs[g_reps / 2];
+  return bench_median(runs, g_reps, best);
 }
 
 /* The floor, measured in the same run: this VM has slow phases in which
  * every figure doubles; read the others against it. */
 static double b_floor_clock(void *arg) {
   const bw_clock_t *c = arg;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
     g_sink += bw_clock_now(c);
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static double b_floor_rand(void *arg) {
@@ -76,10 +50,10 @@ static double b_floor_rand(void *arg) {
   double t;
   (void)arg;
   bw_rand_seed(&r, 1);
-  t = now_s();
+  t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
     g_sink += (int64_t)bw_rand_next(&r);
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static bw_retry_policy_t *policy(bw_jitter_t j, bw_budget_t *budget) {
@@ -108,13 +82,13 @@ static double b_next(void *arg) {
   int64_t delay = 0, now = 0;
   double t;
   bw_retry_begin(&r, p, now);
-  t = now_s();
+  t = bench_now_s();
   for (long long i = 0; i < g_n; i++) {
     if ((i & 7) == 7) bw_retry_begin(&r, p, now);
     bw_retry_next(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now, &delay);
     g_sink += delay;
   }
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 /* What a peer's "retry around a no-op that succeeds" costs us: begin, then
@@ -123,38 +97,38 @@ static double b_wrap_success(void *arg) {
   const bw_retry_policy_t *p = arg;
   bw_retry_t r;
   int64_t delay = 0;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++) {
     bw_retry_begin(&r, p, 0);
     g_sink += bw_retry_next(&r, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, 0, &delay);
   }
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static double b_budget_try(void *arg) {
   bw_budget_t *b = arg;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
     g_sink += bw_budget_try_retry(b);
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static double b_budget_request(void *arg) {
   bw_budget_t *b = arg;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
     bw_budget_on_request(b);
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static double b_ratelimit(void *arg) {
   bw_ratelimit_t *rl = arg;
   int64_t wait = 0;
-  double t = now_s();
+  double t = bench_now_s();
   for (long long i = 0; i < g_n; i++) {
     g_sink += bw_ratelimit_try_acquire(rl, &wait);
   }
-  return (now_s() - t) * 1e9 / (double)g_n;
+  return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
 static bw_budget_t *budget(bw_budget_kind_t kind, const bw_clock_t *clock) {
@@ -254,7 +228,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  bw_replace_allocator(count_malloc, count_realloc, count_calloc, free);
+  bench_count_allocations();
   strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&tt));
   printf("# bench_retry  %s  breakwater %s  n=%lld reps=%d\n\n", date,
          bw_version(), g_n, g_reps);

@@ -17,11 +17,8 @@
 #include <string.h>
 
 #include "breakwater/breakwater.h"
+#include "bench_util.h"
 #include "breakwater/sim.h"
-
-static double now_s(void) {
-  return (double)bw_clock_now(bw_clock_monotonic()) / 1e9;
-}
 
 static void die(const char *what, const bw_error_t *err) {
   fprintf(stderr, "bench_sim: %s: %s\n", what, err->message);
@@ -43,7 +40,7 @@ static void storm(uint32_t clients, int runs, uint64_t seed) {
   bw_sim_policy_naive(&naive, 3);
   cc.requests = clients;
   cc.policy = &naive;
-  t0 = now_s();
+  t0 = bench_now_s();
   for (i = 0; i < runs; i++) {
     pc.seed = seed + (uint64_t)i;
     cc.seed = seed + (uint64_t)i;
@@ -52,7 +49,7 @@ static void storm(uint32_t clients, int runs, uint64_t seed) {
     calls += r.network_calls;
     ok += r.successes;
   }
-  dt = now_s() - t0;
+  dt = bench_now_s() - t0;
   printf("naive storm, %u clients vs capacity 400, %d run(s):\n", clients,
          runs);
   printf(
@@ -96,9 +93,9 @@ static void hold(uint32_t pending, uint64_t total, uint64_t seed) {
     if (bw_sim_schedule_in(sim, bw_rand_range(&h.rng, 0, 1999999), hold_fn, &h,
                            NULL) != BW_OK)
       die("schedule", &err);
-  t0 = now_s();
+  t0 = bench_now_s();
   fired = bw_sim_run(sim);
-  dt = now_s() - t0;
+  dt = bench_now_s() - t0;
   printf(
       "scheduler hold model, %u pending: %llu events in %.3f s = %.2f M "
       "events/s\n",

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "breakwater/breakwater.h"
+#include "bench_util.h"
 #include "breakwater/stage.h"
 
 #define MS BW_NS_PER_MS
@@ -167,12 +168,6 @@ static void run_stage(row_t *row, bool flat) {
   bw_clock_free(clock);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static double ns_per_cycle(void) {
   bw_stage_config_t cfg;
   bw_stage_t *s;
@@ -187,13 +182,13 @@ static double ns_per_cycle(void) {
   if (s == NULL) exit(1);
   for (int rep = 0; rep < 5; rep++) {
     const int n = 200000;
-    double t0 = now_s(), dt;
+    double t0 = bench_now_s(), dt;
     for (int i = 0; i < n; i++) {
       bw_stage_submit(s, NULL, (uint32_t)(i % 4), BW_QUEUE_NO_DEADLINE, &r);
       if (bw_stage_next(s, &it) == BW_OK)
         bw_stage_done(s, &it, BW_STAGE_PROCESSED);
     }
-    dt = (now_s() - t0) * 1e9 / n;
+    dt = (bench_now_s() - t0) * 1e9 / n;
     if (dt < best) best = dt;
   }
   bw_stage_free(s);
