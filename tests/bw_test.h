@@ -100,6 +100,20 @@ static inline void bwt__contains(const char *hay, const char *needle,
 /* ---- event recorder ---------------------------------------------------------
  */
 
+/* Fills err with stale values, so a test can tell that a call wrote it. */
+static inline void bwt_prefill_error(bw_error_t *err) {
+  memset(err, 0, sizeof(*err));
+  err->code = 12345;
+  snprintf(err->field, sizeof(err->field), "%s", "stale-field");
+  snprintf(err->message, sizeof(err->message), "%s", "stale message");
+}
+
+/* True when err is BW_E_INVAL naming `field` in both `field` and message. */
+static inline bool bwt_error_names(const bw_error_t *err, const char *field) {
+  return err->code == BW_E_INVAL && strcmp(err->field, field) == 0 &&
+         strstr(err->message, field) != NULL;
+}
+
 #define BWT_MAX_EVENTS 1024
 #define BWT_MAX_FIELDS 8
 #define BWT_MAX_CTX 4

@@ -237,13 +237,6 @@ static void fill_long_name(size_t len) {
   long_name[len] = '\0';
 }
 
-static void prefill(bw_error_t *err) {
-  memset(err, 0, sizeof(*err));
-  err->code = 12345;
-  snprintf(err->field, sizeof(err->field), "%s", "stale-field");
-  snprintf(err->message, sizeof(err->message), "%s", "stale message");
-}
-
 static int check_invalid_case(const invalid_case_t *tc) {
   bw_breaker_config_t cfg;
   bw_error_t err;
@@ -254,7 +247,7 @@ static int check_invalid_case(const invalid_case_t *tc) {
   tc->mutate(&cfg);
 
   /* bw_breaker_config_validate */
-  prefill(&err);
+  bwt_prefill_error(&err);
   {
     int rc = bw_breaker_config_validate(&cfg, &err);
     if (rc != BW_E_INVAL) {
@@ -273,7 +266,7 @@ static int check_invalid_case(const invalid_case_t *tc) {
   }
 
   /* bw_breaker_new gives the same answer */
-  prefill(&err);
+  bwt_prefill_error(&err);
   b = bw_breaker_new(&cfg, &err);
   if (b != NULL) {
     print_error("[%s] bw_breaker_new accepted the configuration\n", tc->what);
@@ -318,11 +311,11 @@ static void every_invalid_field_is_refused_naming_the_field(void **state) {
 static void null_config_is_refused(void **state) {
   bw_error_t err;
   (void)state;
-  prefill(&err);
+  bwt_prefill_error(&err);
   assert_null(bw_breaker_new(NULL, &err));
   assert_status(err.code, BW_E_INVAL);
   assert_null(bw_breaker_new(NULL, NULL));
-  prefill(&err);
+  bwt_prefill_error(&err);
   assert_status(bw_breaker_config_validate(NULL, &err), BW_E_INVAL);
   assert_status(err.code, BW_E_INVAL);
 }
@@ -333,7 +326,7 @@ static void null_config_is_refused(void **state) {
 static void accept(bw_breaker_config_t *cfg, const char *what) {
   bw_error_t err;
   bw_breaker_t *b;
-  prefill(&err);
+  bwt_prefill_error(&err);
   if (bw_breaker_config_validate(cfg, &err) != BW_OK) {
     print_error("[%s] validate refused: %s [%s] %s\n", what,
                 bw_err_name(err.code), err.field, err.message);

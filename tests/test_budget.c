@@ -253,18 +253,6 @@ static const invalid_case_t invalid_cases[] = {
     {"clock without now_ns", m_clock_without_now, "clock"},
 };
 
-static void prefill(bw_error_t *err) {
-  memset(err, 0, sizeof(*err));
-  err->code = 12345;
-  snprintf(err->field, sizeof(err->field), "%s", "stale-field");
-  snprintf(err->message, sizeof(err->message), "%s", "stale message");
-}
-
-static bool err_names(const bw_error_t *err, const char *field) {
-  return err->code == BW_E_INVAL && strcmp(err->field, field) == 0 &&
-         strstr(err->message, field) != NULL;
-}
-
 static int check_invalid_case(const invalid_case_t *tc) {
   bw_budget_config_t cfg;
   bw_error_t err;
@@ -273,9 +261,9 @@ static int check_invalid_case(const invalid_case_t *tc) {
 
   bw_budget_config_init(&cfg);
   tc->mutate(&cfg);
-  prefill(&err);
+  bwt_prefill_error(&err);
   rc = bw_budget_config_validate(&cfg, &err);
-  if (rc != BW_E_INVAL || !err_names(&err, tc->field)) {
+  if (rc != BW_E_INVAL || !bwt_error_names(&err, tc->field)) {
     print_error(
         "[%s] validate: %s {%s, \"%s\", \"%s\"}, expected E_INVAL "
         "naming \"%s\"\n",
@@ -283,9 +271,9 @@ static int check_invalid_case(const invalid_case_t *tc) {
         err.message, tc->field);
     ok = 0;
   }
-  prefill(&err);
+  bwt_prefill_error(&err);
   b = bw_budget_new(&cfg, &err);
-  if (b != NULL || !err_names(&err, tc->field)) {
+  if (b != NULL || !bwt_error_names(&err, tc->field)) {
     print_error(
         "[%s] new: %s {%s, \"%s\", \"%s\"}, expected NULL naming "
         "\"%s\"\n",
@@ -347,11 +335,11 @@ static void messages_state_the_rule_and_the_value(void **state) {
 static void null_config_is_refused(void **state) {
   bw_error_t err;
   (void)state;
-  prefill(&err);
+  bwt_prefill_error(&err);
   assert_null(bw_budget_new(NULL, &err));
   assert_status(err.code, BW_E_INVAL);
   assert_null(bw_budget_new(NULL, NULL));
-  prefill(&err);
+  bwt_prefill_error(&err);
   assert_status(bw_budget_config_validate(NULL, &err), BW_E_INVAL);
   assert_status(err.code, BW_E_INVAL);
   assert_status(bw_budget_config_validate(NULL, NULL), BW_E_INVAL);
@@ -360,7 +348,7 @@ static void null_config_is_refused(void **state) {
 static void accept(const bw_budget_config_t *cfg, const char *what) {
   bw_error_t err;
   bw_budget_t *b;
-  prefill(&err);
+  bwt_prefill_error(&err);
   if (bw_budget_config_validate(cfg, &err) != BW_OK) {
     print_error("[%s] validate refused: [%s] %s\n", what, err.field,
                 err.message);

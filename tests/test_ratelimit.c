@@ -180,18 +180,6 @@ static const invalid_case_t invalid_cases[] = {
     {"burst 32 at 1e-6/s", m_burst_refill_above_a_year_slow, "burst"},
 };
 
-static void prefill(bw_error_t *err) {
-  memset(err, 0, sizeof(*err));
-  err->code = 12345;
-  snprintf(err->field, sizeof(err->field), "%s", "stale-field");
-  snprintf(err->message, sizeof(err->message), "%s", "stale message");
-}
-
-static bool err_names(const bw_error_t *err, const char *field) {
-  return err->code == BW_E_INVAL && strcmp(err->field, field) == 0 &&
-         strstr(err->message, field) != NULL;
-}
-
 static int check_invalid_case(const invalid_case_t *tc) {
   bw_ratelimit_config_t cfg;
   bw_error_t err;
@@ -199,9 +187,9 @@ static int check_invalid_case(const invalid_case_t *tc) {
   int ok = 1, rc;
   bw_ratelimit_config_init(&cfg);
   tc->mutate(&cfg);
-  prefill(&err);
+  bwt_prefill_error(&err);
   rc = bw_ratelimit_config_validate(&cfg, &err);
-  if (rc != BW_E_INVAL || !err_names(&err, tc->field)) {
+  if (rc != BW_E_INVAL || !bwt_error_names(&err, tc->field)) {
     print_error(
         "[%s] validate: %s {%s, \"%s\", \"%s\"}, expected E_INVAL "
         "naming \"%s\"\n",
@@ -209,9 +197,9 @@ static int check_invalid_case(const invalid_case_t *tc) {
         err.message, tc->field);
     ok = 0;
   }
-  prefill(&err);
+  bwt_prefill_error(&err);
   rl = bw_ratelimit_new(&cfg, &err);
-  if (rl != NULL || !err_names(&err, tc->field)) {
+  if (rl != NULL || !bwt_error_names(&err, tc->field)) {
     print_error(
         "[%s] new: %s {%s, \"%s\", \"%s\"}, expected NULL naming "
         "\"%s\"\n",
@@ -264,7 +252,7 @@ static void messages_state_the_rule_and_the_value(void **state) {
 static void null_config_is_refused(void **state) {
   bw_error_t err;
   (void)state;
-  prefill(&err);
+  bwt_prefill_error(&err);
   assert_null(bw_ratelimit_new(NULL, &err));
   assert_status(err.code, BW_E_INVAL);
   assert_null(bw_ratelimit_new(NULL, NULL));
@@ -274,7 +262,7 @@ static void null_config_is_refused(void **state) {
 static void accept(const bw_ratelimit_config_t *cfg, const char *what) {
   bw_error_t err;
   bw_ratelimit_t *rl;
-  prefill(&err);
+  bwt_prefill_error(&err);
   if (bw_ratelimit_config_validate(cfg, &err) != BW_OK) {
     print_error("[%s] validate refused: [%s] %s\n", what, err.field,
                 err.message);
