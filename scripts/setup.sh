@@ -3,7 +3,8 @@
 # Idempotent: a second run installs nothing and touches no package list.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev clang-format cppcheck git)
+packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev clang-format cppcheck git
+  libevent-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libhiredis-dev redis-server gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
