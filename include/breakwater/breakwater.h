@@ -14,6 +14,7 @@
 #include "http.h"
 #include "limit.h"
 #include "limiter.h"
+#include "pipeline.h"
 #include "queue.h"
 #include "rand.h"
 #include "ratelimit.h"

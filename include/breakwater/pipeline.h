@@ -1,0 +1,289 @@
+/* breakwater — pipelines: strategies stacked in the order given, outermost
+ * first (Polly's builder), driven through one sans-I/O state machine so the
+ * same pipeline runs blocking, in an event loop or in the simulator.
+ *
+ *   bw_pipeline_config_t cfg;
+ *   bw_pipeline_config_init(&cfg);
+ *   bw_pipeline_add_deadline(&cfg, 5000);        // the whole call: 5 s
+ *   bw_pipeline_add_limit(&cfg, limiter, 2000);  // wait up to 2 s for a slot
+ *   bw_pipeline_add_breaker(&cfg, breaker);      // outside the retry
+ *   bw_pipeline_add_retry(&cfg, retry_policy);   // few attempts, budgeted
+ *   bw_pipeline_add_timeout(&cfg, 2000);         // each attempt: 2 s
+ *   bw_pipeline_t *pl = bw_pipeline_new(&cfg, &err);
+ *
+ *   bw_pipeline_call_t c;
+ *   int step = bw_pipeline_begin(pl, &c, now_ns());
+ *   while (step != BW_STEP_DONE) {
+ *     if (step == BW_STEP_WAIT) {
+ *       sleep_ms(c.delay_ms);                    // the driver decides how
+ *       step = bw_pipeline_resume(&c, now_ns());
+ *     } else {                                   // BW_STEP_ATTEMPT
+ *       int status = http_post(..., c.attempt_timeout_ms);
+ *       step = bw_pipeline_report(&c, bw_http_classify(status, t),
+ *                                 retry_after_ms, now_ns());
+ *     }
+ *   }
+ *   if (c.failure != BW_FAILURE_NONE) ... bw_failure_name(c.failure)
+ *
+ * Order semantics. The strategies before the retry (or all of them when
+ * there is no retry) are entered once per logical call; those after it once
+ * per attempt. An entered strategy is left exactly once, with the outcome of
+ * what it wrapped:
+ * - breaker: SUCCESS when the last attempt it wrapped was OK, FAILURE when
+ *   it was TRANSIENT or NOT_SENT (a timeout, a 5xx, a 429), IGNORED when it
+ *   was PERMANENT (a 4xx says the dependency is healthy) or when no attempt
+ *   was made (our own refusal says nothing about the dependency). With the
+ *   breaker outside the retry one logical call counts once; inside, every
+ *   attempt counts.
+ * - limit (bulkhead or adaptive limiter, limit.h): SUCCESS on OK (its
+ *   round-trip time is a sample), DROPPED on TRANSIENT or NOT_SENT (a
+ *   congestion signal), IGNORED otherwise.
+ * - rate limit: takes one token when entered; nothing to give back.
+ * A refusal by any strategy (breaker open, limit full after its wait, rate
+ * limited after its wait) ends the call with that strategy's failure kind.
+ * Inside a retry it is reported to the retry as BW_VERDICT_REJECTED, which
+ * a retry never retries: a breaker rejection is never retried, whichever
+ * the order (seed 004's pipeline, retry outside, is expressible and safe).
+ *
+ * Deadline. The call's deadline is the earliest of: begin's now_ns + the
+ * deadline strategy's ms, and the deadline passed with bw_pipeline_begin_at
+ * (the inbound request's, X-Timeout-Budget). It bounds every wait (a slot
+ * wait, a retry delay: the retry gives up with reason deadline instead of
+ * scheduling past it) and every attempt (attempt_timeout_ms is the smaller
+ * of the per-attempt timeout and what remains). A deadline that passes ends
+ * the call with BW_FAILURE_DEADLINE at the next step.
+ *
+ * Fallback. When a call fails, the pipeline's fallback (if any) runs once,
+ * from bw_pipeline_report / resume / begin, before BW_STEP_DONE is returned,
+ * with the failure kind (seed 002: park the work for later instead of
+ * losing it). Its return value becomes c.fallback_rc.
+ *
+ * A pipeline is immutable after creation and shared freely between
+ * threads; the objects it points at (breakers, limiters, policies) are
+ * borrowed and must outlive it. A call (bw_pipeline_call_t) lives in the
+ * caller's storage and belongs to one thread at a time. No step allocates,
+ * locks (beyond what the strategies themselves do) or reads a clock: time is
+ * the now_ns the driver passes, on the same clock as the strategies' own. */
+#ifndef BREAKWATER_PIPELINE_H
+#define BREAKWATER_PIPELINE_H
+
+#include "breaker.h"
+#include "common.h"
+#include "deadline.h"
+#include "limit.h"
+#include "ratelimit.h"
+#include "retry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kinds of strategy. */
+typedef enum bw_strategy_kind_e {
+  BW_STRATEGY_DEADLINE = 0,  /* the whole call's time: ms; must come before
+                                the retry */
+  BW_STRATEGY_RATELIMIT = 1, /* a bw_ratelimit_t; waits up to max_wait_ms */
+  BW_STRATEGY_LIMIT = 2,     /* a bw_limit_t (bulkhead or adaptive limiter);
+                                waits up to max_wait_ms for a slot */
+  BW_STRATEGY_BREAKER = 3,   /* a bw_breaker_t */
+  BW_STRATEGY_RETRY = 4,     /* a bw_retry_policy_t (its budget included) */
+  BW_STRATEGY_TIMEOUT = 5    /* each attempt's time: ms; must come after the
+                                retry when there is one */
+} bw_strategy_kind_t;
+
+/* "deadline", "ratelimit", "limit", "breaker", "retry", "timeout" or
+ * "unknown". */
+BW_EXTERN const char *bw_strategy_kind_name(bw_strategy_kind_t k);
+
+/* Why a call failed. */
+typedef enum bw_failure_e {
+  BW_FAILURE_NONE = 0,        /* it succeeded */
+  BW_FAILURE_BREAKER = 1,     /* a breaker was open (or its half-open probes
+                                 were all out) */
+  BW_FAILURE_LIMIT = 2,       /* a bulkhead or limiter had no slot within its
+                                 wait */
+  BW_FAILURE_RATELIMIT = 3,   /* a rate limiter had no token within its wait */
+  BW_FAILURE_BUDGET = 4,      /* the retry budget refused a retry */
+  BW_FAILURE_EXHAUSTED = 5,   /* the last attempt failed and no retry was left
+                                 (or there was no retry strategy) */
+  BW_FAILURE_PERMANENT = 6,   /* the last attempt failed for good (a 4xx) */
+  BW_FAILURE_DEADLINE = 7,    /* the call's deadline passed, or a retry would
+                                 have ended past it */
+  BW_FAILURE_RETRY_AFTER = 8, /* the dependency asked for a wait beyond the
+                                 policy's limits or the deadline, or said
+                                 "do not retry" (pushback) */
+  BW_FAILURE_NOT_IDEMPOTENT = 9, /* a non-idempotent call without a key was
+                                    not retried */
+  BW_FAILURE_ELAPSED = 10,       /* the retry's max_elapsed_ms ran out */
+  BW_FAILURE__COUNT = 11
+} bw_failure_t;
+
+/* "none", "breaker", "limit", "ratelimit", "budget", "exhausted",
+ * "permanent", "deadline", "retry_after", "not_idempotent", "elapsed" or
+ * "unknown". */
+BW_EXTERN const char *bw_failure_name(bw_failure_t f);
+
+/* One strategy. Fill it through the bw_pipeline_add_* helpers. */
+typedef struct bw_strategy_s {
+  bw_strategy_kind_t kind;
+  void *object;        /* RATELIMIT: bw_ratelimit_t; LIMIT: bw_limit_t;
+                          BREAKER: bw_breaker_t; RETRY: bw_retry_policy_t;
+                          NULL for DEADLINE and TIMEOUT */
+  int64_t ms;          /* DEADLINE, TIMEOUT: the time, >= 1 */
+  int64_t max_wait_ms; /* RATELIMIT, LIMIT: how long a call may wait for
+                          admission (0 = refuse at once); bounded by the
+                          deadline */
+  int64_t poll_ms;     /* LIMIT: how often a waiting call asks again; >= 1,
+                          default 5 (a rate limiter says how long to wait) */
+} bw_strategy_t;
+
+#define BW_PIPELINE_MAX_STRATEGIES 8
+
+/* The pipeline's fallback: runs once when a call fails, with the reason and
+ * the call. Its return value is stored in the call's fallback_rc. */
+struct bw_pipeline_call_s;
+typedef int (*bw_fallback_fn)(void *userdata, bw_failure_t why,
+                              const struct bw_pipeline_call_s *call);
+
+typedef struct bw_pipeline_config_s {
+  const char *name; /* copied; default "pipeline"; 1..BW_NAME_MAX bytes */
+  uint32_t count;   /* strategies used, 0..BW_PIPELINE_MAX_STRATEGIES */
+  bw_strategy_t strategies[BW_PIPELINE_MAX_STRATEGIES]; /* outermost first */
+  bw_fallback_fn fallback;                              /* optional */
+  void *fallback_userdata;
+} bw_pipeline_config_t;
+
+/* Fills the documented defaults: no strategy, no fallback. */
+BW_EXTERN void bw_pipeline_config_init(bw_pipeline_config_t *cfg);
+
+/* Append one strategy (innermost so far). BW_OK; BW_E_INVAL for a NULL cfg
+ * or object; BW_E_LIMIT when BW_PIPELINE_MAX_STRATEGIES are already there.
+ * The rules between strategies are checked by validate / new. */
+BW_EXTERN int bw_pipeline_add_deadline(bw_pipeline_config_t *cfg, int64_t ms);
+BW_EXTERN int bw_pipeline_add_ratelimit(bw_pipeline_config_t *cfg,
+                                        bw_ratelimit_t *rl,
+                                        int64_t max_wait_ms);
+BW_EXTERN int bw_pipeline_add_limit(bw_pipeline_config_t *cfg, bw_limit_t *l,
+                                    int64_t max_wait_ms);
+BW_EXTERN int bw_pipeline_add_breaker(bw_pipeline_config_t *cfg,
+                                      bw_breaker_t *b);
+BW_EXTERN int bw_pipeline_add_retry(bw_pipeline_config_t *cfg,
+                                    const bw_retry_policy_t *p);
+BW_EXTERN int bw_pipeline_add_timeout(bw_pipeline_config_t *cfg, int64_t ms);
+
+/* Checks a configuration: BW_OK, or BW_E_INVAL with err naming the field
+ * ("strategies[3].ms must be >= 1", "strategies[1]: at most one retry",
+ * "strategies[0]: a deadline must come before the retry", "strategies[4]: a
+ * timeout must come after the retry", count, name). */
+BW_EXTERN int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
+                                          bw_error_t *err);
+
+typedef struct bw_pipeline_s bw_pipeline_t;
+
+/* Creates a pipeline (the strategies are copied; their objects borrowed).
+ * NULL with err set on a bad configuration (BW_E_INVAL) or BW_E_NOMEM. */
+BW_EXTERN bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
+                                         bw_error_t *err);
+/* Frees a pipeline (NULL is fine). No call may be in progress. */
+BW_EXTERN void bw_pipeline_free(bw_pipeline_t *pl);
+/* The name given at creation ("" for NULL). */
+BW_EXTERN const char *bw_pipeline_name(const bw_pipeline_t *pl);
+
+/* What the driver must do next. */
+#define BW_STEP_ATTEMPT                                                    \
+  0                    /* make one attempt now, within attempt_timeout_ms, \
+                          then bw_pipeline_report */
+#define BW_STEP_WAIT 1 /* wait delay_ms, then bw_pipeline_resume */
+#define BW_STEP_DONE 2 /* the call ended: failure says how */
+
+/* A call in progress. Read the public fields; change none. */
+typedef struct bw_pipeline_call_s {
+  /* public */
+  uint32_t attempt;           /* attempts made so far, the one about to be
+                                 made included once ATTEMPT is returned */
+  int64_t delay_ms;           /* WAIT: how long */
+  int64_t attempt_timeout_ms; /* ATTEMPT: the attempt's time limit, or -1
+                                 (none: no timeout and no deadline) */
+  bw_deadline_t deadline;     /* the call's deadline (none if no deadline) */
+  bw_failure_t failure;       /* DONE: why it failed, or NONE */
+  bw_verdict_t last_verdict;  /* the last attempt's verdict (OK if none) */
+  int fallback_rc;            /* DONE after a failure with a fallback */
+  bool fallback_ran;
+  /* private */
+  const bw_pipeline_t *pl;
+  uint8_t phase;
+  uint8_t index;   /* the next strategy to enter */
+  uint8_t entered; /* bit i: strategy i entered and not yet left */
+  uint8_t reject;  /* the bw_failure_t of a strategy's refusal */
+  bool attempted;  /* an attempt was made (last_verdict is its verdict) */
+  bool waiting;    /* an admission wait is running (wait_until_ns is set) */
+  int64_t wait_until_ns; /* the admission wait's end */
+  bw_permit_t permits[BW_PIPELINE_MAX_STRATEGIES];
+  bw_retry_t retry;
+} bw_pipeline_call_t;
+
+/* Starts a call at now_ns and runs it to its first step: ATTEMPT, WAIT or
+ * DONE (refused at once). The call's deadline is the earlier of this
+ * thread's current deadline (bw_deadline_current, a reading of the same
+ * clock) and the deadline strategy's (if any) from now_ns. Returns the step,
+ * or BW_E_INVAL (nothing entered) for NULL arguments. */
+BW_EXTERN int bw_pipeline_begin(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
+                                int64_t now_ns);
+/* The same with an outer deadline (e.g. the inbound request's), which the
+ * deadline strategy can only narrow. */
+BW_EXTERN int bw_pipeline_begin_at(const bw_pipeline_t *pl,
+                                   bw_pipeline_call_t *c, bw_deadline_t outer,
+                                   int64_t now_ns);
+/* After ATTEMPT: the attempt's verdict and its hint (retry.h:
+ * BW_RETRY_AFTER_NONE, BW_RETRY_AFTER_NEVER or a delay in ms). Returns the
+ * next step; BW_E_INVAL (call untouched) when the call is not waiting for a
+ * report, or for a bad verdict or hint. */
+BW_EXTERN int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
+                                 int64_t retry_after_ms, int64_t now_ns);
+/* After WAIT: the wait is over. Returns the next step; BW_E_INVAL when the
+ * call is not waiting. */
+BW_EXTERN int bw_pipeline_resume(bw_pipeline_call_t *c, int64_t now_ns);
+/* Gives the call an idempotency key (a UUIDv7 from unix_ms), so that a
+ * non-idempotent retry policy may retry it after any transient failure; send
+ * it with every attempt (an Idempotency-Key header). Call it once the first
+ * ATTEMPT step was returned; later calls return the same key. NULL when the
+ * pipeline has no retry or the retry was not entered yet. */
+BW_EXTERN const char *bw_pipeline_attach_key(bw_pipeline_call_t *c,
+                                             int64_t unix_ms);
+/* Abandons a call that is not DONE (the driver is shutting down): leaves
+ * every entered strategy with IGNORED, runs no fallback. The call is DONE
+ * with failure NONE unless it had one. NULL and finished calls are fine. */
+BW_EXTERN void bw_pipeline_cancel(bw_pipeline_call_t *c);
+
+/* Counters since creation (each read atomically; the set is not one
+ * instant). Conservation: calls = successes + the sum of failures[1..] +
+ * cancelled + calls in progress. */
+typedef struct bw_pipeline_stats_s {
+  uint64_t calls;    /* bw_pipeline_begin / _begin_at */
+  uint64_t attempts; /* ATTEMPT steps returned */
+  uint64_t successes;
+  uint64_t failures[BW_FAILURE__COUNT]; /* by kind; [BW_FAILURE_NONE] = 0 */
+  uint64_t cancelled; /* calls abandoned with bw_pipeline_cancel */
+} bw_pipeline_stats_t;
+
+/* Fills *out (zeros for NULL pl; NULL out is ignored). */
+BW_EXTERN void bw_pipeline_stats(const bw_pipeline_t *pl,
+                                 bw_pipeline_stats_t *out);
+
+/* Blocking convenience: runs a call to the end on `clock` (default
+ * monotonic), sleeping between steps with nanosleep, and
+ * calling fn for each attempt. fn returns the verdict and may set
+ * *retry_after_ms. Returns the failure kind (BW_FAILURE_NONE on success), or
+ * BW_E_INVAL (negative) for NULL pl or fn. *out (optional) receives the
+ * final call. */
+typedef bw_verdict_t (*bw_attempt_fn)(void *userdata,
+                                      const bw_pipeline_call_t *call,
+                                      int64_t *retry_after_ms);
+BW_EXTERN int bw_pipeline_execute(const bw_pipeline_t *pl,
+                                  const bw_clock_t *clock, bw_attempt_fn fn,
+                                  void *userdata, bw_pipeline_call_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_PIPELINE_H */

@@ -1,0 +1,529 @@
+/* breakwater — pipelines: strategies stacked outermost first, one sans-I/O
+ * state machine per call (see pipeline.h for the semantics). */
+#include "breakwater/pipeline.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+enum {
+  PH_IDLE = 0, /* not begun, or finished and reusable */
+  PH_ATTEMPT,  /* waiting for bw_pipeline_report */
+  PH_WAIT,     /* waiting for bw_pipeline_resume */
+  PH_DONE
+};
+
+/* Per-stripe counters: one BW__PAIR line each. */
+typedef struct bw__pstripe_s {
+  _Atomic uint64_t calls;
+  _Atomic uint64_t attempts;
+  _Atomic uint64_t cancelled;
+  _Atomic uint64_t ended[BW_FAILURE__COUNT]; /* [NONE] = successes */
+} BW__PAIR_ALIGNED bw__pstripe_t;
+
+struct bw_pipeline_s {
+  bw__pstripe_t stripes[BW__STRIPES];
+  char *name;
+  uint32_t count;
+  uint32_t retry_at;   /* index of the retry, or count when there is none */
+  int64_t deadline_ms; /* the deadline strategy's, or -1 */
+  int64_t timeout_ms;  /* the per-attempt timeout, or -1 */
+  bw_strategy_t s[BW_PIPELINE_MAX_STRATEGIES];
+  bw_fallback_fn fallback;
+  void *fallback_userdata;
+};
+
+static const char *const kind_names[] = {"deadline", "ratelimit", "limit",
+                                         "breaker",  "retry",     "timeout"};
+
+const char *bw_strategy_kind_name(bw_strategy_kind_t k) {
+  return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k]
+                                                                : "unknown";
+}
+
+static const char *const failure_names[BW_FAILURE__COUNT] = {
+    "none",        "breaker",        "limit",     "ratelimit",
+    "budget",      "exhausted",      "permanent", "deadline",
+    "retry_after", "not_idempotent", "elapsed"};
+
+const char *bw_failure_name(bw_failure_t f) {
+  return (unsigned)f < BW_FAILURE__COUNT ? failure_names[f] : "unknown";
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+void bw_pipeline_config_init(bw_pipeline_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->name = "pipeline";
+}
+
+static int add(bw_pipeline_config_t *cfg, bw_strategy_kind_t kind, void *object,
+               int64_t ms, int64_t max_wait_ms) {
+  if (cfg == NULL) return BW_E_INVAL;
+  if (cfg->count >= BW_PIPELINE_MAX_STRATEGIES) return BW_E_LIMIT;
+  bw_strategy_t *s = &cfg->strategies[cfg->count++];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->object = object;
+  s->ms = ms;
+  s->max_wait_ms = max_wait_ms;
+  s->poll_ms = kind == BW_STRATEGY_LIMIT ? 5 : 0;
+  return BW_OK;
+}
+
+int bw_pipeline_add_deadline(bw_pipeline_config_t *cfg, int64_t ms) {
+  return add(cfg, BW_STRATEGY_DEADLINE, NULL, ms, 0);
+}
+int bw_pipeline_add_timeout(bw_pipeline_config_t *cfg, int64_t ms) {
+  return add(cfg, BW_STRATEGY_TIMEOUT, NULL, ms, 0);
+}
+int bw_pipeline_add_ratelimit(bw_pipeline_config_t *cfg, bw_ratelimit_t *rl,
+                              int64_t max_wait_ms) {
+  if (rl == NULL) return BW_E_INVAL;
+  return add(cfg, BW_STRATEGY_RATELIMIT, rl, 0, max_wait_ms);
+}
+int bw_pipeline_add_limit(bw_pipeline_config_t *cfg, bw_limit_t *l,
+                          int64_t max_wait_ms) {
+  if (l == NULL) return BW_E_INVAL;
+  return add(cfg, BW_STRATEGY_LIMIT, l, 0, max_wait_ms);
+}
+int bw_pipeline_add_breaker(bw_pipeline_config_t *cfg, bw_breaker_t *b) {
+  if (b == NULL) return BW_E_INVAL;
+  return add(cfg, BW_STRATEGY_BREAKER, b, 0, 0);
+}
+int bw_pipeline_add_retry(bw_pipeline_config_t *cfg,
+                          const bw_retry_policy_t *p) {
+  if (p == NULL) return BW_E_INVAL;
+  return add(cfg, BW_STRATEGY_RETRY, (void *)(uintptr_t)p, 0, 0);
+}
+
+#define MAX_MS (INT64_C(86400000) * 365) /* a year */
+
+int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
+                                bw_error_t *err) {
+  if (cfg == NULL)
+    return bw__error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
+  int rc = bw__check_name(cfg->name, "name", err);
+  if (rc != BW_OK) return rc;
+  if (cfg->count > BW_PIPELINE_MAX_STRATEGIES)
+    return bw__error_set(err, BW_E_INVAL, "count",
+                         "count must be <= %d (got %u)",
+                         BW_PIPELINE_MAX_STRATEGIES, cfg->count);
+  int retry_at = -1, deadline_at = -1, timeout_at = -1;
+  for (uint32_t i = 0; i < cfg->count; i++) {
+    const bw_strategy_t *s = &cfg->strategies[i];
+    char field[32];
+    snprintf(field, sizeof field, "strategies[%u]", i);
+    switch (s->kind) {
+    case BW_STRATEGY_DEADLINE:
+    case BW_STRATEGY_TIMEOUT: {
+      int *at = s->kind == BW_STRATEGY_DEADLINE ? &deadline_at : &timeout_at;
+      if (*at >= 0)
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s: at most one %s (strategies[%d] is one)",
+                             field, bw_strategy_kind_name(s->kind), *at);
+      *at = (int)i;
+      if (s->ms < 1 || s->ms > MAX_MS)
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s.ms must be in [1, %lld] (got %lld)", field,
+                             (long long)MAX_MS, (long long)s->ms);
+      break;
+    }
+    case BW_STRATEGY_RATELIMIT:
+    case BW_STRATEGY_LIMIT:
+      if (s->object == NULL)
+        return bw__error_set(
+            err, BW_E_INVAL, field, "%s.object must not be NULL (a %s)", field,
+            s->kind == BW_STRATEGY_LIMIT ? "bw_limit_t" : "bw_ratelimit_t");
+      if (s->max_wait_ms < 0 || s->max_wait_ms > MAX_MS)
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s.max_wait_ms must be in [0, %lld] (got %lld)",
+                             field, (long long)MAX_MS,
+                             (long long)s->max_wait_ms);
+      if (s->kind == BW_STRATEGY_LIMIT &&
+          (s->poll_ms < 1 || s->poll_ms > MAX_MS))
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s.poll_ms must be in [1, %lld] (got %lld)",
+                             field, (long long)MAX_MS, (long long)s->poll_ms);
+      break;
+    case BW_STRATEGY_BREAKER:
+      if (s->object == NULL)
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s.object must not be NULL (a bw_breaker_t)",
+                             field);
+      break;
+    case BW_STRATEGY_RETRY:
+      if (s->object == NULL)
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s.object must not be NULL (a bw_retry_policy_t)",
+                             field);
+      if (retry_at >= 0)
+        return bw__error_set(err, BW_E_INVAL, field,
+                             "%s: at most one retry (strategies[%d] is one)",
+                             field, retry_at);
+      retry_at = (int)i;
+      break;
+    default:
+      return bw__error_set(err, BW_E_INVAL, field,
+                           "%s.kind must be a bw_strategy_kind_t (got %d)",
+                           field, (int)s->kind);
+    }
+  }
+  if (retry_at >= 0 && deadline_at > retry_at)
+    return bw__error_set(
+        err, BW_E_INVAL, "strategies",
+        "strategies[%d]: a deadline must come before the retry "
+        "(strategies[%d]); use a timeout for each attempt",
+        deadline_at, retry_at);
+  if (retry_at >= 0 && timeout_at >= 0 && timeout_at < retry_at)
+    return bw__error_set(err, BW_E_INVAL, "strategies",
+                         "strategies[%d]: a timeout must come after the retry "
+                         "(strategies[%d]); use a deadline for the whole call",
+                         timeout_at, retry_at);
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
+                               bw_error_t *err) {
+  if (bw_pipeline_config_validate(cfg, err) != BW_OK) return NULL;
+  bw_pipeline_t *pl = bw__calloc_aligned(sizeof *pl);
+  char *name = bw__strdup(cfg->name);
+  if (pl == NULL || name == NULL) {
+    bw__free_aligned(pl);
+    bw__free(name);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  pl->name = name;
+  pl->count = cfg->count;
+  pl->retry_at = cfg->count;
+  pl->deadline_ms = -1;
+  pl->timeout_ms = -1;
+  memcpy(pl->s, cfg->strategies, sizeof pl->s);
+  for (uint32_t i = 0; i < cfg->count; i++) {
+    if (pl->s[i].kind == BW_STRATEGY_RETRY) pl->retry_at = i;
+    if (pl->s[i].kind == BW_STRATEGY_DEADLINE) pl->deadline_ms = pl->s[i].ms;
+    if (pl->s[i].kind == BW_STRATEGY_TIMEOUT) pl->timeout_ms = pl->s[i].ms;
+  }
+  pl->fallback = cfg->fallback;
+  pl->fallback_userdata = cfg->fallback_userdata;
+  return pl;
+}
+
+void bw_pipeline_free(bw_pipeline_t *pl) {
+  if (pl == NULL) return;
+  bw__free(pl->name);
+  bw__free_aligned(pl);
+}
+
+const char *bw_pipeline_name(const bw_pipeline_t *pl) {
+  return pl == NULL ? "" : pl->name;
+}
+
+void bw_pipeline_stats(const bw_pipeline_t *pl, bw_pipeline_stats_t *out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (pl == NULL) return;
+  unsigned used = bw__stripes_used();
+  if (used > BW__STRIPES) used = BW__STRIPES;
+  for (unsigned i = 0; i < used; i++) {
+    const bw__pstripe_t *s = &pl->stripes[i];
+    out->calls += atomic_load_explicit(&s->calls, memory_order_relaxed);
+    out->attempts += atomic_load_explicit(&s->attempts, memory_order_relaxed);
+    out->cancelled += atomic_load_explicit(&s->cancelled, memory_order_relaxed);
+    out->successes +=
+        atomic_load_explicit(&s->ended[BW_FAILURE_NONE], memory_order_relaxed);
+    for (int f = 1; f < BW_FAILURE__COUNT; f++)
+      out->failures[f] +=
+          atomic_load_explicit(&s->ended[f], memory_order_relaxed);
+  }
+}
+
+/* ---- the state machine -------------------------------------------------- */
+
+/* Counters are mutable even through a const pipeline (like a cache). */
+static bw__pstripe_t *stripe_of(const bw_pipeline_t *pl) {
+  return (bw__pstripe_t *)&pl->stripes[bw__stripe()];
+}
+
+static bw_outcome_t breaker_outcome(const bw_pipeline_call_t *c) {
+  if (!c->attempted) return BW_IGNORED;
+  switch (c->last_verdict) {
+  case BW_VERDICT_OK:
+    return BW_SUCCESS;
+  case BW_VERDICT_TRANSIENT:
+  case BW_VERDICT_NOT_SENT:
+    return BW_FAILURE;
+  default:
+    return BW_IGNORED;
+  }
+}
+
+/* Leaves the entered strategies in [from, to), innermost first, with the
+ * outcome of the last attempt. */
+static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
+  const bw_pipeline_t *pl = c->pl;
+  bw_outcome_t o = breaker_outcome(c);
+  for (uint32_t i = to; i-- > from;) {
+    if (!(c->entered & (1u << i))) continue;
+    c->entered &= (uint8_t) ~(1u << i);
+    const bw_strategy_t *s = &pl->s[i];
+    if (s->kind == BW_STRATEGY_BREAKER)
+      (void)bw_breaker_release((bw_breaker_t *)s->object, &c->permits[i], o);
+    else if (s->kind == BW_STRATEGY_LIMIT)
+      (void)bw_limit_release((bw_limit_t *)s->object, &c->permits[i],
+                             (bw_limit_outcome_t)o);
+  }
+}
+
+static int finish(bw_pipeline_call_t *c, bw_failure_t why) {
+  const bw_pipeline_t *pl = c->pl;
+  leave(c, 0, pl->count);
+  c->failure = why;
+  c->phase = PH_DONE;
+  c->delay_ms = 0;
+  bw__pstripe_t *st = stripe_of(pl);
+  bw__bump(&st->ended[why], (unsigned)(st - pl->stripes));
+  if (why != BW_FAILURE_NONE && pl->fallback != NULL) {
+    c->fallback_ran = true;
+    c->fallback_rc = pl->fallback(pl->fallback_userdata, why, c);
+  }
+  return BW_STEP_DONE;
+}
+
+static bw_failure_t from_giveup(const bw_pipeline_call_t *c, bw_giveup_t g) {
+  switch (g) {
+  case BW_GIVEUP_EXHAUSTED:
+    return BW_FAILURE_EXHAUSTED;
+  case BW_GIVEUP_ELAPSED:
+    return BW_FAILURE_ELAPSED;
+  case BW_GIVEUP_PERMANENT:
+    return BW_FAILURE_PERMANENT;
+  case BW_GIVEUP_REJECTED:
+    return c->reject != BW_FAILURE_NONE ? (bw_failure_t)c->reject
+                                        : BW_FAILURE_PERMANENT;
+  case BW_GIVEUP_NOT_IDEMPOTENT:
+    return BW_FAILURE_NOT_IDEMPOTENT;
+  case BW_GIVEUP_BUDGET:
+    return BW_FAILURE_BUDGET;
+  case BW_GIVEUP_DEADLINE:
+    return BW_FAILURE_DEADLINE;
+  case BW_GIVEUP_RETRY_AFTER_TOO_LONG:
+  case BW_GIVEUP_PUSHBACK:
+    return BW_FAILURE_RETRY_AFTER;
+  default:
+    return BW_FAILURE_EXHAUSTED;
+  }
+}
+
+/* A strategy refused: inside a retry that is a REJECTED verdict (never
+ * retried); outside it, or without a retry, the call ends. */
+static int refuse(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
+  const bw_pipeline_t *pl = c->pl;
+  c->waiting = false;
+  c->reject = (uint8_t)why;
+  if (c->index > pl->retry_at) {
+    leave(c, pl->retry_at + 1, pl->count);
+    int64_t delay = 0;
+    int rc = bw_retry_next(&c->retry, BW_VERDICT_REJECTED, BW_RETRY_AFTER_NONE,
+                           now_ns, &delay);
+    (void)rc; /* REJECTED always gives up */
+    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
+  }
+  return finish(c, why);
+}
+
+/* An admission refusal that may wait: WAIT or the refusal. */
+static int admission_wait(bw_pipeline_call_t *c, const bw_strategy_t *s,
+                          int64_t wait_ms, bw_failure_t why, int64_t now_ns) {
+  if (!c->waiting) {
+    int64_t until = s->max_wait_ms > (INT64_MAX - now_ns) / BW_NS_PER_MS
+                        ? INT64_MAX
+                        : now_ns + s->max_wait_ms * BW_NS_PER_MS;
+    if (!bw_deadline_is_none(c->deadline) && c->deadline.at_ns < until)
+      until = c->deadline.at_ns;
+    c->wait_until_ns = until;
+    c->waiting = true;
+  }
+  if (now_ns >= c->wait_until_ns) return refuse(c, why, now_ns);
+  int64_t left_ms = bw__ceil_ms(c->wait_until_ns - now_ns);
+  if (wait_ms > left_ms) {
+    /* A rate limiter says exactly when; asking before that is pointless. */
+    if (s->kind == BW_STRATEGY_RATELIMIT) return refuse(c, why, now_ns);
+    wait_ms = left_ms;
+  }
+  c->delay_ms = wait_ms < 1 ? 1 : wait_ms;
+  c->phase = PH_WAIT;
+  return BW_STEP_WAIT;
+}
+
+/* Enters strategies from c->index on; returns the next step. */
+static int run(bw_pipeline_call_t *c, int64_t now_ns) {
+  const bw_pipeline_t *pl = c->pl;
+  for (;;) {
+    if (bw_deadline_expired(c->deadline, now_ns)) {
+      c->waiting = false;
+      c->reject = BW_FAILURE_DEADLINE;
+      return finish(c, BW_FAILURE_DEADLINE);
+    }
+    if (c->index >= pl->count) break;
+    uint32_t i = c->index;
+    const bw_strategy_t *s = &pl->s[i];
+    switch (s->kind) {
+    case BW_STRATEGY_RATELIMIT: {
+      int64_t wait_ms = 0;
+      if (bw_ratelimit_try_acquire((bw_ratelimit_t *)s->object, &wait_ms) !=
+          BW_OK)
+        return admission_wait(c, s, wait_ms, BW_FAILURE_RATELIMIT, now_ns);
+      break;
+    }
+    case BW_STRATEGY_LIMIT: {
+      int rc = bw_limit_try_acquire((bw_limit_t *)s->object, &c->permits[i]);
+      if (rc == BW_E_OPEN) return refuse(c, BW_FAILURE_BREAKER, now_ns);
+      if (rc == BW_E_DEADLINE) return refuse(c, BW_FAILURE_DEADLINE, now_ns);
+      if (rc != BW_OK)
+        return admission_wait(c, s, s->poll_ms, BW_FAILURE_LIMIT, now_ns);
+      c->entered |= (uint8_t)(1u << i);
+      break;
+    }
+    case BW_STRATEGY_BREAKER:
+      if (bw_breaker_acquire((bw_breaker_t *)s->object, &c->permits[i]) !=
+          BW_OK)
+        return refuse(c, BW_FAILURE_BREAKER, now_ns);
+      c->entered |= (uint8_t)(1u << i);
+      break;
+    case BW_STRATEGY_RETRY:
+      bw_retry_begin(&c->retry, (const bw_retry_policy_t *)s->object, now_ns);
+      bw_retry_set_deadline(&c->retry, c->deadline);
+      break;
+    default: /* DEADLINE and TIMEOUT act at begin and at each attempt */
+      break;
+    }
+    c->waiting = false;
+    c->index++;
+  }
+  /* Every strategy entered: the attempt. */
+  int64_t t = pl->timeout_ms;
+  if (!bw_deadline_is_none(c->deadline)) {
+    int64_t left = bw_deadline_remaining_ms(c->deadline, now_ns);
+    if (left < 1) left = 1; /* not expired: less than a ms is left */
+    if (t < 0 || left < t) t = left;
+  }
+  c->attempt_timeout_ms = t;
+  c->attempt++;
+  c->phase = PH_ATTEMPT;
+  c->delay_ms = 0;
+  bw__pstripe_t *st = stripe_of(pl);
+  bw__bump(&st->attempts, (unsigned)(st - pl->stripes));
+  return BW_STEP_ATTEMPT;
+}
+
+int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
+                         bw_deadline_t outer, int64_t now_ns) {
+  if (pl == NULL || c == NULL) return BW_E_INVAL;
+  memset(c, 0, sizeof *c);
+  c->pl = pl;
+  c->attempt_timeout_ms = -1;
+  c->last_verdict = BW_VERDICT_OK;
+  c->deadline = outer;
+  if (pl->deadline_ms >= 0)
+    c->deadline =
+        bw_deadline_min(outer, bw_deadline_in(now_ns, pl->deadline_ms));
+  bw__pstripe_t *st = stripe_of(pl);
+  bw__bump(&st->calls, (unsigned)(st - pl->stripes));
+  return run(c, now_ns);
+}
+
+int bw_pipeline_begin(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
+                      int64_t now_ns) {
+  return bw_pipeline_begin_at(pl, c, bw_deadline_current(), now_ns);
+}
+
+int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
+                       int64_t retry_after_ms, int64_t now_ns) {
+  if (c == NULL || c->pl == NULL || c->phase != PH_ATTEMPT ||
+      (unsigned)v > BW_VERDICT_REJECTED ||
+      retry_after_ms < BW_RETRY_AFTER_NEVER)
+    return BW_E_INVAL;
+  const bw_pipeline_t *pl = c->pl;
+  c->attempted = true;
+  c->last_verdict = v;
+  if (pl->retry_at >= pl->count) {
+    /* No retry: the attempt is the call. */
+    if (v == BW_VERDICT_OK) return finish(c, BW_FAILURE_NONE);
+    return finish(c, v == BW_VERDICT_PERMANENT ? BW_FAILURE_PERMANENT
+                                               : BW_FAILURE_EXHAUSTED);
+  }
+  leave(c, pl->retry_at + 1, pl->count);
+  int64_t delay = 0;
+  int rc = bw_retry_next(&c->retry, v, retry_after_ms, now_ns, &delay);
+  if (rc == BW_RETRY_DONE) return finish(c, BW_FAILURE_NONE);
+  if (rc != BW_RETRY)
+    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
+  c->index = (uint8_t)(pl->retry_at + 1);
+  c->delay_ms = delay;
+  c->phase = PH_WAIT;
+  if (delay > 0) return BW_STEP_WAIT;
+  return run(c, now_ns);
+}
+
+int bw_pipeline_resume(bw_pipeline_call_t *c, int64_t now_ns) {
+  if (c == NULL || c->pl == NULL || c->phase != PH_WAIT) return BW_E_INVAL;
+  return run(c, now_ns);
+}
+
+const char *bw_pipeline_attach_key(bw_pipeline_call_t *c, int64_t unix_ms) {
+  if (c == NULL || c->pl == NULL || c->pl->retry_at >= c->pl->count ||
+      c->index <= c->pl->retry_at)
+    return NULL;
+  return bw_retry_attach_key(&c->retry, unix_ms);
+}
+
+void bw_pipeline_cancel(bw_pipeline_call_t *c) {
+  if (c == NULL || c->pl == NULL || c->phase == PH_DONE || c->phase == PH_IDLE)
+    return;
+  const bw_pipeline_t *pl = c->pl;
+  c->attempted = false; /* every entered strategy leaves with IGNORED */
+  leave(c, 0, pl->count);
+  c->phase = PH_DONE;
+  c->delay_ms = 0;
+  bw__pstripe_t *st = stripe_of(pl);
+  bw__bump(&st->cancelled, (unsigned)(st - pl->stripes));
+}
+
+/* ---- blocking convenience ---------------------------------------------- */
+
+static void sleep_ms(int64_t ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+int bw_pipeline_execute(const bw_pipeline_t *pl, const bw_clock_t *clock,
+                        bw_attempt_fn fn, void *userdata,
+                        bw_pipeline_call_t *out) {
+  if (pl == NULL || fn == NULL) return BW_E_INVAL;
+  if (clock == NULL) clock = bw_clock_monotonic();
+  bw_pipeline_call_t local;
+  bw_pipeline_call_t *c = out != NULL ? out : &local;
+  int step = bw_pipeline_begin(pl, c, bw_clock_now(clock));
+  while (step != BW_STEP_DONE) {
+    if (step == BW_STEP_WAIT) {
+      sleep_ms(c->delay_ms);
+      step = bw_pipeline_resume(c, bw_clock_now(clock));
+    } else {
+      int64_t ra = BW_RETRY_AFTER_NONE;
+      bw_verdict_t v = fn(userdata, c, &ra);
+      if (ra < BW_RETRY_AFTER_NEVER) ra = BW_RETRY_AFTER_NONE;
+      step = bw_pipeline_report(c, v, ra, bw_clock_now(clock));
+      if (step < 0) /* a verdict fn made up: count it as transient */
+        step = bw_pipeline_report(c, BW_VERDICT_TRANSIENT, ra,
+                                  bw_clock_now(clock));
+    }
+  }
+  return (int)c->failure;
+}

@@ -1,0 +1,676 @@
+/* Specification tests: pipelines (DESIGN.md §5; seed 002's breaker outside
+ * the retry, seed 004's Polly pipeline with the retry outside).
+ *
+ * Every test drives the sans-I/O state machine by hand on a manual clock
+ * starting at BWT_T0_NS: the test is the driver, so each step (ATTEMPT,
+ * WAIT, DONE), each delay and each count is exact. */
+#include "breakwater/breakwater.h"
+#include "bw_test.h"
+
+#define MS BW_NS_PER_MS
+
+typedef struct env_s {
+  bw_clock_t *clock;
+  bw_breaker_t *breaker;
+  bw_retry_policy_t *retry;
+  bw_budget_t *budget;
+  bw_bulkhead_t *bulkhead;
+  bw_ratelimit_t *rl;
+  bw_pipeline_t *pl;
+  /* fallback record */
+  int fallback_calls;
+  bw_failure_t fallback_why;
+} env_t;
+
+static int setup(void **state) {
+  env_t *e = calloc(1, sizeof(*e));
+  if (e == NULL) return -1;
+  e->clock = bw_clock_manual_new(BWT_T0_NS);
+  *state = e;
+  return e->clock == NULL ? -1 : 0;
+}
+
+static int teardown(void **state) {
+  env_t *e = *state;
+  bw_deadline_set(bw_deadline_none());
+  bw_pipeline_free(e->pl);
+  bw_breaker_free(e->breaker);
+  bw_retry_policy_free(e->retry);
+  bw_budget_free(e->budget);
+  bw_bulkhead_free(e->bulkhead);
+  bw_ratelimit_free(e->rl);
+  bw_clock_free(e->clock);
+  free(e);
+  return 0;
+}
+
+static int64_t now(const env_t *e) {
+  return bw_clock_now(e->clock);
+}
+static void advance_ms(env_t *e, int64_t ms) {
+  bw_clock_manual_advance(e->clock, ms * MS);
+}
+
+static bw_breaker_t *make_breaker(env_t *e, uint32_t threshold) {
+  bw_breaker_config_t cfg;
+  bw_error_t err;
+  bw_breaker_config_init(&cfg);
+  cfg.name = "partner";
+  cfg.failure_threshold = threshold;
+  cfg.break_ms = 1000;
+  cfg.clock = e->clock;
+  e->breaker = bw_breaker_new(&cfg, &err);
+  if (e->breaker == NULL) fail_msg("bw_breaker_new: %s", err.message);
+  return e->breaker;
+}
+
+/* 3 attempts, constant 100 ms, no jitter: every delay is exact. */
+static bw_retry_policy_t *make_retry(env_t *e, uint32_t attempts,
+                                     bool with_budget) {
+  bw_retry_config_t cfg;
+  bw_error_t err;
+  bw_retry_config_init(&cfg);
+  cfg.max_attempts = attempts;
+  cfg.backoff = BW_BACKOFF_CONSTANT;
+  cfg.base_ms = 100;
+  cfg.max_ms = 10000;
+  cfg.jitter = BW_JITTER_NONE;
+  if (with_budget) {
+    bw_budget_config_t bc;
+    bw_budget_config_init(&bc);
+    bc.max_tokens = 2; /* retries while tokens > 1: a failure costs 1 */
+    bc.token_ratio = 0.1;
+    e->budget = bw_budget_new(&bc, &err);
+    if (e->budget == NULL) fail_msg("bw_budget_new: %s", err.message);
+    cfg.budget = e->budget;
+  }
+  e->retry = bw_retry_policy_new(&cfg, &err);
+  if (e->retry == NULL) fail_msg("bw_retry_policy_new: %s", err.message);
+  return e->retry;
+}
+
+static bw_bulkhead_t *make_bulkhead(env_t *e, uint32_t max) {
+  bw_bulkhead_config_t cfg;
+  bw_error_t err;
+  bw_bulkhead_config_init(&cfg);
+  cfg.max_concurrent = max;
+  cfg.timeout_ms = 0;
+  cfg.clock = e->clock;
+  e->bulkhead = bw_bulkhead_new(&cfg, &err);
+  if (e->bulkhead == NULL) fail_msg("bw_bulkhead_new: %s", err.message);
+  return e->bulkhead;
+}
+
+static int record_fallback(void *userdata, bw_failure_t why,
+                           const bw_pipeline_call_t *call) {
+  env_t *e = userdata;
+  (void)call;
+  e->fallback_calls++;
+  e->fallback_why = why;
+  return 42;
+}
+
+static bw_pipeline_t *build(env_t *e, bw_pipeline_config_t *cfg) {
+  bw_error_t err;
+  cfg->fallback = record_fallback;
+  cfg->fallback_userdata = e;
+  e->pl = bw_pipeline_new(cfg, &err);
+  if (e->pl == NULL) fail_msg("bw_pipeline_new: %s", err.message);
+  return e->pl;
+}
+
+static bw_breaker_stats_t bstats(const env_t *e) {
+  bw_breaker_stats_t s;
+  bw_breaker_stats(e->breaker, &s);
+  return s;
+}
+
+/* ---- the default order: breaker outside, retry inside --------------- */
+
+static void test_breaker_outside_counts_one_logical_call_once(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  assert_status(bw_pipeline_add_breaker(&cfg, make_breaker(e, 5)), BW_OK);
+  assert_status(bw_pipeline_add_retry(&cfg, make_retry(e, 3, false)), BW_OK);
+  build(e, &cfg);
+
+  bw_pipeline_call_t c;
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_u64_eq(c.attempt, 1);
+  assert_i64_eq(c.attempt_timeout_ms, -1); /* no timeout, no deadline */
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_WAIT);
+  assert_i64_eq(c.delay_ms, 100);
+  advance_ms(e, 100);
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  assert_u64_eq(c.attempt, 2);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_WAIT);
+  advance_ms(e, 100);
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_NONE);
+  assert_false(c.fallback_ran);
+  /* Two failed attempts, one successful logical call: the breaker saw one
+   * call, a success. */
+  bw_breaker_stats_t s = bstats(e);
+  assert_u64_eq(s.calls, 1);
+  assert_u64_eq(s.successes, 1);
+  assert_u64_eq(s.failures, 0);
+
+  /* A logical call that fails all its attempts counts one failure. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT,
+                                        BW_RETRY_AFTER_NONE, now(e)),
+                     BW_STEP_WAIT);
+    advance_ms(e, c.delay_ms);
+    assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  }
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
+  assert_u64_eq(c.attempt, 3);
+  s = bstats(e);
+  assert_u64_eq(s.calls, 2);
+  assert_u64_eq(s.failures, 1);
+  assert_int_equal(e->fallback_calls, 1);
+  assert_int_equal(e->fallback_why, BW_FAILURE_EXHAUSTED);
+  assert_true(c.fallback_ran);
+  assert_int_equal(c.fallback_rc, 42);
+}
+
+static void test_open_breaker_vetoes_before_any_retry_budget(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 1));
+  bw_pipeline_add_retry(&cfg, make_retry(e, 3, true));
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  /* One logical failure (after its retries) opens the breaker. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  int step;
+  while ((step = bw_pipeline_report(&c, BW_VERDICT_TRANSIENT,
+                                    BW_RETRY_AFTER_NONE, now(e))) ==
+         BW_STEP_WAIT) {
+    advance_ms(e, c.delay_ms);
+    assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  }
+  assert_int_equal(step, BW_STEP_DONE);
+  assert_state(bw_breaker_state(e->breaker), BW_OPEN);
+  bw_budget_stats_t before;
+  bw_budget_stats(e->budget, &before);
+
+  /* The next call: refused by the breaker, no attempt, no budget touched. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_BREAKER);
+  assert_u64_eq(c.attempt, 0);
+  bw_budget_stats_t after;
+  bw_budget_stats(e->budget, &after);
+  assert_u64_eq(after.requests, before.requests);
+  assert_u64_eq(after.allowed, before.allowed);
+  assert_int_equal(e->fallback_why, BW_FAILURE_BREAKER);
+  assert_int_equal(e->fallback_calls, 2);
+}
+
+/* ---- the reverse order: retry outside, breaker inside (seed 004) ------ */
+
+static void test_retry_outside_never_retries_a_breaker_rejection(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 5, false));
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 2));
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms);
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  /* The second failed attempt opens the breaker (inside: each attempt
+   * counts). */
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_WAIT);
+  assert_state(bw_breaker_state(e->breaker), BW_OPEN);
+  advance_ms(e, c.delay_ms);
+  /* The third attempt is refused by the breaker: the call ends, rejected,
+   * although the retry had 3 attempts left. */
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_BREAKER);
+  assert_u64_eq(c.attempt, 2);
+  bw_breaker_stats_t s = bstats(e);
+  assert_u64_eq(s.failures, 2);
+  assert_u64_eq(s.rejected, 1);
+  assert_int_equal(e->fallback_why, BW_FAILURE_BREAKER);
+}
+
+/* ---- admission waits ---------------------------------------------------- */
+
+static void test_limit_full_waits_then_refuses(void **state) {
+  env_t *e = *state;
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, l, 12);
+  build(e, &cfg);
+  bw_pipeline_call_t a, b;
+  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
+  /* The slot is taken: b polls every 5 ms for up to 12 ms. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  assert_i64_eq(b.delay_ms, 5);
+  advance_ms(e, 5);
+  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
+  assert_i64_eq(b.delay_ms, 5);
+  advance_ms(e, 5);
+  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
+  assert_i64_eq(b.delay_ms, 2); /* the last poll lands on the wait's end */
+  advance_ms(e, 2);
+  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_DONE);
+  assert_int_equal(b.failure, BW_FAILURE_LIMIT);
+  assert_u64_eq(b.attempt, 0);
+  assert_int_equal(
+      bw_pipeline_report(&a, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_u64_eq(bw_limit_in_flight(l), 0);
+}
+
+static void test_limit_wait_ends_when_a_slot_frees(void **state) {
+  env_t *e = *state;
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, l, 1000);
+  build(e, &cfg);
+  bw_pipeline_call_t a, b;
+  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  advance_ms(e, 3);
+  assert_int_equal(
+      bw_pipeline_report(&a, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  advance_ms(e, 2);
+  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_ATTEMPT);
+  assert_u64_eq(bw_limit_in_flight(l), 1);
+  /* A transient failure leaves the limit as DROPPED, freeing the slot. */
+  assert_int_equal(
+      bw_pipeline_report(&b, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(b.failure, BW_FAILURE_EXHAUSTED);
+  assert_u64_eq(bw_limit_in_flight(l), 0);
+}
+
+static void test_ratelimit_waits_as_told(void **state) {
+  env_t *e = *state;
+  bw_ratelimit_config_t rc;
+  bw_error_t err;
+  bw_ratelimit_config_init(&rc);
+  rc.rate_per_sec = 10; /* one token every 100 ms */
+  rc.burst = 1;
+  rc.clock = e->clock;
+  e->rl = bw_ratelimit_new(&rc, &err);
+  assert_non_null(e->rl);
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_ratelimit(&cfg, e->rl, 150);
+  build(e, &cfg);
+  bw_pipeline_call_t a, b, d;
+  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  assert_i64_eq(b.delay_ms, 100);
+  advance_ms(e, 100);
+  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_ATTEMPT);
+  /* b waited 100 ms of its 150. Now the next token is 100 ms away: a call
+   * that may wait only 50 ms is refused at once, since the limiter says
+   * exactly when a token comes. */
+  bw_pipeline_free(e->pl);
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_ratelimit(&cfg, e->rl, 50);
+  build(e, &cfg);
+  assert_int_equal(bw_pipeline_begin(e->pl, &d, now(e)), BW_STEP_DONE);
+  assert_int_equal(d.failure, BW_FAILURE_RATELIMIT);
+  bw_pipeline_cancel(&a);
+  bw_pipeline_cancel(&b);
+}
+
+/* ---- deadline and per-attempt timeout ---------------------------------- */
+
+static void test_deadline_bounds_attempts_and_retries(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_deadline(&cfg, 250);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 5, false));
+  bw_pipeline_add_timeout(&cfg, 200);
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 200); /* min(200, 250 left) */
+  assert_i64_eq(c.deadline.at_ns, now(e) + 250 * MS);
+  advance_ms(e, 100);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms); /* 100: 50 ms are left */
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 50);
+  advance_ms(e, 40);
+  /* 10 ms left, a retry would wait 100: the retry gives up (deadline). */
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_DEADLINE);
+  assert_int_equal(e->fallback_why, BW_FAILURE_DEADLINE);
+}
+
+static void test_outer_deadline_narrows_and_expired_refuses(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_deadline(&cfg, 5000);
+  bw_pipeline_add_timeout(&cfg, 2000);
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  /* The inbound request has 300 ms left: it wins over the 5 s. */
+  assert_int_equal(
+      bw_pipeline_begin_at(e->pl, &c, bw_deadline_in(now(e), 300), now(e)),
+      BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 300);
+  bw_pipeline_cancel(&c);
+  /* The thread's deadline is taken by bw_pipeline_begin. */
+  bw_deadline_set(bw_deadline_in(now(e), 70));
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 70);
+  bw_pipeline_cancel(&c);
+  /* Already expired: refused before any attempt. */
+  advance_ms(e, 70);
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_DEADLINE);
+  assert_u64_eq(c.attempt, 0);
+  bw_deadline_set(bw_deadline_none());
+}
+
+/* ---- verdicts, hints and reasons ---------------------------------------- */
+
+static void test_retry_after_hint_and_permanent(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 5));
+  bw_pipeline_add_retry(&cfg, make_retry(e, 3, false));
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  /* A 429 with Retry-After: 2 s: the hint is the minimum delay. */
+  assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, 2000, now(e)),
+                   BW_STEP_WAIT);
+  assert_i64_eq(c.delay_ms, 2000);
+  advance_ms(e, 2000);
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  /* A 4xx: permanent, no retry, and the breaker ignores it. */
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_PERMANENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_PERMANENT);
+  bw_breaker_stats_t s = bstats(e);
+  assert_u64_eq(s.ignored, 1);
+  assert_u64_eq(s.failures, 0);
+  /* Pushback "do not retry". */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT,
+                                      BW_RETRY_AFTER_NEVER, now(e)),
+                   BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_RETRY_AFTER);
+}
+
+static void test_budget_failure_reason(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 3, true));
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  /* max_tokens 2: the first failure leaves 1 token, not > 1: no retry. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_BUDGET);
+  assert_int_equal(e->fallback_why, BW_FAILURE_BUDGET);
+}
+
+static void test_no_retry_single_attempt(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_null(bw_pipeline_attach_key(&c, 1786111923418));
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
+  /* A report when none is expected is refused and changes nothing. */
+  assert_status(
+      bw_pipeline_report(&c, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
+      BW_E_INVAL);
+  assert_status(bw_pipeline_resume(&c, now(e)), BW_E_INVAL);
+  assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
+}
+
+static void test_idempotency_key_allows_non_idempotent_retry(void **state) {
+  env_t *e = *state;
+  bw_retry_config_t rc;
+  bw_error_t err;
+  bw_retry_config_init(&rc);
+  rc.max_attempts = 2;
+  rc.backoff = BW_BACKOFF_CONSTANT;
+  rc.base_ms = 10;
+  rc.jitter = BW_JITTER_NONE;
+  rc.idempotent = false;
+  e->retry = bw_retry_policy_new(&rc, &err);
+  assert_non_null(e->retry);
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  /* Without a key: a transient failure of a non-idempotent call is final. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_NOT_IDEMPOTENT);
+  /* With a key it is retried, and the key stays the same. */
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  const char *k1 = bw_pipeline_attach_key(&c, 1786111923418);
+  assert_non_null(k1);
+  assert_int_equal(strlen(k1), 36);
+  char saved[37];
+  memcpy(saved, k1, 37);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms);
+  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  assert_string_equal(bw_pipeline_attach_key(&c, 1786111923999), saved);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_NONE);
+}
+
+/* ---- cancel, stats, execute ------------------------------------------- */
+
+static void test_cancel_leaves_everything_and_stats_conserve(void **state) {
+  env_t *e = *state;
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 2));
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, l, 0);
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 5));
+  bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
+  build(e, &cfg);
+  bw_pipeline_call_t a, b, d;
+  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_begin(e->pl, &d, now(e)), BW_STEP_DONE);
+  assert_int_equal(d.failure, BW_FAILURE_LIMIT);
+  bw_pipeline_cancel(&a);
+  assert_u64_eq(bw_limit_in_flight(l), 1);
+  bw_pipeline_cancel(&a); /* twice: nothing more */
+  assert_u64_eq(bw_limit_in_flight(l), 1);
+  assert_int_equal(
+      bw_pipeline_report(&b, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  assert_u64_eq(bw_limit_in_flight(l), 0);
+  bw_breaker_stats_t s = bstats(e);
+  assert_u64_eq(s.ignored, 1); /* the cancelled call */
+  assert_u64_eq(s.successes, 1);
+  bw_pipeline_stats_t ps;
+  bw_pipeline_stats(e->pl, &ps);
+  assert_u64_eq(ps.calls, 3);
+  assert_u64_eq(ps.attempts, 2);
+  assert_u64_eq(ps.successes, 1);
+  assert_u64_eq(ps.failures[BW_FAILURE_LIMIT], 1);
+  assert_u64_eq(ps.cancelled, 1);
+  uint64_t ended = ps.successes + ps.cancelled;
+  for (int f = 1; f < BW_FAILURE__COUNT; f++)
+    ended += ps.failures[f];
+  assert_u64_eq(ended, ps.calls);
+}
+
+typedef struct script_s {
+  int calls;
+  bw_verdict_t verdicts[4];
+} script_t;
+
+static bw_verdict_t scripted(void *userdata, const bw_pipeline_call_t *call,
+                             int64_t *retry_after_ms) {
+  script_t *s = userdata;
+  (void)call;
+  *retry_after_ms = BW_RETRY_AFTER_NONE;
+  return s->verdicts[s->calls++];
+}
+
+static void test_execute_runs_to_the_end(void **state) {
+  env_t *e = *state;
+  bw_retry_config_t rc;
+  bw_error_t err;
+  bw_retry_config_init(&rc);
+  rc.max_attempts = 3;
+  rc.backoff = BW_BACKOFF_CONSTANT;
+  rc.base_ms = 1; /* real sleeps: 2 x 1 ms */
+  rc.jitter = BW_JITTER_NONE;
+  e->retry = bw_retry_policy_new(&rc, &err);
+  assert_non_null(e->retry);
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  build(e, &cfg);
+  script_t s = {0,
+                {BW_VERDICT_TRANSIENT, BW_VERDICT_TRANSIENT, BW_VERDICT_OK,
+                 BW_VERDICT_OK}};
+  bw_pipeline_call_t c;
+  assert_int_equal(bw_pipeline_execute(e->pl, NULL, scripted, &s, &c),
+                   BW_FAILURE_NONE);
+  assert_int_equal(s.calls, 3);
+  assert_u64_eq(c.attempt, 3);
+  assert_status(bw_pipeline_execute(NULL, NULL, scripted, &s, NULL),
+                BW_E_INVAL);
+}
+
+/* ---- configuration ----------------------------------------------------- */
+
+static void test_config_errors_name_the_strategy(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_error_t err;
+  make_retry(e, 3, false);
+
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  bw_pipeline_add_deadline(&cfg, 100);
+  bwt_prefill_error(&err);
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_contains(err.message, "strategies[1]: a deadline must come before");
+
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_timeout(&cfg, 100);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_contains(err.message, "strategies[0]: a timeout must come after");
+
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_true(bwt_error_names(&err, "strategies[1]"));
+  assert_contains(err.message, "at most one retry");
+
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_deadline(&cfg, 0);
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_true(bwt_error_names(&err, "strategies[0]"));
+  assert_contains(err.message, "strategies[0].ms must be in [1, ");
+
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, bw_bulkhead_as_limit(make_bulkhead(e, 1)), -1);
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_contains(err.message, "strategies[0].max_wait_ms must be in [0, ");
+
+  bw_pipeline_config_init(&cfg);
+  cfg.strategies[0].kind = (bw_strategy_kind_t)99;
+  cfg.count = 1;
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_contains(err.message, "strategies[0].kind must be");
+
+  bw_pipeline_config_init(&cfg);
+  cfg.name = "";
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_true(bwt_error_names(&err, "name"));
+
+  bw_pipeline_config_init(&cfg);
+  for (int i = 0; i < BW_PIPELINE_MAX_STRATEGIES; i++)
+    assert_status(bw_pipeline_add_timeout(&cfg, 1), BW_OK);
+  assert_status(bw_pipeline_add_timeout(&cfg, 1), BW_E_LIMIT);
+  assert_status(bw_pipeline_add_breaker(&cfg, NULL), BW_E_INVAL);
+
+  assert_string_equal(bw_failure_name(BW_FAILURE_RETRY_AFTER), "retry_after");
+  assert_string_equal(bw_failure_name((bw_failure_t)99), "unknown");
+  assert_string_equal(bw_strategy_kind_name(BW_STRATEGY_TIMEOUT), "timeout");
+  assert_status(bw_pipeline_begin(NULL, NULL, 0), BW_E_INVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+      T(test_breaker_outside_counts_one_logical_call_once),
+      T(test_open_breaker_vetoes_before_any_retry_budget),
+      T(test_retry_outside_never_retries_a_breaker_rejection),
+      T(test_limit_full_waits_then_refuses),
+      T(test_limit_wait_ends_when_a_slot_frees),
+      T(test_ratelimit_waits_as_told),
+      T(test_deadline_bounds_attempts_and_retries),
+      T(test_outer_deadline_narrows_and_expired_refuses),
+      T(test_retry_after_hint_and_permanent),
+      T(test_budget_failure_reason),
+      T(test_no_retry_single_attempt),
+      T(test_idempotency_key_allows_non_idempotent_retry),
+      T(test_cancel_leaves_everything_and_stats_conserve),
+      T(test_execute_runs_to_the_end),
+      T(test_config_errors_name_the_strategy),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
