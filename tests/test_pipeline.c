@@ -265,22 +265,43 @@ static void test_limit_full_waits_then_refuses(void **state) {
   build(e, &cfg);
   bw_pipeline_call_t a, b;
   assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
-  /* The slot is taken: b polls every 5 ms for up to 12 ms. */
+  /* The slot is taken: b polls after 5 ms, then 10 (each refusal doubles
+   * the interval), for up to 12 ms. */
   assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
   assert_i64_eq(b.delay_ms, 5);
   advance_ms(e, 5);
   assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
-  assert_i64_eq(b.delay_ms, 5);
-  advance_ms(e, 5);
-  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
-  assert_i64_eq(b.delay_ms, 2); /* the last poll lands on the wait's end */
-  advance_ms(e, 2);
+  assert_i64_eq(b.delay_ms, 7); /* 10, cut to the wait's end */
+  advance_ms(e, 7);
   assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_DONE);
   assert_int_equal(b.failure, BW_FAILURE_LIMIT);
   assert_u64_eq(b.attempt, 0);
   assert_int_equal(
       bw_pipeline_report(&a, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
       BW_STEP_DONE);
+  assert_u64_eq(bw_limit_in_flight(l), 0);
+}
+
+static void test_limit_poll_interval_doubles_up_to_eight_times(void **state) {
+  env_t *e = *state;
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, l, 10000);
+  build(e, &cfg);
+  bw_pipeline_call_t a, b;
+  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  const int64_t want[] = {5, 10, 20, 40, 40, 40};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    assert_i64_eq(b.delay_ms, want[i]);
+    advance_ms(e, b.delay_ms);
+    if (i + 1 < sizeof want / sizeof want[0])
+      assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
+  }
+  bw_pipeline_cancel(&a);
+  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_ATTEMPT);
+  bw_pipeline_cancel(&b);
   assert_u64_eq(bw_limit_in_flight(l), 0);
 }
 
@@ -332,14 +353,14 @@ static void test_ratelimit_waits_as_told(void **state) {
   /* b waited 100 ms of its 150. Now the next token is 100 ms away: a call
    * that may wait only 50 ms is refused at once, since the limiter says
    * exactly when a token comes. */
-  bw_pipeline_free(e->pl);
+  bw_pipeline_cancel(&a);
+  bw_pipeline_cancel(&b);
+  bw_pipeline_free(e->pl); /* no call in progress on it any more */
   bw_pipeline_config_init(&cfg);
   bw_pipeline_add_ratelimit(&cfg, e->rl, 50);
   build(e, &cfg);
   assert_int_equal(bw_pipeline_begin(e->pl, &d, now(e)), BW_STEP_DONE);
   assert_int_equal(d.failure, BW_FAILURE_RATELIMIT);
-  bw_pipeline_cancel(&a);
-  bw_pipeline_cancel(&b);
 }
 
 /* ---- deadline and per-attempt timeout ---------------------------------- */
@@ -660,6 +681,7 @@ int main(void) {
       T(test_open_breaker_vetoes_before_any_retry_budget),
       T(test_retry_outside_never_retries_a_breaker_rejection),
       T(test_limit_full_waits_then_refuses),
+      T(test_limit_poll_interval_doubles_up_to_eight_times),
       T(test_limit_wait_ends_when_a_slot_frees),
       T(test_ratelimit_waits_as_told),
       T(test_deadline_bounds_attempts_and_retries),

@@ -248,6 +248,10 @@ static void backoff_negative(bw_retry_config_t *c) {
 static void base_zero(bw_retry_config_t *c) {
   c->base_ms = 0;
 }
+static void base_zero_linear(bw_retry_config_t *c) {
+  c->backoff = BW_BACKOFF_LINEAR;
+  c->base_ms = 0;
+}
 static void base_negative(bw_retry_config_t *c) {
   c->base_ms = -200;
 }
@@ -306,6 +310,8 @@ static const bad_case_t bad_cases[] = {
      "backoff must be constant, linear or exponential (got 3)"},
     {"backoff -1", backoff_negative, "backoff", "backoff must be"},
     {"base 0", base_zero, "base_ms", "base_ms must be in 1.."},
+    {"base 0 linear", base_zero_linear, "base_ms",
+     "0 only with backoff constant"},
     {"base < 0", base_negative, "base_ms", "(got -200)"},
     {"multiplier 0.5", multiplier_below_one, "multiplier",
      "multiplier must be a finite number >= 1 (got 0.5)"},
@@ -399,6 +405,16 @@ static void boundary_configs_are_accepted(void **state) {
   c.max_ms = 500;
   c.name = "n";
   assert_status(bw_retry_config_validate(&c, &err), BW_OK);
+
+  bw_retry_config_init(&c); /* base 0 on a constant curve: retry at once */
+  c.backoff = BW_BACKOFF_CONSTANT;
+  c.base_ms = 0;
+  c.jitter = BW_JITTER_NONE;
+  p = bw_retry_policy_new(&c, &err);
+  assert_non_null(p);
+  assert_i64_eq(bw_retry_delay_ms(p, 1, NULL, NULL), 0);
+  assert_i64_eq(bw_retry_delay_ms(p, 7, NULL, NULL), 0);
+  bw_retry_policy_free(p);
 
   bw_retry_config_init(&c); /* the longest name */
   name_too_long(&c);

@@ -874,7 +874,7 @@ static void arrivals_follow_the_pattern(void **state) {
  * would), waits 50 ms before even ones, and gives up on request 2. */
 static bw_sim_decision_t picky_before(void *data, bw_sim_call_t *call,
                                       int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER, 0};
   (void)data;
   if (call->request == 2) {
     d.action = BW_SIM_ACT_GIVE_UP;
@@ -891,7 +891,7 @@ static bw_sim_decision_t picky_before(void *data, bw_sim_call_t *call,
 
 static bw_sim_decision_t picky_after(void *data, bw_sim_call_t *call,
                                      int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0};
   (void)data;
   /* Sent after the 50 ms wait, answered after the partner's latency. */
   assert_i64_eq(call->sent_ns, call->arrival_ns + 50 * MS);
@@ -925,7 +925,7 @@ static void a_policy_can_refuse_wait_and_give_up(void **state) {
 
 static bw_sim_decision_t bad_after(void *data, bw_sim_call_t *call,
                                    int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, -5, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, -5, BW_SIM_REJECT_OTHER, 0};
   (void)data;
   (void)now_ns;
   if (call->status == 200) d.action = BW_SIM_ACT_STOP; /* ignored anyway */
@@ -955,7 +955,7 @@ static void a_bad_decision_stops_the_run(void **state) {
  * around the call): the open breaker keeps calls off the network. */
 static bw_sim_decision_t breaker_before(void *data, bw_sim_call_t *call,
                                         int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER, 0};
   (void)now_ns;
   if (bw_breaker_acquire(data, call->state) != BW_OK) {
     d.action = BW_SIM_ACT_REJECT;
@@ -966,7 +966,7 @@ static bw_sim_decision_t breaker_before(void *data, bw_sim_call_t *call,
 
 static bw_sim_decision_t breaker_after(void *data, bw_sim_call_t *call,
                                        int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, 0, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, 0, BW_SIM_REJECT_OTHER, 0};
   (void)now_ns;
   bw_breaker_release(data, call->state,
                      call->status == 200 ? BW_SUCCESS : BW_FAILURE);

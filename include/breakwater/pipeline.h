@@ -133,8 +133,11 @@ typedef struct bw_strategy_s {
   int64_t max_wait_ms; /* RATELIMIT, LIMIT: how long a call may wait for
                           admission (0 = refuse at once); bounded by the
                           deadline */
-  int64_t poll_ms;     /* LIMIT: how often a waiting call asks again; >= 1,
-                          default 5 (a rate limiter says how long to wait) */
+  int64_t poll_ms;     /* LIMIT: how soon a waiting call first asks again;
+                          >= 1, default 5. Each further refusal doubles the
+                          interval, up to 8 x poll_ms, so that many waiting
+                          calls do not turn into a polling storm of their
+                          own (a rate limiter says how long to wait) */
 } bw_strategy_t;
 
 #define BW_PIPELINE_MAX_STRATEGIES 8
@@ -218,6 +221,7 @@ typedef struct bw_pipeline_call_s {
   bool attempted;  /* an attempt was made (last_verdict is its verdict) */
   bool waiting;    /* an admission wait is running (wait_until_ns is set) */
   int64_t wait_until_ns; /* the admission wait's end */
+  int64_t poll_ms;       /* the admission wait's next poll interval */
   bw_permit_t permits[BW_PIPELINE_MAX_STRATEGIES];
   bw_retry_t retry;
 } bw_pipeline_call_t;

@@ -133,7 +133,8 @@ typedef struct bw_retry_config_s {
                                    stop_before_delay); needs max_elapsed_ms */
   bw_backoff_t backoff;         /* default EXPONENTIAL */
   int64_t base_ms;              /* default 200, >= 1 (decorrelated: Polly's
-                                   "median first delay", see above) */
+                                   "median first delay", see above); 0 only
+                                   with backoff CONSTANT: retry at once */
   double multiplier;            /* exponential; default 2.0, finite, >= 1
                                    (validated whatever the backoff) */
   int64_t min_ms;               /* every delay >= min_ms; default 0 */

@@ -226,6 +226,9 @@ typedef struct bw_sim_decision_s {
   bw_sim_action_t action;
   int64_t delay_ms;       /* WAIT: >= 0 */
   bw_sim_reject_t reject; /* REJECT: the kind */
+  int64_t timeout_ms;     /* GO: this attempt's timeout when it is > 0 and
+                             shorter than the client's timeout_ms (a
+                             deadline's remainder); 0 = the client's */
 } bw_sim_decision_t;
 
 /* What a policy hook sees. */
@@ -278,6 +281,19 @@ BW_EXTERN int bw_sim_policy_naive(bw_sim_policy_t *out, uint32_t max_attempts);
  * per-policy counter). BW_E_INVAL for NULL arguments. */
 BW_EXTERN int bw_sim_policy_retry(bw_sim_policy_t *out,
                                   const bw_retry_policy_t *retry);
+
+/* A policy that runs every request through a pipeline (pipeline.h) on the
+ * virtual clock: its steps become the hooks' answers. A 2xx is OK; a timeout
+ * TRANSIENT; any other status as bw_http_classify says, with the answer's
+ * Retry-After as the hint. An attempt's timeout is the pipeline's
+ * attempt_timeout_ms when shorter than the client's. When the call ends:
+ * success, or EXHAUSTED / PERMANENT: STOP (the last attempt's outcome);
+ * BREAKER / LIMIT / RATELIMIT / BUDGET: REJECT with that kind; any other
+ * failure: GIVE_UP. The pipeline is borrowed and must outlive the runs; the
+ * strategies must read bw_sim_clock. BW_E_INVAL for NULL arguments. */
+struct bw_pipeline_s;
+BW_EXTERN int bw_sim_policy_pipeline(bw_sim_policy_t *out,
+                                     const struct bw_pipeline_s *pl);
 
 #define BW_SIM_MAX_REQUESTS 50000000u
 
@@ -351,6 +367,11 @@ BW_EXTERN int bw_sim_client_error(const bw_sim_client_t *c);
 /* Fills *out (zeroed first) from the requests completed so far. Sorts the
  * recorded latencies in place (hence not const). BW_E_INVAL for NULL. */
 BW_EXTERN int bw_sim_client_results(bw_sim_client_t *c, bw_sim_results_t *out);
+/* The counters so far, cheaply (no latency percentiles: those fields are
+ * 0; the partner fields are read now): for timelines sampled during a run.
+ * BW_E_INVAL for NULL. */
+BW_EXTERN int bw_sim_client_counters(const bw_sim_client_t *c,
+                                     bw_sim_results_t *out);
 /* Frees a client. NULL is fine. Not while its events are pending in a
  * scheduler that will still run (free the scheduler first, or run it dry). */
 BW_EXTERN void bw_sim_client_free(bw_sim_client_t *c);

@@ -385,8 +385,11 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
       int rc = bw_limit_try_acquire((bw_limit_t *)s->object, &c->permits[i]);
       if (rc == BW_E_OPEN) return refuse(c, BW_FAILURE_BREAKER, now_ns);
       if (rc == BW_E_DEADLINE) return refuse(c, BW_FAILURE_DEADLINE, now_ns);
-      if (rc != BW_OK)
-        return admission_wait(c, s, s->poll_ms, BW_FAILURE_LIMIT, now_ns);
+      if (rc != BW_OK) {
+        int64_t poll = c->waiting ? c->poll_ms : s->poll_ms;
+        c->poll_ms = poll * 2 <= s->poll_ms * 8 ? poll * 2 : poll;
+        return admission_wait(c, s, poll, BW_FAILURE_LIMIT, now_ns);
+      }
       c->entered |= (uint8_t)(1u << i);
       break;
     }

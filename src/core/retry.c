@@ -217,9 +217,14 @@ int bw_retry_config_validate(const bw_retry_config_t *c, bw_error_t *err) {
                          "backoff must be constant, linear or exponential "
                          "(got %d)",
                          (int)c->backoff);
-  if (c->base_ms < 1 || c->base_ms > BW__MAX_MS)
+  /* 0 is the storm pattern (retry at once): expressible, so the lab can
+   * show what it does, but only on a constant curve, where it means exactly
+   * that. */
+  if (c->base_ms < (c->backoff == BW_BACKOFF_CONSTANT ? 0 : 1) ||
+      c->base_ms > BW__MAX_MS)
     return bw__error_set(err, BW_E_INVAL, "base_ms",
-                         "base_ms must be in 1..%lld (got %lld)",
+                         "base_ms must be in 1..%lld (0 only with backoff "
+                         "constant: immediate retries) (got %lld)",
                          (long long)BW__MAX_MS, (long long)c->base_ms);
   if (!(c->multiplier >= 1.0) || !isfinite(c->multiplier))
     return bw__error_set(err, BW_E_INVAL, "multiplier",

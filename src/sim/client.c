@@ -79,7 +79,7 @@ const char *bw_sim_reject_name(bw_sim_reject_t k) {
 
 static bw_sim_decision_t naive_after(void *data, bw_sim_call_t *call,
                                      int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0};
   (void)now_ns;
   if (call->attempt < (uint32_t)(uintptr_t)data) d.action = BW_SIM_ACT_WAIT;
   return d;
@@ -100,7 +100,7 @@ static void retry_begin(void *data, bw_sim_call_t *call, int64_t now_ns) {
 
 static bw_sim_decision_t retry_after(void *data, bw_sim_call_t *call,
                                      int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER};
+  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0};
   bw_verdict_t v;
   int64_t delay_ms = 0;
   int rc;
@@ -390,25 +390,27 @@ static void req_timeout(bw_sim_t *sim, void *user) {
   req_after(r);
 }
 
-static void req_send(sim_req_t *r) {
+static void req_send(sim_req_t *r, int64_t timeout_ms) {
   bw_sim_client_t *c = r->c;
   int64_t now = bw_sim_now_ns(c->sim);
   bw_sim_reply_t rep;
   int rc;
+  if (timeout_ms <= 0 || timeout_ms > c->cfg.timeout_ms)
+    timeout_ms = c->cfg.timeout_ms;
   r->attempt++;
   r->sent_ns = now;
   r->timed_out = false;
   c->r.network_calls++;
   rep = bw_sim_partner_admit(c->partner, now);
   /* An answer exactly at the timeout is in time (the timer has not fired). */
-  if (rep.latency_ms <= c->cfg.timeout_ms) {
+  if (rep.latency_ms <= timeout_ms) {
     r->status = rep.status;
     r->retry_after_ms = rep.retry_after_ms;
     rc = bw_sim_schedule_in(c->sim, rep.latency_ms * BW_NS_PER_MS, req_answer,
                             r, NULL);
   } else {
-    rc = bw_sim_schedule_in(c->sim, c->cfg.timeout_ms * BW_NS_PER_MS,
-                            req_timeout, r, NULL);
+    rc = bw_sim_schedule_in(c->sim, timeout_ms * BW_NS_PER_MS, req_timeout, r,
+                            NULL);
     if (rc == BW_OK)
       rc = bw_sim_schedule_in(c->sim, rep.latency_ms * BW_NS_PER_MS,
                               partner_release, c->partner, NULL);
@@ -423,7 +425,7 @@ static void req_ask(bw_sim_t *sim, void *user) {
   bw_sim_call_t call;
   bw_sim_decision_t d;
   if (c->policy.before == NULL) {
-    req_send(r);
+    req_send(r, 0);
     return;
   }
   req_call(r, &call);
@@ -432,7 +434,7 @@ static void req_ask(bw_sim_t *sim, void *user) {
   if (!decision_ok(c, &d)) return;
   switch (d.action) {
   case BW_SIM_ACT_GO:
-    req_send(r);
+    req_send(r, d.timeout_ms);
     break;
   case BW_SIM_ACT_WAIT:
     req_wait(r, d.delay_ms);
@@ -534,6 +536,18 @@ int bw_sim_client_results(bw_sim_client_t *c, bw_sim_results_t *out) {
   out->latency_p95_ns = percentile(c->lat, c->nlat, 95);
   out->latency_p99_ns = percentile(c->lat, c->nlat, 99);
   out->latency_max_ns = c->nlat > 0 ? c->lat[c->nlat - 1] : 0;
+  out->events = c->started ? bw_sim_fired(c->sim) - c->fired_at_start : 0;
+  return BW_OK;
+}
+
+int bw_sim_client_counters(const bw_sim_client_t *c, bw_sim_results_t *out) {
+  bw_sim_partner_stats_t ps;
+  if (c == NULL || out == NULL) return BW_E_INVAL;
+  *out = c->r;
+  bw_sim_partner_stats(c->partner, &ps);
+  out->partner_received = ps.received;
+  out->partner_max_in_flight = ps.max_in_flight;
+  out->completion_ns = c->r.completed > 0 ? c->last_end_ns - c->start_ns : 0;
   out->events = c->started ? bw_sim_fired(c->sim) - c->fired_at_start : 0;
   return BW_OK;
 }

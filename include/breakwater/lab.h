@@ -1,0 +1,132 @@
+/* breakwater — the lab: seed 004's retry storm as named modes (the policy
+ * kit of each) and a virtual-time run of one mode against the simulated
+ * partner. `breakwater lab storm` runs these in virtual time and
+ * `breakwater storm` runs the same kits over real HTTP, so the two agree.
+ *
+ * Modes (docs/lab.md explains each):
+ * - naive: 3 attempts, no wait, every non-2xx and timeout retried (seed
+ *   004's harmful "fix");
+ * - polly: seed 004's Polly pipeline: a retry (1 + 2 retries, decorrelated
+ *   jitter, 200 ms base, 1.5 s cap, Retry-After not read) OUTSIDE a breaker
+ *   (failure ratio 0.5 over 10 s, at least 20 calls, 15 s break) — a breaker
+ *   rejection is never retried here (Polly would retry its
+ *   BrokenCircuitException unless told not to);
+ * - breakwater: the recommended pipeline: a 10 s deadline, an adaptive
+ *   concurrency limit (AIMD; calls wait for a slot within the deadline), a
+ *   breaker outside the retry (ratio 0.5 over 10 s, at least 20 calls, 5 s
+ *   break), a retry inside (2 attempts, exponential 200 ms .. 2 s with full
+ *   jitter, Retry-After honoured) with a token-bucket retry budget.
+ * Every mode bounds each attempt to attempt_timeout_ms (seed 004: 2 s).
+ *
+ * Library: breakwater_sim. Single-threaded per kit for the virtual run; a
+ * kit on a real clock is as thread-safe as its objects (all are). */
+#ifndef BREAKWATER_LAB_H
+#define BREAKWATER_LAB_H
+
+#include "breaker.h"
+#include "budget.h"
+#include "limiter.h"
+#include "pipeline.h"
+#include "retry.h"
+#include "sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum bw_lab_mode_e {
+  BW_LAB_NAIVE = 0,
+  BW_LAB_POLLY = 1,
+  BW_LAB_BREAKWATER = 2,
+  BW_LAB__COUNT = 3
+} bw_lab_mode_t;
+
+/* "naive", "polly", "breakwater" or "unknown". */
+BW_EXTERN const char *bw_lab_mode_name(bw_lab_mode_t m);
+/* Parses a mode name: BW_OK, or BW_E_NOTFOUND for anything else. */
+BW_EXTERN int bw_lab_mode_parse(const char *s, bw_lab_mode_t *out);
+
+typedef struct bw_lab_kit_config_s {
+  bw_lab_mode_t mode;
+  const bw_clock_t *clock;    /* the strategies' clock; default monotonic */
+  int64_t attempt_timeout_ms; /* default 2000, 1..86400000 */
+  uint64_t seed;              /* jitter; default 4 (0 is refused: runs must
+                                 be reproducible) */
+  uint32_t max_limit;         /* breakwater: the limiter's ceiling; default
+                                 1000, 1..1000000 */
+  bw_sink_t *sink;            /* optional: breaker and retry events */
+} bw_lab_kit_config_t;
+
+/* The policy objects of one mode. Read the pointers (NULL when the mode has
+ * no such object); change none. */
+typedef struct bw_lab_kit_s {
+  bw_lab_mode_t mode;
+  bw_pipeline_t *pipeline;
+  bw_retry_policy_t *retry;
+  bw_breaker_t *breaker; /* polly, breakwater */
+  bw_limiter_t *limiter; /* breakwater */
+  bw_budget_t *budget;   /* breakwater */
+} bw_lab_kit_t;
+
+/* Fills the defaults (mode naive). NULL is ignored. */
+BW_EXTERN void bw_lab_kit_config_init(bw_lab_kit_config_t *cfg);
+/* Builds a mode's objects into *kit. BW_OK; BW_E_INVAL with err naming the
+ * field; BW_E_NOMEM (nothing is left allocated). */
+BW_EXTERN int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
+                              bw_error_t *err);
+/* Frees a kit's objects (NULL and a zeroed kit are fine). */
+BW_EXTERN void bw_lab_kit_destroy(bw_lab_kit_t *kit);
+
+/* One timeline sample: the interval (t_ms - sample_ms, t_ms]. */
+typedef struct bw_lab_sample_s {
+  int64_t t_ms;               /* since the run's start */
+  uint32_t partner_in_flight; /* now */
+  uint64_t ok;                /* 2xx answers in the interval */
+  uint64_t throttled;         /* 429 answers in the interval */
+  uint64_t timeouts;          /* attempts timed out in the interval */
+  uint64_t network_calls;     /* attempts sent in the interval */
+  uint64_t completed;         /* logical requests ended, so far */
+  bw_state_t breaker;         /* now (CLOSED when the mode has none) */
+  uint32_t limit;             /* the limiter's limit now (0 if none) */
+} bw_lab_sample_t;
+
+typedef void (*bw_lab_sample_fn)(void *userdata, const bw_lab_sample_t *s);
+
+typedef struct bw_lab_run_config_s {
+  bw_lab_mode_t mode;
+  bw_sim_partner_config_t partner; /* filled by init with seed 004's model */
+  uint32_t clients;                /* logical requests; default 800 */
+  bw_sim_arrival_t arrival;        /* default BURST */
+  int64_t ramp_ms;                 /* RAMP: default 10000 */
+  int64_t attempt_timeout_ms;      /* default 2000 */
+  uint64_t seed;                   /* every generator derives from it;
+                                      default 4, != 0 */
+  uint32_t max_limit;              /* see bw_lab_kit_config_t */
+  int64_t sample_ms;               /* timeline interval; default 100 */
+  bw_lab_sample_fn on_sample;      /* optional */
+  void *userdata;
+} bw_lab_run_config_t;
+
+/* What a run produced: the simulator's results plus the kit's view. */
+typedef struct bw_lab_results_s {
+  bw_sim_results_t sim;
+  uint64_t breaker_opens;
+  uint64_t breaker_rejected;
+  uint32_t final_limit;     /* 0 without a limiter */
+  uint64_t budget_refused;  /* retries the budget refused */
+  uint64_t failed_deadline; /* requests that gave up on their deadline */
+} bw_lab_results_t;
+
+/* Fills the defaults (mode breakwater, seed 004's partner). */
+BW_EXTERN void bw_lab_run_config_init(bw_lab_run_config_t *cfg);
+/* Runs one mode in virtual time: a fresh scheduler, partner, kit and
+ * client; the timeline sampled every sample_ms while requests are open.
+ * Deterministic: the same configuration gives the same results and
+ * samples. BW_OK; BW_E_INVAL (err names the field); BW_E_NOMEM. */
+BW_EXTERN int bw_lab_run_virtual(const bw_lab_run_config_t *cfg,
+                                 bw_lab_results_t *out, bw_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_LAB_H */

@@ -1,0 +1,324 @@
+/* The lab: seed 004's modes as policy kits, and one mode's virtual run. */
+#include "breakwater/lab.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const mode_names[BW_LAB__COUNT] = {"naive", "polly",
+                                                      "breakwater"};
+
+const char *bw_lab_mode_name(bw_lab_mode_t m) {
+  return (unsigned)m < BW_LAB__COUNT ? mode_names[m] : "unknown";
+}
+
+int bw_lab_mode_parse(const char *s, bw_lab_mode_t *out) {
+  if (s == NULL || out == NULL) return BW_E_INVAL;
+  for (int i = 0; i < BW_LAB__COUNT; i++)
+    if (strcmp(s, mode_names[i]) == 0) {
+      *out = (bw_lab_mode_t)i;
+      return BW_OK;
+    }
+  return BW_E_NOTFOUND;
+}
+
+void bw_lab_kit_config_init(bw_lab_kit_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->mode = BW_LAB_NAIVE;
+  cfg->attempt_timeout_ms = 2000;
+  cfg->seed = 4;
+  cfg->max_limit = 1000;
+}
+
+void bw_lab_kit_destroy(bw_lab_kit_t *kit) {
+  if (kit == NULL) return;
+  bw_pipeline_free(kit->pipeline);
+  bw_breaker_free(kit->breaker);
+  bw_limiter_free(kit->limiter);
+  bw_retry_policy_free(kit->retry);
+  bw_budget_free(kit->budget);
+  memset(kit, 0, sizeof *kit);
+}
+
+/* Seed 004's breaker numbers (Polly's AdvancedCircuitBreaker: failure ratio
+ * 0.5 over a 10 s sampling window, minimum throughput 20), with the mode's
+ * break. */
+static bw_breaker_t *lab_breaker(const bw_lab_kit_config_t *cfg,
+                                 int64_t break_ms, bw_error_t *err) {
+  bw_breaker_config_t bc;
+  bw_breaker_config_init(&bc);
+  bc.name = "partner";
+  bc.trip_rule = BW_TRIP_TIME_WINDOW;
+  bc.failure_ratio = 0.5;
+  bc.window_ms = 10000;
+  bc.window_buckets = 10;
+  bc.minimum_calls = 20;
+  bc.break_ms = break_ms;
+  bc.clock = cfg->clock;
+  bc.sink = cfg->sink;
+  return bw_breaker_new(&bc, err);
+}
+
+int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
+                    bw_error_t *err) {
+  if (kit == NULL || cfg == NULL)
+    return bw__error_set(err, BW_E_INVAL, "kit",
+                         "kit and cfg must not be NULL");
+  memset(kit, 0, sizeof *kit);
+  if ((unsigned)cfg->mode >= BW_LAB__COUNT)
+    return bw__error_set(err, BW_E_INVAL, "mode",
+                         "mode must be naive, polly or breakwater (got %d)",
+                         (int)cfg->mode);
+  if (cfg->attempt_timeout_ms < 1 || cfg->attempt_timeout_ms > 86400000)
+    return bw__error_set(err, BW_E_INVAL, "attempt_timeout_ms",
+                         "attempt_timeout_ms must be in [1, 86400000] (got "
+                         "%lld)",
+                         (long long)cfg->attempt_timeout_ms);
+  if (cfg->seed == 0)
+    return bw__error_set(err, BW_E_INVAL, "seed",
+                         "seed must not be 0 (runs must be reproducible)");
+  if (cfg->max_limit < 1 || cfg->max_limit > 1000000)
+    return bw__error_set(err, BW_E_INVAL, "max_limit",
+                         "max_limit must be in [1, 1000000] (got %u)",
+                         (unsigned)cfg->max_limit);
+  kit->mode = cfg->mode;
+  bw_retry_config_t rc;
+  bw_pipeline_config_t pc;
+  bw_pipeline_config_init(&pc);
+  pc.name = bw_lab_mode_name(cfg->mode);
+  int rc_add = BW_OK;
+
+  switch (cfg->mode) {
+  case BW_LAB_NAIVE:
+    /* Seed 004's Function.cs: for (i = 0; i < 3; i++) { call; if ok
+     * break; } — no wait, every failure retried. */
+    bw_retry_config_init(&rc);
+    rc.name = "naive";
+    rc.max_attempts = 3;
+    rc.backoff = BW_BACKOFF_CONSTANT;
+    rc.base_ms = 0;
+    rc.max_ms = 0;
+    rc.jitter = BW_JITTER_NONE;
+    rc.honor_retry_after = false;
+    rc.seed = cfg->seed;
+    rc.sink = cfg->sink;
+    if ((kit->retry = bw_retry_policy_new(&rc, err)) == NULL) goto fail;
+    rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
+    break;
+  case BW_LAB_POLLY:
+    bw_retry_config_preset(&rc, "seed004");
+    rc.name = "polly";
+    rc.honor_retry_after = false; /* Polly's default delay generator */
+    rc.seed = cfg->seed;
+    rc.sink = cfg->sink;
+    if ((kit->retry = bw_retry_policy_new(&rc, err)) == NULL) goto fail;
+    if ((kit->breaker = lab_breaker(cfg, 15000, err)) == NULL) goto fail;
+    rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
+    rc_add |= bw_pipeline_add_breaker(&pc, kit->breaker);
+    break;
+  case BW_LAB_BREAKWATER: {
+    bw_budget_config_t bc;
+    bw_budget_config_init(&bc); /* gRPC's token bucket: 10 tokens, 0.1 */
+    bc.name = "partner";
+    if ((kit->budget = bw_budget_new(&bc, err)) == NULL) goto fail;
+    bw_retry_config_init(&rc);
+    rc.name = "breakwater";
+    rc.max_attempts = 2;
+    rc.backoff = BW_BACKOFF_EXPONENTIAL;
+    rc.base_ms = 200;
+    rc.max_ms = 2000;
+    rc.jitter = BW_JITTER_FULL;
+    rc.honor_retry_after = true;
+    rc.budget = kit->budget;
+    rc.seed = cfg->seed;
+    rc.sink = cfg->sink;
+    if ((kit->retry = bw_retry_policy_new(&rc, err)) == NULL) goto fail;
+    bw_limiter_config_t lc;
+    bw_limiter_config_init(&lc);
+    lc.name = "partner";
+    lc.algorithm = BW_LIMITER_AIMD;
+    lc.initial_limit = 20;
+    lc.max_limit = cfg->max_limit;
+    if (lc.initial_limit > lc.max_limit) lc.initial_limit = lc.max_limit;
+    /* The partner's overload answer is slowness (0.8 s and more) before
+     * it is a 429: a success slower than 1 s is a congestion signal. */
+    lc.aimd_timeout_ms = 1000;
+    lc.clock = cfg->clock;
+    if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;
+    if ((kit->breaker = lab_breaker(cfg, 5000, err)) == NULL) goto fail;
+    rc_add |= bw_pipeline_add_deadline(&pc, 10000);
+    rc_add |=
+        bw_pipeline_add_limit(&pc, bw_limiter_as_limit(kit->limiter), 10000);
+    rc_add |= bw_pipeline_add_breaker(&pc, kit->breaker);
+    rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
+    break;
+  }
+  default:
+    break;
+  }
+  if (rc_add != BW_OK) {
+    bw__error_set(err, BW_E_INVAL, "mode", "could not build the pipeline");
+    goto fail;
+  }
+  /* Innermost: each attempt's time. */
+  if (bw_pipeline_add_timeout(&pc, cfg->attempt_timeout_ms) != BW_OK) goto fail;
+  if ((kit->pipeline = bw_pipeline_new(&pc, err)) == NULL) goto fail;
+  return BW_OK;
+fail : {
+  int code = err != NULL && err->code != BW_OK ? err->code : BW_E_NOMEM;
+  bw_lab_kit_destroy(kit);
+  return code;
+}
+}
+
+/* ---- the virtual run ---------------------------------------------------- */
+
+void bw_lab_run_config_init(bw_lab_run_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->mode = BW_LAB_BREAKWATER;
+  bw_sim_partner_config_init(&cfg->partner);
+  cfg->clients = 800;
+  cfg->arrival = BW_SIM_ARRIVAL_BURST;
+  cfg->ramp_ms = 10000;
+  cfg->attempt_timeout_ms = 2000;
+  cfg->seed = 4;
+  cfg->max_limit = 1000;
+  cfg->sample_ms = 100;
+}
+
+typedef struct sampler_s {
+  const bw_lab_run_config_t *cfg;
+  bw_sim_client_t *client;
+  bw_sim_partner_t *partner;
+  const bw_lab_kit_t *kit;
+  bw_sim_results_t prev;
+  int64_t start_ns;
+  int error;
+} sampler_t;
+
+static void sample(bw_sim_t *sim, void *user) {
+  sampler_t *s = user;
+  bw_sim_results_t now;
+  bw_sim_partner_stats_t ps;
+  bw_lab_sample_t out;
+  bw_sim_client_counters(s->client, &now);
+  bw_sim_partner_stats(s->partner, &ps);
+  memset(&out, 0, sizeof out);
+  out.t_ms = (bw_sim_now_ns(sim) - s->start_ns) / BW_NS_PER_MS;
+  out.partner_in_flight = ps.in_flight;
+  out.ok = now.attempts_200 - s->prev.attempts_200;
+  out.throttled = now.attempts_429 - s->prev.attempts_429;
+  out.timeouts = now.attempts_timeout - s->prev.attempts_timeout;
+  out.network_calls = now.network_calls - s->prev.network_calls;
+  out.completed = now.completed;
+  out.breaker =
+      s->kit->breaker != NULL ? bw_breaker_state(s->kit->breaker) : BW_CLOSED;
+  out.limit = s->kit->limiter != NULL ? bw_limiter_limit(s->kit->limiter) : 0;
+  s->prev = now;
+  s->cfg->on_sample(s->cfg->userdata, &out);
+  /* Keep sampling while requests are open or the partner is busy. */
+  if (now.completed < now.requests || now.requests < s->cfg->clients ||
+      ps.in_flight > 0) {
+    int rc = bw_sim_schedule_in(sim, s->cfg->sample_ms * BW_NS_PER_MS, sample,
+                                s, NULL);
+    if (rc != BW_OK) {
+      s->error = rc;
+      bw_sim_stop(sim);
+    }
+  }
+}
+
+int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
+                       bw_error_t *err) {
+  if (cfg == NULL || out == NULL)
+    return bw__error_set(err, BW_E_INVAL, "cfg",
+                         "cfg and out must not be NULL");
+  memset(out, 0, sizeof *out);
+  if (cfg->seed == 0)
+    return bw__error_set(err, BW_E_INVAL, "seed",
+                         "seed must not be 0 (runs must be reproducible)");
+  if (cfg->on_sample != NULL &&
+      (cfg->sample_ms < 1 || cfg->sample_ms > 3600000))
+    return bw__error_set(err, BW_E_INVAL, "sample_ms",
+                         "sample_ms must be in [1, 3600000] (got %lld)",
+                         (long long)cfg->sample_ms);
+  bw_sim_partner_config_t pcfg = cfg->partner;
+  pcfg.seed = cfg->seed;
+  int rc = bw_sim_partner_config_validate(&pcfg, err);
+  if (rc != BW_OK) return rc;
+
+  bw_sim_t *sim = NULL;
+  bw_sim_partner_t *partner = NULL;
+  bw_sim_client_t *client = NULL;
+  bw_lab_kit_t kit;
+  memset(&kit, 0, sizeof kit);
+  if ((sim = bw_sim_new(NULL, err)) == NULL) return BW_E_NOMEM;
+  bw_lab_kit_config_t kc;
+  bw_lab_kit_config_init(&kc);
+  kc.mode = cfg->mode;
+  kc.clock = bw_sim_clock(sim);
+  kc.attempt_timeout_ms = cfg->attempt_timeout_ms;
+  kc.seed = cfg->seed;
+  kc.max_limit = cfg->max_limit;
+  if ((rc = bw_lab_kit_init(&kit, &kc, err)) != BW_OK) goto done;
+  if ((partner = bw_sim_partner_new(&pcfg, err)) == NULL) {
+    rc = BW_E_NOMEM;
+    goto done;
+  }
+  bw_sim_policy_t policy;
+  bw_sim_policy_pipeline(&policy, kit.pipeline);
+  bw_sim_client_config_t ccfg;
+  bw_sim_client_config_init(&ccfg);
+  ccfg.requests = cfg->clients;
+  ccfg.arrival = cfg->arrival;
+  ccfg.ramp_ms = cfg->ramp_ms;
+  ccfg.timeout_ms = cfg->attempt_timeout_ms;
+  ccfg.seed = cfg->seed;
+  ccfg.policy = &policy;
+  if ((client = bw_sim_client_new(sim, partner, &ccfg, err)) == NULL) {
+    rc = err != NULL && err->code != BW_OK ? err->code : BW_E_NOMEM;
+    goto done;
+  }
+  if ((rc = bw_sim_client_start(client)) != BW_OK) goto done;
+  sampler_t smp;
+  memset(&smp, 0, sizeof smp);
+  smp.cfg = cfg;
+  smp.client = client;
+  smp.partner = partner;
+  smp.kit = &kit;
+  smp.start_ns = bw_sim_now_ns(sim);
+  if (cfg->on_sample != NULL &&
+      (rc = bw_sim_schedule_in(sim, cfg->sample_ms * BW_NS_PER_MS, sample, &smp,
+                               NULL)) != BW_OK)
+    goto done;
+  bw_sim_run(sim);
+  if ((rc = bw_sim_client_error(client)) != BW_OK || (rc = smp.error) != BW_OK)
+    goto done;
+  bw_sim_client_results(client, &out->sim);
+  if (kit.breaker != NULL) {
+    bw_breaker_stats_t bs;
+    bw_breaker_stats(kit.breaker, &bs);
+    out->breaker_opens = bs.opens;
+    out->breaker_rejected = bs.rejected;
+  }
+  if (kit.limiter != NULL) out->final_limit = bw_limiter_limit(kit.limiter);
+  if (kit.budget != NULL) {
+    bw_budget_stats_t us;
+    bw_budget_stats(kit.budget, &us);
+    out->budget_refused = us.denied;
+  }
+  bw_pipeline_stats_t ps;
+  bw_pipeline_stats(kit.pipeline, &ps);
+  out->failed_deadline = ps.failures[BW_FAILURE_DEADLINE];
+done:
+  /* The scheduler first: pending events point into the client. */
+  bw_sim_free(sim);
+  bw_sim_client_free(client);
+  bw_sim_partner_free(partner);
+  bw_lab_kit_destroy(&kit);
+  if (rc != BW_OK && err != NULL && err->code == BW_OK)
+    bw__error_set(err, rc, "", "%s", bw_strerror(rc));
+  return rc;
+}

@@ -1,0 +1,192 @@
+/* Specification tests: the lab (lab.h) — seed 004's modes run in virtual
+ * time against the simulated partner. Exact and deterministic: a run is a
+ * function of its configuration. */
+#include "breakwater/lab.h"
+#include "bw_test.h"
+
+typedef struct trace_s {
+  uint64_t hash; /* FNV-1a over every sample's fields */
+  uint32_t samples;
+  uint32_t max_in_flight;
+  int64_t last_t_ms;
+  bool monotonic;
+} trace_t;
+
+static void mix(uint64_t *h, uint64_t v) {
+  for (int i = 0; i < 8; i++) {
+    *h ^= (v >> (8 * i)) & 0xff;
+    *h *= 1099511628211ull;
+  }
+}
+
+static void on_sample(void *userdata, const bw_lab_sample_t *s) {
+  trace_t *t = userdata;
+  if (t->samples > 0 && s->t_ms <= t->last_t_ms) t->monotonic = false;
+  t->last_t_ms = s->t_ms;
+  t->samples++;
+  if (s->partner_in_flight > t->max_in_flight)
+    t->max_in_flight = s->partner_in_flight;
+  mix(&t->hash, (uint64_t)s->t_ms);
+  mix(&t->hash, s->partner_in_flight);
+  mix(&t->hash, s->ok);
+  mix(&t->hash, s->throttled);
+  mix(&t->hash, s->timeouts);
+  mix(&t->hash, s->network_calls);
+  mix(&t->hash, s->completed);
+  mix(&t->hash, (uint64_t)s->breaker);
+  mix(&t->hash, s->limit);
+}
+
+static bw_lab_results_t run(bw_lab_mode_t mode, uint32_t clients, uint64_t seed,
+                            trace_t *trace) {
+  bw_lab_run_config_t cfg;
+  bw_lab_results_t r;
+  bw_error_t err;
+  bw_lab_run_config_init(&cfg);
+  cfg.mode = mode;
+  cfg.clients = clients;
+  cfg.seed = seed;
+  if (trace != NULL) {
+    memset(trace, 0, sizeof *trace);
+    trace->hash = 1469598103934665603ull;
+    trace->monotonic = true;
+    cfg.on_sample = on_sample;
+    cfg.userdata = trace;
+  }
+  if (bw_lab_run_virtual(&cfg, &r, &err) != BW_OK)
+    fail_msg("bw_lab_run_virtual: %s", err.message);
+  return r;
+}
+
+/* Every logical request ends exactly one way; every attempt the client
+ * sent is one the partner received. */
+static void assert_conserved(const bw_lab_results_t *r, uint32_t clients) {
+  const bw_sim_results_t *s = &r->sim;
+  assert_u64_eq(s->requests, clients);
+  assert_u64_eq(s->completed, clients);
+  assert_u64_eq(s->successes + s->failed_429 + s->failed_timeout +
+                    s->failed_status + s->rejected + s->gave_up,
+                s->completed);
+  uint64_t by_kind = 0;
+  for (int k = 0; k < BW_SIM_REJECT__COUNT; k++)
+    by_kind += s->rejected_by[k];
+  assert_u64_eq(by_kind, s->rejected);
+  assert_u64_eq(s->network_calls, s->partner_received);
+  assert_u64_eq(s->attempts_200 + s->attempts_429 + s->attempts_other +
+                    s->attempts_timeout,
+                s->network_calls);
+}
+
+static void same_seed_same_results_and_timeline(void **state) {
+  (void)state;
+  for (int m = 0; m < BW_LAB__COUNT; m++) {
+    trace_t t1, t2;
+    bw_lab_results_t a = run((bw_lab_mode_t)m, 800, 4, &t1);
+    bw_lab_results_t b = run((bw_lab_mode_t)m, 800, 4, &t2);
+    assert_memory_equal(&a, &b, sizeof a);
+    assert_u64_eq(t1.hash, t2.hash);
+    assert_u64_eq(t1.samples, t2.samples);
+    assert_true(t1.samples > 0);
+    assert_true(t1.monotonic);
+    assert_conserved(&a, 800);
+    /* The timeline saw the partner's peak (sampled, so at most the peak). */
+    assert_true(t1.max_in_flight <= a.sim.partner_max_in_flight);
+  }
+  /* Another seed moves the draws. */
+  bw_lab_results_t x = run(BW_LAB_NAIVE, 800, 4, NULL);
+  bw_lab_results_t y = run(BW_LAB_NAIVE, 800, 5, NULL);
+  assert_true(memcmp(&x, &y, sizeof x) != 0);
+}
+
+/* The issue's acceptance: at 800 clients against a capacity of 400, the
+ * breakwater mode succeeds for >= 99 % with <= 1.1 network calls per
+ * logical request. */
+static void breakwater_mode_calms_the_storm(void **state) {
+  (void)state;
+  bw_lab_results_t r = run(BW_LAB_BREAKWATER, 800, 4, NULL);
+  assert_conserved(&r, 800);
+  assert_true(r.sim.successes * 100 >= 99 * r.sim.requests);
+  assert_true(r.sim.network_calls * 10 <= 11 * r.sim.requests);
+  /* The limiter kept the partner at or under its capacity. */
+  assert_true(r.sim.partner_max_in_flight <= 400);
+  assert_true(r.final_limit >= 1);
+}
+
+/* The naive loop multiplies calls: every failed attempt is repeated at
+ * once, and the partner is pushed to all 800 in flight. */
+static void naive_mode_multiplies_calls(void **state) {
+  (void)state;
+  bw_lab_results_t n = run(BW_LAB_NAIVE, 800, 4, NULL);
+  bw_lab_results_t b = run(BW_LAB_BREAKWATER, 800, 4, NULL);
+  assert_conserved(&n, 800);
+  assert_true(n.sim.network_calls * 100 >= 120 * n.sim.requests);
+  assert_true(n.sim.network_calls > b.sim.network_calls);
+  assert_u64_eq(n.sim.partner_max_in_flight, 800);
+  /* No attempt beyond the third. */
+  assert_true(n.sim.network_calls <= 3 * n.sim.requests);
+}
+
+/* Polly's pipeline under a harder storm: once the breaker opens, calls are
+ * rejected without a network call, and a rejection is never retried. */
+static void polly_mode_breaker_rejections_make_no_calls(void **state) {
+  (void)state;
+  bw_lab_results_t p = run(BW_LAB_POLLY, 4000, 4, NULL);
+  assert_conserved(&p, 4000);
+  assert_true(p.breaker_opens >= 1);
+  assert_true(p.sim.rejected_by[BW_SIM_REJECT_BREAKER] >= 1);
+  /* Each rejected request made at most the attempts before the rejection;
+   * each breaker rejection ended a request (no retry after it). */
+  assert_u64_eq(p.sim.rejected_by[BW_SIM_REJECT_BREAKER], p.breaker_rejected);
+  assert_true(p.sim.network_calls <= 3 * p.sim.requests);
+}
+
+static void bad_configurations_name_the_field(void **state) {
+  (void)state;
+  bw_lab_run_config_t cfg;
+  bw_lab_results_t r;
+  bw_error_t err;
+  bw_lab_run_config_init(&cfg);
+  cfg.seed = 0;
+  bwt_prefill_error(&err);
+  assert_status(bw_lab_run_virtual(&cfg, &r, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "seed"));
+
+  bw_lab_run_config_init(&cfg);
+  cfg.partner.capacity = 0;
+  assert_status(bw_lab_run_virtual(&cfg, &r, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "capacity"));
+
+  bw_lab_run_config_init(&cfg);
+  cfg.clients = 0;
+  assert_status(bw_lab_run_virtual(&cfg, &r, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "requests"));
+
+  bw_lab_run_config_init(&cfg);
+  cfg.mode = (bw_lab_mode_t)7;
+  assert_status(bw_lab_run_virtual(&cfg, &r, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "mode"));
+
+  bw_lab_run_config_init(&cfg);
+  cfg.attempt_timeout_ms = 0;
+  assert_status(bw_lab_run_virtual(&cfg, &r, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "attempt_timeout_ms"));
+
+  bw_lab_mode_t m;
+  assert_status(bw_lab_mode_parse("polly", &m), BW_OK);
+  assert_int_equal(m, BW_LAB_POLLY);
+  assert_status(bw_lab_mode_parse("Polly", &m), BW_E_NOTFOUND);
+  assert_status(bw_lab_mode_parse("", &m), BW_E_NOTFOUND);
+  assert_string_equal(bw_lab_mode_name(BW_LAB_BREAKWATER), "breakwater");
+  assert_string_equal(bw_lab_mode_name((bw_lab_mode_t)9), "unknown");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(same_seed_same_results_and_timeline),
+      cmocka_unit_test(breakwater_mode_calms_the_storm),
+      cmocka_unit_test(naive_mode_multiplies_calls),
+      cmocka_unit_test(polly_mode_breaker_rejections_make_no_calls),
+      cmocka_unit_test(bad_configurations_name_the_field),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
