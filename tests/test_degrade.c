@@ -6,6 +6,8 @@
  * exact nanosecond the dwell ends, and every change reported through the
  * on_change callback with from, to and reason. */
 #include "breakwater/degrade.h"
+#include <math.h>
+
 #include "bw_test.h"
 #include "oom.h"
 
@@ -260,6 +262,12 @@ static void m_dwell_neg(bw_degrade_config_t *c) {
 static void m_dwell_huge(bw_degrade_config_t *c) {
   c->min_dwell_ms = INT64_MAX / BW_NS_PER_MS + 1;
 }
+static void m_probe_ratio_high(bw_degrade_config_t *c) {
+  c->probe_ratio = 1.5;
+}
+static void m_probe_ratio_nan(bw_degrade_config_t *c) {
+  c->probe_ratio = NAN;
+}
 static void m_probe_every(bw_degrade_config_t *c) {
   c->probe_every = 0;
 }
@@ -296,6 +304,10 @@ static const bad_case_t bad_cases[] = {
      "min_dwell_ms must be in 0..9223372036854 (got -1)"},
     {"huge dwell", m_dwell_huge, "min_dwell_ms",
      "min_dwell_ms must be in 0..9223372036854 (got 9223372036855)"},
+    {"probe_ratio 1.5", m_probe_ratio_high, "probe_ratio",
+     "probe_ratio must be in [0, 1] (0 = use probe_every; got 1.5)"},
+    {"probe_ratio NaN", m_probe_ratio_nan, "probe_ratio",
+     "probe_ratio must be in [0, 1] (0 = use probe_every; got nan)"},
     {"probe_every 0", m_probe_every, "probe_every",
      "probe_every must be >= 1 (got 0)"},
     {"recover 0", m_recover, "probe_successes_to_recover",
@@ -502,6 +514,46 @@ static void probe_ratio_is_exact(void **state) {
   assert_u64_eq(s.probe_successes_total, 500);
   assert_u64_eq(s.probe_successes, 500);
   assert_u64_eq(s.level, 2);
+}
+
+/* probe_ratio, the seed's own knob: of K eligible picks exactly
+ * floor(K * ratio) are probes, spread evenly (0.25 is exact in binary, so
+ * every 4th pick; 0.3 gives 3 probes per 10 picks). It wins over
+ * probe_every. */
+static void probe_ratio_as_a_fraction_is_exact_and_even(void **state) {
+  env_t *e = *state;
+  bw_degrade_config_t cfg;
+  bw_degrade_t *d;
+  small_config(e, &cfg);
+  cfg.probe_every = 7; /* ignored: probe_ratio is set */
+  cfg.probe_ratio = 0.25;
+  cfg.probe_successes_to_recover = 1000000;
+  d = make(e, &cfg);
+  fail_down_to(d, 2);
+  advance_ms(e, 1000);
+  for (int i = 1; i <= 1000; i++) {
+    bw_degrade_pick_t p = pick(d);
+    assert_int_equal(p.probe, i % 4 == 0);
+    assert_status(bw_degrade_report(d, &p, BW_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(stats(d).probes, 250);
+
+  small_config(e, &cfg);
+  cfg.probe_ratio = 0.3;
+  cfg.probe_successes_to_recover = 1000000;
+  d = make(e, &cfg);
+  fail_down_to(d, 1);
+  advance_ms(e, 1000);
+  uint64_t probes = 0;
+  for (int i = 1; i <= 1000; i++) {
+    bw_degrade_pick_t p = pick(d);
+    if (p.probe) probes++;
+    /* Never more than floor(i * 0.3), never fewer than one less. */
+    assert_true(probes * 10 <= (uint64_t)i * 3);
+    assert_true((probes + 1) * 10 > (uint64_t)i * 3);
+    assert_status(bw_degrade_report(d, &p, BW_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(probes, 300);
 }
 
 static void the_probe_count_restarts_at_every_change(void **state) {
@@ -959,6 +1011,7 @@ int main(void) {
       T(no_probe_at_the_top_level),
       T(dwell_is_enforced_exactly),
       T(probe_ratio_is_exact),
+      T(probe_ratio_as_a_fraction_is_exact_and_even),
       T(the_probe_count_restarts_at_every_change),
       T(probe_successes_climb_exactly_one_level),
       T(own_successes_never_promote),

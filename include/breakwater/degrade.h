@@ -85,6 +85,12 @@ typedef struct bw_degrade_config_s {
                                      60000; >= 0 */
   uint32_t probe_every; /* every Nth eligible pick is a probe; default 20
                            (a probe ratio of 5 %); >= 1 */
+  double probe_ratio;   /* the share of eligible picks sent as probes, in
+                           [0, 1]; default 0 = use probe_every. When set it
+                           wins: of K eligible picks exactly floor(K *
+                           probe_ratio) are probes (the ratio taken to 32
+                           binary places), spread evenly (seed 001's
+                           probeRatio, without its randomness) */
   uint32_t probe_successes_to_recover; /* default 20; >= 1 */
   uint32_t failures_to_degrade;        /* default 5; >= 1 */
   const bw_clock_t *clock;             /* default bw_clock_monotonic() */

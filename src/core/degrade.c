@@ -15,6 +15,7 @@
  *   to share between threads. */
 #include <pthread.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "breakwater/degrade.h"
@@ -35,6 +36,7 @@ struct bw_degrade_s {
   char *level_names[BW_DEGRADE_MAX_LEVELS];
   uint32_t count;
   uint32_t probe_every;
+  uint64_t probe_ratio_q; /* probe_ratio in 32.32 fixed point; 0 = off */
   uint32_t probe_to_recover;
   uint32_t failures_to_degrade;
   int64_t dwell_ns;
@@ -50,6 +52,7 @@ struct bw_degrade_s {
   uint32_t failures;       /* consecutive failures (seed: `failures`) */
   uint32_t probe_streak;   /* seed: `probeSuccesses` */
   uint32_t probe_tick;     /* eligible picks since the last probe */
+  uint64_t probe_credit;   /* probe_ratio: accumulated, 32.32 fixed point */
   uint64_t generation;     /* = changes */
   bw_state_t breaker_seen; /* last state given to observe_breaker */
 
@@ -135,6 +138,11 @@ int bw_degrade_config_validate(const bw_degrade_config_t *c, bw_error_t *err) {
   if (c->probe_every < 1)
     return bw__error_set(err, BW_E_INVAL, "probe_every",
                          "probe_every must be >= 1 (got %u)", c->probe_every);
+  if (!(c->probe_ratio >= 0.0 && c->probe_ratio <= 1.0))
+    return bw__error_set(err, BW_E_INVAL, "probe_ratio",
+                         "probe_ratio must be in [0, 1] (0 = use probe_every; "
+                         "got %g)",
+                         c->probe_ratio);
   if (c->probe_successes_to_recover < 1)
     return bw__error_set(err, BW_E_INVAL, "probe_successes_to_recover",
                          "probe_successes_to_recover must be >= 1 (got %u)",
@@ -179,6 +187,7 @@ bw_degrade_t *bw_degrade_new(const bw_degrade_config_t *cfg, bw_error_t *err) {
   }
   d->count = cfg->level_count;
   d->probe_every = cfg->probe_every;
+  d->probe_ratio_q = (uint64_t)llround(cfg->probe_ratio * 4294967296.0);
   d->probe_to_recover = cfg->probe_successes_to_recover;
   d->failures_to_degrade = cfg->failures_to_degrade;
   d->dwell_ns = cfg->min_dwell_ms * BW_NS_PER_MS;
@@ -223,6 +232,7 @@ static void bw__change_locked(bw_degrade_t *d, uint32_t to,
   d->failures = 0;
   d->probe_streak = 0;
   d->probe_tick = 0;
+  d->probe_credit = 0;
   d->generation++;
   d->entries_at[to]++;
   if (to > from)
@@ -267,6 +277,22 @@ static bool bw__dwelt(const bw_degrade_t *d, int64_t now) {
   return now - d->entered_ns >= d->dwell_ns;
 }
 
+/* One eligible pick: is it a probe? probe_ratio (when set) accumulates a
+ * credit per pick and spends one whole unit per probe, so of K eligible picks
+ * exactly floor(K * ratio) are probes (ratio in 32.32 fixed point), spread
+ * evenly; otherwise every probe_every-th pick is one. */
+static bool bw__probe_due(bw_degrade_t *d) {
+  if (d->probe_ratio_q > 0) {
+    d->probe_credit += d->probe_ratio_q;
+    if (d->probe_credit < (UINT64_C(1) << 32)) return false;
+    d->probe_credit -= UINT64_C(1) << 32;
+    return true;
+  }
+  if (++d->probe_tick < d->probe_every) return false;
+  d->probe_tick = 0;
+  return true;
+}
+
 int bw_degrade_pick(bw_degrade_t *d, bw_degrade_pick_t *out) {
   int64_t now;
   if (d == NULL || out == NULL) return BW_E_INVAL;
@@ -278,8 +304,7 @@ int bw_degrade_pick(bw_degrade_t *d, bw_degrade_pick_t *out) {
   out->probe = false;
   out->generation = d->generation;
   /* seed shouldProbe: never at the top, never before the dwell. */
-  if (d->level > 0 && bw__dwelt(d, now) && ++d->probe_tick >= d->probe_every) {
-    d->probe_tick = 0;
+  if (d->level > 0 && bw__dwelt(d, now) && bw__probe_due(d)) {
     d->probes++;
     out->level = d->level - 1;
     out->probe = true;
