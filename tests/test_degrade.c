@@ -864,6 +864,45 @@ static void the_breaker_signal_feeds_from_a_real_breaker(void **state) {
   bw_breaker_free(b);
 }
 
+/* Issue 6: "usable fed by a breaker's or gauge's state". A real gauge's
+ * regime, read after every update: each entry into CRITICAL drops one level,
+ * staying there or passing through DEGRADED does nothing, and the gauge
+ * falling back to NORMAL never promotes (recovery is by probes only). */
+static void the_gauge_signal_feeds_from_a_real_gauge(void **state) {
+  env_t *e = *state;
+  bw_degrade_t *d = make_small(e);
+  bw_gauge_config_t gc;
+  bw_gauge_t *g;
+
+  bw_gauge_config_init(&gc);
+  gc.clock = e->clock;
+  g = bw_gauge_new(&gc, NULL);
+  assert_non_null(g);
+  const double trace[] = {0.5, 0.7, 0.9, 0.95, 0.9, 0.3, 0.65, 0.9, 0.2};
+  const uint32_t want[] = {0, 0, 1, 1, 1, 1, 1, 2, 2};
+  for (size_t i = 0; i < sizeof trace / sizeof trace[0]; i++) {
+    bw_gauge_update(g, trace[i]);
+    assert_status(bw_degrade_observe_gauge(d, bw_gauge_regime(g)), BW_OK);
+    assert_u64_eq(bw_degrade_level(d), want[i]);
+  }
+  assert_u64_eq(e->ch.n, 2);
+  assert_int_equal(e->ch.c[0].reason, BW_DEGRADE_GAUGE);
+  assert_int_equal(e->ch.c[1].reason, BW_DEGRADE_GAUGE);
+  assert_string_equal(bw_degrade_reason_name(BW_DEGRADE_GAUGE), "gauge");
+  assert_status(bw_degrade_observe_gauge(d, BW_REGIME__COUNT), BW_E_INVAL);
+  assert_status(bw_degrade_observe_gauge(NULL, BW_REGIME_CRITICAL), BW_E_INVAL);
+  /* The last level is a floor for the gauge too. */
+  bw_gauge_update(g, 0.95);
+  assert_status(bw_degrade_observe_gauge(d, bw_gauge_regime(g)), BW_OK);
+  bw_gauge_update(g, 0.1);
+  bw_degrade_observe_gauge(d, bw_gauge_regime(g));
+  bw_gauge_update(g, 0.95);
+  assert_status(bw_degrade_observe_gauge(d, bw_gauge_regime(g)), BW_OK);
+  assert_u64_eq(bw_degrade_level(d), 3);
+  assert_u64_eq(e->ch.n, 3);
+  bw_gauge_free(g);
+}
+
 static void force_down_to_jumps_and_is_idempotent(void **state) {
   env_t *e = *state;
   bw_degrade_t *d = make_small(e);
@@ -1024,6 +1063,7 @@ int main(void) {
       T(bad_reports_are_refused_and_count_nothing),
       T(an_opening_breaker_drops_one_level_per_edge),
       T(the_breaker_signal_feeds_from_a_real_breaker),
+      T(the_gauge_signal_feeds_from_a_real_gauge),
       T(force_down_to_jumps_and_is_idempotent),
       T(snapshot_tracks_time_and_counts_per_level),
       T(new_survives_every_allocation_failure),

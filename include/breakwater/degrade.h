@@ -18,8 +18,9 @@
  * exact rules, which follow seed 001 line by line.
  *
  * External signals: bw_degrade_observe_breaker (a breaker entering OPEN drops
- * one level) and bw_degrade_force_down_to (a gauge or an operator demands at
- * least a given level of degradation).
+ * one level), bw_degrade_observe_gauge (a pressure gauge entering CRITICAL
+ * drops one level) and bw_degrade_force_down_to (a gauge or an operator demands
+ * at least a given level of degradation).
  *
  * Every change calls the configured on_change callback exactly once, in order,
  * with from, to and the reason. All functions are thread-safe; they take a
@@ -31,6 +32,7 @@
 #include "clock.h"
 #include "common.h"
 #include "event.h"
+#include "gauge.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,10 +50,12 @@ typedef enum bw_degrade_reason_e {
   /* bw_degrade_observe_breaker saw the breaker enter OPEN: down one level. */
   BW_DEGRADE_BREAKER = 2,
   /* bw_degrade_force_down_to: down to the demanded level (may skip levels). */
-  BW_DEGRADE_FORCED = 3
+  BW_DEGRADE_FORCED = 3,
+  /* bw_degrade_observe_gauge saw the gauge enter CRITICAL: down one level. */
+  BW_DEGRADE_GAUGE = 4
 } bw_degrade_reason_t;
 
-/* "failures", "probes", "breaker", "forced" or "unknown". */
+/* "failures", "probes", "breaker", "forced", "gauge" or "unknown". */
 BW_EXTERN const char *bw_degrade_reason_name(bw_degrade_reason_t reason);
 
 /* One level change, as handed to the on_change callback. The names point into
@@ -181,6 +185,15 @@ BW_EXTERN int bw_degrade_report(bw_degrade_t *d, const bw_degrade_pick_t *p,
  * any other state, changes nothing. Recovery still goes through probes.
  * Returns BW_OK or BW_E_INVAL (unknown state). */
 BW_EXTERN int bw_degrade_observe_breaker(bw_degrade_t *d, bw_state_t state);
+
+/* Feeds a pressure gauge's regime (gauge.h: from its regime_changed events,
+ * its on_change callback or bw_gauge_regime). Edge triggered like the
+ * breaker's: each change of the observed regime into CRITICAL (the first
+ * observation compares against NORMAL) drops one level, with reason
+ * BW_DEGRADE_GAUGE; staying CRITICAL, DEGRADED (the gauge sheds by itself
+ * there) and falling back to NORMAL change nothing: recovery still goes
+ * through probes. Returns BW_OK or BW_E_INVAL (NULL d, unknown regime). */
+BW_EXTERN int bw_degrade_observe_gauge(bw_degrade_t *d, bw_regime_t regime);
 
 /* Demands at least `level` of degradation (a gauge at critical, an operator):
  * when the current level is better (lower) than `level`, jumps straight there

@@ -55,6 +55,7 @@ struct bw_degrade_s {
   uint64_t probe_credit;   /* probe_ratio: accumulated, 32.32 fixed point */
   uint64_t generation;     /* = changes */
   bw_state_t breaker_seen; /* last state given to observe_breaker */
+  bw_regime_t regime_seen; /* last regime given to observe_gauge */
 
   /* Counters (under lock). */
   uint64_t downs, ups, probes;
@@ -75,6 +76,8 @@ const char *bw_degrade_reason_name(bw_degrade_reason_t reason) {
     return "breaker";
   case BW_DEGRADE_FORCED:
     return "forced";
+  case BW_DEGRADE_GAUGE:
+    return "gauge";
   default:
     return "unknown";
   }
@@ -197,6 +200,7 @@ bw_degrade_t *bw_degrade_new(const bw_degrade_config_t *cfg, bw_error_t *err) {
   d->sink = cfg->sink;
   d->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   d->breaker_seen = BW_CLOSED;
+  d->regime_seen = BW_REGIME_NORMAL;
   d->entered_ns = bw_clock_now(d->clock);
   atomic_init(&d->level_atomic, 0);
   /* pthread_mutex_init may fail only for lack of resources. */
@@ -384,6 +388,21 @@ int bw_degrade_observe_breaker(bw_degrade_t *d, bw_state_t state) {
     bw__change_locked(d, d->level + 1, BW_DEGRADE_BREAKER,
                       bw_clock_now(d->clock));
   d->breaker_seen = state;
+  pthread_mutex_unlock(&d->lock);
+  return BW_OK;
+}
+
+int bw_degrade_observe_gauge(bw_degrade_t *d, bw_regime_t regime) {
+  if (d == NULL || (unsigned)regime >= (unsigned)BW_REGIME__COUNT)
+    return BW_E_INVAL;
+  pthread_mutex_lock(&d->lock);
+  /* An edge, as for the breaker: a gauge read on every request that stays
+   * critical for a minute must drop one level, not thousands. */
+  if (regime == BW_REGIME_CRITICAL && d->regime_seen != BW_REGIME_CRITICAL &&
+      d->level + 1 < d->count)
+    bw__change_locked(d, d->level + 1, BW_DEGRADE_GAUGE,
+                      bw_clock_now(d->clock));
+  d->regime_seen = regime;
   pthread_mutex_unlock(&d->lock);
   return BW_OK;
 }
