@@ -155,6 +155,10 @@ static void bad_configuration_is_refused_naming_the_field(void **state) {
   expect_refused(&cfg, "hysteresis", "hysteresis must be in [0, 1] (got 1.5)");
   cfg.hysteresis = NAN;
   expect_refused(&cfg, "hysteresis", "hysteresis must be in [0, 1] (got nan)");
+  cfg.hysteresis = 0.6; /* = degraded_at: normal would be unreachable */
+  expect_refused(&cfg, "hysteresis",
+                 "hysteresis must be < degraded_at (0.6), or the gauge could "
+                 "never return to normal (got 0.6)");
   cfg.hysteresis = 0.1;
   cfg.ceiling[D] = 10;
   cfg.ceiling[N] = 9;
@@ -172,13 +176,18 @@ static void bad_configuration_is_refused_naming_the_field(void **state) {
   assert_null(bw_gauge_new(NULL, &err));
   assert_status(err.code, BW_E_INVAL);
 
-  /* Edges accepted: critical_at 1, hysteresis 0 and 1, equal ceilings. */
+  /* Edges accepted: critical_at 1, hysteresis 0 and just below
+   * degraded_at, equal ceilings. (Hysteresis 1 was accepted once; it made
+   * normal unreachable, so it is refused now.) */
   cfg.name = "edges";
   cfg.critical_at = 1.0;
   cfg.hysteresis = 0.0;
   assert_status(bw_gauge_config_validate(&cfg, &err), BW_OK);
-  cfg.hysteresis = 1.0;
+  cfg.hysteresis = 0.59;
   assert_status(bw_gauge_config_validate(&cfg, &err), BW_OK);
+  cfg.hysteresis = 1.0;
+  assert_status(bw_gauge_config_validate(&cfg, &err), BW_E_INVAL);
+  cfg.hysteresis = 0.59;
   assert_string_equal(bw_gauge_name(make_cfg(e, &cfg)), "edges");
 }
 

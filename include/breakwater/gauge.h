@@ -61,7 +61,8 @@ typedef struct bw_gauge_config_s {
   const char *name;   /* copied; default "gauge" */
   double degraded_at; /* default 0.6; in (0, 1], < critical_at */
   double critical_at; /* default 0.85; in (0, 1] */
-  double hysteresis;  /* default 0.1; in [0, 1] */
+  double hysteresis;  /* default 0.1; in [0, 1] and < degraded_at (else
+                         normal could never come back) */
   /* The largest priority admitted in each regime, indexed by bw_regime_t;
    * defaults BW_GAUGE_ADMIT_ALL, 5, 1. A higher regime may not admit more
    * than a lower one: ceiling[CRITICAL] <= ceiling[DEGRADED] <=

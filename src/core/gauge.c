@@ -73,6 +73,14 @@ int bw_gauge_config_validate(const bw_gauge_config_t *c, bw_error_t *err) {
     return bw__error_set(err, BW_E_INVAL, "hysteresis",
                          "hysteresis must be in [0, 1] (got %g)",
                          c->hysteresis);
+  /* Down means "below threshold - hysteresis", and pressure is never
+   * negative: with hysteresis >= degraded_at the gauge could never return
+   * to normal. */
+  if (c->hysteresis >= c->degraded_at)
+    return bw__error_set(err, BW_E_INVAL, "hysteresis",
+                         "hysteresis must be < degraded_at (%g), or the "
+                         "gauge could never return to normal (got %g)",
+                         c->degraded_at, c->hysteresis);
   if (c->ceiling[BW_REGIME_DEGRADED] > c->ceiling[BW_REGIME_NORMAL])
     return bw__error_set(err, BW_E_INVAL, "ceiling",
                          "ceiling[degraded] must be <= ceiling[normal] (got "
