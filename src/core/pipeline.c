@@ -512,6 +512,7 @@ int bw_pipeline_execute(const bw_pipeline_t *pl, const bw_clock_t *clock,
   if (pl == NULL || fn == NULL) return BW_E_INVAL;
   if (clock == NULL) clock = bw_clock_monotonic();
   bw_pipeline_call_t local;
+  memset(&local, 0, sizeof local); /* begin fills it; cppcheck cannot see it */
   bw_pipeline_call_t *c = out != NULL ? out : &local;
   int step = bw_pipeline_begin(pl, c, bw_clock_now(clock));
   while (step != BW_STEP_DONE) {

@@ -1,0 +1,179 @@
+/* breakwater — the libcurl HTTP driver: runs pipeline calls (pipeline.h)
+ * over real HTTP with libcurl's multi socket API on a libevent event_base
+ * (one process, one thread, no thread per request).
+ *
+ *   bw_curl_t *http = bw_curl_new(base, NULL, &err);
+ *   bw_curl_request_t req;
+ *   bw_curl_request_init(&req);
+ *   req.method = "POST"; req.url = "http://127.0.0.1:8080/pay";
+ *   req.body = json; req.body_len = strlen(json);
+ *   req.idempotent = false;                 // sends an Idempotency-Key
+ *   bw_curl_request(http, pipeline, &req, on_done, ctx);
+ *   event_base_dispatch(base);
+ *
+ * Every ATTEMPT step is one curl easy handle added to the multi handle, with
+ * CURLOPT_TIMEOUT_MS = the attempt's time limit (attempt_timeout_ms; none
+ * when -1) and a connect timeout; with the headers:
+ *   X-Timeout-Budget: <remaining seconds>   when the call has a deadline
+ *   Idempotency-Key: <uuidv7>               when req.idempotent is false:
+ *       one key per logical call, the same on every attempt; when the
+ *       pipeline has a retry the key is attached to its iterator
+ *       (bw_retry_attach_key), which lets a non-idempotent policy retry.
+ * Its result is classified with bw_http_classify (the transport kind from
+ * the CURLcode: bw_curl_transport), with the response's Retry-After (for
+ * 429 and 503) or grpc-retry-pushback-ms as the retry hint. A URL curl
+ * cannot use (malformed, or a scheme other than http/https) is PERMANENT.
+ *
+ * Library: breakwater_curl (links breakwater_event, libcurl, libevent).
+ * Threads: a bw_curl_t belongs to its event_base's thread; nothing here is
+ * thread-safe except bw_curl_transport and bw_http_call (which runs on its
+ * own base). */
+#ifndef BREAKWATER_DRIVER_CURL_H
+#define BREAKWATER_DRIVER_CURL_H
+
+#include "clock.h"
+#include "common.h"
+#include "driver_event.h"
+#include "http.h"
+#include "pipeline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct event_base;
+
+typedef struct bw_curl_s bw_curl_t;
+
+/* The response body kept per attempt: the first 64 KiB; the rest is read
+ * and dropped (body_truncated). */
+#define BW_CURL_BODY_MAX 65536
+
+typedef struct bw_curl_config_s {
+  const bw_clock_t *clock;      /* the strategies' clock; default monotonic */
+  const bw_clock_t *wall_clock; /* Retry-After dates, Idempotency-Key
+                                   timestamps; default realtime */
+  int64_t connect_timeout_ms;   /* per attempt, also bounded by the
+                                   attempt's limit; default 2000, >= 1 */
+  uint32_t max_body;            /* bytes of body kept, 0..BW_CURL_BODY_MAX;
+                                   default BW_CURL_BODY_MAX */
+  uint64_t seed;                /* Idempotency-Key randomness when the
+                                   pipeline has no retry; 0 = from the OS */
+} bw_curl_config_t;
+
+/* One HTTP request. The driver copies everything it needs in
+ * bw_curl_request: the struct and its strings may go away after. */
+typedef struct bw_curl_request_s {
+  const char *method;         /* default "GET" */
+  const char *url;            /* required: http://... */
+  const char *body;           /* optional */
+  size_t body_len;            /* bytes of body */
+  const char *const *headers; /* optional "Name: value" lines */
+  size_t header_count;
+  bool idempotent; /* default true; false: Idempotency-Key (above) */
+} bw_curl_request_t;
+
+/* How a logical call ended. Passed to the done callback (valid during the
+ * callback only) or filled by bw_http_call. */
+typedef struct bw_curl_result_s {
+  bw_failure_t failure;      /* NONE = success */
+  bool cancelled;            /* ended by bw_curl_free (nothing else) */
+  int status;                /* the last HTTP status received, 0 if none */
+  bw_transport_t transport;  /* the last attempt's transport kind (NONE
+                                when it got a response) */
+  int curl_code;             /* the last attempt's CURLcode (0 if none) */
+  bw_verdict_t last_verdict; /* the last attempt's verdict */
+  int64_t retry_after_ms;    /* the last attempt's hint (or NONE/NEVER) */
+  uint32_t attempts;         /* attempts the pipeline asked for */
+  uint32_t network_attempts; /* easy handles actually added to the multi
+                                (an attempt with no time left makes none) */
+  int64_t waited_ms;         /* sum of the pipeline's waits */
+  int64_t latency_ns;        /* logical latency, on the driver's clock */
+  char idempotency_key[37];  /* the key sent ("" if none) */
+  const char *body;          /* the last response's body (up to max_body
+                                bytes, NUL-terminated; "" if none). In the
+                                done callback: valid during it only. From
+                                bw_http_call: owned by the caller, freed by
+                                bw_curl_result_clear */
+  size_t body_len;
+  bool body_truncated;
+} bw_curl_result_t;
+
+/* Called once per logical call, from the loop (never from inside
+ * bw_curl_request), or from bw_curl_free with res->cancelled set. */
+typedef void (*bw_curl_done_fn)(void *userdata, const bw_curl_result_t *res);
+
+typedef struct bw_curl_stats_s {
+  uint64_t network_calls;    /* easy handles added to the multi */
+  uint64_t responses[6];     /* by status class: [1]..[5] = 1xx..5xx,
+                                [0] = a status outside 100..599 */
+  uint64_t transport_errors; /* attempts that got no response */
+  uint64_t transport[7];     /* the same, by bw_transport_t */
+  uint64_t calls_started;
+  uint64_t calls_succeeded;
+  uint64_t calls_failed;
+  uint64_t calls_cancelled;
+  uint64_t calls_in_progress;
+} bw_curl_stats_t;
+
+/* Fills the defaults. NULL is ignored. */
+BW_EXTERN void bw_curl_config_init(bw_curl_config_t *cfg);
+/* Fills a request's defaults: GET, idempotent, no body, no headers. */
+BW_EXTERN void bw_curl_request_init(bw_curl_request_t *req);
+
+/* Creates a driver on `base` (borrowed; it must outlive the driver). cfg may
+ * be NULL. Initializes libcurl globally once per process (never cleaned up).
+ * NULL with err set: BW_E_INVAL (base NULL; connect_timeout_ms < 1;
+ * max_body above BW_CURL_BODY_MAX — the field named), BW_E_NOMEM, BW_E_IO
+ * (libcurl could not be initialized). */
+BW_EXTERN bw_curl_t *bw_curl_new(struct event_base *base,
+                                 const bw_curl_config_t *cfg, bw_error_t *err);
+
+/* Frees the driver (NULL is fine). Requests in flight are cancelled: their
+ * easy handle is removed from the multi, their pipeline call cancelled
+ * (every entered strategy left with IGNORED) and their done callback runs
+ * with cancelled = true (so the caller can free its userdata). New requests
+ * from those callbacks are refused. Nothing leaks. */
+BW_EXTERN void bw_curl_free(bw_curl_t *http);
+
+/* Starts one logical call of `req` through `pl` (borrowed: it must outlive
+ * the call). The first attempt may begin here; done never runs from here.
+ * BW_OK; BW_E_INVAL for NULL http, pl or req, a NULL url, a body_len
+ * without a body, headers NULL with a count, or while freeing; BW_E_NOMEM. */
+BW_EXTERN int bw_curl_request(bw_curl_t *http, const bw_pipeline_t *pl,
+                              const bw_curl_request_t *req,
+                              bw_curl_done_fn done, void *userdata);
+/* The same with an outer deadline (the inbound request's; a reading of the
+ * driver's clock), which the pipeline's deadline can only narrow. */
+BW_EXTERN int bw_curl_request_at(bw_curl_t *http, const bw_pipeline_t *pl,
+                                 const bw_curl_request_t *req,
+                                 bw_deadline_t outer, bw_curl_done_fn done,
+                                 void *userdata);
+
+/* Counters. NULL arguments are ignored. */
+BW_EXTERN void bw_curl_stats(const bw_curl_t *http, bw_curl_stats_t *out);
+
+/* The transport kind of a CURLcode: CURLE_OK -> NONE; OPERATION_TIMEDOUT ->
+ * TIMEOUT; COULDNT_CONNECT -> REFUSED; COULDNT_RESOLVE_HOST/PROXY -> DNS;
+ * SSL_CONNECT_ERROR, PEER_FAILED_VERIFICATION, SSL_CERTPROBLEM, SSL_CIPHER,
+ * SSL_CACERT_BADFILE -> TLS; GOT_NOTHING, SEND_ERROR, RECV_ERROR,
+ * PARTIAL_FILE -> RESET; anything else -> OTHER. Pure; thread-safe. */
+BW_EXTERN bw_transport_t bw_curl_transport(int curl_code);
+
+/* Blocking helper for simple programs: runs one logical call on its own
+ * event_base and bw_curl_t (monotonic clock) until it is done. Returns the
+ * failure kind (BW_FAILURE_NONE = success, >= 0) with *out filled (out
+ * may be NULL; else release it with bw_curl_result_clear), or a negative
+ * BW_E_* with err set (BW_E_INVAL for NULL pl or req or a bad request,
+ * BW_E_NOMEM, BW_E_IO). Thread-safe (each call has its own loop). */
+BW_EXTERN int bw_http_call(const bw_pipeline_t *pl,
+                           const bw_curl_request_t *req, bw_curl_result_t *out,
+                           bw_error_t *err);
+/* Frees the body bw_http_call copied into *res and sets it to "" (NULL is
+ * fine). */
+BW_EXTERN void bw_curl_result_clear(bw_curl_result_t *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_DRIVER_CURL_H */

@@ -1,0 +1,741 @@
+/* breakwater — the libcurl HTTP driver (driver_curl.h).
+ *
+ * libcurl's multi socket API bridged to libevent: curl says which sockets
+ * to watch (socket callback) and when to wake it (timer callback); libevent
+ * says when a socket is ready or the timer fired, and we hand that back with
+ * curl_multi_socket_action. The logical call (retries, waits, strategies)
+ * is the event driver's: every ATTEMPT it asks for is one easy handle here,
+ * and every finished transfer is one bw_ev_call_report. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "breakwater/driver_curl.h"
+#include "internal.h"
+
+typedef struct bw__sock_s bw__sock_t;
+typedef struct bw__req_s bw__req_t;
+
+struct bw__sock_s {
+  bw_curl_t *http;
+  curl_socket_t fd;
+  struct event *ev;
+  bw__sock_t *prev, *next;
+};
+
+struct bw_curl_s {
+  struct event_base *base;
+  CURLM *multi;
+  struct event *timer;
+  bw_ev_t *ev;
+  const bw_clock_t *clock;
+  const bw_clock_t *wall;
+  int64_t connect_timeout_ms;
+  uint32_t max_body;
+  bw_rand_t rng;
+  bool closing;
+  bw__sock_t *socks;  /* every socket curl asked us to watch */
+  struct event *reap; /* fails the transfers in `failed` from the loop */
+  bw__req_t *failed;  /* transfers we could not watch (out of memory) */
+  bw_curl_stats_t st;
+};
+
+struct bw__req_s {
+  bw_curl_t *http;
+  bw_ev_call_t *call;
+  char *method;
+  char *url;
+  char *body; /* NULL when none */
+  size_t body_len;
+  struct curl_slist *user_headers;
+  bool idempotent;
+  char key[37];
+  bw_curl_done_fn done;
+  void *ud;
+  /* the attempt in progress */
+  CURL *easy;
+  struct curl_slist *headers;
+  bool has_ra, has_push;
+  int64_t ra_ms, push_ms;
+  /* the last attempt's results */
+  char *buf; /* max_body + 1 bytes */
+  size_t len;
+  bool truncated;
+  int status;
+  int curl_code;
+  bw_transport_t transport;
+  int64_t hint;
+  uint32_t network_attempts;
+  bool in_failed; /* on http->failed */
+  bw__req_t *next_failed;
+};
+
+/* ---- libcurl, once per process ----------------------------------------- */
+
+static pthread_once_t bw__curl_once = PTHREAD_ONCE_INIT;
+static CURLcode bw__curl_init_rc = CURLE_FAILED_INIT;
+
+static void bw__curl_global_init(void) {
+  /* Never cleaned up: curl_global_cleanup is not safe while another part of
+   * the program still uses libcurl, and the process exit reclaims it. */
+  bw__curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+bw_transport_t bw_curl_transport(int curl_code) {
+  switch ((CURLcode)curl_code) {
+  case CURLE_OK:
+    return BW_TRANSPORT_NONE;
+  case CURLE_OPERATION_TIMEDOUT:
+    return BW_TRANSPORT_TIMEOUT;
+  case CURLE_COULDNT_CONNECT:
+    return BW_TRANSPORT_REFUSED;
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_RESOLVE_PROXY:
+    return BW_TRANSPORT_DNS;
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_PEER_FAILED_VERIFICATION:
+  case CURLE_SSL_CERTPROBLEM:
+  case CURLE_SSL_CIPHER:
+  case CURLE_SSL_CACERT_BADFILE:
+    return BW_TRANSPORT_TLS;
+  case CURLE_GOT_NOTHING:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_PARTIAL_FILE:
+    return BW_TRANSPORT_RESET;
+  default:
+    return BW_TRANSPORT_OTHER;
+  }
+}
+
+/* ---- the multi socket bridge ------------------------------------------- */
+
+static void bw__check_done(bw_curl_t *h);
+
+static void bw__on_socket(evutil_socket_t fd, short kind, void *arg) {
+  bw_curl_t *h = arg;
+  int running = 0;
+  int flags = ((kind & EV_READ) ? CURL_CSELECT_IN : 0) |
+              ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+  curl_multi_socket_action(h->multi, (curl_socket_t)fd, flags, &running);
+  bw__check_done(h);
+}
+
+static void bw__on_timeout(evutil_socket_t fd, short kind, void *arg) {
+  bw_curl_t *h = arg;
+  int running = 0;
+  (void)fd;
+  (void)kind;
+  curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  bw__check_done(h);
+}
+
+static void bw__sock_drop(bw__sock_t *sk) {
+  bw_curl_t *h = sk->http;
+  if (sk->prev != NULL)
+    sk->prev->next = sk->next;
+  else
+    h->socks = sk->next;
+  if (sk->next != NULL) sk->next->prev = sk->prev;
+  if (sk->ev != NULL) event_free(sk->ev);
+  bw__free(sk);
+}
+
+/* We could not watch a transfer's socket (out of memory). Returning -1 to
+ * curl would kill the whole multi handle, so the transfer alone is failed
+ * instead, from the loop (a handle may not leave the multi from inside a
+ * curl callback). */
+static int bw__sock_failed(bw_curl_t *h, CURL *easy) {
+  char *p = NULL;
+  bw__req_t *r;
+  if (easy != NULL) curl_easy_getinfo(easy, CURLINFO_PRIVATE, &p);
+  r = (bw__req_t *)(void *)p;
+  if (r != NULL && !r->in_failed) {
+    r->in_failed = true;
+    r->next_failed = h->failed;
+    h->failed = r;
+    event_active(h->reap, EV_TIMEOUT, 1);
+  }
+  return 0;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: watch s for `what`, or stop watching it. */
+static int bw__curl_sock_cb(CURL *easy, curl_socket_t s, int what, void *userp,
+                            void *socketp) {
+  bw_curl_t *h = userp;
+  bw__sock_t *sk = socketp;
+  short kind;
+  (void)easy;
+  if (what == CURL_POLL_REMOVE) {
+    if (sk != NULL) bw__sock_drop(sk);
+    return 0;
+  }
+  if (sk == NULL) {
+    sk = bw__calloc(1, sizeof(*sk));
+    if (sk == NULL) return bw__sock_failed(h, easy);
+    sk->http = h;
+    sk->fd = s;
+    sk->next = h->socks;
+    if (h->socks != NULL) h->socks->prev = sk;
+    h->socks = sk;
+    curl_multi_assign(h->multi, s, sk);
+  }
+  kind = (short)(((what & CURL_POLL_IN) ? EV_READ : 0) |
+                 ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST);
+  if (sk->ev != NULL) event_free(sk->ev);
+  sk->ev = event_new(h->base, (evutil_socket_t)s, kind, bw__on_socket, h);
+  if (sk->ev == NULL) return bw__sock_failed(h, easy);
+  event_add(sk->ev, NULL);
+  return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: wake curl in timeout_ms (-1: never). */
+static int bw__curl_timer_cb(CURLM *multi, long timeout_ms, void *userp) {
+  bw_curl_t *h = userp;
+  struct timeval tv;
+  (void)multi;
+  if (timeout_ms < 0) {
+    evtimer_del(h->timer);
+    return 0;
+  }
+  /* 0 means "now": curl wants to be called from the loop, not from here. */
+  tv.tv_sec = (time_t)(timeout_ms / 1000);
+  tv.tv_usec = (suseconds_t)((timeout_ms % 1000) * 1000);
+  evtimer_add(h->timer, &tv);
+  return 0;
+}
+
+/* ---- one attempt -------------------------------------------------------- */
+
+static size_t bw__curl_write_cb(char *data, size_t size, size_t nmemb,
+                                void *userp) {
+  bw__req_t *r = userp;
+  size_t n = size * nmemb, room = r->http->max_body - r->len;
+  size_t take = n < room ? n : room;
+  if (take > 0) {
+    memcpy(r->buf + r->len, data, take);
+    r->len += take;
+    r->buf[r->len] = '\0';
+  }
+  if (take < n) r->truncated = true;
+  return n; /* the rest is read and dropped */
+}
+
+static bool bw__header_is(const char *line, size_t n, const char *name,
+                          const char **value, size_t *vlen) {
+  size_t k = strlen(name);
+  if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0) return false;
+  *value = line + k + 1;
+  *vlen = n - k - 1;
+  while (*vlen > 0 &&
+         ((*value)[*vlen - 1] == '\r' || (*value)[*vlen - 1] == '\n'))
+    (*vlen)--;
+  return true;
+}
+
+static size_t bw__curl_header_cb(char *line, size_t size, size_t nmemb,
+                                 void *userp) {
+  bw__req_t *r = userp;
+  size_t n = size * nmemb, vlen;
+  const char *v;
+  if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+    /* A new response (after a 100 Continue, say): its own hints only. */
+    r->has_ra = r->has_push = false;
+  } else if (bw__header_is(line, n, "retry-after", &v, &vlen)) {
+    int64_t unix_ms = bw_clock_now(r->http->wall) / BW_NS_PER_MS;
+    r->has_ra = bw_retry_after_parse(v, vlen, unix_ms, &r->ra_ms) == BW_OK;
+  } else if (bw__header_is(line, n, "grpc-retry-pushback-ms", &v, &vlen)) {
+    /* An unparseable pushback means "do not retry" (gRFC A6): the parser
+     * says NEVER in that case too. */
+    bw_grpc_pushback_parse(v, vlen, &r->push_ms);
+    r->has_push = true;
+  }
+  return n;
+}
+
+static struct curl_slist *bw__append(struct curl_slist *list, const char *s,
+                                     bool *ok) {
+  struct curl_slist *n;
+  if (!*ok) return list;
+  n = curl_slist_append(list, s);
+  if (n == NULL) {
+    *ok = false;
+    return list;
+  }
+  return n;
+}
+
+static void bw__attempt_end(bw__req_t *r) {
+  if (r->easy != NULL) {
+    curl_multi_remove_handle(r->http->multi, r->easy);
+    curl_easy_cleanup(r->easy);
+    r->easy = NULL;
+  }
+  curl_slist_free_all(r->headers);
+  r->headers = NULL;
+}
+
+/* Ends an attempt that made no network call. */
+static void bw__attempt_not_sent(bw__req_t *r, bw_transport_t t, int code) {
+  bw__attempt_end(r);
+  r->status = 0;
+  r->curl_code = code;
+  r->transport = t;
+  r->hint = BW_RETRY_AFTER_NONE;
+  bw_ev_call_report(r->call, BW_VERDICT_NOT_SENT, BW_RETRY_AFTER_NONE);
+}
+
+static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
+                            const bw_pipeline_call_t *pc) {
+  bw__req_t *r = userdata;
+  bw_curl_t *h = r->http;
+  int64_t now = bw_clock_now(h->clock), limit = pc->attempt_timeout_ms;
+  int64_t connect_ms = h->connect_timeout_ms;
+  char line[96], budget[BW_DEADLINE_HEADER_MAX];
+  struct curl_slist *it;
+  bool ok = true;
+  CURL *e;
+
+  r->call = call;
+  r->len = 0;
+  r->buf[0] = '\0';
+  r->truncated = false;
+  r->has_ra = r->has_push = false;
+  if (!r->idempotent && r->key[0] == '\0') {
+    int64_t unix_ms = bw_clock_now(h->wall) / BW_NS_PER_MS;
+    /* With a retry the key is the pipeline's, so that a non-idempotent
+     * policy may retry a transient failure; without one, ours. */
+    const char *k = bw_ev_call_attach_key(call, unix_ms);
+    if (k != NULL)
+      snprintf(r->key, sizeof(r->key), "%s", k);
+    else
+      bw_uuidv7(unix_ms, &h->rng, r->key);
+  }
+  if (limit == 0) { /* no time left: do not start (deadline.h) */
+    bw__attempt_not_sent(r, BW_TRANSPORT_TIMEOUT, 0);
+    return;
+  }
+
+  for (it = r->user_headers; it != NULL; it = it->next)
+    r->headers = bw__append(r->headers, it->data, &ok);
+  if (!bw_deadline_is_none(pc->deadline) &&
+      bw_deadline_header_format(bw_deadline_remaining_ms(pc->deadline, now),
+                                budget, sizeof(budget)) >= 0) {
+    snprintf(line, sizeof(line), "X-Timeout-Budget: %s", budget);
+    r->headers = bw__append(r->headers, line, &ok);
+  }
+  if (r->key[0] != '\0') {
+    snprintf(line, sizeof(line), "Idempotency-Key: %s", r->key);
+    r->headers = bw__append(r->headers, line, &ok);
+  }
+  r->headers = bw__append(r->headers, "Expect:", &ok);
+  e = ok ? curl_easy_init() : NULL;
+  if (e == NULL) {
+    bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_OUT_OF_MEMORY);
+    return;
+  }
+  r->easy = e;
+  curl_easy_setopt(e, CURLOPT_URL, r->url);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)r);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if CURL_AT_LEAST_VERSION(7, 85, 0)
+  /* an HTTP driver: no file://, no other scheme a URL might smuggle in */
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, bw__curl_write_cb);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, (void *)r);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, bw__curl_header_cb);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, (void *)r);
+  if (strcmp(r->method, "HEAD") == 0) {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else if (r->body != NULL || strcmp(r->method, "GET") != 0) {
+    if (r->body != NULL || strcmp(r->method, "POST") == 0 ||
+        strcmp(r->method, "PUT") == 0 || strcmp(r->method, "PATCH") == 0) {
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+      curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body != NULL ? r->body : "");
+    }
+    if (strcmp(r->method, "POST") != 0)
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+  }
+  if (limit > 0) {
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)limit);
+    if (limit < connect_ms) connect_ms = limit;
+  }
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_ms);
+  if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
+    bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_FAILED_INIT);
+    return;
+  }
+  r->network_attempts++;
+  h->st.network_calls++;
+}
+
+/* A transfer finished: classify it and report it to the call. */
+static void bw__req_finished(bw__req_t *r, CURLcode code) {
+  bw_curl_t *h = r->http;
+  long status = 0;
+  bw_verdict_t v;
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+  bw__attempt_end(r);
+  r->status = (int)status;
+  r->curl_code = (int)code;
+  r->transport = bw_curl_transport((int)code);
+  if (r->transport == BW_TRANSPORT_NONE) {
+    h->st.responses[(status >= 100 && status <= 599) ? status / 100 : 0]++;
+  } else {
+    h->st.transport_errors++;
+    h->st.transport[r->transport]++;
+  }
+  v = bw_http_classify(r->status, r->transport);
+  /* A request curl cannot even express will not get better by retrying. */
+  if (code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT)
+    v = BW_VERDICT_PERMANENT;
+  r->hint = BW_RETRY_AFTER_NONE;
+  if (r->has_push)
+    r->hint = r->push_ms;
+  else if (r->transport == BW_TRANSPORT_NONE && r->has_ra &&
+           bw_http_has_retry_hint(r->status))
+    r->hint = r->ra_ms;
+  bw_ev_call_report(r->call, v, r->hint);
+}
+
+static void bw__on_reap(evutil_socket_t fd, short kind, void *arg) {
+  bw_curl_t *h = arg;
+  (void)fd;
+  (void)kind;
+  while (h->failed != NULL) {
+    bw__req_t *r = h->failed;
+    h->failed = r->next_failed;
+    r->in_failed = false;
+    r->next_failed = NULL;
+    if (r->easy == NULL) continue; /* it finished meanwhile */
+    bw__attempt_end(r);
+    r->status = 0;
+    r->curl_code = CURLE_OUT_OF_MEMORY;
+    r->transport = BW_TRANSPORT_OTHER;
+    r->hint = BW_RETRY_AFTER_NONE;
+    h->st.transport_errors++;
+    h->st.transport[BW_TRANSPORT_OTHER]++;
+    bw_ev_call_report(r->call, bw_http_classify(0, BW_TRANSPORT_OTHER),
+                      BW_RETRY_AFTER_NONE);
+  }
+}
+
+static void bw__check_done(bw_curl_t *h) {
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
+    char *p = NULL;
+    if (m->msg != CURLMSG_DONE) continue;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
+    if (p != NULL) bw__req_finished((bw__req_t *)(void *)p, m->data.result);
+  }
+}
+
+static void bw__req_abort(void *userdata, bw_ev_call_t *call) {
+  (void)call;
+  bw__attempt_end(userdata);
+}
+
+static void bw__req_free(bw__req_t *r) {
+  if (r == NULL) return;
+  if (r->in_failed) {
+    bw__req_t **pp = &r->http->failed;
+    while (*pp != NULL && *pp != r)
+      pp = &(*pp)->next_failed;
+    if (*pp == r) *pp = r->next_failed;
+  }
+  bw__attempt_end(r);
+  curl_slist_free_all(r->user_headers);
+  bw__free(r->method);
+  bw__free(r->url);
+  bw__free(r->body);
+  bw__free(r->buf);
+  bw__free(r);
+}
+
+static void bw__req_done(void *userdata, const bw_ev_result_t *er) {
+  bw__req_t *r = userdata;
+  bw_curl_t *h = r->http;
+  bw_curl_result_t res;
+  memset(&res, 0, sizeof(res));
+  res.failure = er->failure;
+  res.cancelled = er->cancelled;
+  res.status = r->status;
+  res.transport = r->transport;
+  res.curl_code = r->curl_code;
+  res.last_verdict = er->last_verdict;
+  res.retry_after_ms = r->hint;
+  res.attempts = er->attempts;
+  res.network_attempts = r->network_attempts;
+  res.waited_ms = er->waited_ms;
+  res.latency_ns = er->latency_ns;
+  memcpy(res.idempotency_key, r->key, sizeof(res.idempotency_key));
+  res.body = r->buf;
+  res.body_len = r->len;
+  res.body_truncated = r->truncated;
+  if (er->cancelled)
+    h->st.calls_cancelled++;
+  else if (er->failure == BW_FAILURE_NONE)
+    h->st.calls_succeeded++;
+  else
+    h->st.calls_failed++;
+  h->st.calls_in_progress--;
+  if (r->done != NULL) r->done(r->ud, &res);
+  bw__req_free(r);
+}
+
+/* ---- the driver --------------------------------------------------------- */
+
+void bw_curl_config_init(bw_curl_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->clock = bw_clock_monotonic();
+  cfg->wall_clock = bw_clock_realtime();
+  cfg->connect_timeout_ms = 2000;
+  cfg->max_body = BW_CURL_BODY_MAX;
+}
+
+void bw_curl_request_init(bw_curl_request_t *req) {
+  if (req == NULL) return;
+  memset(req, 0, sizeof(*req));
+  req->method = "GET";
+  req->idempotent = true;
+}
+
+bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
+                       bw_error_t *err) {
+  bw_curl_config_t c;
+  bw_ev_config_t ec;
+  bw_curl_t *h;
+  if (cfg != NULL)
+    c = *cfg;
+  else
+    bw_curl_config_init(&c);
+  if (base == NULL) {
+    bw__error_set(err, BW_E_INVAL, "base", "base must not be NULL");
+    return NULL;
+  }
+  if (c.connect_timeout_ms < 1) {
+    bw__error_set(err, BW_E_INVAL, "connect_timeout_ms",
+                  "connect_timeout_ms must be >= 1 (got %lld)",
+                  (long long)c.connect_timeout_ms);
+    return NULL;
+  }
+  if (c.max_body > BW_CURL_BODY_MAX) {
+    bw__error_set(err, BW_E_INVAL, "max_body",
+                  "max_body must be <= %u (got %u)", (unsigned)BW_CURL_BODY_MAX,
+                  (unsigned)c.max_body);
+    return NULL;
+  }
+  pthread_once(&bw__curl_once, bw__curl_global_init);
+  if (bw__curl_init_rc != CURLE_OK) {
+    bw__error_set(err, BW_E_IO, "", "curl_global_init failed: %s",
+                  curl_easy_strerror(bw__curl_init_rc));
+    return NULL;
+  }
+  h = bw__calloc(1, sizeof(*h));
+  if (h == NULL) goto nomem;
+  h->base = base;
+  h->clock = c.clock != NULL ? c.clock : bw_clock_monotonic();
+  h->wall = c.wall_clock != NULL ? c.wall_clock : bw_clock_realtime();
+  h->connect_timeout_ms = c.connect_timeout_ms;
+  h->max_body = c.max_body;
+  bw_rand_seed(&h->rng, c.seed != 0 ? c.seed : bw_rand_os_seed());
+  bw_ev_config_init(&ec);
+  ec.clock = h->clock;
+  h->ev = bw_ev_new(base, &ec, err);
+  if (h->ev == NULL) goto fail;
+  h->timer = evtimer_new(base, bw__on_timeout, h);
+  h->reap = event_new(base, -1, 0, bw__on_reap, h);
+  h->multi = curl_multi_init();
+  if (h->timer == NULL || h->reap == NULL || h->multi == NULL) goto nomem;
+  curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, bw__curl_sock_cb);
+  curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, (void *)h);
+  curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, bw__curl_timer_cb);
+  curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, (void *)h);
+  bw__error_clear(err);
+  return h;
+nomem:
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the driver");
+fail:
+  bw_curl_free(h);
+  return NULL;
+}
+
+void bw_curl_free(bw_curl_t *h) {
+  if (h == NULL) return;
+  h->closing = true;
+  /* Cancels every call: its easy handle leaves the multi (abort), then its
+   * done callback runs with cancelled set. */
+  bw_ev_free(h->ev);
+  if (h->multi != NULL) curl_multi_cleanup(h->multi);
+  while (h->socks != NULL)
+    bw__sock_drop(h->socks);
+  if (h->timer != NULL) event_free(h->timer);
+  if (h->reap != NULL) event_free(h->reap);
+  bw__free(h);
+}
+
+static char *bw__dup(const char *s, size_t n) {
+  char *d = bw__malloc(n + 1);
+  if (d == NULL) return NULL;
+  if (n > 0) memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
+                       const bw_curl_request_t *req, bw_deadline_t outer,
+                       bw_curl_done_fn done, void *userdata) {
+  bw_ev_ops_t ops;
+  bw__req_t *r;
+  const char *method;
+  bool ok = true;
+  size_t i;
+  int rc;
+  if (h == NULL || pl == NULL || req == NULL || req->url == NULL ||
+      (req->body == NULL && req->body_len > 0) ||
+      (req->headers == NULL && req->header_count > 0) || h->closing)
+    return BW_E_INVAL;
+  for (i = 0; i < req->header_count; i++)
+    if (req->headers[i] == NULL) return BW_E_INVAL;
+  method = req->method != NULL ? req->method : "GET";
+  r = bw__calloc(1, sizeof(*r));
+  if (r == NULL) return BW_E_NOMEM;
+  r->http = h;
+  r->idempotent = req->idempotent;
+  r->done = done;
+  r->ud = userdata;
+  r->transport = BW_TRANSPORT_NONE;
+  r->hint = BW_RETRY_AFTER_NONE;
+  r->method = bw__dup(method, strlen(method));
+  r->url = bw__dup(req->url, strlen(req->url));
+  r->buf = bw__malloc((size_t)h->max_body + 1);
+  if (req->body != NULL) {
+    r->body = bw__dup(req->body, req->body_len);
+    r->body_len = req->body_len;
+    ok = r->body != NULL;
+  }
+  for (i = 0; i < req->header_count; i++)
+    r->user_headers = bw__append(r->user_headers, req->headers[i], &ok);
+  if (!ok || r->method == NULL || r->url == NULL || r->buf == NULL) {
+    bw__req_free(r);
+    return BW_E_NOMEM;
+  }
+  r->buf[0] = '\0';
+  memset(&ops, 0, sizeof(ops));
+  ops.attempt = bw__req_attempt;
+  ops.abort = bw__req_abort;
+  ops.done = bw__req_done;
+  ops.driver_timeout = false; /* libcurl enforces CURLOPT_TIMEOUT_MS */
+  h->st.calls_started++;
+  h->st.calls_in_progress++;
+  rc = bw_ev_call_start(h->ev, pl, &ops, r, outer, &r->call);
+  if (rc != BW_OK) {
+    h->st.calls_started--;
+    h->st.calls_in_progress--;
+    bw__req_free(r);
+  }
+  return rc;
+}
+
+int bw_curl_request(bw_curl_t *h, const bw_pipeline_t *pl,
+                    const bw_curl_request_t *req, bw_curl_done_fn done,
+                    void *userdata) {
+  return bw_curl_request_at(h, pl, req, bw_deadline_none(), done, userdata);
+}
+
+void bw_curl_stats(const bw_curl_t *h, bw_curl_stats_t *out) {
+  if (h == NULL || out == NULL) return;
+  *out = h->st;
+}
+
+/* ---- the blocking helper ------------------------------------------------ */
+
+typedef struct bw__sync_s {
+  bool done;
+  bool nomem;
+  bw_failure_t failure;
+  bw_curl_result_t *out;
+} bw__sync_t;
+
+static void bw__sync_done(void *userdata, const bw_curl_result_t *res) {
+  bw__sync_t *s = userdata;
+  s->done = true;
+  s->failure = res->failure;
+  if (s->out == NULL) return;
+  *s->out = *res;
+  s->out->body = "";
+  if (res->body_len > 0) s->out->body = bw__dup(res->body, res->body_len);
+  if (s->out->body == NULL) {
+    s->out->body = "";
+    s->out->body_len = 0;
+    s->nomem = true;
+  }
+}
+
+int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
+                 bw_curl_result_t *out, bw_error_t *err) {
+  struct event_base *base;
+  bw_curl_t *h;
+  bw__sync_t s;
+  int rc;
+  if (out != NULL) {
+    memset(out, 0, sizeof(*out));
+    out->body = "";
+  }
+  if (pl == NULL || req == NULL)
+    return bw__error_set(err, BW_E_INVAL, pl == NULL ? "pl" : "req",
+                         "%s must not be NULL", pl == NULL ? "pl" : "req");
+  base = event_base_new();
+  if (base == NULL)
+    return bw__error_set(err, BW_E_NOMEM, "", "event_base_new failed");
+  h = bw_curl_new(base, NULL, err);
+  if (h == NULL) {
+    event_base_free(base);
+    return err != NULL ? err->code : BW_E_NOMEM;
+  }
+  memset(&s, 0, sizeof(s));
+  s.out = out;
+  rc = bw_curl_request(h, pl, req, bw__sync_done, &s);
+  if (rc != BW_OK) {
+    bw__error_set(err, rc, rc == BW_E_INVAL ? "req" : "",
+                  rc == BW_E_INVAL ? "req must have a url, a body for "
+                                     "body_len and headers for header_count"
+                                   : "could not start the request: %s",
+                  bw_strerror(rc));
+  } else {
+    /* Bounded by the pipeline: every attempt has curl's timeout or the
+     * deadline, every wait is a timer. Stops if the loop runs dry. */
+    while (!s.done && event_base_loop(base, EVLOOP_ONCE) == 0) {
+    }
+    if (!s.done)
+      rc = bw__error_set(err, BW_E_IO, "", "the event loop ran out of events");
+    else if (s.nomem)
+      rc = bw__error_set(err, BW_E_NOMEM, "", "out of memory copying the body");
+  }
+  bw_curl_free(h); /* cancels the call if the loop ran dry */
+  event_base_free(base);
+  if (rc != BW_OK) {
+    bw_curl_result_clear(out);
+    return rc;
+  }
+  bw__error_clear(err);
+  return (int)s.failure;
+}
+
+void bw_curl_result_clear(bw_curl_result_t *res) {
+  if (res == NULL) return;
+  /* bw_http_call copies a body only when it is not empty; an empty one is
+   * the static "". */
+  if (res->body != NULL && res->body_len > 0)
+    bw__free((void *)(uintptr_t)res->body);
+  res->body = "";
+  res->body_len = 0;
+}

@@ -1,0 +1,600 @@
+/* Specification tests: the libevent driver (driver_event.h).
+ *
+ * The attempts here are the test's own code (a synchronous report, or one
+ * made later from a timer), so every test is about the driver: it follows
+ * the pipeline's steps, waits with evtimers, times attempts out, delivers
+ * `done` exactly once and never from inside bw_ev_call_start, and cancels
+ * calls cleanly. The clock is the real monotonic one (the waits are real
+ * evtimers), with waits of a few ms; only counts, verdicts and failure
+ * kinds are asserted, never durations. Every loop is bounded in iterations
+ * and by a guard timer. */
+#include <event2/event.h>
+
+#include "breakwater/driver_event.h"
+#include "bw_test.h"
+
+/* ---- fixture ------------------------------------------------------------ */
+
+typedef struct env_s {
+  struct event_base *base;
+  bw_ev_t *drv;
+  bw_retry_policy_t *retry;
+  bw_breaker_t *breaker;
+  bw_pipeline_t *pl;
+} env_t;
+
+static int setup(void **state) {
+  bw_error_t err;
+  env_t *e = calloc(1, sizeof(*e));
+  if (e == NULL) return -1;
+  e->base = event_base_new();
+  if (e->base == NULL) return -1;
+  e->drv = bw_ev_new(e->base, NULL, &err);
+  if (e->drv == NULL) return -1;
+  *state = e;
+  return 0;
+}
+
+static int teardown(void **state) {
+  env_t *e = *state;
+  bw_ev_free(e->drv);
+  bw_pipeline_free(e->pl);
+  bw_breaker_free(e->breaker);
+  bw_retry_policy_free(e->retry);
+  event_base_free(e->base);
+  free(e);
+  return 0;
+}
+
+/* A retry policy: `attempts` in all, constant 1 ms delays, no jitter. */
+static bw_retry_policy_t *make_retry(uint32_t attempts) {
+  bw_retry_config_t rc;
+  bw_error_t err;
+  bw_retry_policy_t *p;
+  bw_retry_config_init(&rc);
+  rc.max_attempts = attempts;
+  rc.backoff = BW_BACKOFF_CONSTANT;
+  rc.base_ms = 1;
+  rc.jitter = BW_JITTER_NONE;
+  rc.max_ms = 5000;
+  p = bw_retry_policy_new(&rc, &err);
+  if (p == NULL) fail_msg("bw_retry_policy_new: %s", err.message);
+  return p;
+}
+
+static bw_breaker_t *make_breaker(uint32_t threshold) {
+  bw_breaker_config_t bc;
+  bw_error_t err;
+  bw_breaker_t *b;
+  bw_breaker_config_init(&bc);
+  bc.name = "dep";
+  bc.failure_threshold = threshold;
+  bc.break_ms = 60000;
+  b = bw_breaker_new(&bc, &err);
+  if (b == NULL) fail_msg("bw_breaker_new: %s", err.message);
+  return b;
+}
+
+/* pipeline: [breaker] -> [retry] -> [timeout] (each optional) */
+static bw_pipeline_t *make_pipeline(bw_breaker_t *b, const bw_retry_policy_t *r,
+                                    int64_t timeout_ms) {
+  bw_pipeline_config_t pc;
+  bw_error_t err;
+  bw_pipeline_t *pl;
+  bw_pipeline_config_init(&pc);
+  pc.name = "test";
+  if (b != NULL) assert_status(bw_pipeline_add_breaker(&pc, b), BW_OK);
+  if (r != NULL) assert_status(bw_pipeline_add_retry(&pc, r), BW_OK);
+  if (timeout_ms > 0)
+    assert_status(bw_pipeline_add_timeout(&pc, timeout_ms), BW_OK);
+  pl = bw_pipeline_new(&pc, &err);
+  if (pl == NULL) fail_msg("bw_pipeline_new: %s", err.message);
+  return pl;
+}
+
+/* A guard timer bounds every loop in wall time. */
+static void guard_cb(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  *(bool *)arg = true;
+}
+
+/* Runs the loop until *count > 0, at most limit_ms and 100000 iterations. */
+static void run_until_count(struct event_base *base, const int *count,
+                            int64_t limit_ms) {
+  bool expired = false;
+  struct timeval tv = {(time_t)(limit_ms / 1000),
+                       (suseconds_t)((limit_ms % 1000) * 1000)};
+  struct event *guard = evtimer_new(base, guard_cb, &expired);
+  int i;
+  assert_non_null(guard);
+  evtimer_add(guard, &tv);
+  for (i = 0; i < 100000 && *count == 0 && !expired; i++)
+    if (event_base_loop(base, EVLOOP_ONCE) != 0) break;
+  event_free(guard);
+}
+
+/* ---- the scripted attempt ------------------------------------------------ */
+
+#define SCRIPT_MAX 8
+
+typedef struct script_s {
+  bw_verdict_t verdicts[SCRIPT_MAX]; /* what attempt n reports */
+  int64_t hints[SCRIPT_MAX];
+  int n;                /* verdicts scripted */
+  bool silent;          /* never report (the driver times the attempt out) */
+  bool async;           /* report from a timer, not from inside attempt */
+  int attempts;         /* attempt callbacks */
+  int aborts;           /* abort callbacks */
+  int dones;            /* done callbacks */
+  bool in_start;        /* inside bw_ev_call_start */
+  bool done_in_start;   /* done ran from inside bw_ev_call_start */
+  bw_ev_result_t res;   /* copy of the last result */
+  bw_ev_call_t *call;   /* the attempt in progress */
+  bw_ev_timer_t *timer; /* async reports */
+  int report_rc;        /* the last bw_ev_call_report's return */
+  int second_report_rc; /* a second report of the same attempt */
+  bw_pipeline_stats_t at_done;
+  const bw_pipeline_t *pl;
+} script_t;
+
+static void report_now(script_t *s) {
+  int i = s->attempts - 1;
+  if (i >= s->n) i = s->n - 1;
+  s->report_rc = bw_ev_call_report(s->call, s->verdicts[i], s->hints[i]);
+  s->second_report_rc = bw_ev_call_report(s->call, s->verdicts[i], s->hints[i]);
+}
+
+static void async_cb(void *ud) {
+  report_now(ud);
+}
+
+static void on_attempt(void *ud, bw_ev_call_t *call,
+                       const bw_pipeline_call_t *pc) {
+  script_t *s = ud;
+  s->attempts++;
+  s->call = call;
+  assert_u64_eq(pc->attempt, s->attempts);
+  if (s->silent) return;
+  if (s->async)
+    assert_status(bw_ev_timer_start(s->timer, 1), BW_OK);
+  else
+    report_now(s);
+}
+
+static void on_abort(void *ud, bw_ev_call_t *call) {
+  script_t *s = ud;
+  s->aborts++;
+  /* An aborted attempt may not be reported. */
+  assert_status(bw_ev_call_report(call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE),
+                BW_E_INVAL);
+  bw_ev_timer_stop(s->timer);
+}
+
+static void on_done(void *ud, const bw_ev_result_t *res) {
+  script_t *s = ud;
+  s->dones++;
+  s->res = *res;
+  if (s->in_start) s->done_in_start = true;
+  bw_pipeline_stats(s->pl, &s->at_done);
+}
+
+static bw_ev_ops_t ops(bool driver_timeout) {
+  bw_ev_ops_t o;
+  memset(&o, 0, sizeof(o));
+  o.attempt = on_attempt;
+  o.abort = on_abort;
+  o.done = on_done;
+  o.driver_timeout = driver_timeout;
+  return o;
+}
+
+static void script_init(env_t *e, script_t *s) {
+  memset(s, 0, sizeof(*s));
+  s->timer = bw_ev_timer_new(e->drv, async_cb, s);
+  assert_non_null(s->timer);
+  s->pl = e->pl;
+}
+
+static int start(env_t *e, script_t *s, const bw_ev_ops_t *o) {
+  int rc;
+  s->in_start = true;
+  rc = bw_ev_call_start(e->drv, e->pl, o, s, bw_deadline_none(), NULL);
+  s->in_start = false;
+  return rc;
+}
+
+static void run_to_done(env_t *e, script_t *s) {
+  run_until_count(e->base, &s->dones, 5000);
+  assert_int_equal(s->dones, 1);
+}
+
+/* ==== tests =============================================================== */
+
+static void new_refuses_a_null_base_naming_it(void **state) {
+  bw_error_t err;
+  (void)state;
+  bwt_prefill_error(&err);
+  assert_null(bw_ev_new(NULL, NULL, &err));
+  assert_true(bwt_error_names(&err, "base"));
+  bw_ev_free(NULL); /* NULL-safe */
+}
+
+static void start_refuses_bad_arguments(void **state) {
+  env_t *e = *state;
+  bw_ev_ops_t o = ops(false);
+  bw_ev_call_t *call = (bw_ev_call_t *)&o;
+  bw_ev_stats_t st;
+  e->pl = make_pipeline(NULL, NULL, 0);
+  assert_status(
+      bw_ev_call_start(NULL, e->pl, &o, NULL, bw_deadline_none(), &call),
+      BW_E_INVAL);
+  assert_null(call); /* *out is cleared on failure */
+  assert_status(
+      bw_ev_call_start(e->drv, NULL, &o, NULL, bw_deadline_none(), NULL),
+      BW_E_INVAL);
+  assert_status(
+      bw_ev_call_start(e->drv, e->pl, NULL, NULL, bw_deadline_none(), NULL),
+      BW_E_INVAL);
+  o.attempt = NULL;
+  assert_status(
+      bw_ev_call_start(e->drv, e->pl, &o, NULL, bw_deadline_none(), NULL),
+      BW_E_INVAL);
+  o = ops(true);
+  o.abort = NULL; /* a driver timeout needs a way to stop the attempt */
+  assert_status(
+      bw_ev_call_start(e->drv, e->pl, &o, NULL, bw_deadline_none(), NULL),
+      BW_E_INVAL);
+  bw_ev_stats(e->drv, &st);
+  assert_u64_eq(st.calls_started, 0);
+  assert_u64_eq(st.calls_in_progress, 0);
+}
+
+static void sync_reports_retry_to_success_in_three_attempts(void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(false);
+  bw_ev_stats_t st;
+  e->retry = make_retry(3);
+  e->pl = make_pipeline(NULL, e->retry, 0);
+  script_init(e, &s);
+  s.n = 3;
+  s.verdicts[0] = s.verdicts[1] = BW_VERDICT_TRANSIENT;
+  s.verdicts[2] = BW_VERDICT_OK;
+  s.hints[0] = s.hints[1] = s.hints[2] = BW_RETRY_AFTER_NONE;
+  assert_status(start(e, &s, &o), BW_OK);
+  /* The first attempt started inside start; its report is deferred. */
+  assert_int_equal(s.attempts, 1);
+  assert_status(s.report_rc, BW_OK);
+  assert_status(s.second_report_rc, BW_E_INVAL); /* one report per attempt */
+  assert_int_equal(s.dones, 0);
+  run_to_done(e, &s);
+  assert_int_equal(s.dones, 1);
+  assert_false(s.done_in_start);
+  assert_int_equal(s.attempts, 3);
+  assert_int_equal(s.res.failure, BW_FAILURE_NONE);
+  assert_false(s.res.cancelled);
+  assert_u64_eq(s.res.attempts, 3);
+  assert_int_equal(s.res.last_verdict, BW_VERDICT_OK);
+  assert_i64_eq(s.res.waited_ms, 2); /* two 1 ms retry delays */
+  assert_true(s.res.latency_ns >= 0);
+  assert_u64_eq(s.at_done.successes, 1);
+  bw_ev_stats(e->drv, &st);
+  assert_u64_eq(st.calls_started, 1);
+  assert_u64_eq(st.calls_succeeded, 1);
+  assert_u64_eq(st.calls_failed, 0);
+  assert_u64_eq(st.calls_in_progress, 0);
+  assert_u64_eq(st.attempts, 3);
+  assert_u64_eq(st.waits, 2);
+  bw_ev_timer_free(s.timer);
+}
+
+static void async_reports_exhaust_the_retry(void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(false);
+  bw_ev_stats_t st;
+  e->retry = make_retry(2);
+  e->pl = make_pipeline(NULL, e->retry, 0);
+  script_init(e, &s);
+  s.async = true;
+  s.n = 1;
+  s.verdicts[0] = BW_VERDICT_TRANSIENT;
+  s.hints[0] = BW_RETRY_AFTER_NONE;
+  assert_status(start(e, &s, &o), BW_OK);
+  run_to_done(e, &s);
+  assert_int_equal(s.dones, 1);
+  assert_int_equal(s.attempts, 2);
+  assert_int_equal(s.res.failure, BW_FAILURE_EXHAUSTED);
+  assert_int_equal(s.res.last_verdict, BW_VERDICT_TRANSIENT);
+  assert_int_equal(s.aborts, 0);
+  bw_ev_stats(e->drv, &st);
+  assert_u64_eq(st.calls_failed, 1);
+  assert_u64_eq(st.calls_in_progress, 0);
+  bw_ev_timer_free(s.timer);
+}
+
+static void a_hint_becomes_the_wait(void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(false);
+  e->retry = make_retry(2);
+  e->pl = make_pipeline(NULL, e->retry, 0);
+  script_init(e, &s);
+  s.n = 2;
+  s.verdicts[0] = BW_VERDICT_TRANSIENT;
+  s.hints[0] = 30; /* Retry-After / pushback: at least 30 ms */
+  s.verdicts[1] = BW_VERDICT_OK;
+  s.hints[1] = BW_RETRY_AFTER_NONE;
+  assert_status(start(e, &s, &o), BW_OK);
+  run_to_done(e, &s);
+  assert_int_equal(s.res.failure, BW_FAILURE_NONE);
+  assert_true(s.res.waited_ms >= 30);
+  bw_ev_timer_free(s.timer);
+}
+
+static void driver_times_out_silent_attempts(void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(true);
+  bw_ev_stats_t st;
+  e->retry = make_retry(2);
+  e->pl = make_pipeline(NULL, e->retry, 20);
+  script_init(e, &s);
+  s.silent = true;
+  assert_status(start(e, &s, &o), BW_OK);
+  run_to_done(e, &s);
+  assert_int_equal(s.attempts, 2);
+  assert_int_equal(s.aborts, 2); /* each timed-out attempt was stopped */
+  assert_u64_eq(s.res.timeouts, 2);
+  assert_int_equal(s.res.last_verdict, BW_VERDICT_TRANSIENT);
+  assert_int_equal(s.res.failure, BW_FAILURE_EXHAUSTED);
+  bw_ev_stats(e->drv, &st);
+  assert_u64_eq(st.attempt_timeouts, 2);
+  bw_ev_timer_free(s.timer);
+}
+
+static void open_breaker_makes_no_attempt_and_done_comes_from_the_loop(
+    void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(false);
+  bw_permit_t p;
+  bw_breaker_stats_t bs;
+  e->breaker = make_breaker(1);
+  assert_status(bw_breaker_acquire(e->breaker, &p), BW_OK);
+  assert_status(bw_breaker_release(e->breaker, &p, BW_FAILURE), BW_OK);
+  assert_state(bw_breaker_state(e->breaker), BW_OPEN);
+  e->retry = make_retry(3);
+  e->pl = make_pipeline(e->breaker, e->retry, 0);
+  script_init(e, &s);
+  assert_status(start(e, &s, &o), BW_OK);
+  assert_int_equal(s.dones, 0); /* never from inside start */
+  run_to_done(e, &s);
+  assert_false(s.done_in_start);
+  assert_int_equal(s.attempts, 0);
+  assert_u64_eq(s.res.attempts, 0);
+  assert_int_equal(s.res.failure, BW_FAILURE_BREAKER);
+  bw_breaker_stats(e->breaker, &bs);
+  assert_u64_eq(bs.rejected, 1);
+  bw_ev_timer_free(s.timer);
+}
+
+static void report_refuses_bad_verdicts_and_hints(void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(false);
+  e->pl = make_pipeline(NULL, NULL, 0);
+  script_init(e, &s);
+  s.silent = true;
+  assert_status(start(e, &s, &o), BW_OK);
+  assert_int_equal(s.attempts, 1);
+  assert_status(bw_ev_call_report(NULL, BW_VERDICT_OK, BW_RETRY_AFTER_NONE),
+                BW_E_INVAL);
+  assert_status(bw_ev_call_report(s.call, (bw_verdict_t)99, -1), BW_E_INVAL);
+  assert_status(bw_ev_call_report(s.call, BW_VERDICT_OK, -3), BW_E_INVAL);
+  /* still waiting for a valid report */
+  assert_status(
+      bw_ev_call_report(s.call, BW_VERDICT_PERMANENT, BW_RETRY_AFTER_NONE),
+      BW_OK);
+  run_to_done(e, &s);
+  assert_int_equal(s.res.failure, BW_FAILURE_PERMANENT);
+  bw_ev_timer_free(s.timer);
+}
+
+static void cancel_aborts_the_attempt_and_leaves_the_breaker_ignored(
+    void **state) {
+  env_t *e = *state;
+  script_t s;
+  bw_ev_ops_t o = ops(false);
+  bw_breaker_stats_t bs;
+  bw_ev_stats_t st;
+  bw_ev_call_t *call = NULL;
+  e->breaker = make_breaker(5);
+  e->pl = make_pipeline(e->breaker, NULL, 0);
+  script_init(e, &s);
+  s.silent = true;
+  assert_status(
+      bw_ev_call_start(e->drv, e->pl, &o, &s, bw_deadline_none(), &call),
+      BW_OK);
+  assert_non_null(call);
+  assert_ptr_equal(bw_ev_call_userdata(call), &s);
+  assert_non_null(bw_ev_call_pipeline(call));
+  bw_ev_call_cancel(call);
+  assert_int_equal(s.aborts, 1);
+  assert_int_equal(s.dones, 1); /* before cancel returned */
+  assert_true(s.res.cancelled);
+  assert_int_equal(s.res.failure, BW_FAILURE_NONE);
+  assert_u64_eq(s.at_done.cancelled, 1);
+  bw_breaker_stats(e->breaker, &bs);
+  assert_u64_eq(bs.calls, 1);
+  assert_u64_eq(bs.ignored, 1);
+  assert_u64_eq(bs.failures, 0);
+  bw_ev_stats(e->drv, &st);
+  assert_u64_eq(st.calls_cancelled, 1);
+  assert_u64_eq(st.calls_in_progress, 0);
+  bw_ev_call_cancel(NULL);
+  bw_ev_timer_free(s.timer);
+}
+
+typedef struct restart_s {
+  bw_ev_t *drv;
+  const bw_pipeline_t *pl;
+  int rc;
+  int dones;
+} restart_t;
+
+static void restart_done(void *ud, const bw_ev_result_t *res) {
+  restart_t *r = ud;
+  bw_ev_ops_t o = ops(false);
+  (void)res;
+  r->dones++;
+  /* starting a call while the driver is being freed is refused */
+  r->rc = bw_ev_call_start(r->drv, r->pl, &o, NULL, bw_deadline_none(), NULL);
+}
+
+static void silent_attempt(void *ud, bw_ev_call_t *call,
+                           const bw_pipeline_call_t *pc) {
+  (void)ud;
+  (void)call;
+  (void)pc;
+}
+
+static void free_with_calls_in_flight_cancels_them_all(void **state) {
+  env_t *e = *state;
+  script_t waiting, attempting;
+  restart_t rs;
+  bw_ev_ops_t o = ops(false), ro;
+  bw_pipeline_stats_t ps;
+  int i;
+  e->retry = make_retry(3);
+  {
+    /* a retry whose delay is long: the call sits in WAIT */
+    bw_retry_config_t rc;
+    bw_error_t err;
+    bw_retry_policy_free(e->retry);
+    bw_retry_config_init(&rc);
+    rc.max_attempts = 3;
+    rc.backoff = BW_BACKOFF_CONSTANT;
+    rc.base_ms = 60000;
+    rc.max_ms = 60000;
+    rc.jitter = BW_JITTER_NONE;
+    e->retry = bw_retry_policy_new(&rc, &err);
+    assert_non_null(e->retry);
+  }
+  e->pl = make_pipeline(NULL, e->retry, 0);
+  script_init(e, &waiting);
+  script_init(e, &attempting);
+  waiting.n = 1;
+  waiting.verdicts[0] = BW_VERDICT_TRANSIENT;
+  waiting.hints[0] = BW_RETRY_AFTER_NONE;
+  attempting.silent = true;
+  assert_status(start(e, &waiting, &o), BW_OK);
+  assert_status(start(e, &attempting, &o), BW_OK);
+  memset(&rs, 0, sizeof(rs));
+  rs.drv = e->drv;
+  rs.pl = e->pl;
+  memset(&ro, 0, sizeof(ro));
+  ro.attempt = silent_attempt;
+  ro.done = restart_done;
+  assert_status(
+      bw_ev_call_start(e->drv, e->pl, &ro, &rs, bw_deadline_none(), NULL),
+      BW_OK);
+  /* let the first call's report be processed: it then waits 60 s */
+  for (i = 0; i < 10; i++)
+    event_base_loop(e->base, EVLOOP_NONBLOCK);
+  assert_int_equal(waiting.attempts, 1);
+  assert_int_equal(waiting.dones, 0);
+  bw_ev_free(e->drv);
+  e->drv = NULL;
+  assert_int_equal(waiting.dones, 1);
+  assert_true(waiting.res.cancelled);
+  assert_int_equal(waiting.aborts, 0); /* it was waiting, not attempting */
+  assert_int_equal(attempting.dones, 1);
+  assert_true(attempting.res.cancelled);
+  assert_int_equal(attempting.aborts, 1);
+  assert_int_equal(rs.dones, 1);
+  assert_status(rs.rc, BW_E_INVAL);
+  bw_pipeline_stats(e->pl, &ps);
+  assert_u64_eq(ps.calls, 3);
+  assert_u64_eq(ps.cancelled, 3);
+  bw_ev_timer_free(waiting.timer);
+  bw_ev_timer_free(attempting.timer);
+}
+
+static void count_cb(void *ud) {
+  (*(int *)ud)++;
+}
+
+static void timer_helper_fires_once_and_stops(void **state) {
+  env_t *e = *state;
+  int fired = 0, i;
+  bw_ev_timer_t *t = bw_ev_timer_new(e->drv, count_cb, &fired);
+  assert_non_null(t);
+  assert_null(bw_ev_timer_new(NULL, count_cb, &fired));
+  assert_null(bw_ev_timer_new(e->drv, NULL, &fired));
+  assert_status(bw_ev_timer_start(t, -1), BW_E_INVAL);
+  assert_status(bw_ev_timer_start(NULL, 1), BW_E_INVAL);
+  assert_false(bw_ev_timer_pending(t));
+  assert_status(bw_ev_timer_start(t, 1), BW_OK);
+  assert_true(bw_ev_timer_pending(t));
+  for (i = 0; i < 1000 && fired == 0; i++)
+    event_base_loop(e->base, EVLOOP_ONCE);
+  assert_int_equal(fired, 1);
+  assert_false(bw_ev_timer_pending(t));
+  assert_status(bw_ev_timer_start(t, 60000), BW_OK);
+  bw_ev_timer_stop(t);
+  assert_false(bw_ev_timer_pending(t));
+  assert_int_equal(event_base_loop(e->base, EVLOOP_NONBLOCK), 1); /* idle */
+  assert_int_equal(fired, 1);
+  bw_ev_timer_free(t);
+  bw_ev_timer_free(NULL);
+}
+
+static void the_clock_is_the_configured_one(void **state) {
+  env_t *e = *state;
+  bw_ev_config_t cfg;
+  bw_error_t err;
+  bw_clock_t *manual = bw_clock_manual_new(BWT_T0_NS);
+  bw_ev_t *d;
+  bw_ev_config_init(&cfg);
+  assert_ptr_equal(cfg.clock, bw_clock_monotonic());
+  assert_ptr_equal(bw_ev_clock(e->drv), bw_clock_monotonic());
+  assert_ptr_equal(bw_ev_base(e->drv), e->base);
+  cfg.clock = manual;
+  d = bw_ev_new(e->base, &cfg, &err);
+  assert_non_null(d);
+  assert_ptr_equal(bw_ev_clock(d), manual);
+  bw_ev_free(d);
+  bw_clock_free(manual);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(new_refuses_a_null_base_naming_it),
+      cmocka_unit_test_setup_teardown(start_refuses_bad_arguments, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          sync_reports_retry_to_success_in_three_attempts, setup, teardown),
+      cmocka_unit_test_setup_teardown(async_reports_exhaust_the_retry, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_hint_becomes_the_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(driver_times_out_silent_attempts, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          open_breaker_makes_no_attempt_and_done_comes_from_the_loop, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(report_refuses_bad_verdicts_and_hints,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          cancel_aborts_the_attempt_and_leaves_the_breaker_ignored, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          free_with_calls_in_flight_cancels_them_all, setup, teardown),
+      cmocka_unit_test_setup_teardown(timer_helper_fires_once_and_stops, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(the_clock_is_the_configured_one, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
