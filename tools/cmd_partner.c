@@ -1,0 +1,233 @@
+/* `breakwater partner`: seed 004's simulated payment partner as an HTTP
+ * server on the loopback interface, until a duration elapses or SIGINT /
+ * SIGTERM. docs/partner.md is the user guide. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "partner_server.h"
+
+#define PARTNER_DEFAULT_PORT 8404
+#define DAY_MS INT64_C(86400000)
+
+typedef struct opts_s {
+  const char *host;
+  uint32_t port;
+  bool allow_remote;
+  uint32_t capacity;
+  int64_t ok_min_ms, ok_max_ms, slow_min_ms, slow_max_ms;
+  double throttle_ratio;
+  int64_t retry_after_s;
+  int64_t seed;
+  int64_t duration_s;
+  uint32_t backlog;
+  bool quiet;
+} opts_t;
+
+/* The flag table; targets point into *o (defaults already in it). */
+static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
+  size_t n = 0;
+  bw_cli_flag_t all[] = {
+      BW_CLI_STRING("host", &o->host, "HOST",
+                    "address to listen on (default 127.0.0.1; loopback only "
+                    "unless --allow-remote)"),
+      BW_CLI_U32("port", &o->port, 0, 65535, "PORT",
+                 "port (default 8404; 0 = a free port, printed)"),
+      BW_CLI_BOOL("allow-remote", &o->allow_remote,
+                  "allow a non-loopback --host (the project's rule is "
+                  "loopback only)"),
+      BW_CLI_U32("capacity", &o->capacity, 1, 1000000, "N",
+                 "requests in flight served normally (default 400)"),
+      BW_CLI_I64("ok-min-ms", &o->ok_min_ms, 0, DAY_MS, "MS",
+                 "latency under capacity, low end (default 80)"),
+      BW_CLI_I64("ok-max-ms", &o->ok_max_ms, 0, DAY_MS, "MS",
+                 "latency under capacity, high end (default 180)"),
+      BW_CLI_I64("slow-min-ms", &o->slow_min_ms, 0, DAY_MS, "MS",
+                 "latency above capacity, low end (default 800)"),
+      BW_CLI_I64("slow-max-ms", &o->slow_max_ms, 0, DAY_MS, "MS",
+                 "latency above capacity, high end (default 2500)"),
+      BW_CLI_DOUBLE("throttle-ratio", &o->throttle_ratio, 0.0, 1.0, "R",
+                    "share of 429 above capacity (default 0.6)"),
+      BW_CLI_I64("retry-after-s", &o->retry_after_s, -1, 86400, "S",
+                 "Retry-After of a 429 in seconds, -1 = none (default -1)"),
+      BW_CLI_I64("seed", &o->seed, 0, INT64_MAX, "N",
+                 "the model's random seed (default 4)"),
+      BW_CLI_I64("duration-s", &o->duration_s, 0, INT64_C(31536000), "S",
+                 "stop after S seconds; 0 = until SIGINT/SIGTERM (default 0)"),
+      BW_CLI_U32("backlog", &o->backlog, 1, 65535, "N",
+                 "listen() backlog (default 1024)"),
+      BW_CLI_BOOL("quiet", &o->quiet,
+                  "no summary at exit (the listening line is always "
+                  "printed)"),
+  };
+  for (n = 0; n < sizeof(all) / sizeof(all[0]); n++)
+    f[n] = all[n];
+  return n;
+}
+
+#define MAX_FLAGS 16
+
+static void defaults(opts_t *o) {
+  bw_partner_server_config_t d;
+  bw_partner_server_config_init(&d);
+  memset(o, 0, sizeof(*o));
+  o->host = d.host;
+  o->port = PARTNER_DEFAULT_PORT;
+  o->capacity = d.partner.capacity;
+  o->ok_min_ms = d.partner.ok_min_ms;
+  o->ok_max_ms = d.partner.ok_max_ms;
+  o->slow_min_ms = d.partner.slow_min_ms;
+  o->slow_max_ms = d.partner.slow_max_ms;
+  o->throttle_ratio = d.partner.throttle_ratio;
+  o->retry_after_s = d.partner.retry_after_s;
+  o->seed = (int64_t)d.partner.seed;
+  o->backlog = (uint32_t)d.backlog;
+}
+
+void bw_cmd_partner_help(FILE *out) {
+  bw_cli_flag_t flags[MAX_FLAGS];
+  opts_t o;
+  size_t n;
+  defaults(&o);
+  n = make_flags(flags, &o);
+  fprintf(out,
+          "usage: breakwater partner [flags]\n\n"
+          "Seed 004's simulated payment partner over HTTP/1.1: a capacity of\n"
+          "requests in flight; under it 200 after ok-min..ok-max ms; above it\n"
+          "slow-min..slow-max ms, then 429 with probability throttle-ratio.\n\n"
+          "Endpoints: POST /charges, GET /health, GET /metrics (Prometheus),\n"
+          "POST /reset (fresh partner; 409 while requests are in flight).\n"
+          "Prints 'partner listening on http://HOST:PORT (capacity N, seed "
+          "S)'.\n\n"
+          "flags:\n");
+  bw_cli_print_flags(out, flags, n);
+}
+
+/* "ok_max_ms" -> "--ok-max-ms". */
+static void flag_of(const char *field, char *out, size_t size) {
+  size_t i, j = 0;
+  if (size < 3) return;
+  out[j++] = '-';
+  out[j++] = '-';
+  for (i = 0; field[i] != '\0' && j + 1 < size; i++)
+    out[j++] = field[i] == '_' ? '-' : field[i];
+  out[j] = '\0';
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  event_base_loopexit((struct event_base *)arg, NULL);
+}
+
+int bw_cmd_partner(int argc, char **argv) {
+  bw_cli_flag_t flags[MAX_FLAGS];
+  bw_partner_server_config_t cfg;
+  bw_partner_server_t *srv;
+  bw_partner_server_stats_t st;
+  struct event_base *base;
+  struct event *sigint, *sigterm, *timer = NULL;
+  char msg[256], flag[64];
+  opts_t o;
+  size_t n;
+  int rc;
+
+  defaults(&o);
+  n = make_flags(flags, &o);
+  rc = bw_cli_parse(flags, n, argc, argv, NULL, 0, NULL, msg, sizeof(msg));
+  if (rc == BW_CLI_HELP) {
+    bw_cmd_partner_help(stdout);
+    return 0;
+  }
+  if (rc != BW_CLI_OK) {
+    fprintf(stderr, "breakwater partner: %s\n", msg);
+    fprintf(stderr, "Run 'breakwater help partner' for the flags.\n");
+    return BW_CLI_EXIT_USAGE;
+  }
+
+  bw_partner_server_config_init(&cfg);
+  cfg.host = o.host;
+  cfg.port = (uint16_t)o.port;
+  cfg.allow_remote = o.allow_remote;
+  cfg.backlog = (int)o.backlog;
+  cfg.partner.capacity = o.capacity;
+  cfg.partner.ok_min_ms = o.ok_min_ms;
+  cfg.partner.ok_max_ms = o.ok_max_ms;
+  cfg.partner.slow_min_ms = o.slow_min_ms;
+  cfg.partner.slow_max_ms = o.slow_max_ms;
+  cfg.partner.throttle_ratio = o.throttle_ratio;
+  cfg.partner.retry_after_s = o.retry_after_s;
+  cfg.partner.seed = (uint64_t)o.seed;
+
+  /* A client that hangs up must not kill the server with SIGPIPE. */
+  signal(SIGPIPE, SIG_IGN);
+  base = event_base_new();
+  if (base == NULL) {
+    fprintf(stderr, "breakwater partner: cannot create an event base\n");
+    return 1;
+  }
+  {
+    bw_error_t err;
+    srv = bw_partner_server_new(base, &cfg, &err);
+    if (srv == NULL) {
+      flag_of(err.field[0] != '\0' ? err.field : "?", flag, sizeof(flag));
+      fprintf(stderr, "breakwater partner: %s: %s\n", flag, err.message);
+      event_base_free(base);
+      /* A configuration the flags could not express is a usage error; a
+       * port that cannot be bound is a runtime failure. */
+      return err.code == BW_E_INVAL ? BW_CLI_EXIT_USAGE : 1;
+    }
+  }
+  sigint = evsignal_new(base, SIGINT, on_stop, base);
+  sigterm = evsignal_new(base, SIGTERM, on_stop, base);
+  if (sigint == NULL || sigterm == NULL || evsignal_add(sigint, NULL) != 0 ||
+      evsignal_add(sigterm, NULL) != 0) {
+    fprintf(stderr, "breakwater partner: cannot watch SIGINT/SIGTERM\n");
+    rc = 1;
+    goto out;
+  }
+  if (o.duration_s > 0) {
+    struct timeval tv;
+    tv.tv_sec = (time_t)o.duration_s;
+    tv.tv_usec = 0;
+    timer = evtimer_new(base, on_stop, base);
+    if (timer == NULL || evtimer_add(timer, &tv) != 0) {
+      fprintf(stderr, "breakwater partner: cannot arm the duration timer\n");
+      rc = 1;
+      goto out;
+    }
+  }
+  printf("partner listening on http://%s%s%s:%u (capacity %u, seed %llu)\n",
+         strchr(o.host, ':') != NULL ? "[" : "", o.host,
+         strchr(o.host, ':') != NULL ? "]" : "",
+         (unsigned)bw_partner_server_port(srv), (unsigned)o.capacity,
+         (unsigned long long)o.seed);
+  fflush(stdout);
+
+  rc = event_base_dispatch(base) < 0 ? 1 : 0;
+  if (rc != 0) fprintf(stderr, "breakwater partner: event loop failed\n");
+  bw_partner_server_stats(srv, &st);
+  if (!o.quiet) {
+    printf(
+        "partner stopped: network_calls=%llu status_200=%llu "
+        "status_429=%llu over_capacity=%llu max_in_flight=%u "
+        "in_flight=%u abandoned=%llu\n",
+        (unsigned long long)st.network_calls,
+        (unsigned long long)st.replied_200, (unsigned long long)st.replied_429,
+        (unsigned long long)st.partner.over_capacity,
+        (unsigned)st.partner.max_in_flight, (unsigned)st.partner.in_flight,
+        (unsigned long long)st.abandoned);
+    fflush(stdout);
+  }
+out:
+  bw_partner_server_free(srv);
+  if (timer != NULL) event_free(timer);
+  if (sigint != NULL) event_free(sigint);
+  if (sigterm != NULL) event_free(sigterm);
+  event_base_free(base);
+  return rc;
+}

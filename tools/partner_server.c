@@ -1,0 +1,560 @@
+/* The seed-004 partner over real HTTP: evhttp does the protocol, the
+ * virtual-time model (src/sim/partner.c) decides, an event timer per request
+ * holds the answer for its latency.
+ *
+ * Lifetime of a POST /charges: admit (counted in flight) -> a `pending`
+ * record with an evtimer -> the timer fires -> done (leaves the in-flight
+ * count) -> the answer is sent -> the record is freed. The answer is always
+ * sent, even when the client hung up meanwhile: libevent 2.1 then has
+ * detached the request from its (freed) connection and evhttp_send_reply
+ * just frees the request, which is the only way to release it. evhttp never
+ * frees a request we have not answered except through evhttp_free, which
+ * bw_partner_server_free calls only after answering every pending one. */
+#include "partner_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+
+#include "breakwater/clock.h"
+#include "breakwater/deadline.h"
+#include "internal.h"
+
+#define PARTNER_MAX_BODY 65536
+#define PARTNER_MAX_HEADERS 16384
+
+typedef struct pending_s pending_t;
+
+struct pending_s {
+  bw_partner_server_t *srv;
+  struct evhttp_request *req;
+  struct event *timer;
+  int status;
+  int64_t retry_after_ms;
+  pending_t *prev, *next;
+};
+
+struct bw_partner_server_s {
+  struct event_base *base;
+  struct evhttp *http;
+  bw_sim_partner_t *partner;
+  bw_partner_server_config_t cfg;
+  char host[64];
+  uint16_t port;
+  pending_t *pending;           /* requests waiting for their latency */
+  bw_partner_server_stats_t st; /* partner is filled on demand */
+};
+
+void bw_partner_server_config_init(bw_partner_server_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  bw_sim_partner_config_init(&cfg->partner);
+  cfg->host = "127.0.0.1";
+  cfg->port = 0;
+  cfg->allow_remote = false;
+  cfg->backlog = 1024;
+}
+
+bool bw_partner_host_is_loopback(const char *host) {
+  struct in_addr a4;
+  struct in6_addr a6;
+  if (host == NULL) return false;
+  if (strcmp(host, "localhost") == 0) return true;
+  if (inet_pton(AF_INET, host, &a4) == 1)
+    return (ntohl(a4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, host, &a6) == 1)
+    return memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0;
+  return false;
+}
+
+/* ---- answers --------------------------------------------------------------
+ */
+
+static void send_text(struct evhttp_request *req, int code, const char *reason,
+                      const char *ctype, const char *body) {
+  struct evbuffer *buf = evbuffer_new();
+  struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+  evhttp_add_header(h, "Content-Type", ctype);
+  /* On allocation failure the answer goes out without a body. */
+  if (buf != NULL && body != NULL) evbuffer_add(buf, body, strlen(body));
+  evhttp_send_reply(req, code, reason, buf);
+  if (buf != NULL) evbuffer_free(buf);
+}
+
+static void send_json(struct evhttp_request *req, int code, const char *reason,
+                      const char *body) {
+  send_text(req, code, reason, "application/json", body);
+}
+
+static void unlink_pending(bw_partner_server_t *srv, pending_t *p) {
+  if (p->prev != NULL)
+    p->prev->next = p->next;
+  else
+    srv->pending = p->next;
+  if (p->next != NULL) p->next->prev = p->prev;
+  p->prev = p->next = NULL;
+}
+
+/* True when the client hung up before its answer. A request whose
+ * connection libevent already saw fail is detached from it; otherwise
+ * libevent 2.1 does not read while an answer is pending, so the socket is
+ * peeked: end of file or an error means the peer is gone. The answer is
+ * sent all the same (a client that only shut down its sending side still
+ * gets it; for a gone one, libevent frees the connection on the write or
+ * read error). */
+static bool client_gone(struct evhttp_request *req) {
+  struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+  struct bufferevent *bev;
+  evutil_socket_t fd;
+  char c;
+  ssize_t n;
+  if (evcon == NULL) return true;
+  bev = evhttp_connection_get_bufferevent(evcon);
+  fd = bev != NULL ? bufferevent_getfd(bev) : -1;
+  if (fd < 0) return true;
+  n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return true;
+  return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+/* The latency elapsed: leave the in-flight count, answer, forget. */
+static void on_latency(evutil_socket_t fd, short what, void *arg) {
+  pending_t *p = arg;
+  bw_partner_server_t *srv = p->srv;
+  struct evhttp_request *req = p->req;
+  (void)fd;
+  (void)what;
+  unlink_pending(srv, p);
+  event_free(p->timer);
+  bw_sim_partner_done(srv->partner);
+  if (p->status == 429)
+    srv->st.replied_429++;
+  else
+    srv->st.replied_200++;
+  if (client_gone(req)) srv->st.abandoned++;
+  if (p->status == 429) {
+    if (p->retry_after_ms >= 0) {
+      char v[32];
+      snprintf(v, sizeof(v), "%lld", (long long)(p->retry_after_ms / 1000));
+      evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After",
+                        v);
+    }
+    send_json(req, 429, "Too Many Requests", "{\"status\":\"throttled\"}\n");
+  } else {
+    send_json(req, 200, "OK", "{\"status\":\"ok\"}\n");
+  }
+  bw__free(p);
+}
+
+static void handle_charge(bw_partner_server_t *srv,
+                          struct evhttp_request *req) {
+  const char *budget;
+  bw_sim_reply_t r;
+  pending_t *p;
+  struct timeval tv;
+
+  srv->st.network_calls++;
+  budget = evhttp_find_header(evhttp_request_get_input_headers(req),
+                              "X-Timeout-Budget");
+  if (budget != NULL) {
+    int64_t ms;
+    if (bw_deadline_header_parse(budget, strlen(budget), &ms) == BW_OK)
+      srv->st.requests_with_budget++;
+    else
+      srv->st.bad_budget++;
+  }
+  p = bw__calloc(1, sizeof(*p));
+  if (p != NULL) {
+    p->timer = evtimer_new(srv->base, on_latency, p);
+    if (p->timer == NULL) {
+      bw__free(p);
+      p = NULL;
+    }
+  }
+  if (p == NULL) {
+    /* Not admitted: the model never saw it, so it is not in flight. */
+    srv->st.network_calls--;
+    send_json(req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"out of memory\"}\n");
+    return;
+  }
+  r = bw_sim_partner_admit(srv->partner, bw_clock_now(bw_clock_monotonic()));
+  p->srv = srv;
+  p->req = req;
+  p->status = r.status;
+  p->retry_after_ms = r.retry_after_ms;
+  p->next = srv->pending;
+  if (srv->pending != NULL) srv->pending->prev = p;
+  srv->pending = p;
+  tv.tv_sec = (time_t)(r.latency_ms / 1000);
+  tv.tv_usec = (suseconds_t)((r.latency_ms % 1000) * 1000);
+  evtimer_add(p->timer, &tv);
+}
+
+static void handle_reset(bw_partner_server_t *srv, struct evhttp_request *req) {
+  bw_error_t err;
+  int rc = bw_partner_server_reset(srv, &err);
+  if (rc == BW_OK) {
+    send_json(req, 200, "OK", "{\"status\":\"reset\"}\n");
+  } else if (rc == BW_E_FULL) {
+    char body[96];
+    bw_sim_partner_stats_t ps;
+    bw_sim_partner_stats(srv->partner, &ps);
+    snprintf(body, sizeof(body), "{\"status\":\"busy\",\"in_flight\":%u}\n",
+             (unsigned)ps.in_flight);
+    send_json(req, 409, "Conflict", body);
+  } else {
+    send_json(req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"out of memory\"}\n");
+  }
+}
+
+static void handle_metrics(bw_partner_server_t *srv,
+                           struct evhttp_request *req) {
+  int need = bw_partner_server_metrics(srv, NULL, 0);
+  char *buf = need > 0 ? bw__malloc((size_t)need + 1) : NULL;
+  if (buf == NULL) {
+    send_json(req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"out of memory\"}\n");
+    return;
+  }
+  bw_partner_server_metrics(srv, buf, (size_t)need + 1);
+  send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", buf);
+  bw__free(buf);
+}
+
+static void method_not_allowed(bw_partner_server_t *srv,
+                               struct evhttp_request *req, const char *allow) {
+  srv->st.method_not_allowed++;
+  evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+  send_json(req, 405, "Method Not Allowed",
+            "{\"status\":\"error\",\"reason\":\"method not allowed\"}\n");
+}
+
+static void on_request(struct evhttp_request *req, void *arg) {
+  bw_partner_server_t *srv = arg;
+  const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+  const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+  enum evhttp_cmd_type m = evhttp_request_get_command(req);
+  bool get = m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD;
+
+  if (path == NULL) path = "";
+  /* /cobrancas and /saude are seed 004's own names for the same routes. */
+  if (strcmp(path, "/charges") == 0 || strcmp(path, "/cobrancas") == 0) {
+    if (m == EVHTTP_REQ_POST)
+      handle_charge(srv, req);
+    else
+      method_not_allowed(srv, req, "POST");
+  } else if (strcmp(path, "/health") == 0 || strcmp(path, "/saude") == 0) {
+    if (get)
+      send_text(req, 200, "OK", "text/plain; charset=utf-8", "ok\n");
+    else
+      method_not_allowed(srv, req, "GET, HEAD");
+  } else if (strcmp(path, "/metrics") == 0) {
+    if (get)
+      handle_metrics(srv, req);
+    else
+      method_not_allowed(srv, req, "GET, HEAD");
+  } else if (strcmp(path, "/reset") == 0) {
+    if (m == EVHTTP_REQ_POST)
+      handle_reset(srv, req);
+    else
+      method_not_allowed(srv, req, "POST");
+  } else {
+    srv->st.not_found++;
+    send_json(req, 404, "Not Found",
+              "{\"status\":\"error\",\"reason\":\"no such path\"}\n");
+  }
+}
+
+/* ---- listening ------------------------------------------------------------
+ */
+
+/* Resolves host (numeric, or "localhost") into ss. */
+static int parse_host(const char *host, uint16_t port,
+                      struct sockaddr_storage *ss, socklen_t *len) {
+  struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+  memset(ss, 0, sizeof(*ss));
+  if (strcmp(host, "localhost") == 0) host = "127.0.0.1";
+  if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(port);
+    *len = sizeof(*s4);
+    return BW_OK;
+  }
+  memset(ss, 0, sizeof(*ss));
+  if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(port);
+    *len = sizeof(*s6);
+    return BW_OK;
+  }
+  return BW_E_INVAL;
+}
+
+static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
+  struct sockaddr_storage ss;
+  socklen_t len = 0;
+  int fd, one = 1, e;
+  bool v6 = strchr(srv->host, ':') != NULL;
+  char where[96];
+
+  if (parse_host(srv->host, srv->cfg.port, &ss, &len) != BW_OK)
+    return bw__error_set(err, BW_E_INVAL, "host",
+                         "host must be a numeric IPv4 or IPv6 address or "
+                         "'localhost' (got '%s')",
+                         srv->host);
+  snprintf(where, sizeof(where), "%s%s%s:%u", v6 ? "[" : "", srv->host,
+           v6 ? "]" : "", (unsigned)srv->cfg.port);
+  fd = socket(ss.ss_family, SOCK_STREAM, 0);
+  if (fd < 0) {
+    e = errno;
+    return bw__error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
+                         strerror(e));
+  }
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, (struct sockaddr *)&ss, len) != 0 ||
+      listen(fd, srv->cfg.backlog) != 0 ||
+      evutil_make_socket_nonblocking(fd) != 0) {
+    e = errno;
+    close(fd);
+    return bw__error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
+                         strerror(e));
+  }
+  len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+    e = errno;
+    close(fd);
+    return bw__error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
+                         strerror(e));
+  }
+  srv->port =
+      ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+  /* evhttp owns the socket from here (closed by evhttp_free). */
+  if (evhttp_accept_socket_with_handle(srv->http, fd) == NULL) {
+    close(fd);
+    return bw__error_set(err, BW_E_NOMEM, "", "out of memory listening on %s",
+                         where);
+  }
+  return BW_OK;
+}
+
+bw_partner_server_t *bw_partner_server_new(
+    struct event_base *base, const bw_partner_server_config_t *cfg,
+    bw_error_t *err) {
+  bw_partner_server_config_t def;
+  bw_partner_server_t *srv;
+
+  bw__error_clear(err);
+  if (cfg == NULL) {
+    bw_partner_server_config_init(&def);
+    cfg = &def;
+  }
+  if (base == NULL) {
+    bw__error_set(err, BW_E_INVAL, "base", "base must not be NULL");
+    return NULL;
+  }
+  if (bw_sim_partner_config_validate(&cfg->partner, err) != BW_OK) return NULL;
+  if (cfg->host == NULL || cfg->host[0] == '\0' ||
+      strlen(cfg->host) >= sizeof(((bw_partner_server_t *)0)->host)) {
+    bw__error_set(err, BW_E_INVAL, "host",
+                  "host must be a non-empty address of at most 63 bytes");
+    return NULL;
+  }
+  if (!cfg->allow_remote && !bw_partner_host_is_loopback(cfg->host)) {
+    bw__error_set(err, BW_E_INVAL, "host",
+                  "host must be a loopback address (127.0.0.0/8, ::1 or "
+                  "localhost) unless allow_remote is set (got '%s')",
+                  cfg->host);
+    return NULL;
+  }
+  if (cfg->backlog < 1 || cfg->backlog > 65535) {
+    bw__error_set(err, BW_E_INVAL, "backlog",
+                  "backlog must be in [1, 65535] (got %d)", cfg->backlog);
+    return NULL;
+  }
+  srv = bw__calloc(1, sizeof(*srv));
+  if (srv == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
+    return NULL;
+  }
+  srv->base = base;
+  srv->cfg = *cfg;
+  snprintf(srv->host, sizeof(srv->host), "%s", cfg->host);
+  srv->cfg.host = srv->host;
+  srv->partner = bw_sim_partner_new(&cfg->partner, err);
+  srv->http = srv->partner != NULL ? evhttp_new(base) : NULL;
+  if (srv->http == NULL) {
+    if (srv->partner != NULL)
+      bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
+    bw_partner_server_free(srv);
+    return NULL;
+  }
+  evhttp_set_max_body_size(srv->http, PARTNER_MAX_BODY);
+  evhttp_set_max_headers_size(srv->http, PARTNER_MAX_HEADERS);
+  /* Let every common method reach on_request, so it answers 405 with an
+   * Allow header instead of evhttp's bare 501. */
+  evhttp_set_allowed_methods(
+      srv->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+                     EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                     EVHTTP_REQ_PATCH);
+  evhttp_set_gencb(srv->http, on_request, srv);
+  if (listen_on(srv, err) != BW_OK) {
+    bw_partner_server_free(srv);
+    return NULL;
+  }
+  return srv;
+}
+
+uint16_t bw_partner_server_port(const bw_partner_server_t *srv) {
+  return srv != NULL ? srv->port : 0;
+}
+
+void bw_partner_server_stats(const bw_partner_server_t *srv,
+                             bw_partner_server_stats_t *out) {
+  if (out == NULL) return;
+  if (srv == NULL) {
+    memset(out, 0, sizeof(*out));
+    return;
+  }
+  *out = srv->st;
+  bw_sim_partner_stats(srv->partner, &out->partner);
+}
+
+int bw_partner_server_reset(bw_partner_server_t *srv, bw_error_t *err) {
+  bw_sim_partner_t *fresh;
+  bw_sim_partner_stats_t ps;
+  uint64_t resets;
+  bw__error_clear(err);
+  if (srv == NULL)
+    return bw__error_set(err, BW_E_INVAL, "", "server must not be NULL");
+  bw_sim_partner_stats(srv->partner, &ps);
+  if (ps.in_flight != 0)
+    return bw__error_set(err, BW_E_FULL, "in_flight",
+                         "in_flight must be 0 to reset (got %u)",
+                         (unsigned)ps.in_flight);
+  fresh = bw_sim_partner_new(&srv->cfg.partner, err);
+  if (fresh == NULL) return err != NULL ? err->code : BW_E_NOMEM;
+  bw_sim_partner_free(srv->partner);
+  srv->partner = fresh;
+  resets = srv->st.resets + 1;
+  memset(&srv->st, 0, sizeof(srv->st));
+  srv->st.resets = resets;
+  return BW_OK;
+}
+
+/* Appends to buf like snprintf, tracking the total length needed. */
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(*len < size ? buf + *len : NULL, *len < size ? size - *len : 0,
+                fmt, ap);
+  va_end(ap);
+  if (n > 0) *len += (size_t)n;
+}
+
+int bw_partner_server_metrics(const bw_partner_server_t *srv, char *buf,
+                              size_t size) {
+  bw_partner_server_stats_t s;
+  size_t len = 0;
+  if (srv == NULL) return -1;
+  if (buf == NULL) size = 0;
+  if (size > 0) buf[0] = '\0';
+  bw_partner_server_stats(srv, &s);
+#define P_(...) add(buf, size, &len, __VA_ARGS__)
+  P_("# HELP breakwater_partner_requests_total POST /charges answers sent, by "
+     "HTTP status.\n"
+     "# TYPE breakwater_partner_requests_total counter\n"
+     "breakwater_partner_requests_total{status=\"200\"} %llu\n"
+     "breakwater_partner_requests_total{status=\"429\"} %llu\n",
+     (unsigned long long)s.replied_200, (unsigned long long)s.replied_429);
+  P_("# HELP breakwater_partner_network_calls_total POST /charges requests "
+     "received.\n"
+     "# TYPE breakwater_partner_network_calls_total counter\n"
+     "breakwater_partner_network_calls_total %llu\n",
+     (unsigned long long)s.network_calls);
+  P_("# HELP breakwater_partner_in_flight Requests admitted whose latency has "
+     "not elapsed.\n"
+     "# TYPE breakwater_partner_in_flight gauge\n"
+     "breakwater_partner_in_flight %u\n",
+     (unsigned)s.partner.in_flight);
+  P_("# HELP breakwater_partner_max_in_flight The highest in-flight count "
+     "seen.\n"
+     "# TYPE breakwater_partner_max_in_flight gauge\n"
+     "breakwater_partner_max_in_flight %u\n",
+     (unsigned)s.partner.max_in_flight);
+  P_("# HELP breakwater_partner_over_capacity_total Requests that arrived "
+     "above capacity.\n"
+     "# TYPE breakwater_partner_over_capacity_total counter\n"
+     "breakwater_partner_over_capacity_total %llu\n",
+     (unsigned long long)s.partner.over_capacity);
+  P_("# HELP breakwater_partner_capacity Requests in flight served "
+     "normally.\n"
+     "# TYPE breakwater_partner_capacity gauge\n"
+     "breakwater_partner_capacity %u\n",
+     (unsigned)srv->cfg.partner.capacity);
+  P_("# HELP breakwater_partner_abandoned_total Answers whose client had "
+     "already hung up.\n"
+     "# TYPE breakwater_partner_abandoned_total counter\n"
+     "breakwater_partner_abandoned_total %llu\n",
+     (unsigned long long)s.abandoned);
+  P_("# HELP breakwater_partner_requests_with_budget_total POST /charges "
+     "carrying a valid X-Timeout-Budget.\n"
+     "# TYPE breakwater_partner_requests_with_budget_total counter\n"
+     "breakwater_partner_requests_with_budget_total %llu\n",
+     (unsigned long long)s.requests_with_budget);
+  P_("# HELP breakwater_partner_bad_budget_total POST /charges carrying an "
+     "unparsable X-Timeout-Budget.\n"
+     "# TYPE breakwater_partner_bad_budget_total counter\n"
+     "breakwater_partner_bad_budget_total %llu\n",
+     (unsigned long long)s.bad_budget);
+  P_("# HELP breakwater_partner_errors_total Other answers, by HTTP status.\n"
+     "# TYPE breakwater_partner_errors_total counter\n"
+     "breakwater_partner_errors_total{status=\"404\"} %llu\n"
+     "breakwater_partner_errors_total{status=\"405\"} %llu\n",
+     (unsigned long long)s.not_found, (unsigned long long)s.method_not_allowed);
+  P_("# HELP breakwater_partner_resets_total Successful resets.\n"
+     "# TYPE breakwater_partner_resets_total counter\n"
+     "breakwater_partner_resets_total %llu\n",
+     (unsigned long long)s.resets);
+#undef P_
+  return len > (size_t)INT32_MAX ? -1 : (int)len;
+}
+
+void bw_partner_server_free(bw_partner_server_t *srv) {
+  if (srv == NULL) return;
+  while (srv->pending != NULL) {
+    pending_t *p = srv->pending;
+    unlink_pending(srv, p);
+    event_free(p->timer);
+    bw_sim_partner_done(srv->partner);
+    /* Answers (or, for a detached request, frees) it; evhttp_free below
+     * then closes the connection. */
+    send_json(p->req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"shutting down\"}\n");
+    bw__free(p);
+  }
+  if (srv->http != NULL) evhttp_free(srv->http);
+  bw_sim_partner_free(srv->partner);
+  bw__free(srv);
+}
