@@ -1,0 +1,151 @@
+/* Specification tests: the storm, real and virtual (tools/storm_*.c).
+ *
+ * Real HTTP on loopback with a small, fast partner (100 clients, capacity
+ * 50, latencies of a few ms): every logical request ends exactly one way,
+ * and every network call the client made is one the partner counted. Only
+ * counts are asserted, never times. The virtual run is checked for
+ * determinism: the same seed writes the same JSON, byte for byte. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "bw_test.h"
+#include "storm_real.h"
+#include "storm_report.h"
+
+static bw_sim_partner_config_t small_partner(void) {
+  bw_sim_partner_config_t p;
+  bw_sim_partner_config_init(&p);
+  p.capacity = 50;
+  p.ok_min_ms = 2;
+  p.ok_max_ms = 6;
+  p.slow_min_ms = 20;
+  p.slow_max_ms = 120;
+  return p;
+}
+
+static void assert_row_conserved(const bw_storm_row_t *r, uint64_t clients) {
+  uint64_t ended = r->successes;
+  for (int k = 0; k < BW_STORM_F__COUNT; k++)
+    ended += r->failures[k];
+  assert_u64_eq(r->requests, clients);
+  assert_u64_eq(ended, clients);
+  /* The client's count of network calls is the partner's (/charges). */
+  assert_u64_eq(r->network_calls, r->partner_received);
+  assert_true(r->network_calls >= r->successes);
+}
+
+static void real_storm_conserves_counts_in_every_mode(void **state) {
+  (void)state;
+  for (int m = 0; m < BW_LAB__COUNT; m++) {
+    bw_storm_real_config_t cfg;
+    bw_storm_row_t row;
+    bw_storm_timeline_t tl;
+    char err[512];
+    memset(&cfg, 0, sizeof cfg);
+    memset(&tl, 0, sizeof tl);
+    cfg.mode = (bw_lab_mode_t)m;
+    cfg.clients = 100;
+    cfg.attempt_timeout_ms = 100;
+    cfg.seed = 4;
+    cfg.max_limit = 1000;
+    cfg.partner = small_partner();
+    cfg.max_duration_ms = 60000;
+    cfg.sample_ms = 20;
+    int rc = bw_storm_run_real(&cfg, &row, &tl, err, sizeof err);
+    if (rc != 0) fail_msg("mode %s: %s", bw_lab_mode_name(cfg.mode), err);
+    assert_row_conserved(&row, 100);
+    assert_int_equal(row.mode, m);
+    /* The partner saw at most the clients' attempts in flight. */
+    assert_true(row.partner_max_in_flight >= 1);
+    assert_true(row.partner_max_in_flight <= 3 * 100);
+    /* The timeline has at least the final sample, ending with every
+     * request completed. */
+    assert_true(tl.count >= 1);
+    assert_u64_eq(tl.samples[tl.count - 1].completed,
+                  100 - row.failures[BW_STORM_F_OTHER]);
+    bw_storm_timeline_free(&tl);
+  }
+}
+
+static void an_unreachable_or_remote_url_is_refused(void **state) {
+  (void)state;
+  bw_storm_real_config_t cfg;
+  bw_storm_row_t row;
+  char err[512];
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = BW_LAB_NAIVE;
+  cfg.clients = 10;
+  cfg.attempt_timeout_ms = 100;
+  cfg.seed = 4;
+  cfg.max_limit = 100;
+  cfg.partner = small_partner();
+  cfg.max_duration_ms = 10000;
+  cfg.url = "http://127.0.0.1:1"; /* nothing listens on port 1 */
+  assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
+  assert_contains(err, "cannot reach the partner at http://127.0.0.1:1");
+  cfg.url = "http://example.com";
+  assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
+  assert_contains(err, "loopback only");
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  char *buf = calloc(1, 1 << 16);
+  if (buf != NULL && fread(buf, 1, (1 << 16) - 1, f) == 0) buf[0] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static void lab_json_is_deterministic(void **state) {
+  (void)state;
+  char p1[] = "/tmp/bw-lab-a-XXXXXX", p2[] = "/tmp/bw-lab-b-XXXXXX";
+  int f1 = mkstemp(p1), f2 = mkstemp(p2);
+  assert_true(f1 >= 0 && f2 >= 0);
+  close(f1);
+  close(f2);
+  const char *paths[2] = {p1, p2};
+  for (int k = 0; k < 2; k++) {
+    bw_storm_row_t rows[BW_LAB__COUNT];
+    for (int m = 0; m < BW_LAB__COUNT; m++) {
+      bw_lab_run_config_t cfg;
+      bw_lab_results_t r;
+      bw_lab_run_config_init(&cfg);
+      cfg.mode = (bw_lab_mode_t)m;
+      assert_status(bw_lab_run_virtual(&cfg, &r, NULL), BW_OK);
+      bw_storm_row_from_lab(&rows[m], cfg.mode, &r);
+      assert_row_conserved(&rows[m], 800);
+    }
+    bw_storm_meta_t meta = {true, 4, 800, 400, 2000, NULL};
+    char err[256];
+    assert_int_equal(bw_storm_write_json(paths[k], &meta, rows, BW_LAB__COUNT,
+                                         err, sizeof err),
+                     0);
+  }
+  char *a = slurp(p1), *b = slurp(p2);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_string_equal(a, b);
+  assert_contains(a, "\"virtual\": true");
+  assert_contains(a, "\"mode\": \"breakwater\"");
+  free(a);
+  free(b);
+  unlink(p1);
+  unlink(p2);
+  char err[256];
+  bw_storm_meta_t meta = {true, 4, 800, 400, 2000, NULL};
+  assert_int_equal(bw_storm_write_json("/nonexistent-dir/x.json", &meta, NULL,
+                                       0, err, sizeof err),
+                   -1);
+  assert_contains(err, "cannot write '/nonexistent-dir/x.json'");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(real_storm_conserves_counts_in_every_mode),
+      cmocka_unit_test(an_unreachable_or_remote_url_is_refused),
+      cmocka_unit_test(lab_json_is_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

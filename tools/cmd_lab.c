@@ -1,0 +1,138 @@
+/* `breakwater lab storm`: seed 004's retry storm in virtual time — the real
+ * policy objects on the simulator (lab.h), the same table and JSON schema as
+ * `breakwater storm`, deterministic for a seed. docs/lab.md is the guide. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "storm_opts.h"
+#include "storm_report.h"
+
+void bw_cmd_lab_help(FILE *out) {
+  bw_cli_flag_t flags[BW_STORM_MAX_FLAGS];
+  bw_storm_opts_t o;
+  bw_storm_opts_init(&o);
+  size_t n = bw_storm_opts_flags(flags, &o, false);
+  fprintf(out,
+          "usage: breakwater lab storm [flags]\n\n"
+          "Seed 004's retry storm in virtual time: N logical requests against\n"
+          "the simulated partner, under each mode's real policy objects\n"
+          "(naive: 3 attempts, no wait; polly: seed 004's Polly pipeline;\n"
+          "breakwater: deadline, adaptive limit, breaker outside a budgeted\n"
+          "retry that honours Retry-After). Deterministic for a --seed; the\n"
+          "same table and JSON schema as `breakwater storm` (\"virtual\":\n"
+          "true).\n\n"
+          "flags:\n");
+  bw_cli_print_flags(out, flags, n);
+}
+
+typedef struct sink_s {
+  bw_storm_timeline_t *t;
+  bw_lab_mode_t mode;
+} sink_t;
+
+static void on_sample(void *userdata, const bw_lab_sample_t *s) {
+  sink_t *k = userdata;
+  bw_storm_timeline_add(k->t, k->mode, s);
+}
+
+int bw_cmd_lab(int argc, char **argv) {
+  bw_cli_flag_t flags[BW_STORM_MAX_FLAGS];
+  bw_storm_opts_t o;
+  char msg[512];
+  if (argc < 1 || strcmp(argv[0], "storm") != 0) {
+    fprintf(stderr, "breakwater lab: %s\n",
+            argc < 1 ? "a lab experiment is needed: storm"
+                     : "unknown experiment (the lab has: storm)");
+    if (argc >= 1 &&
+        (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
+      bw_cmd_lab_help(stdout);
+      return 0;
+    }
+    fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
+    return BW_CLI_EXIT_USAGE;
+  }
+  bw_storm_opts_init(&o);
+  size_t n = bw_storm_opts_flags(flags, &o, false);
+  int rc = bw_cli_parse(flags, n, argc - 1, argv + 1, NULL, 0, NULL, msg,
+                        sizeof msg);
+  if (rc == BW_CLI_HELP) {
+    bw_cmd_lab_help(stdout);
+    return 0;
+  }
+  bw_lab_mode_t modes[BW_LAB__COUNT];
+  int nmodes = 0;
+  bw_sim_partner_config_t partner;
+  if (rc != BW_CLI_OK ||
+      bw_storm_opts_check(&o, modes, &nmodes, &partner, msg, sizeof msg) != 0) {
+    fprintf(stderr, "breakwater lab storm: %s\n", msg);
+    fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
+    return BW_CLI_EXIT_USAGE;
+  }
+
+  bw_storm_timeline_t timeline;
+  memset(&timeline, 0, sizeof timeline);
+  bool want_timeline = o.timeline != NULL || o.plot != NULL;
+  bw_storm_row_t rows[BW_LAB__COUNT];
+  for (int i = 0; i < nmodes; i++) {
+    bw_lab_run_config_t cfg;
+    bw_lab_results_t r;
+    bw_error_t err;
+    sink_t sink = {&timeline, modes[i]};
+    bw_lab_run_config_init(&cfg);
+    cfg.mode = modes[i];
+    cfg.partner = partner;
+    cfg.clients = o.clients;
+    cfg.arrival = strcmp(o.arrival, "ramp") == 0 ? BW_SIM_ARRIVAL_RAMP
+                                                 : BW_SIM_ARRIVAL_BURST;
+    cfg.ramp_ms = o.ramp_ms;
+    cfg.attempt_timeout_ms = o.timeout_ms;
+    cfg.seed = (uint64_t)o.seed;
+    cfg.max_limit = o.max_limit;
+    if (want_timeline) {
+      cfg.on_sample = on_sample;
+      cfg.userdata = &sink;
+    }
+    if (!o.quiet && isatty(2))
+      fprintf(stderr, "\r[lab] mode %s (%d/%d)...", bw_lab_mode_name(modes[i]),
+              i + 1, nmodes);
+    if (bw_lab_run_virtual(&cfg, &r, &err) != BW_OK) {
+      fprintf(stderr, "\nbreakwater lab storm: %s%s%s\n", err.field,
+              err.field[0] != '\0' ? ": " : "", err.message);
+      bw_storm_timeline_free(&timeline);
+      return err.code == BW_E_INVAL ? BW_CLI_EXIT_USAGE : 1;
+    }
+    bw_storm_row_from_lab(&rows[i], modes[i], &r);
+  }
+  if (!o.quiet && isatty(2)) fprintf(stderr, "\r%40s\r", "");
+
+  bw_storm_meta_t meta;
+  memset(&meta, 0, sizeof meta);
+  meta.virtual_time = true;
+  meta.seed = (uint64_t)o.seed;
+  meta.clients = o.clients;
+  meta.capacity = o.capacity;
+  meta.attempt_timeout_ms = o.timeout_ms;
+  bw_storm_print_table(stdout, &meta, rows, nmodes);
+  fflush(stdout);
+  int status = 0;
+  if (o.json != NULL &&
+      bw_storm_write_json(o.json, &meta, rows, nmodes, msg, sizeof msg) != 0) {
+    fprintf(stderr, "breakwater lab storm: --json: %s\n", msg);
+    status = 1;
+  }
+  if (o.timeline != NULL &&
+      bw_storm_write_timeline(o.timeline, &timeline, msg, sizeof msg) != 0) {
+    fprintf(stderr, "breakwater lab storm: --timeline: %s\n", msg);
+    status = 1;
+  }
+  if (o.plot != NULL &&
+      bw_storm_plot(o.plot, &timeline, &meta, msg, sizeof msg) != 0) {
+    fprintf(stderr, "breakwater lab storm: --plot: %s\n", msg);
+    status = 1;
+  }
+  bw_storm_timeline_free(&timeline);
+  return status;
+}

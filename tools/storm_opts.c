@@ -1,0 +1,136 @@
+/* breakwater tool — the storm's shared flags. */
+#include "storm_opts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DAY_MS INT64_C(86400000)
+
+void bw_storm_opts_init(bw_storm_opts_t *o) {
+  bw_sim_partner_config_t p;
+  bw_sim_partner_config_init(&p);
+  memset(o, 0, sizeof *o);
+  o->mode = "all";
+  o->clients = 800;
+  o->arrival = "burst";
+  o->ramp_ms = 10000;
+  o->timeout_ms = 2000;
+  o->seed = 4;
+  o->max_limit = 1000;
+  o->capacity = p.capacity;
+  o->ok_min_ms = p.ok_min_ms;
+  o->ok_max_ms = p.ok_max_ms;
+  o->slow_min_ms = p.slow_min_ms;
+  o->slow_max_ms = p.slow_max_ms;
+  o->throttle_ratio = p.throttle_ratio;
+  o->retry_after_s = p.retry_after_s;
+  o->max_duration_s = 300;
+}
+
+size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
+  size_t n = 0;
+  bw_cli_flag_t common[] = {
+      BW_CLI_STRING("mode", &o->mode, "MODE",
+                    "naive, polly, breakwater or all (default all: each "
+                    "against a fresh partner, then the table)"),
+      BW_CLI_U32("clients", &o->clients, 1, 10000000, "N",
+                 "logical requests (default 800)"),
+      BW_CLI_STRING("arrival", &o->arrival, "KIND",
+                    "burst (all at once) or ramp (evenly over --ramp-ms); "
+                    "default burst"),
+      BW_CLI_I64("ramp-ms", &o->ramp_ms, 1, DAY_MS, "MS",
+                 "the ramp's length (default 10000)"),
+      BW_CLI_I64("timeout-ms", &o->timeout_ms, 1, DAY_MS, "MS",
+                 "each attempt's timeout (default 2000, seed 004's)"),
+      BW_CLI_I64("seed", &o->seed, 1, INT64_MAX, "N",
+                 "every random choice derives from it (default 4)"),
+      BW_CLI_U32("max-limit", &o->max_limit, 1, 1000000, "N",
+                 "breakwater mode: the adaptive limit's ceiling (default "
+                 "1000)"),
+      BW_CLI_U32("capacity", &o->capacity, 1, 1000000, "N",
+                 "partner: requests in flight served normally (default 400)"),
+      BW_CLI_I64("ok-min-ms", &o->ok_min_ms, 0, DAY_MS, "MS",
+                 "partner: latency under capacity, low end (default 80)"),
+      BW_CLI_I64("ok-max-ms", &o->ok_max_ms, 0, DAY_MS, "MS",
+                 "partner: latency under capacity, high end (default 180)"),
+      BW_CLI_I64("slow-min-ms", &o->slow_min_ms, 0, DAY_MS, "MS",
+                 "partner: latency above capacity, low end (default 800)"),
+      BW_CLI_I64("slow-max-ms", &o->slow_max_ms, 0, DAY_MS, "MS",
+                 "partner: latency above capacity, high end (default 2500)"),
+      BW_CLI_DOUBLE("throttle-ratio", &o->throttle_ratio, 0.0, 1.0, "R",
+                    "partner: share of 429 above capacity (default 0.6)"),
+      BW_CLI_I64("retry-after-s", &o->retry_after_s, -1, 86400, "S",
+                 "partner: a 429's Retry-After in seconds, -1 = none "
+                 "(default -1)"),
+      BW_CLI_STRING("json", &o->json, "FILE", "write every figure as JSON"),
+      BW_CLI_STRING("timeline", &o->timeline, "FILE",
+                    "write per-100 ms samples (columns, one line each)"),
+      BW_CLI_STRING("plot", &o->plot, "FILE.png",
+                    "render the timeline with gnuplot, one panel per mode"),
+      BW_CLI_BOOL("quiet", &o->quiet, "no progress line"),
+  };
+  for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+    f[n++] = common[i];
+  if (real) {
+    bw_cli_flag_t more[] = {
+        BW_CLI_STRING("url", &o->url, "URL",
+                      "the partner's base URL, http://127.0.0.1:PORT "
+                      "(default: start one in-process on a free port)"),
+        BW_CLI_I64("max-duration-s", &o->max_duration_s, 1, 3600, "S",
+                   "stop a mode that runs longer than this (default 300)"),
+    };
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+      f[n++] = more[i];
+  }
+  return n;
+}
+
+/* "ok_max_ms" -> "--ok-max-ms"; the partner's fields map onto our flags. */
+static void flag_of(const char *field, char *out, size_t size) {
+  size_t j = 0;
+  if (strcmp(field, "seed") == 0) field = "seed";
+  out[j++] = '-';
+  out[j++] = '-';
+  for (size_t i = 0; field[i] != '\0' && j + 1 < size; i++)
+    out[j++] = field[i] == '_' ? '-' : field[i];
+  out[j] = '\0';
+}
+
+int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
+                        int *nmodes, bw_sim_partner_config_t *partner,
+                        char *err, size_t err_size) {
+  if (strcmp(o->mode, "all") == 0) {
+    for (int i = 0; i < BW_LAB__COUNT; i++)
+      modes[i] = (bw_lab_mode_t)i;
+    *nmodes = BW_LAB__COUNT;
+  } else if (bw_lab_mode_parse(o->mode, &modes[0]) == BW_OK) {
+    *nmodes = 1;
+  } else {
+    snprintf(err, err_size,
+             "--mode must be naive, polly, breakwater or all (got '%s')",
+             o->mode);
+    return -1;
+  }
+  if (strcmp(o->arrival, "burst") != 0 && strcmp(o->arrival, "ramp") != 0) {
+    snprintf(err, err_size, "--arrival must be burst or ramp (got '%s')",
+             o->arrival);
+    return -1;
+  }
+  bw_sim_partner_config_init(partner);
+  partner->capacity = o->capacity;
+  partner->ok_min_ms = o->ok_min_ms;
+  partner->ok_max_ms = o->ok_max_ms;
+  partner->slow_min_ms = o->slow_min_ms;
+  partner->slow_max_ms = o->slow_max_ms;
+  partner->throttle_ratio = o->throttle_ratio;
+  partner->retry_after_s = o->retry_after_s;
+  partner->seed = (uint64_t)o->seed;
+  bw_error_t e;
+  if (bw_sim_partner_config_validate(partner, &e) != BW_OK) {
+    char flag[64];
+    flag_of(e.field, flag, sizeof flag);
+    snprintf(err, err_size, "%s: %s", flag, e.message);
+    return -1;
+  }
+  return 0;
+}

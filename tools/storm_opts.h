@@ -1,0 +1,51 @@
+/* breakwater tool — the flags `storm` and `lab storm` share, so the same
+ * experiment is asked for the same way in real and virtual time. */
+#ifndef BREAKWATER_TOOLS_STORM_OPTS_H
+#define BREAKWATER_TOOLS_STORM_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "breakwater/lab.h"
+#include "cli.h"
+
+typedef struct bw_storm_opts_s {
+  const char *mode; /* naive | polly | breakwater | all */
+  uint32_t clients;
+  const char *arrival; /* burst | ramp */
+  int64_t ramp_ms;
+  int64_t timeout_ms; /* per attempt */
+  int64_t seed;
+  uint32_t max_limit;
+  /* the partner */
+  uint32_t capacity;
+  int64_t ok_min_ms, ok_max_ms, slow_min_ms, slow_max_ms;
+  double throttle_ratio;
+  int64_t retry_after_s;
+  /* output */
+  const char *json;
+  const char *timeline;
+  const char *plot;
+  bool quiet;
+  /* real runs only */
+  const char *url;
+  int64_t max_duration_s;
+} bw_storm_opts_t;
+
+#define BW_STORM_MAX_FLAGS 32
+
+/* Fills the defaults: seed 004's experiment (800 clients at once, capacity
+ * 400, 2 s per attempt, seed 4, mode all). */
+void bw_storm_opts_init(bw_storm_opts_t *o);
+/* The flag table (targets point into *o); real adds --url and
+ * --max-duration-s. Returns the count. */
+size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real);
+/* Checks what the flags alone cannot: the mode and arrival names, the
+ * partner's configuration (through bw_sim_partner_config_validate). Fills
+ * modes[] (1 or BW_LAB__COUNT) and the partner config. 0, or -1 with a
+ * sentence naming the flag in err. */
+int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
+                        int *nmodes, bw_sim_partner_config_t *partner,
+                        char *err, size_t err_size);
+
+#endif

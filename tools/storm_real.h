@@ -1,0 +1,38 @@
+/* breakwater tool — the retry storm over real HTTP on loopback: N logical
+ * requests through one mode's pipeline (lab.h's kits on the monotonic
+ * clock), sent with the libcurl driver on one libevent loop, against the
+ * embedded partner (started on a free loopback port) or a --url one. */
+#ifndef BREAKWATER_TOOLS_STORM_REAL_H
+#define BREAKWATER_TOOLS_STORM_REAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "breakwater/lab.h"
+#include "storm_report.h"
+
+typedef struct bw_storm_real_config_s {
+  bw_lab_mode_t mode;
+  uint32_t clients;
+  bool ramp;       /* false: all at once */
+  int64_t ramp_ms; /* ramp: spread evenly over this */
+  int64_t attempt_timeout_ms;
+  uint64_t seed;
+  uint32_t max_limit;
+  bw_sim_partner_config_t partner; /* the embedded partner's model */
+  const char *url;            /* NULL: embedded partner; else its base URL */
+  int64_t max_duration_ms;    /* the run is cut (calls cancelled) after this */
+  int64_t sample_ms;          /* timeline interval; default 100 */
+  bool progress;              /* a progress line on stderr */
+  int mode_index, mode_count; /* for the progress line */
+} bw_storm_real_config_t;
+
+/* Runs one mode. Fills *row (partner_received from the partner: its
+ * counters when embedded, GET /metrics otherwise) and appends samples to
+ * *timeline (may be NULL). 0, or -1 with a sentence in err (the partner
+ * could not start, the URL is unreachable or not a breakwater partner). */
+int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
+                      bw_storm_timeline_t *timeline, char *err,
+                      size_t err_size);
+
+#endif
