@@ -20,20 +20,24 @@ extern "C" {
 #endif
 
 /* The one list of event types: XX(NAME, "wire_name"). Append only. */
-#define BW_EVENT_MAP(XX)                           \
-  XX(CIRCUIT_OPENED, "circuit_opened")             \
-  XX(CIRCUIT_HALF_OPENED, "circuit_half_opened")   \
-  XX(CIRCUIT_CLOSED, "circuit_closed")             \
-  XX(CIRCUIT_ISOLATED, "circuit_isolated")         \
-  XX(CIRCUIT_DISABLED, "circuit_disabled")         \
-  XX(CIRCUIT_RESET, "circuit_reset")               \
-  XX(CALLS_REJECTED, "calls_rejected")             \
-  XX(REGISTRY_EVICTED, "registry_evicted")         \
-  XX(METRICS_ONLY_CHANGED, "metrics_only_changed") \
-  XX(RETRY_SCHEDULED, "retry_scheduled")           \
-  XX(RETRY_GAVE_UP, "retry_gave_up")               \
-  XX(REGIME_CHANGED, "regime_changed")             \
-  XX(DEGRADE_LEVEL_CHANGED, "degrade_level_changed")
+#define BW_EVENT_MAP(XX)                             \
+  XX(CIRCUIT_OPENED, "circuit_opened")               \
+  XX(CIRCUIT_HALF_OPENED, "circuit_half_opened")     \
+  XX(CIRCUIT_CLOSED, "circuit_closed")               \
+  XX(CIRCUIT_ISOLATED, "circuit_isolated")           \
+  XX(CIRCUIT_DISABLED, "circuit_disabled")           \
+  XX(CIRCUIT_RESET, "circuit_reset")                 \
+  XX(CALLS_REJECTED, "calls_rejected")               \
+  XX(REGISTRY_EVICTED, "registry_evicted")           \
+  XX(METRICS_ONLY_CHANGED, "metrics_only_changed")   \
+  XX(RETRY_SCHEDULED, "retry_scheduled")             \
+  XX(RETRY_GAVE_UP, "retry_gave_up")                 \
+  XX(REGIME_CHANGED, "regime_changed")               \
+  XX(DEGRADE_LEVEL_CHANGED, "degrade_level_changed") \
+  XX(QUEUE_WARNING, "queue_warning")                 \
+  XX(DEAD_LETTERED, "dead_lettered")                 \
+  XX(REDIS_UNAVAILABLE, "redis_unavailable")         \
+  XX(REDIS_RESTORED, "redis_restored")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire) BW_EV_##name,

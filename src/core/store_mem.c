@@ -1,0 +1,1375 @@
+/* The store interface (store.h): argument checks and dispatch, the in-memory
+ * queue and idempotency store (the defaults, and the reference the backend
+ * tests compare against), the idempotency key builder, and the
+ * fallback-with-recovery helpers (parking, the reprocessor).
+ *
+ * The memory backends hold one mutex each: every operation is a short walk
+ * over a list under it, and events are emitted after it is released (a sink
+ * may read stats). A queue node serves both lists (queue and DLQ), so moving
+ * an item to the DLQ never allocates and a batch is all-or-nothing: every
+ * node is allocated before the lock is taken. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "breakwater/store.h"
+#include "internal.h"
+
+/* ==== configuration ====================================================== */
+
+void bw_queue_store_config_init(bw_queue_store_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "queue";
+  cfg->max_size = 10000;
+  cfg->warn_threshold = 0.7;
+  cfg->warn_rearm_threshold = 0.6;
+  cfg->max_deliveries = 5;
+  cfg->dlq_max = 10000;
+}
+
+int bw_queue_store_config_validate(const bw_queue_store_config_t *c,
+                                   bw_error_t *err) {
+  if (c == NULL) return bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+  if (c->max_size < 1)
+    return bw__error_set(err, BW_E_INVAL, "max_size",
+                         "max_size must be >= 1 (got 0)");
+  if (!(c->warn_threshold > 0.0 && c->warn_threshold <= 1.0))
+    return bw__error_set(err, BW_E_INVAL, "warn_threshold",
+                         "warn_threshold must be in (0, 1] (got %g)",
+                         c->warn_threshold);
+  if (!(c->warn_rearm_threshold >= 0.0 &&
+        c->warn_rearm_threshold < c->warn_threshold))
+    return bw__error_set(
+        err, BW_E_INVAL, "warn_rearm_threshold",
+        "warn_rearm_threshold must be in [0, warn_threshold) (got %g, "
+        "warn_threshold %g)",
+        c->warn_rearm_threshold, c->warn_threshold);
+  if (c->max_deliveries < 1)
+    return bw__error_set(err, BW_E_INVAL, "max_deliveries",
+                         "max_deliveries must be >= 1 (got 0)");
+  if (c->dlq_max < 1)
+    return bw__error_set(err, BW_E_INVAL, "dlq_max",
+                         "dlq_max must be >= 1 (got 0)");
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+static uint64_t ceil_ratio(double r, uint32_t max) {
+  double v = r * (double)max - 1e-9;
+  uint64_t u;
+  if (v <= 0) return 0;
+  u = (uint64_t)v;
+  if ((double)u < v) u++;
+  return u;
+}
+
+void bw_queue_store_config_levels(const bw_queue_store_config_t *cfg,
+                                  uint64_t *warn_at, uint64_t *rearm_below) {
+  uint64_t w = ceil_ratio(cfg->warn_threshold, cfg->max_size);
+  uint64_t r = ceil_ratio(cfg->warn_rearm_threshold, cfg->max_size);
+  if (w < 1) w = 1;
+  if (r > w) r = w;
+  if (warn_at) *warn_at = w;
+  if (rearm_below) *rearm_below = r;
+}
+
+void bw_idem_config_init(bw_idem_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "idempotency";
+  cfg->lease_ms = 30000;
+  cfg->ttl_ms = 86400000;
+  cfg->max_keys = 100000;
+}
+
+int bw_idem_config_validate(const bw_idem_config_t *c, bw_error_t *err) {
+  if (c == NULL) return bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+  if (c->lease_ms < 1)
+    return bw__error_set(err, BW_E_INVAL, "lease_ms",
+                         "lease_ms must be >= 1 (got %lld)",
+                         (long long)c->lease_ms);
+  if (c->ttl_ms < 1)
+    return bw__error_set(err, BW_E_INVAL, "ttl_ms",
+                         "ttl_ms must be >= 1 (got %lld)",
+                         (long long)c->ttl_ms);
+  if (c->max_keys < 1)
+    return bw__error_set(err, BW_E_INVAL, "max_keys",
+                         "max_keys must be >= 1 (got 0)");
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+void *bw_store_malloc(size_t size) {
+  return bw__malloc(size ? size : 1);
+}
+
+/* ==== queue interface ==================================================== */
+
+static int check_blob(const bw_blob_t *b) {
+  if (b->len > BW_STORE_PAYLOAD_MAX) return BW_E_INVAL;
+  if (b->data == NULL && b->len > 0) return BW_E_INVAL;
+  return BW_OK;
+}
+
+int bw_queue_store_enqueue(bw_queue_store_t *q, const void *data, size_t len,
+                           uint64_t *id) {
+  bw_blob_t b;
+  uint64_t tmp = 0;
+  int rc;
+  b.data = data;
+  b.len = len;
+  if (q == NULL || check_blob(&b) != BW_OK) return BW_E_INVAL;
+  rc = q->vt->enqueue(q, &b, 1, &tmp, NULL);
+  if (id) *id = tmp;
+  return rc;
+}
+
+int bw_queue_store_enqueue_batch(bw_queue_store_t *q, const bw_blob_t *items,
+                                 size_t n, uint64_t *ids, size_t *accepted) {
+  size_t i;
+  if (accepted) *accepted = 0;
+  if (q == NULL || (items == NULL && n > 0)) return BW_E_INVAL;
+  for (i = 0; i < n; i++)
+    if (check_blob(&items[i]) != BW_OK) return BW_E_INVAL;
+  if (n == 0) return BW_OK;
+  return q->vt->enqueue(q, items, n, ids, accepted);
+}
+
+int bw_queue_store_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
+                         bw_stored_item_t *out, size_t *n) {
+  if (n) *n = 0;
+  if (q == NULL || out == NULL || n == NULL || max == 0 || visibility_ms < 1)
+    return BW_E_INVAL;
+  return q->vt->claim(q, max, visibility_ms, out, n);
+}
+
+int bw_queue_store_ack(bw_queue_store_t *q, uint64_t id, uint64_t receipt) {
+  if (q == NULL) return BW_E_INVAL;
+  return q->vt->ack(q, id, receipt);
+}
+
+int bw_queue_store_nack(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
+                        int64_t delay_ms) {
+  if (q == NULL || delay_ms < 0) return BW_E_INVAL;
+  return q->vt->nack(q, id, receipt, delay_ms);
+}
+
+int bw_queue_store_reject(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
+                          const char *error) {
+  if (q == NULL) return BW_E_INVAL;
+  return q->vt->reject(q, id, receipt, error ? error : "");
+}
+
+int bw_queue_store_dlq_list(bw_queue_store_t *q, uint64_t after_id, size_t max,
+                            bw_dlq_record_t *out, size_t *n) {
+  if (n) *n = 0;
+  if (q == NULL || out == NULL || n == NULL) return BW_E_INVAL;
+  if (max == 0) return BW_OK;
+  return q->vt->dlq_list(q, after_id, max, out, n);
+}
+
+int bw_queue_store_dlq_requeue(bw_queue_store_t *q, uint64_t dlq_id,
+                               uint64_t *new_id) {
+  uint64_t tmp = 0;
+  int rc;
+  if (q == NULL) return BW_E_INVAL;
+  rc = q->vt->dlq_requeue(q, dlq_id, &tmp);
+  if (new_id) *new_id = tmp;
+  return rc;
+}
+
+int bw_queue_store_dlq_delete(bw_queue_store_t *q, uint64_t dlq_id) {
+  if (q == NULL) return BW_E_INVAL;
+  return q->vt->dlq_delete(q, dlq_id);
+}
+
+int bw_queue_store_stats(bw_queue_store_t *q, bw_queue_store_stats_t *out) {
+  if (q == NULL || out == NULL) return BW_E_INVAL;
+  memset(out, 0, sizeof(*out));
+  return q->vt->stats(q, out);
+}
+
+const char *bw_queue_store_name(const bw_queue_store_t *q) {
+  return q ? q->vt->name(q) : "";
+}
+
+const char *bw_queue_store_kind(const bw_queue_store_t *q) {
+  return q ? q->vt->kind : "";
+}
+
+void bw_queue_store_free(bw_queue_store_t *q) {
+  if (q) q->vt->free(q);
+}
+
+void bw_stored_items_clear(bw_stored_item_t *items, size_t n) {
+  size_t i;
+  if (items == NULL) return;
+  for (i = 0; i < n; i++) {
+    bw__free(items[i].payload);
+    memset(&items[i], 0, sizeof(items[i]));
+  }
+}
+
+void bw_dlq_records_clear(bw_dlq_record_t *recs, size_t n) {
+  size_t i;
+  if (recs == NULL) return;
+  for (i = 0; i < n; i++) {
+    bw__free(recs[i].payload);
+    memset(&recs[i], 0, sizeof(recs[i]));
+  }
+}
+
+/* ==== memory queue ======================================================= */
+
+typedef struct mnode_s {
+  struct mnode_s *prev, *next;
+  uint64_t id;      /* queue id, or DLQ record id while in the DLQ */
+  uint64_t item_id; /* in the DLQ: the queue id it had (0: never entered) */
+  uint64_t receipt; /* 0: no current lease */
+  uint32_t deliveries;
+  int64_t enqueued_ns;
+  int64_t visible_ns; /* claimable at or after */
+  int64_t time_ns;    /* DLQ: when it came */
+  char reason[32];
+  char error[160];
+  void *payload;
+  size_t len;
+} mnode_t;
+
+typedef struct mlist_s {
+  mnode_t *head, *tail;
+  uint64_t count;
+} mlist_t;
+
+static void ml_push(mlist_t *l, mnode_t *n) {
+  n->next = NULL;
+  n->prev = l->tail;
+  if (l->tail)
+    l->tail->next = n;
+  else
+    l->head = n;
+  l->tail = n;
+  l->count++;
+}
+
+static void ml_unlink(mlist_t *l, mnode_t *n) {
+  if (n->prev)
+    n->prev->next = n->next;
+  else
+    l->head = n->next;
+  if (n->next)
+    n->next->prev = n->prev;
+  else
+    l->tail = n->prev;
+  n->prev = n->next = NULL;
+  l->count--;
+}
+
+static void mnode_free(mnode_t *n) {
+  if (n == NULL) return;
+  bw__free(n->payload);
+  bw__free(n);
+}
+
+/* Events gathered under the lock, emitted after it. */
+#define EV_MAX 20
+typedef struct evrec_s {
+  bw_event_type_t type;
+  uint64_t item_id, dlq_id, count, depth;
+  uint32_t deliveries;
+  char reason[32];
+  char error[160];
+} evrec_t;
+typedef struct evbuf_s {
+  size_t n;
+  evrec_t ev[EV_MAX];
+} evbuf_t;
+
+typedef struct mem_queue_s {
+  bw_queue_store_t base;
+  pthread_mutex_t lock;
+  char *name;
+  bw_queue_store_config_t cfg;
+  uint64_t warn_at, rearm_below;
+  mlist_t q, dlq;
+  uint64_t next_id, next_dlq_id, next_receipt;
+  bool warned;
+  bw_queue_store_stats_t st; /* counters */
+} mem_queue_t;
+
+static int64_t mq_now(const mem_queue_t *m) {
+  return bw_clock_now(m->cfg.clock);
+}
+
+static void mq_emit(const mem_queue_t *m, const evbuf_t *eb) {
+  size_t i;
+  int64_t now;
+  if (m->cfg.sink == NULL || eb->n == 0) return;
+  now = mq_now(m);
+  for (i = 0; i < eb->n; i++) {
+    const evrec_t *e = &eb->ev[i];
+    bw_field_t f[5];
+    char reason[256];
+    if (e->type == BW_EV_QUEUE_WARNING) {
+      f[0].key = "depth";
+      f[0].type = BW_FIELD_UINT;
+      f[0].v.u = e->depth;
+      f[1].key = "max_size";
+      f[1].type = BW_FIELD_UINT;
+      f[1].v.u = m->cfg.max_size;
+      f[2].key = "fill";
+      f[2].type = BW_FIELD_DOUBLE;
+      f[2].v.d = (double)e->depth / (double)m->cfg.max_size;
+      snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%llu/%u)",
+               f[2].v.d * 100.0, (unsigned long long)e->depth,
+               (unsigned)m->cfg.max_size);
+      bw__emit(m->cfg.sink, m->cfg.wall_clock, now, e->type, m->name, reason, f,
+               3, NULL);
+    } else {
+      f[0].key = "reason";
+      f[0].type = BW_FIELD_STR;
+      f[0].v.s = e->reason;
+      f[1].key = "item_id";
+      f[1].type = BW_FIELD_UINT;
+      f[1].v.u = e->item_id;
+      f[2].key = "dlq_id";
+      f[2].type = BW_FIELD_UINT;
+      f[2].v.u = e->dlq_id;
+      f[3].key = "deliveries";
+      f[3].type = BW_FIELD_UINT;
+      f[3].v.u = e->deliveries;
+      f[4].key = "count";
+      f[4].type = BW_FIELD_UINT;
+      f[4].v.u = e->count;
+      bw__emit(m->cfg.sink, m->cfg.wall_clock, now, e->type, m->name, e->error,
+               f, 5, NULL);
+    }
+  }
+}
+
+static void mq_after_grow(mem_queue_t *m, evbuf_t *eb) {
+  if (!m->warned && m->q.count >= m->warn_at) {
+    m->warned = true;
+    m->st.warnings++;
+    if (eb->n < EV_MAX) {
+      evrec_t *e = &eb->ev[eb->n++];
+      memset(e, 0, sizeof(*e));
+      e->type = BW_EV_QUEUE_WARNING;
+      e->depth = m->q.count;
+    }
+  }
+}
+
+static void mq_after_shrink(mem_queue_t *m) {
+  if (m->warned && m->q.count < m->rearm_below) m->warned = false;
+}
+
+/* Appends a node to the DLQ (dropping the oldest record past dlq_max) and
+ * records the event. */
+static void mq_to_dlq(mem_queue_t *m, mnode_t *n, const char *reason,
+                      const char *error, int64_t now, evbuf_t *eb) {
+  n->item_id = n->id;
+  n->id = ++m->next_dlq_id;
+  n->receipt = 0;
+  n->time_ns = now;
+  snprintf(n->reason, sizeof(n->reason), "%s", reason);
+  snprintf(n->error, sizeof(n->error), "%s", error);
+  if (m->dlq.count >= m->cfg.dlq_max) {
+    mnode_t *old = m->dlq.head;
+    ml_unlink(&m->dlq, old);
+    mnode_free(old);
+    m->st.dlq_dropped++;
+  }
+  ml_push(&m->dlq, n);
+  m->st.dead_lettered++;
+  if (eb->n < EV_MAX) {
+    evrec_t *e = &eb->ev[eb->n++];
+    memset(e, 0, sizeof(*e));
+    e->type = BW_EV_DEAD_LETTERED;
+    e->item_id = n->item_id;
+    e->dlq_id = n->id;
+    e->deliveries = n->deliveries;
+    e->count = 1;
+    snprintf(e->reason, sizeof(e->reason), "%s", reason);
+    snprintf(e->error, sizeof(e->error), "%s", error);
+  }
+}
+
+static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
+                      uint64_t *ids, size_t *accepted) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t **nodes;
+  size_t i, ok = 0, refused = 0;
+  evbuf_t eb;
+  int64_t now;
+  char msg[160];
+  eb.n = 0;
+  nodes = bw__calloc(n, sizeof(*nodes));
+  if (nodes == NULL) return BW_E_NOMEM;
+  for (i = 0; i < n; i++) {
+    nodes[i] = bw__calloc(1, sizeof(mnode_t));
+    if (nodes[i] != NULL) nodes[i]->payload = bw__malloc(items[i].len + 1);
+    if (nodes[i] == NULL || nodes[i]->payload == NULL) {
+      size_t j;
+      for (j = 0; j <= i; j++)
+        mnode_free(nodes[j]);
+      bw__free(nodes);
+      return BW_E_NOMEM;
+    }
+    if (items[i].len) memcpy(nodes[i]->payload, items[i].data, items[i].len);
+    nodes[i]->len = items[i].len;
+  }
+  pthread_mutex_lock(&m->lock);
+  now = mq_now(m);
+  snprintf(msg, sizeof(msg), "queue %s reached max_size %u", m->name,
+           (unsigned)m->cfg.max_size);
+  for (i = 0; i < n; i++) {
+    mnode_t *x = nodes[i];
+    x->enqueued_ns = now;
+    x->visible_ns = now;
+    if (refused == 0 && m->q.count < m->cfg.max_size) {
+      x->id = ++m->next_id;
+      ml_push(&m->q, x);
+      if (ids) ids[i] = x->id;
+      ok++;
+      mq_after_grow(m, &eb);
+    } else {
+      size_t before = eb.n;
+      x->id = 0;
+      mq_to_dlq(m, x, BW_DLQ_QUEUE_FULL, msg, now, &eb);
+      if (ids) ids[i] = 0;
+      /* one event for a refused batch tail */
+      if (refused > 0 && eb.n > before) eb.n--;
+      refused++;
+    }
+  }
+  m->st.enqueued += ok;
+  m->st.refused_full += refused;
+  if (refused > 0) {
+    size_t k;
+    for (k = 0; k < eb.n; k++)
+      if (eb.ev[k].type == BW_EV_DEAD_LETTERED) eb.ev[k].count = refused;
+  }
+  pthread_mutex_unlock(&m->lock);
+  bw__free(nodes);
+  mq_emit(m, &eb);
+  if (accepted) *accepted = ok;
+  return refused ? BW_E_FULL : BW_OK;
+}
+
+static int mq_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
+                    bw_stored_item_t *out, size_t *n) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x, *next;
+  evbuf_t eb;
+  size_t got = 0, moved = 0;
+  int64_t now;
+  int rc = BW_OK;
+  char msg[160];
+  eb.n = 0;
+  pthread_mutex_lock(&m->lock);
+  now = mq_now(m);
+  for (x = m->q.head; x != NULL && got < max; x = next) {
+    next = x->next;
+    if (x->visible_ns > now) continue;
+    if (x->deliveries >= m->cfg.max_deliveries) {
+      if (moved >= 16) continue;
+      snprintf(msg, sizeof(msg), "delivered %u times without an ack",
+               (unsigned)x->deliveries);
+      ml_unlink(&m->q, x);
+      mq_to_dlq(m, x, BW_DLQ_MAX_DELIVERIES, msg, now, &eb);
+      moved++;
+      continue;
+    }
+    out[got].payload = bw__malloc(x->len + 1);
+    if (out[got].payload == NULL) {
+      if (got == 0) rc = BW_E_NOMEM;
+      break;
+    }
+    if (x->len) memcpy(out[got].payload, x->payload, x->len);
+    x->deliveries++;
+    x->receipt = ++m->next_receipt;
+    x->visible_ns = now + visibility_ms * BW_NS_PER_MS;
+    out[got].id = x->id;
+    out[got].receipt = x->receipt;
+    out[got].deliveries = x->deliveries;
+    out[got].enqueued_ns = x->enqueued_ns;
+    out[got].lease_until_ns = x->visible_ns;
+    out[got].len = x->len;
+    got++;
+  }
+  m->st.claimed += got;
+  if (moved) mq_after_shrink(m);
+  pthread_mutex_unlock(&m->lock);
+  mq_emit(m, &eb);
+  *n = got;
+  return rc;
+}
+
+/* Finds a queue node by id and checks the receipt. */
+static int mq_find_leased(mem_queue_t *m, uint64_t id, uint64_t receipt,
+                          mnode_t **out) {
+  mnode_t *x;
+  for (x = m->q.head; x != NULL; x = x->next)
+    if (x->id == id) break;
+  if (x == NULL) return BW_E_NOTFOUND;
+  if (x->receipt == 0 || x->receipt != receipt) {
+    m->st.stale++;
+    return BW_E_STALE;
+  }
+  *out = x;
+  return BW_OK;
+}
+
+static int mq_ack(bw_queue_store_t *q, uint64_t id, uint64_t receipt) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x = NULL;
+  int rc;
+  pthread_mutex_lock(&m->lock);
+  rc = mq_find_leased(m, id, receipt, &x);
+  if (rc == BW_OK) {
+    ml_unlink(&m->q, x);
+    mnode_free(x);
+    m->st.acked++;
+    mq_after_shrink(m);
+  }
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+static int mq_nack(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
+                   int64_t delay_ms) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x = NULL;
+  evbuf_t eb;
+  int rc;
+  eb.n = 0;
+  pthread_mutex_lock(&m->lock);
+  rc = mq_find_leased(m, id, receipt, &x);
+  if (rc == BW_OK) {
+    int64_t now = mq_now(m);
+    m->st.nacked++;
+    if (x->deliveries >= m->cfg.max_deliveries) {
+      char msg[160];
+      snprintf(msg, sizeof(msg), "nacked after %u deliveries",
+               (unsigned)x->deliveries);
+      ml_unlink(&m->q, x);
+      mq_to_dlq(m, x, BW_DLQ_MAX_DELIVERIES, msg, now, &eb);
+      mq_after_shrink(m);
+    } else {
+      x->receipt = 0;
+      x->visible_ns = now + delay_ms * BW_NS_PER_MS;
+    }
+  }
+  pthread_mutex_unlock(&m->lock);
+  mq_emit(m, &eb);
+  return rc;
+}
+
+static int mq_reject(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
+                     const char *error) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x = NULL;
+  evbuf_t eb;
+  int rc;
+  eb.n = 0;
+  pthread_mutex_lock(&m->lock);
+  rc = mq_find_leased(m, id, receipt, &x);
+  if (rc == BW_OK) {
+    ml_unlink(&m->q, x);
+    mq_to_dlq(m, x, BW_DLQ_REJECTED, error, mq_now(m), &eb);
+    mq_after_shrink(m);
+  }
+  pthread_mutex_unlock(&m->lock);
+  mq_emit(m, &eb);
+  return rc;
+}
+
+static int mq_dlq_list(bw_queue_store_t *q, uint64_t after_id, size_t max,
+                       bw_dlq_record_t *out, size_t *n) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x;
+  size_t got = 0;
+  int rc = BW_OK;
+  pthread_mutex_lock(&m->lock);
+  for (x = m->dlq.head; x != NULL && got < max; x = x->next) {
+    bw_dlq_record_t *r = &out[got];
+    if (x->id <= after_id) continue;
+    memset(r, 0, sizeof(*r));
+    r->payload = bw__malloc(x->len + 1);
+    if (r->payload == NULL) {
+      rc = BW_E_NOMEM;
+      break;
+    }
+    if (x->len) memcpy(r->payload, x->payload, x->len);
+    r->len = x->len;
+    r->id = x->id;
+    r->item_id = x->item_id;
+    r->deliveries = x->deliveries;
+    r->time_ns = x->time_ns;
+    memcpy(r->reason, x->reason, sizeof(r->reason));
+    memcpy(r->error, x->error, sizeof(r->error));
+    got++;
+  }
+  pthread_mutex_unlock(&m->lock);
+  if (rc != BW_OK) {
+    bw_dlq_records_clear(out, got);
+    got = 0;
+  }
+  *n = got;
+  return rc;
+}
+
+static mnode_t *mq_dlq_find(const mem_queue_t *m, uint64_t dlq_id) {
+  mnode_t *x;
+  for (x = m->dlq.head; x != NULL; x = x->next)
+    if (x->id == dlq_id) return x;
+  return NULL;
+}
+
+static int mq_dlq_requeue(bw_queue_store_t *q, uint64_t dlq_id,
+                          uint64_t *new_id) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x;
+  evbuf_t eb;
+  int rc = BW_OK;
+  eb.n = 0;
+  pthread_mutex_lock(&m->lock);
+  x = mq_dlq_find(m, dlq_id);
+  if (x == NULL) {
+    rc = BW_E_NOTFOUND;
+  } else if (m->q.count >= m->cfg.max_size) {
+    rc = BW_E_FULL;
+  } else {
+    int64_t now = mq_now(m);
+    ml_unlink(&m->dlq, x);
+    x->id = ++m->next_id;
+    x->item_id = 0;
+    x->deliveries = 0;
+    x->receipt = 0;
+    x->enqueued_ns = now;
+    x->visible_ns = now;
+    x->reason[0] = x->error[0] = '\0';
+    ml_push(&m->q, x);
+    *new_id = x->id;
+    m->st.requeued++;
+    mq_after_grow(m, &eb);
+  }
+  pthread_mutex_unlock(&m->lock);
+  mq_emit(m, &eb);
+  return rc;
+}
+
+static int mq_dlq_delete(bw_queue_store_t *q, uint64_t dlq_id) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x;
+  int rc = BW_E_NOTFOUND;
+  pthread_mutex_lock(&m->lock);
+  x = mq_dlq_find(m, dlq_id);
+  if (x != NULL) {
+    ml_unlink(&m->dlq, x);
+    mnode_free(x);
+    rc = BW_OK;
+  }
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+static int mq_stats(bw_queue_store_t *q, bw_queue_store_stats_t *out) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  const mnode_t *x;
+  int64_t now;
+  pthread_mutex_lock(&m->lock);
+  now = mq_now(m);
+  *out = m->st;
+  out->depth = m->q.count;
+  out->dlq_depth = m->dlq.count;
+  out->max_size = m->cfg.max_size;
+  out->fill = (double)m->q.count / (double)m->cfg.max_size;
+  out->warning = m->warned;
+  out->in_flight = 0;
+  for (x = m->q.head; x != NULL; x = x->next)
+    if (x->receipt != 0 && x->visible_ns > now) out->in_flight++;
+  pthread_mutex_unlock(&m->lock);
+  return BW_OK;
+}
+
+static const char *mq_name(const bw_queue_store_t *q) {
+  return ((const mem_queue_t *)q)->name;
+}
+
+static void mq_free(bw_queue_store_t *q) {
+  mem_queue_t *m = (mem_queue_t *)q;
+  mnode_t *x, *next;
+  for (x = m->q.head; x != NULL; x = next) {
+    next = x->next;
+    mnode_free(x);
+  }
+  for (x = m->dlq.head; x != NULL; x = next) {
+    next = x->next;
+    mnode_free(x);
+  }
+  pthread_mutex_destroy(&m->lock);
+  bw__free(m->name);
+  bw__free(m);
+}
+
+static const bw_queue_store_vtable_t mq_vtable = {
+    "memory",    mq_enqueue,     mq_claim,      mq_ack,   mq_nack, mq_reject,
+    mq_dlq_list, mq_dlq_requeue, mq_dlq_delete, mq_stats, mq_name, mq_free};
+
+bw_queue_store_t *bw_mem_queue_new(const bw_queue_store_config_t *cfg,
+                                   bw_error_t *err) {
+  mem_queue_t *m;
+  if (bw_queue_store_config_validate(cfg, err) != BW_OK) return NULL;
+  m = bw__calloc(1, sizeof(*m));
+  if (m == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  m->name = bw__strdup(cfg->name);
+  if (m->name == NULL || pthread_mutex_init(&m->lock, NULL) != 0) {
+    bw__free(m->name);
+    bw__free(m);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  m->base.vt = &mq_vtable;
+  m->cfg = *cfg;
+  m->cfg.name = m->name;
+  if (m->cfg.clock == NULL) m->cfg.clock = bw_clock_monotonic();
+  if (m->cfg.wall_clock == NULL) m->cfg.wall_clock = bw_clock_realtime();
+  bw_queue_store_config_levels(&m->cfg, &m->warn_at, &m->rearm_below);
+  bw__error_clear(err);
+  return &m->base;
+}
+
+/* ==== idempotency interface ============================================== */
+
+const char *bw_idem_state_name(bw_idem_state_t s) {
+  switch (s) {
+  case BW_IDEM_NEW:
+    return "new";
+  case BW_IDEM_IN_PROGRESS:
+    return "in_progress";
+  case BW_IDEM_DONE:
+    return "done";
+  }
+  return "unknown";
+}
+
+static int check_key(const char *key) {
+  size_t n;
+  if (key == NULL) return BW_E_INVAL;
+  n = strlen(key);
+  return (n == 0 || n > BW_IDEM_KEY_MAX) ? BW_E_INVAL : BW_OK;
+}
+
+int bw_idem_begin(bw_idem_store_t *s, const char *key, bw_idem_record_t *out) {
+  if (out) memset(out, 0, sizeof(*out));
+  if (s == NULL || out == NULL || check_key(key) != BW_OK) return BW_E_INVAL;
+  return s->vt->begin(s, key, out);
+}
+
+int bw_idem_complete(bw_idem_store_t *s, const char *key, uint64_t token,
+                     int status, const void *result, size_t len) {
+  if (s == NULL || check_key(key) != BW_OK || (result == NULL && len > 0) ||
+      len > BW_STORE_PAYLOAD_MAX)
+    return BW_E_INVAL;
+  return s->vt->complete(s, key, token, status, result, len);
+}
+
+int bw_idem_abandon(bw_idem_store_t *s, const char *key, uint64_t token) {
+  if (s == NULL || check_key(key) != BW_OK) return BW_E_INVAL;
+  return s->vt->abandon(s, key, token);
+}
+
+int bw_idem_stats(bw_idem_store_t *s, bw_idem_stats_t *out) {
+  if (s == NULL || out == NULL) return BW_E_INVAL;
+  memset(out, 0, sizeof(*out));
+  return s->vt->stats(s, out);
+}
+
+const char *bw_idem_store_name(const bw_idem_store_t *s) {
+  return s ? s->vt->name(s) : "";
+}
+
+const char *bw_idem_store_kind(const bw_idem_store_t *s) {
+  return s ? s->vt->kind : "";
+}
+
+void bw_idem_store_free(bw_idem_store_t *s) {
+  if (s) s->vt->free(s);
+}
+
+void bw_idem_record_clear(bw_idem_record_t *rec) {
+  if (rec == NULL) return;
+  bw__free(rec->result);
+  memset(rec, 0, sizeof(*rec));
+}
+
+static void sleep_1ms(void) {
+  struct timespec ts = {0, 1000000};
+  nanosleep(&ts, NULL);
+}
+
+int bw_idem_execute(bw_idem_store_t *s, const char *key, int64_t wait_ms,
+                    bw_idem_fn fn, void *userdata, bw_idem_record_t *out) {
+  bw_idem_record_t rec;
+  const bw_clock_t *mono = bw_clock_monotonic();
+  int64_t start = bw_clock_now(mono);
+  int rc;
+  if (out) memset(out, 0, sizeof(*out));
+  if (s == NULL || fn == NULL || wait_ms < 0 || check_key(key) != BW_OK)
+    return BW_E_INVAL;
+  for (;;) {
+    rc = bw_idem_begin(s, key, &rec);
+    if (rc != BW_OK) return rc;
+    if (rec.state == BW_IDEM_NEW) {
+      int status = 0;
+      void *result = NULL;
+      size_t len = 0;
+      rc = fn(userdata, &status, &result, &len);
+      if (rc < 0) {
+        free(result);
+        bw_idem_abandon(s, key, rec.token);
+        return rc;
+      }
+      rc = bw_idem_complete(s, key, rec.token, status, result, len);
+      if (rc == BW_OK && out) {
+        out->state = BW_IDEM_NEW;
+        out->token = rec.token;
+        out->status = status;
+        out->len = len;
+        out->result = bw__malloc(len + 1);
+        if (out->result == NULL)
+          rc = BW_E_NOMEM;
+        else if (len)
+          memcpy(out->result, result, len);
+      }
+      free(result);
+      return rc;
+    }
+    if (rec.state == BW_IDEM_DONE) {
+      if (out)
+        *out = rec;
+      else
+        bw_idem_record_clear(&rec);
+      return BW_OK;
+    }
+    bw_idem_record_clear(&rec);
+    if (wait_ms == 0) return BW_E_FULL;
+    if (bw_clock_now(mono) - start >= wait_ms * BW_NS_PER_MS)
+      return BW_E_TIMEOUT;
+    sleep_1ms();
+  }
+}
+
+/* SipHash-2-4 (Aumasson & Bernstein), 64-bit output. */
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND       \
+  do {                 \
+    v0 += v1;          \
+    v1 = ROTL(v1, 13); \
+    v1 ^= v0;          \
+    v0 = ROTL(v0, 32); \
+    v2 += v3;          \
+    v3 = ROTL(v3, 16); \
+    v3 ^= v2;          \
+    v0 += v3;          \
+    v3 = ROTL(v3, 21); \
+    v3 ^= v0;          \
+    v2 += v1;          \
+    v1 = ROTL(v1, 17); \
+    v1 ^= v2;          \
+    v2 = ROTL(v2, 32); \
+  } while (0)
+
+static uint64_t load64(const unsigned char *p) {
+  uint64_t v = 0;
+  int i;
+  for (i = 7; i >= 0; i--)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+static uint64_t siphash24(const unsigned char *in, size_t len, uint64_t k0,
+                          uint64_t k1) {
+  uint64_t v0 = UINT64_C(0x736f6d6570736575) ^ k0;
+  uint64_t v1 = UINT64_C(0x646f72616e646f6d) ^ k1;
+  uint64_t v2 = UINT64_C(0x6c7967656e657261) ^ k0;
+  uint64_t v3 = UINT64_C(0x7465646279746573) ^ k1;
+  uint64_t b = ((uint64_t)len) << 56, m;
+  size_t i, left = len & 7, end = len - left;
+  unsigned char tail[8] = {0};
+  for (i = 0; i < end; i += 8) {
+    m = load64(in + i);
+    v3 ^= m;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= m;
+  }
+  memcpy(tail, in + end, left);
+  b |= load64(tail);
+  v3 ^= b;
+  SIPROUND;
+  SIPROUND;
+  v0 ^= b;
+  v2 ^= 0xff;
+  SIPROUND;
+  SIPROUND;
+  SIPROUND;
+  SIPROUND;
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* Streams the canonical form through a growable buffer. */
+typedef struct cbuf_s {
+  unsigned char *p;
+  size_t len, cap;
+  bool oom;
+} cbuf_t;
+
+static void cb_put(cbuf_t *b, const void *d, size_t n) {
+  if (b->oom) return;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    unsigned char *np;
+    while (cap < b->len + n)
+      cap *= 2;
+    np = bw__realloc(b->p, cap);
+    if (np == NULL) {
+      b->oom = true;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, d, n);
+  b->len += n;
+}
+
+static void cb_str(cbuf_t *b, const char *s) {
+  size_t n = strlen(s);
+  unsigned char len[8];
+  int i;
+  for (i = 0; i < 8; i++)
+    len[i] = (unsigned char)((uint64_t)n >> (8 * i));
+  cb_put(b, len, 8);
+  cb_put(b, s, n);
+}
+
+int bw_idem_key(char *buf, size_t size, const char *scope,
+                const bw_kv_t *fields, size_t count) {
+  cbuf_t b;
+  size_t i, slen;
+  uint64_t h0, h1;
+  if (buf == NULL || scope == NULL || (fields == NULL && count > 0))
+    return BW_E_INVAL;
+  slen = strlen(scope);
+  if (slen == 0 || slen > 160) return BW_E_INVAL;
+  for (i = 0; i < count; i++)
+    if (fields[i].key == NULL || fields[i].value == NULL) return BW_E_INVAL;
+  if (size < slen + 34) return BW_E_RANGE;
+  memset(&b, 0, sizeof(b));
+  cb_str(&b, scope);
+  for (i = 0; i < count; i++) {
+    cb_str(&b, fields[i].key);
+    cb_str(&b, fields[i].value);
+  }
+  if (b.oom) {
+    bw__free(b.p);
+    return BW_E_NOMEM;
+  }
+  h0 = siphash24(b.p, b.len, UINT64_C(0x0706050403020100),
+                 UINT64_C(0x0f0e0d0c0b0a0908));
+  h1 = siphash24(b.p, b.len, UINT64_C(0x627265616b776174),
+                 UINT64_C(0x6572206964656d31));
+  bw__free(b.p);
+  snprintf(buf, size, "%s:%016llx%016llx", scope, (unsigned long long)h0,
+           (unsigned long long)h1);
+  return BW_OK;
+}
+
+/* ==== memory idempotency store =========================================== */
+
+typedef struct inode_s {
+  struct inode_s *next;
+  char key[BW_IDEM_KEY_MAX + 1];
+  bw_idem_state_t state;
+  uint64_t token;
+  int status;
+  int64_t expires_ns;
+  void *result;
+  size_t len;
+} inode_t;
+
+typedef struct mem_idem_s {
+  bw_idem_store_t base;
+  pthread_mutex_t lock;
+  char *name;
+  bw_idem_config_t cfg;
+  inode_t **buckets;
+  size_t nbuckets; /* a power of two */
+  uint64_t keys;
+  uint64_t next_token;
+  bw_idem_stats_t st;
+} mem_idem_t;
+
+static size_t key_hash(const char *k) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (; *k; k++) {
+    h ^= (unsigned char)*k;
+    h *= UINT64_C(0x100000001b3);
+  }
+  return (size_t)(h ^ (h >> 29));
+}
+
+static inode_t **mi_slot(mem_idem_t *m, const char *key) {
+  inode_t **pp = &m->buckets[key_hash(key) & (m->nbuckets - 1)];
+  while (*pp != NULL && strcmp((*pp)->key, key) != 0)
+    pp = &(*pp)->next;
+  return pp;
+}
+
+static void mi_remove(mem_idem_t *m, inode_t **pp) {
+  inode_t *x = *pp;
+  *pp = x->next;
+  bw__free(x->result);
+  bw__free(x);
+  m->keys--;
+}
+
+static void mi_sweep(mem_idem_t *m, int64_t now) {
+  size_t i;
+  for (i = 0; i < m->nbuckets; i++) {
+    inode_t **pp = &m->buckets[i];
+    while (*pp != NULL) {
+      if ((*pp)->expires_ns <= now)
+        mi_remove(m, pp);
+      else
+        pp = &(*pp)->next;
+    }
+  }
+}
+
+static int mi_begin(bw_idem_store_t *s, const char *key,
+                    bw_idem_record_t *out) {
+  mem_idem_t *m = (mem_idem_t *)s;
+  inode_t **pp, *x;
+  int64_t now;
+  int rc = BW_OK;
+  pthread_mutex_lock(&m->lock);
+  now = bw_clock_now(m->cfg.clock);
+  pp = mi_slot(m, key);
+  if (*pp != NULL && (*pp)->expires_ns <= now) mi_remove(m, pp);
+  x = *pp;
+  if (x != NULL && x->state == BW_IDEM_IN_PROGRESS) {
+    out->state = BW_IDEM_IN_PROGRESS;
+    out->expires_ns = x->expires_ns;
+    m->st.in_progress++;
+  } else if (x != NULL) {
+    out->result = bw__malloc(x->len + 1);
+    if (out->result == NULL) {
+      rc = BW_E_NOMEM;
+    } else {
+      if (x->len) memcpy(out->result, x->result, x->len);
+      out->len = x->len;
+      out->state = BW_IDEM_DONE;
+      out->status = x->status;
+      out->expires_ns = x->expires_ns;
+      m->st.hits++;
+    }
+  } else {
+    if (m->keys >= m->cfg.max_keys) {
+      mi_sweep(m, now);
+      pp = mi_slot(m, key);
+    }
+    if (m->keys >= m->cfg.max_keys) {
+      rc = BW_E_LIMIT;
+    } else if ((x = bw__calloc(1, sizeof(*x))) == NULL) {
+      rc = BW_E_NOMEM;
+    } else {
+      snprintf(x->key, sizeof(x->key), "%s", key);
+      x->state = BW_IDEM_IN_PROGRESS;
+      x->token = ++m->next_token;
+      x->expires_ns = now + m->cfg.lease_ms * BW_NS_PER_MS;
+      *pp = x;
+      m->keys++;
+      out->state = BW_IDEM_NEW;
+      out->token = x->token;
+      out->expires_ns = x->expires_ns;
+      m->st.began++;
+    }
+  }
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+static int mi_complete(bw_idem_store_t *s, const char *key, uint64_t token,
+                       int status, const void *result, size_t len) {
+  mem_idem_t *m = (mem_idem_t *)s;
+  inode_t **pp;
+  void *copy = bw__malloc(len + 1);
+  int rc = BW_OK;
+  if (copy == NULL) return BW_E_NOMEM;
+  if (len) memcpy(copy, result, len);
+  pthread_mutex_lock(&m->lock);
+  pp = mi_slot(m, key);
+  if (*pp == NULL || (*pp)->state != BW_IDEM_IN_PROGRESS ||
+      (*pp)->token != token) {
+    rc = BW_E_STALE;
+    m->st.stale++;
+  } else {
+    inode_t *x = *pp;
+    x->state = BW_IDEM_DONE;
+    x->status = status;
+    x->result = copy;
+    x->len = len;
+    x->expires_ns = bw_clock_now(m->cfg.clock) + m->cfg.ttl_ms * BW_NS_PER_MS;
+    copy = NULL;
+    m->st.completed++;
+  }
+  pthread_mutex_unlock(&m->lock);
+  bw__free(copy);
+  return rc;
+}
+
+static int mi_abandon(bw_idem_store_t *s, const char *key, uint64_t token) {
+  mem_idem_t *m = (mem_idem_t *)s;
+  inode_t **pp;
+  int rc = BW_OK;
+  pthread_mutex_lock(&m->lock);
+  pp = mi_slot(m, key);
+  if (*pp == NULL || (*pp)->state != BW_IDEM_IN_PROGRESS ||
+      (*pp)->token != token) {
+    rc = BW_E_STALE;
+    m->st.stale++;
+  } else {
+    mi_remove(m, pp);
+    m->st.abandoned++;
+  }
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+static int mi_stats(bw_idem_store_t *s, bw_idem_stats_t *out) {
+  mem_idem_t *m = (mem_idem_t *)s;
+  pthread_mutex_lock(&m->lock);
+  *out = m->st;
+  out->keys = m->keys;
+  pthread_mutex_unlock(&m->lock);
+  return BW_OK;
+}
+
+static const char *mi_name(const bw_idem_store_t *s) {
+  return ((const mem_idem_t *)s)->name;
+}
+
+static void mi_free(bw_idem_store_t *s) {
+  mem_idem_t *m = (mem_idem_t *)s;
+  size_t i;
+  for (i = 0; i < m->nbuckets; i++)
+    while (m->buckets[i] != NULL)
+      mi_remove(m, &m->buckets[i]);
+  pthread_mutex_destroy(&m->lock);
+  bw__free(m->buckets);
+  bw__free(m->name);
+  bw__free(m);
+}
+
+static const bw_idem_store_vtable_t mi_vtable = {
+    "memory", mi_begin, mi_complete, mi_abandon, mi_stats, mi_name, mi_free};
+
+bw_idem_store_t *bw_mem_idem_new(const bw_idem_config_t *cfg, bw_error_t *err) {
+  mem_idem_t *m;
+  size_t nb = 16;
+  if (bw_idem_config_validate(cfg, err) != BW_OK) return NULL;
+  while (nb < cfg->max_keys && nb < (size_t)1 << 20)
+    nb *= 2;
+  m = bw__calloc(1, sizeof(*m));
+  if (m == NULL) goto oom;
+  m->name = bw__strdup(cfg->name);
+  m->buckets = bw__calloc(nb, sizeof(*m->buckets));
+  if (m->name == NULL || m->buckets == NULL ||
+      pthread_mutex_init(&m->lock, NULL) != 0) {
+    bw__free(m->name);
+    bw__free(m->buckets);
+    bw__free(m);
+    goto oom;
+  }
+  m->base.vt = &mi_vtable;
+  m->cfg = *cfg;
+  m->cfg.name = m->name;
+  if (m->cfg.clock == NULL) m->cfg.clock = bw_clock_monotonic();
+  m->nbuckets = nb;
+  bw__error_clear(err);
+  return &m->base;
+oom:
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+  return NULL;
+}
+
+/* ==== parking and the reprocessor ======================================== */
+
+static _Thread_local const void *park_data;
+static _Thread_local size_t park_len;
+static _Thread_local bool park_set;
+
+void bw_park_set_work(const void *data, size_t len) {
+  park_data = data;
+  park_len = data ? len : 0;
+  park_set = data != NULL;
+}
+
+int bw_park_fallback(void *userdata, bw_failure_t why,
+                     const struct bw_pipeline_call_s *call) {
+  (void)why;
+  (void)call;
+  if (userdata == NULL || !park_set) return BW_E_INVAL;
+  return bw_queue_store_enqueue((bw_queue_store_t *)userdata, park_data,
+                                park_len, NULL);
+}
+
+struct bw_reprocessor_s {
+  bw_reprocessor_config_t cfg;
+  char *name;
+  _Atomic uint64_t processed, failed, rejected, paused;
+};
+
+void bw_reprocessor_config_init(bw_reprocessor_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = "reprocessor";
+  cfg->batch = 16;
+  cfg->visibility_ms = 30000;
+  cfg->retry_delay_ms = 1000;
+}
+
+bw_reprocessor_t *bw_reprocessor_new(const bw_reprocessor_config_t *c,
+                                     bw_error_t *err) {
+  bw_reprocessor_t *rp;
+  if (c == NULL) {
+    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    return NULL;
+  }
+  if (bw__check_name(c->name, "name", err) != BW_OK) return NULL;
+  if (c->queue == NULL) {
+    bw__error_set(err, BW_E_INVAL, "queue", "queue is required (got NULL)");
+    return NULL;
+  }
+  if (c->fn == NULL) {
+    bw__error_set(err, BW_E_INVAL, "fn", "fn is required (got NULL)");
+    return NULL;
+  }
+  if (c->batch < 1) {
+    bw__error_set(err, BW_E_INVAL, "batch", "batch must be >= 1 (got 0)");
+    return NULL;
+  }
+  if (c->visibility_ms < 1) {
+    bw__error_set(err, BW_E_INVAL, "visibility_ms",
+                  "visibility_ms must be >= 1 (got %lld)",
+                  (long long)c->visibility_ms);
+    return NULL;
+  }
+  if (c->retry_delay_ms < 0) {
+    bw__error_set(err, BW_E_INVAL, "retry_delay_ms",
+                  "retry_delay_ms must be >= 0 (got %lld)",
+                  (long long)c->retry_delay_ms);
+    return NULL;
+  }
+  rp = bw__calloc(1, sizeof(*rp));
+  if (rp != NULL) rp->name = bw__strdup(c->name);
+  if (rp == NULL || rp->name == NULL) {
+    bw__free(rp);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  rp->cfg = *c;
+  rp->cfg.name = rp->name;
+  bw__error_clear(err);
+  return rp;
+}
+
+static bool rp_closed(const bw_reprocessor_t *rp) {
+  return rp->cfg.breaker == NULL ||
+         bw_breaker_state(rp->cfg.breaker) == BW_CLOSED;
+}
+
+int bw_reprocessor_step(bw_reprocessor_t *rp, size_t *done) {
+  bw_stored_item_t *items;
+  size_t n = 0, i, ok = 0;
+  int rc;
+  if (done) *done = 0;
+  if (rp == NULL) return BW_E_INVAL;
+  if (!rp_closed(rp)) {
+    atomic_fetch_add(&rp->paused, 1);
+    return BW_E_OPEN;
+  }
+  items = bw__calloc(rp->cfg.batch, sizeof(*items));
+  if (items == NULL) return BW_E_NOMEM;
+  rc = bw_queue_store_claim(rp->cfg.queue, rp->cfg.batch, rp->cfg.visibility_ms,
+                            items, &n);
+  for (i = 0; i < n; i++) {
+    bw_stored_item_t *it = &items[i];
+    bw_permit_t p;
+    int r;
+    if (!rp_closed(rp) || (rp->cfg.breaker != NULL &&
+                           bw_breaker_acquire(rp->cfg.breaker, &p) != BW_OK)) {
+      /* the breaker opened mid-step: hand the rest back untouched */
+      for (; i < n; i++)
+        bw_queue_store_nack(rp->cfg.queue, items[i].id, items[i].receipt, 0);
+      break;
+    }
+    r = rp->cfg.fn(rp->cfg.userdata, it);
+    if (r == BW_OK) {
+      bw_queue_store_ack(rp->cfg.queue, it->id, it->receipt);
+      atomic_fetch_add(&rp->processed, 1);
+      ok++;
+    } else if (r == BW_E_INVAL) {
+      bw_queue_store_reject(rp->cfg.queue, it->id, it->receipt,
+                            "reprocessor: the item was refused as invalid");
+      atomic_fetch_add(&rp->rejected, 1);
+    } else {
+      bw_queue_store_nack(rp->cfg.queue, it->id, it->receipt,
+                          rp->cfg.retry_delay_ms);
+      atomic_fetch_add(&rp->failed, 1);
+    }
+    if (rp->cfg.breaker != NULL)
+      bw_breaker_release(rp->cfg.breaker, &p,
+                         r == BW_OK        ? BW_SUCCESS
+                         : r == BW_E_INVAL ? BW_IGNORED
+                                           : BW_FAILURE);
+  }
+  bw_stored_items_clear(items, n);
+  bw__free(items);
+  if (done) *done = ok;
+  return rc;
+}
+
+int bw_reprocessor_stats(bw_reprocessor_t *rp, bw_reprocessor_stats_t *out) {
+  bw_queue_store_stats_t qs;
+  int rc;
+  if (rp == NULL || out == NULL) return BW_E_INVAL;
+  memset(out, 0, sizeof(*out));
+  rc = bw_queue_store_stats(rp->cfg.queue, &qs);
+  out->backlog = qs.depth;
+  out->dlq_depth = qs.dlq_depth;
+  out->processed = atomic_load(&rp->processed);
+  out->failed = atomic_load(&rp->failed);
+  out->rejected = atomic_load(&rp->rejected);
+  out->paused = atomic_load(&rp->paused);
+  return rc;
+}
+
+void bw_reprocessor_free(bw_reprocessor_t *rp) {
+  if (rp == NULL) return;
+  bw__free(rp->name);
+  bw__free(rp);
+}
