@@ -1,0 +1,462 @@
+/* Shared-memory segments: create / attach / validate, the object table and
+ * the lease words (see shm_internal.h for the layout). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm_internal.h"
+
+/* How long an attacher waits for a creator that has created the name but
+ * not finished the header (bounded; then it reports the segment). */
+#define BW__SHM_INIT_WAIT_MS 500
+/* The allocation lease: creating an object takes microseconds. */
+#define BW__SHM_ALLOC_LEASE_NS (2 * BW_NS_PER_S)
+
+/* ---- lease words --------------------------------------------------------- */
+
+static void bw__pause_short(int attempt) {
+  if (attempt < 16) {
+    sched_yield();
+  } else {
+    struct timespec ts = {0, 100000}; /* 0.1 ms */
+    nanosleep(&ts, NULL);
+  }
+}
+
+int64_t bw__shm_lease_lock(_Atomic int64_t *word, const bw_clock_t *clock,
+                           int64_t lease_ns, int tries) {
+  for (int i = 0; i < tries; i++) {
+    int64_t now = bw_clock_now(clock);
+    int64_t cur = atomic_load_explicit(word, memory_order_acquire);
+    int64_t mine = now + lease_ns;
+    if (mine == 0) mine = 1; /* 0 means free */
+    if ((cur == 0 || cur <= now) &&
+        atomic_compare_exchange_strong_explicit(
+            word, &cur, mine, memory_order_acq_rel, memory_order_acquire))
+      return mine;
+    if (i + 1 < tries) bw__pause_short(i);
+  }
+  return 0;
+}
+
+void bw__shm_lease_unlock(_Atomic int64_t *word, int64_t mine) {
+  /* A CAS, not a store: if our lease expired and was stolen, the word is the
+   * thief's now. */
+  int64_t expect = mine;
+  atomic_compare_exchange_strong_explicit(
+      word, &expect, 0, memory_order_release, memory_order_relaxed);
+}
+
+/* ---- counter stripes ----------------------------------------------------- */
+
+_Atomic unsigned bw__shm_fork_epoch = 1;
+_Thread_local unsigned bw__shm_tls_epoch;
+_Thread_local unsigned bw__shm_tls_stripe;
+static pthread_once_t bw__shm_atfork_once = PTHREAD_ONCE_INIT;
+
+static void bw__shm_after_fork(void) {
+  atomic_fetch_add_explicit(&bw__shm_fork_epoch, 1, memory_order_relaxed);
+}
+
+static void bw__shm_register_atfork(void) {
+  pthread_atfork(NULL, NULL, bw__shm_after_fork);
+}
+
+unsigned bw__shm_stripe_slow(void) {
+  unsigned pid;
+  pthread_once(&bw__shm_atfork_once, bw__shm_register_atfork);
+  /* Read the epoch before getpid: a fork in between bumps it again in the
+   * child, which then recomputes. */
+  bw__shm_tls_epoch =
+      atomic_load_explicit(&bw__shm_fork_epoch, memory_order_relaxed);
+  pid = (unsigned)getpid();
+  bw__shm_tls_stripe =
+      ((pid * 2654435761u) >> 16 ^ bw__stripe()) % BW__SHM_STRIPES;
+  return bw__shm_tls_stripe;
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+/* "name" or "/name" -> "/name"; no other '/'. */
+static int bw__shm_norm_name(const char *name, char *out, size_t size,
+                             bw_error_t *err) {
+  const char *n;
+  if (bw__check_name(name, "name", err) != BW_OK) return BW_E_INVAL;
+  n = name[0] == '/' ? name + 1 : name;
+  if (n[0] == '\0')
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must have a character after '/' (got \"%s\")",
+                         name);
+  if (strchr(n, '/') != NULL)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "name must not contain '/' after the first character "
+                         "(got \"%s\")",
+                         name);
+  snprintf(out, size, "/%s", n);
+  return BW_OK;
+}
+
+/* ---- open / attach ------------------------------------------------------- */
+
+void bw_shm_config_init(bw_shm_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->name = NULL;
+  cfg->mode = BW_SHM_OPEN_OR_CREATE;
+  cfg->size = BW__SHM_DEFAULT_SIZE;
+}
+
+static void bw__sleep_ms(void) {
+  struct timespec ts = {0, BW_NS_PER_MS};
+  nanosleep(&ts, NULL);
+}
+
+static int bw__shm_io(bw_error_t *err, const char *what, const char *name,
+                      int e) {
+  return bw__error_set(err, BW_E_IO, "name",
+                       "%s of shared-memory segment %s "
+                       "failed: %s",
+                       what, name, strerror(e));
+}
+
+static int bw__shm_create(bw_shm_t *s, int fd, size_t size, bw_error_t *err) {
+  bw__shm_header_t *h;
+  void *p;
+  if (fchmod(fd, 0600) != 0) return bw__shm_io(err, "fchmod", s->name, errno);
+  if (ftruncate(fd, (off_t)size) != 0)
+    return bw__shm_io(err, "ftruncate", s->name, errno);
+  p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return bw__shm_io(err, "mmap", s->name, errno);
+  s->base = p;
+  s->size = size;
+  h = p;
+  /* ftruncate zero-fills: only the non-zero fields need writing. */
+  h->version = BW__SHM_VERSION;
+  h->header_size = (uint32_t)sizeof(bw__shm_header_t);
+  h->size = size;
+  h->max_objects = BW_SHM_MAX_OBJECTS;
+  atomic_store_explicit(&h->used, bw__shm_round(sizeof(bw__shm_header_t)),
+                        memory_order_relaxed);
+  atomic_store_explicit(&h->magic, BW__SHM_MAGIC, memory_order_release);
+  return BW_OK;
+}
+
+static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
+  struct stat st;
+  const bw__shm_header_t *h;
+  uint64_t magic = 0;
+  void *p;
+  int waited = 0;
+  /* A creator may have made the name and not sized it yet: wait a little. */
+  for (;;) {
+    if (fstat(fd, &st) != 0) return bw__shm_io(err, "fstat", s->name, errno);
+    if ((size_t)st.st_size >= sizeof(bw__shm_header_t) ||
+        waited >= BW__SHM_INIT_WAIT_MS)
+      break;
+    bw__sleep_ms();
+    waited++;
+  }
+  if ((size_t)st.st_size < sizeof(bw__shm_header_t))
+    return bw__error_set(err, BW_E_INVAL, "size",
+                         "shared-memory segment %s is %lld bytes, too small: "
+                         "the size of a breakwater segment header is %zu "
+                         "bytes",
+                         s->name, (long long)st.st_size,
+                         sizeof(bw__shm_header_t));
+  p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return bw__shm_io(err, "mmap", s->name, errno);
+  s->base = p;
+  s->size = (size_t)st.st_size;
+  h = p;
+  for (;;) {
+    magic = atomic_load_explicit(&h->magic, memory_order_acquire);
+    if (magic != 0 || waited >= BW__SHM_INIT_WAIT_MS) break;
+    bw__sleep_ms();
+    waited++;
+  }
+  if (magic == 0)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "shared-memory segment %s was never initialized "
+                         "(magic is 0 after %d ms): its creator may have "
+                         "died; unlink it and create it again",
+                         s->name, BW__SHM_INIT_WAIT_MS);
+  if (magic != BW__SHM_MAGIC)
+    return bw__error_set(err, BW_E_INVAL, "name",
+                         "shared-memory segment %s is not a breakwater "
+                         "segment (magic 0x%016llx, expected 0x%016llx)",
+                         s->name, (unsigned long long)magic,
+                         (unsigned long long)BW__SHM_MAGIC);
+  if (h->version != BW__SHM_VERSION)
+    return bw__error_set(err, BW_E_INVAL, "version",
+                         "shared-memory segment %s has layout version %u, "
+                         "this library reads version %u",
+                         s->name, h->version, BW__SHM_VERSION);
+  if (h->header_size != sizeof(bw__shm_header_t))
+    return bw__error_set(err, BW_E_INVAL, "header_size",
+                         "shared-memory segment %s has a %u-byte header, "
+                         "this library's is %zu bytes",
+                         s->name, h->header_size, sizeof(bw__shm_header_t));
+  if (h->size != (uint64_t)st.st_size)
+    return bw__error_set(err, BW_E_INVAL, "size",
+                         "shared-memory segment %s says it is %llu bytes "
+                         "but is %lld bytes",
+                         s->name, (unsigned long long)h->size,
+                         (long long)st.st_size);
+  if (h->max_objects != BW_SHM_MAX_OBJECTS ||
+      atomic_load(&((bw__shm_header_t *)p)->count) > BW_SHM_MAX_OBJECTS ||
+      atomic_load(&((bw__shm_header_t *)p)->used) > h->size)
+    return bw__error_set(
+        err, BW_E_INVAL, "name",
+        "shared-memory segment %s has a corrupt object "
+        "table (max_objects %u, count %u, used %llu of %llu)",
+        s->name, h->max_objects, atomic_load(&((bw__shm_header_t *)p)->count),
+        (unsigned long long)atomic_load(&((bw__shm_header_t *)p)->used),
+        (unsigned long long)h->size);
+  return BW_OK;
+}
+
+bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
+  bw_shm_t *s;
+  int fd = -1, rc;
+  if (cfg == NULL) {
+    bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return NULL;
+  }
+  if (cfg->mode != BW_SHM_CREATE && cfg->mode != BW_SHM_ATTACH &&
+      cfg->mode != BW_SHM_OPEN_OR_CREATE) {
+    bw__error_set(err, BW_E_INVAL, "mode",
+                  "mode must be BW_SHM_CREATE, BW_SHM_ATTACH or "
+                  "BW_SHM_OPEN_OR_CREATE (got %d)",
+                  (int)cfg->mode);
+    return NULL;
+  }
+  if (cfg->mode != BW_SHM_ATTACH &&
+      (cfg->size < BW__SHM_MIN_SIZE || cfg->size > BW__SHM_MAX_SIZE)) {
+    bw__error_set(err, BW_E_INVAL, "size",
+                  "size must be in [%zu, %zu] bytes (got %zu)",
+                  BW__SHM_MIN_SIZE, BW__SHM_MAX_SIZE, cfg->size);
+    return NULL;
+  }
+  s = bw__calloc(1, sizeof(*s));
+  if (s == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  if (bw__shm_norm_name(cfg->name, s->name, sizeof(s->name), err) != BW_OK) {
+    bw__free(s);
+    return NULL;
+  }
+  if (cfg->mode != BW_SHM_ATTACH) {
+    fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+      s->created = true;
+      rc = bw__shm_create(s, fd, cfg->size, err);
+      close(fd);
+      if (rc != BW_OK) {
+        if (s->base != NULL) munmap(s->base, s->size);
+        shm_unlink(s->name);
+        bw__free(s);
+        return NULL;
+      }
+      bw__error_clear(err);
+      return s;
+    }
+    if (errno != EEXIST) {
+      bw__shm_io(err, "shm_open (create)", s->name, errno);
+      bw__free(s);
+      return NULL;
+    }
+    if (cfg->mode == BW_SHM_CREATE) {
+      bw__error_set(err, BW_E_INVAL, "name",
+                    "the name %s is taken: the shared-memory segment "
+                    "already exists (mode BW_SHM_CREATE creates only; "
+                    "attach, or unlink it first)",
+                    s->name);
+      bw__free(s);
+      return NULL;
+    }
+  }
+  fd = shm_open(s->name, O_RDWR, 0);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      bw__error_set(err, BW_E_NOTFOUND, "name",
+                    "shared-memory segment %s does not exist (mode "
+                    "BW_SHM_ATTACH needs a segment created first)",
+                    s->name);
+    else
+      bw__shm_io(err, "shm_open (attach)", s->name, errno);
+    bw__free(s);
+    return NULL;
+  }
+  rc = bw__shm_attach(s, fd, err);
+  close(fd);
+  if (rc != BW_OK) {
+    if (s->base != NULL) munmap(s->base, s->size);
+    bw__free(s);
+    return NULL;
+  }
+  bw__error_clear(err);
+  return s;
+}
+
+void bw_shm_close(bw_shm_t *shm) {
+  if (shm == NULL) return;
+  munmap(shm->base, shm->size);
+  bw__free(shm);
+}
+
+int bw_shm_unlink(const char *name, bw_error_t *err) {
+  char n[BW_NAME_MAX + 2];
+  if (bw__shm_norm_name(name, n, sizeof(n), err) != BW_OK) return BW_E_INVAL;
+  if (shm_unlink(n) != 0) {
+    if (errno == ENOENT)
+      return bw__error_set(err, BW_E_NOTFOUND, "name",
+                           "shared-memory segment %s does not exist", n);
+    return bw__shm_io(err, "shm_unlink", n, errno);
+  }
+  bw__error_clear(err);
+  return BW_OK;
+}
+
+const char *bw_shm_name(const bw_shm_t *shm) {
+  return shm == NULL ? "" : shm->name;
+}
+
+void bw_shm_stats(const bw_shm_t *shm, bw_shm_stats_t *out) {
+  const bw__shm_header_t *h;
+  if (out == NULL) return;
+  memset(out, 0, sizeof(*out));
+  if (shm == NULL) return;
+  h = (const bw__shm_header_t *)shm->base;
+  out->size = shm->size;
+  out->used = (size_t)atomic_load_explicit(&h->used, memory_order_relaxed);
+  out->objects = atomic_load_explicit(&h->count, memory_order_acquire);
+  out->created = shm->created;
+}
+
+/* ---- objects ------------------------------------------------------------- */
+
+static const char *bw__kind_name(uint32_t kind) {
+  return kind < 4 ? bw__shm_kind_names[kind] : "object";
+}
+
+/* Checks a published entry and returns its block, or NULL (err set). */
+static void *bw__shm_entry_block(bw_shm_t *shm, const bw__shm_entry_t *e,
+                                 uint32_t kind, size_t min_size,
+                                 bw_error_t *err) {
+  const bw__shm_obj_t *o;
+  if (e->kind != kind) {
+    bw__error_set(err, BW_E_INVAL, "name",
+                  "name \"%s\" in shared-memory segment %s is a %s, not a %s",
+                  e->name, shm->name, bw__kind_name(e->kind),
+                  bw__kind_name(kind));
+    return NULL;
+  }
+  if (e->offset % BW__SHM_ALIGN != 0 || e->offset > shm->size ||
+      e->size > shm->size - e->offset || e->size < min_size) {
+    bw__error_set(err, BW_E_INVAL, "name",
+                  "\"%s\" in shared-memory segment %s has a corrupt entry "
+                  "(offset %llu, size %llu, segment %zu bytes)",
+                  e->name, shm->name, (unsigned long long)e->offset,
+                  (unsigned long long)e->size, shm->size);
+    return NULL;
+  }
+  o = (const bw__shm_obj_t *)(shm->base + e->offset);
+  if (o->magic != BW__SHM_OBJ_MAGIC || o->kind != kind) {
+    bw__error_set(err, BW_E_INVAL, "name",
+                  "\"%s\" in shared-memory segment %s is corrupt (bad block "
+                  "magic or kind)",
+                  e->name, shm->name);
+    return NULL;
+  }
+  return shm->base + e->offset;
+}
+
+int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
+                   bw__shm_init_fn init, bw__shm_check_fn check,
+                   const void *arg, void **out, bw_error_t *err) {
+  bw__shm_header_t *h = (bw__shm_header_t *)shm->base;
+  int64_t mine;
+  uint32_t n;
+  uint64_t used;
+  bw__shm_entry_t *e;
+  size_t need = bw__shm_round(size);
+  *out = NULL;
+  /* The lease outlives a dead holder by 2 s; waiting up to ~3 s lets the
+   * next caller steal it. */
+  mine = bw__shm_lease_lock(&h->lock, bw_clock_monotonic(),
+                            BW__SHM_ALLOC_LEASE_NS, 30000);
+  if (mine == 0)
+    return bw__error_set(err, BW_E_TIMEOUT, "name",
+                         "shared-memory segment %s: the object table stayed "
+                         "locked by another process",
+                         shm->name);
+  n = atomic_load_explicit(&h->count, memory_order_acquire);
+  if (n > BW_SHM_MAX_OBJECTS) n = BW_SHM_MAX_OBJECTS;
+  for (uint32_t i = 0; i < n; i++) {
+    void *blk;
+    e = &h->entries[i];
+    if (strncmp(e->name, name, sizeof(e->name)) != 0) continue;
+    blk = bw__shm_entry_block(shm, e, kind, sizeof(bw__shm_obj_t), err);
+    bw__shm_lease_unlock(&h->lock, mine);
+    if (blk == NULL) return BW_E_INVAL;
+    if (check != NULL) {
+      int rc = check(blk, arg, shm->name, err);
+      if (rc != BW_OK) return rc;
+    }
+    /* The same configuration needs the same size. */
+    if (e->size < need)
+      return bw__error_set(err, BW_E_INVAL, "name",
+                           "name \"%s\" in shared-memory segment %s has a "
+                           "corrupt entry (%llu bytes, %zu expected)",
+                           name, shm->name, (unsigned long long)e->size, need);
+    *out = blk;
+    return BW_OK;
+  }
+  if (n >= BW_SHM_MAX_OBJECTS) {
+    bw__shm_lease_unlock(&h->lock, mine);
+    return bw__error_set(err, BW_E_LIMIT, "name",
+                         "shared-memory segment %s already holds %u objects "
+                         "(BW_SHM_MAX_OBJECTS); \"%s\" cannot be added",
+                         shm->name, BW_SHM_MAX_OBJECTS, name);
+  }
+  used = atomic_load_explicit(&h->used, memory_order_relaxed);
+  if (used > shm->size || need > shm->size - used) {
+    bw__shm_lease_unlock(&h->lock, mine);
+    return bw__error_set(
+        err, BW_E_LIMIT, "size",
+        "shared-memory segment %s is full: the %s \"%s\" "
+        "needs %zu bytes, %llu of %zu are free",
+        shm->name, bw__kind_name(kind), name, need,
+        (unsigned long long)(used > shm->size ? 0 : shm->size - used),
+        shm->size);
+  }
+  {
+    void *blk = shm->base + used;
+    bw__shm_obj_t *o = blk;
+    /* A previous holder may have died mid-initialization here: start from
+     * zero. Nothing is visible until count is published. */
+    memset(blk, 0, need);
+    o->magic = BW__SHM_OBJ_MAGIC;
+    o->kind = kind;
+    if (init != NULL) init(blk, arg);
+    e = &h->entries[n];
+    memset(e, 0, sizeof(*e));
+    e->kind = kind;
+    e->offset = used;
+    e->size = need;
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    atomic_store_explicit(&h->used, used + need, memory_order_relaxed);
+    atomic_store_explicit(&h->count, n + 1, memory_order_release);
+    *out = blk;
+  }
+  bw__shm_lease_unlock(&h->lock, mine);
+  return BW_OK;
+}
