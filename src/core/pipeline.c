@@ -365,7 +365,7 @@ static int admission_wait(bw_pipeline_call_t *c, const bw_strategy_t *s,
 static int run(bw_pipeline_call_t *c, int64_t now_ns) {
   const bw_pipeline_t *pl = c->pl;
   for (;;) {
-    if (bw_deadline_expired(c->deadline, now_ns)) {
+    if (BW__UNLIKELY(now_ns >= c->deadline.at_ns)) { /* none: INT64_MAX */
       c->waiting = false;
       c->reject = BW_FAILURE_DEADLINE;
       return finish(c, BW_FAILURE_DEADLINE);
@@ -428,10 +428,25 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
 int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
                          bw_deadline_t outer, int64_t now_ns) {
   if (pl == NULL || c == NULL) return BW_E_INVAL;
-  memset(c, 0, sizeof *c);
-  c->pl = pl;
+  /* Field by field: the permits and the retry iterator (most of the
+   * struct) are written when their strategies are entered, so clearing
+   * them on every call would be wasted work. */
+  c->attempt = 0;
+  c->delay_ms = 0;
   c->attempt_timeout_ms = -1;
+  c->failure = BW_FAILURE_NONE;
   c->last_verdict = BW_VERDICT_OK;
+  c->fallback_rc = 0;
+  c->fallback_ran = false;
+  c->pl = pl;
+  c->phase = PH_IDLE;
+  c->index = 0;
+  c->entered = 0;
+  c->reject = BW_FAILURE_NONE;
+  c->attempted = false;
+  c->waiting = false;
+  c->wait_until_ns = 0;
+  c->poll_ms = 0;
   c->deadline = outer;
   if (pl->deadline_ms >= 0)
     c->deadline =
