@@ -1,0 +1,613 @@
+/* breakwater_redis — seed 000's queue guard (LLEN + RPUSH in one script, a
+ * dead-letter list on overflow, a warning at warn_threshold), a processing
+ * list per consumer with acknowledgements, and idempotency records. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "redis_internal.h"
+
+static int64_t bw__rint(const redisReply *r) {
+  if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
+  return 0;
+}
+
+/* ---- queue guard ----------------------------------------------------------
+ */
+
+/* KEYS: queue, dlq, warned flag. ARGV: max_size, payload, warn_at, name.
+ * Returns {admitted (0/1), size after, warn (0/1)}. */
+static const char bw__rq_enqueue_lua[] =
+    "local size = redis.call('LLEN', KEYS[1])\n"
+    "local max = tonumber(ARGV[1])\n"
+    "if size >= max then\n"
+    "  local t = redis.call('TIME')\n"
+    "  local ts = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "  redis.call('RPUSH', KEYS[2], cjson.encode({payload = ARGV[2], "
+    "reason = 'queue_full', error = ARGV[4] .. ' reached ' .. max .. "
+    "' items', ts_ms = ts}))\n"
+    "  return {0, size, 0}\n"
+    "end\n"
+    "size = redis.call('RPUSH', KEYS[1], ARGV[2])\n"
+    "local warn = 0\n"
+    "if size >= tonumber(ARGV[3]) and redis.call('SET', KEYS[3], '1', 'NX') "
+    "then warn = 1 end\n"
+    "return {1, size, warn}\n";
+
+/* KEYS: queue, processing, warned. ARGV: warn_at. The item or nil. */
+static const char bw__rq_dequeue_lua[] =
+    "local v = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')\n"
+    "if not v then return false end\n"
+    "if redis.call('LLEN', KEYS[1]) < tonumber(ARGV[1]) then\n"
+    "  redis.call('DEL', KEYS[3])\n"
+    "end\n"
+    "return v\n";
+
+/* KEYS: queue, processing, warned. ARGV: warn_at. {moved, size, warn}. */
+static const char bw__rq_recover_lua[] =
+    "local n = 0\n"
+    "while redis.call('LMOVE', KEYS[2], KEYS[1], 'RIGHT', 'LEFT') do\n"
+    "  n = n + 1\n"
+    "end\n"
+    "local size = redis.call('LLEN', KEYS[1])\n"
+    "local warn = 0\n"
+    "if n > 0 and size >= tonumber(ARGV[1]) and "
+    "redis.call('SET', KEYS[3], '1', 'NX') then warn = 1 end\n"
+    "return {n, size, warn}\n";
+
+static const char *const bw__rq_scripts[] = {
+    bw__rq_enqueue_lua, bw__rq_dequeue_lua, bw__rq_recover_lua};
+
+struct bw_redis_queue_s {
+  bw__rclient_t cl;
+  char *k_queue, *k_dlq, *k_warned, *k_proc;
+  uint32_t max_size;
+  uint32_t warn_at;
+  char a_max[16], a_warn[16];
+  _Atomic uint64_t admitted, dead_lettered, warnings, dequeued, acked,
+      recovered;
+};
+
+void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  bw_redis_config_init(&cfg->redis);
+  cfg->name = "queue";
+  cfg->max_size = 100;
+  cfg->warn_threshold = 0.7;
+}
+
+void bw_redis_queue_free(bw_redis_queue_t *q) {
+  if (q == NULL) return;
+  bw__rcl_destroy(&q->cl);
+  bw__free(q->k_queue);
+  bw__free(q->k_dlq);
+  bw__free(q->k_warned);
+  bw__free(q->k_proc);
+  bw__free(q);
+}
+
+bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
+                                     bw_error_t *err) {
+  bw_redis_queue_t *q;
+  if (cfg == NULL) {
+    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    return NULL;
+  }
+  if (cfg->max_size < 1) {
+    bw__error_set(err, BW_E_INVAL, "max_size", "max_size must be >= 1 (got %u)",
+                  cfg->max_size);
+    return NULL;
+  }
+  if (!(cfg->warn_threshold > 0.0 && cfg->warn_threshold <= 1.0)) {
+    bw__error_set(err, BW_E_INVAL, "warn_threshold",
+                  "warn_threshold must be in (0, 1] (got %g)",
+                  cfg->warn_threshold);
+    return NULL;
+  }
+  q = bw__calloc(1, sizeof(*q));
+  if (q == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
+    return NULL;
+  }
+  if (bw__rcl_init(&q->cl, &cfg->redis, cfg->name, "name", bw__rq_scripts, 3,
+                   err) != BW_OK) {
+    bw_redis_queue_free(q);
+    return NULL;
+  }
+  q->cl.sink = cfg->sink;
+  if (cfg->wall_clock != NULL) q->cl.wall = cfg->wall_clock;
+  q->k_queue = bw__rconn_key(&q->cl.conn, "{q:", cfg->name, "}");
+  q->k_dlq = bw__rconn_key(&q->cl.conn, "{q:", cfg->name, "}:dlq");
+  q->k_warned = bw__rconn_key(&q->cl.conn, "{q:", cfg->name, "}:warned");
+  q->k_proc = bw__rconn_key(&q->cl.conn, "{q:", cfg->name, "}:processing:");
+  if (q->k_queue == NULL || q->k_dlq == NULL || q->k_warned == NULL ||
+      q->k_proc == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
+    bw_redis_queue_free(q);
+    return NULL;
+  }
+  q->max_size = cfg->max_size;
+  /* Warn when size / max_size >= warn_threshold (seed 000), i.e. at the
+   * first whole size that reaches it. */
+  q->warn_at =
+      (uint32_t)ceil(cfg->warn_threshold * (double)cfg->max_size - 1e-9);
+  if (q->warn_at < 1) q->warn_at = 1;
+  snprintf(q->a_max, sizeof(q->a_max), "%u", q->max_size);
+  snprintf(q->a_warn, sizeof(q->a_warn), "%u", q->warn_at);
+  bw__error_clear(err);
+  return q;
+}
+
+static void bw__rq_warn(bw_redis_queue_t *q, int64_t size) {
+  bw_field_t f[2];
+  char reason[96];
+  f[0].key = "size";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = (uint64_t)size;
+  f[1].key = "max_size";
+  f[1].type = BW_FIELD_UINT;
+  f[1].v.u = q->max_size;
+  snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%lld/%u)",
+           100.0 * (double)size / (double)q->max_size, (long long)size,
+           q->max_size);
+  atomic_fetch_add_explicit(&q->warnings, 1, memory_order_relaxed);
+  bw__rcl_event(&q->cl, BW_EV_QUEUE_WARNING, reason, f, 2);
+}
+
+int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
+                           uint64_t *size_out) {
+  const char *argv[7];
+  size_t lens[7];
+  redisReply *r;
+  int rc;
+  int64_t admitted, size, warn;
+  if (q == NULL || (payload == NULL && len > 0)) return BW_E_INVAL;
+  argv[0] = q->k_queue;
+  argv[1] = q->k_dlq;
+  argv[2] = q->k_warned;
+  argv[3] = q->a_max;
+  argv[4] = payload != NULL ? payload : "";
+  argv[5] = q->a_warn;
+  argv[6] = q->cl.name;
+  for (rc = 0; rc < 7; rc++)
+    lens[rc] = strlen(argv[rc]);
+  lens[4] = len;
+  pthread_mutex_lock(&q->cl.mu);
+  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
+  r = bw__rconn_eval(&q->cl.conn, 0, 3, 7, argv, lens);
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+    if (r != NULL) freeReplyObject(r);
+    rc = bw__rcl_failed(&q->cl);
+    goto out;
+  }
+  admitted = bw__rint(r->element[0]);
+  size = bw__rint(r->element[1]);
+  warn = bw__rint(r->element[2]);
+  freeReplyObject(r);
+  if (size_out != NULL) *size_out = (uint64_t)size;
+  if (admitted) {
+    atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed);
+    if (warn) bw__rq_warn(q, size);
+    rc = BW_OK;
+  } else {
+    bw_field_t f[2];
+    char why[96];
+    f[0].key = "reason";
+    f[0].type = BW_FIELD_STR;
+    f[0].v.s = "queue_full";
+    f[1].key = "max_size";
+    f[1].type = BW_FIELD_UINT;
+    f[1].v.u = q->max_size;
+    snprintf(why, sizeof(why), "queue_full: %.40s reached %u items", q->cl.name,
+             q->max_size);
+    atomic_fetch_add_explicit(&q->dead_lettered, 1, memory_order_relaxed);
+    bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, why, f, 2);
+    rc = BW_E_FULL;
+  }
+out:
+  pthread_mutex_unlock(&q->cl.mu);
+  return rc;
+}
+
+/* The processing list of `consumer` (bw__malloc'd). */
+static char *bw__rq_proc_key(const bw_redis_queue_t *q, const char *consumer) {
+  size_t n = strlen(q->k_proc) + strlen(consumer) + 1;
+  char *k = bw__malloc(n);
+  if (k != NULL) snprintf(k, n, "%s%s", q->k_proc, consumer);
+  return k;
+}
+
+int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
+                           void **payload, size_t *len) {
+  const char *argv[4];
+  redisReply *r;
+  char *pk;
+  int rc;
+  if (q == NULL || consumer == NULL || consumer[0] == '\0' || payload == NULL ||
+      len == NULL)
+    return BW_E_INVAL;
+  *payload = NULL;
+  *len = 0;
+  pk = bw__rq_proc_key(q, consumer);
+  if (pk == NULL) return BW_E_NOMEM;
+  argv[0] = q->k_queue;
+  argv[1] = pk;
+  argv[2] = q->k_warned;
+  argv[3] = q->a_warn;
+  pthread_mutex_lock(&q->cl.mu);
+  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
+  r = bw__rconn_eval(&q->cl.conn, 1, 3, 4, argv, NULL);
+  if (r == NULL) {
+    rc = bw__rcl_failed(&q->cl);
+    goto out;
+  }
+  if (r->type == REDIS_REPLY_STRING) {
+    void *copy = bw__malloc(r->len + 1);
+    if (copy == NULL) {
+      /* The item stays in the processing list: recover brings it back. */
+      rc = BW_E_NOMEM;
+    } else {
+      memcpy(copy, r->str, r->len);
+      ((char *)copy)[r->len] = '\0';
+      *payload = copy;
+      *len = r->len;
+      atomic_fetch_add_explicit(&q->dequeued, 1, memory_order_relaxed);
+      rc = BW_OK;
+    }
+  } else {
+    rc = BW_E_NOTFOUND;
+  }
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&q->cl.mu);
+  bw__free(pk);
+  return rc;
+}
+
+int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
+                       const void *payload, size_t len) {
+  const char *argv[4];
+  size_t lens[4];
+  redisReply *r;
+  char *pk;
+  int rc;
+  if (q == NULL || consumer == NULL || consumer[0] == '\0' ||
+      (payload == NULL && len > 0))
+    return BW_E_INVAL;
+  pk = bw__rq_proc_key(q, consumer);
+  if (pk == NULL) return BW_E_NOMEM;
+  argv[0] = "LREM";
+  lens[0] = 4;
+  argv[1] = pk;
+  lens[1] = strlen(pk);
+  argv[2] = "1";
+  lens[2] = 1;
+  argv[3] = payload != NULL ? payload : "";
+  lens[3] = len;
+  pthread_mutex_lock(&q->cl.mu);
+  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
+  r = bw__rconn_command(&q->cl.conn, 4, argv, lens);
+  if (r == NULL) {
+    rc = bw__rcl_failed(&q->cl);
+    goto out;
+  }
+  if (bw__rint(r) >= 1) {
+    atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
+    rc = BW_OK;
+  } else {
+    rc = BW_E_NOTFOUND;
+  }
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&q->cl.mu);
+  bw__free(pk);
+  return rc;
+}
+
+int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
+                           uint64_t *moved) {
+  const char *argv[4];
+  redisReply *r;
+  char *pk;
+  int rc;
+  if (moved != NULL) *moved = 0;
+  if (q == NULL || consumer == NULL || consumer[0] == '\0') return BW_E_INVAL;
+  pk = bw__rq_proc_key(q, consumer);
+  if (pk == NULL) return BW_E_NOMEM;
+  argv[0] = q->k_queue;
+  argv[1] = pk;
+  argv[2] = q->k_warned;
+  argv[3] = q->a_warn;
+  pthread_mutex_lock(&q->cl.mu);
+  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
+  r = bw__rconn_eval(&q->cl.conn, 2, 3, 4, argv, NULL);
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+    if (r != NULL) freeReplyObject(r);
+    rc = bw__rcl_failed(&q->cl);
+    goto out;
+  }
+  if (moved != NULL) *moved = (uint64_t)bw__rint(r->element[0]);
+  atomic_fetch_add_explicit(&q->recovered, (uint64_t)bw__rint(r->element[0]),
+                            memory_order_relaxed);
+  if (bw__rint(r->element[2])) bw__rq_warn(q, bw__rint(r->element[1]));
+  freeReplyObject(r);
+  rc = BW_OK;
+out:
+  pthread_mutex_unlock(&q->cl.mu);
+  bw__free(pk);
+  return rc;
+}
+
+static int bw__rq_llen(bw_redis_queue_t *q, const char *key, uint64_t *size) {
+  const char *argv[2] = {"LLEN", key};
+  redisReply *r;
+  int rc;
+  if (q == NULL || size == NULL) return BW_E_INVAL;
+  pthread_mutex_lock(&q->cl.mu);
+  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
+  r = bw__rconn_command(&q->cl.conn, 2, argv, NULL);
+  if (r == NULL) {
+    rc = bw__rcl_failed(&q->cl);
+    goto out;
+  }
+  *size = (uint64_t)bw__rint(r);
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&q->cl.mu);
+  return rc;
+}
+
+int bw_redis_queue_size(bw_redis_queue_t *q, uint64_t *size) {
+  return bw__rq_llen(q, q != NULL ? q->k_queue : "", size);
+}
+
+int bw_redis_queue_dlq_size(bw_redis_queue_t *q, uint64_t *size) {
+  return bw__rq_llen(q, q != NULL ? q->k_dlq : "", size);
+}
+
+int bw_redis_queue_dlq_get(bw_redis_queue_t *q, uint64_t index, char **json) {
+  char idx[24];
+  const char *argv[3];
+  redisReply *r;
+  int rc;
+  if (q == NULL || json == NULL || index > (uint64_t)INT64_MAX)
+    return BW_E_INVAL;
+  *json = NULL;
+  snprintf(idx, sizeof(idx), "%llu", (unsigned long long)index);
+  argv[0] = "LINDEX";
+  argv[1] = q->k_dlq;
+  argv[2] = idx;
+  pthread_mutex_lock(&q->cl.mu);
+  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
+  r = bw__rconn_command(&q->cl.conn, 3, argv, NULL);
+  if (r == NULL) {
+    rc = bw__rcl_failed(&q->cl);
+    goto out;
+  }
+  if (r->type == REDIS_REPLY_STRING) {
+    *json = bw__malloc(r->len + 1);
+    if (*json == NULL) {
+      rc = BW_E_NOMEM;
+    } else {
+      memcpy(*json, r->str, r->len);
+      (*json)[r->len] = '\0';
+    }
+  } else {
+    rc = BW_E_NOTFOUND;
+  }
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&q->cl.mu);
+  return rc;
+}
+
+void bw_redis_queue_stats(const bw_redis_queue_t *q,
+                          bw_redis_queue_stats_t *out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof(*out));
+  if (q == NULL) return;
+  out->admitted = atomic_load(&q->admitted);
+  out->dead_lettered = atomic_load(&q->dead_lettered);
+  out->warnings = atomic_load(&q->warnings);
+  out->dequeued = atomic_load(&q->dequeued);
+  out->acked = atomic_load(&q->acked);
+  out->recovered = atomic_load(&q->recovered);
+  out->errors = atomic_load(&q->cl.errors);
+}
+
+/* ---- idempotency records --------------------------------------------------
+ */
+
+/* KEYS: record. ARGV: ttl_ms. {0} new, {1} in progress, {2, result} done.
+ * Values: "P" (in progress) or "D" .. result. */
+static const char bw__ri_begin_lua[] =
+    "if redis.call('SET', KEYS[1], 'P', 'NX', 'PX', ARGV[1]) then\n"
+    "  return {0}\n"
+    "end\n"
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if string.sub(v, 1, 1) == 'D' then return {2, string.sub(v, 2)} end\n"
+    "return {1}\n";
+
+/* KEYS: record. 1 when an in-progress claim was dropped, else 0. */
+static const char bw__ri_abandon_lua[] =
+    "if redis.call('GET', KEYS[1]) == 'P' then\n"
+    "  redis.call('DEL', KEYS[1])\n"
+    "  return 1\n"
+    "end\n"
+    "return 0\n";
+
+static const char *const bw__ri_scripts[] = {bw__ri_begin_lua,
+                                             bw__ri_abandon_lua};
+
+struct bw_redis_idem_s {
+  bw__rclient_t cl;
+  char *k_base;
+};
+
+void bw_redis_idem_config_init(bw_redis_idem_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof(*cfg));
+  bw_redis_config_init(&cfg->redis);
+  cfg->name = "idem";
+}
+
+void bw_redis_idem_free(bw_redis_idem_t *d) {
+  if (d == NULL) return;
+  bw__rcl_destroy(&d->cl);
+  bw__free(d->k_base);
+  bw__free(d);
+}
+
+bw_redis_idem_t *bw_redis_idem_new(const bw_redis_idem_config_t *cfg,
+                                   bw_error_t *err) {
+  bw_redis_idem_t *d;
+  if (cfg == NULL) {
+    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    return NULL;
+  }
+  d = bw__calloc(1, sizeof(*d));
+  if (d == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis idem");
+    return NULL;
+  }
+  if (bw__rcl_init(&d->cl, &cfg->redis, cfg->name, "name", bw__ri_scripts, 2,
+                   err) != BW_OK) {
+    bw_redis_idem_free(d);
+    return NULL;
+  }
+  d->k_base = bw__rconn_key(&d->cl.conn, "idem:", cfg->name, ":");
+  if (d->k_base == NULL) {
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis idem");
+    bw_redis_idem_free(d);
+    return NULL;
+  }
+  bw__error_clear(err);
+  return d;
+}
+
+static char *bw__ri_key(const bw_redis_idem_t *d, const char *key) {
+  size_t n = strlen(d->k_base) + strlen(key) + 1;
+  char *k = bw__malloc(n);
+  if (k != NULL) snprintf(k, n, "%s%s", d->k_base, key);
+  return k;
+}
+
+int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
+                        bw_idem_state_t *status, void **result,
+                        size_t *result_len) {
+  char ttl[24];
+  const char *argv[2];
+  redisReply *r;
+  char *k;
+  int rc;
+  if (result != NULL) *result = NULL;
+  if (result_len != NULL) *result_len = 0;
+  if (d == NULL || key == NULL || key[0] == '\0' || ttl_ms < 1 ||
+      status == NULL)
+    return BW_E_INVAL;
+  k = bw__ri_key(d, key);
+  if (k == NULL) return BW_E_NOMEM;
+  snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+  argv[0] = k;
+  argv[1] = ttl;
+  pthread_mutex_lock(&d->cl.mu);
+  if ((rc = bw__rcl_ready(&d->cl)) != BW_OK) goto out;
+  r = bw__rconn_eval(&d->cl.conn, 0, 1, 2, argv, NULL);
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
+    if (r != NULL) freeReplyObject(r);
+    rc = bw__rcl_failed(&d->cl);
+    goto out;
+  }
+  *status = (bw_idem_state_t)bw__rint(r->element[0]);
+  if (*status == BW_IDEM_DONE && r->elements >= 2 &&
+      r->element[1]->type == REDIS_REPLY_STRING) {
+    const redisReply *v = r->element[1];
+    if (result_len != NULL) *result_len = v->len;
+    if (result != NULL) {
+      *result = bw__malloc(v->len + 1);
+      if (*result == NULL) {
+        rc = BW_E_NOMEM;
+      } else {
+        memcpy(*result, v->str, v->len);
+        ((char *)*result)[v->len] = '\0';
+      }
+    }
+  }
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&d->cl.mu);
+  bw__free(k);
+  return rc;
+}
+
+int bw_redis_idem_complete(bw_redis_idem_t *d, const char *key,
+                           const void *result, size_t len, int64_t ttl_ms) {
+  char ttl[24];
+  const char *argv[5];
+  size_t lens[5];
+  redisReply *r;
+  char *k, *val;
+  int rc;
+  if (d == NULL || key == NULL || key[0] == '\0' || ttl_ms < 1 ||
+      (result == NULL && len > 0))
+    return BW_E_INVAL;
+  k = bw__ri_key(d, key);
+  val = bw__malloc(len + 1);
+  if (k == NULL || val == NULL) {
+    bw__free(k);
+    bw__free(val);
+    return BW_E_NOMEM;
+  }
+  val[0] = 'D';
+  if (len > 0) memcpy(val + 1, result, len);
+  snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+  argv[0] = "SET";
+  lens[0] = 3;
+  argv[1] = k;
+  lens[1] = strlen(k);
+  argv[2] = val;
+  lens[2] = len + 1;
+  argv[3] = "PX";
+  lens[3] = 2;
+  argv[4] = ttl;
+  lens[4] = strlen(ttl);
+  pthread_mutex_lock(&d->cl.mu);
+  if ((rc = bw__rcl_ready(&d->cl)) != BW_OK) goto out;
+  r = bw__rconn_command(&d->cl.conn, 5, argv, lens);
+  if (r == NULL) {
+    rc = bw__rcl_failed(&d->cl);
+    goto out;
+  }
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&d->cl.mu);
+  bw__free(k);
+  bw__free(val);
+  return rc;
+}
+
+int bw_redis_idem_abandon(bw_redis_idem_t *d, const char *key) {
+  const char *argv[1];
+  redisReply *r;
+  char *k;
+  int rc;
+  if (d == NULL || key == NULL || key[0] == '\0') return BW_E_INVAL;
+  k = bw__ri_key(d, key);
+  if (k == NULL) return BW_E_NOMEM;
+  argv[0] = k;
+  pthread_mutex_lock(&d->cl.mu);
+  if ((rc = bw__rcl_ready(&d->cl)) != BW_OK) goto out;
+  r = bw__rconn_eval(&d->cl.conn, 1, 1, 1, argv, NULL);
+  if (r == NULL) {
+    rc = bw__rcl_failed(&d->cl);
+    goto out;
+  }
+  rc = bw__rint(r) == 1 ? BW_OK : BW_E_NOTFOUND;
+  freeReplyObject(r);
+out:
+  pthread_mutex_unlock(&d->cl.mu);
+  bw__free(k);
+  return rc;
+}
