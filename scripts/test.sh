@@ -72,7 +72,13 @@ step "examples and benchmarks run"
 ./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_retry --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_contention --runs 2 >/dev/null
-echo "bench_breaker, bench_retry, bench_contention ran"
+./build-test/bench/bench_pipeline --n 200000 --reps 1 >/dev/null
+echo "bench_breaker, bench_retry, bench_contention, bench_pipeline ran"
+./build-test/tools/breakwater lab storm --quiet | grep -q '^| breakwater'
+./build-test/tools/breakwater storm --quiet --clients 200 --capacity 100 \
+  --ok-min-ms 5 --ok-max-ms 10 --slow-min-ms 50 --slow-max-ms 200 \
+  | grep -q '^| breakwater'
+echo "breakwater lab storm and breakwater storm (200 clients, real HTTP) ran"
 
 echo
 echo "ALL CHECKS PASSED"
