@@ -165,32 +165,6 @@ static double bench_rejection(const variant_t *v, unsigned long long *allocs,
 
 /* ---- peers ------------------------------------------------------------------
  */
-static void run_peers(double ours, int quick) {
-  char cmd[1024];
-  char line[512];
-  FILE *fp;
-  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only breaker%s",
-           BW_SOURCE_DIR, quick ? " --quick" : "");
-  fp = popen(cmd, "r");
-  if (fp == NULL) {
-    fprintf(stderr, "bench_breaker: cannot run %s\n", cmd);
-    return;
-  }
-  printf(
-      "\n## Peers: a breaker wrapping a no-op that succeeds, sequential "
-      "calls\n\n");
-  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
-  printf("| breakwater (consecutive, 1 thread) | %.1f | 1.0 |\n", ours);
-  while (fgets(line, sizeof(line), fp) != NULL) {
-    char name[128];
-    double ns;
-    long long n;
-    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
-      printf("| %s (n=%lld) | %.1f | %.0f |\n", name, n, ns, ns / ours);
-  }
-  if (pclose(fp) != 0) fprintf(stderr, "bench_breaker: peers script failed\n");
-}
-
 int main(int argc, char **argv) {
   int peers = 0, quick = 0;
   unsigned long long allocs = 0;
@@ -209,33 +183,9 @@ int main(int argc, char **argv) {
   };
   const int nv = (int)(sizeof(variants) / sizeof(variants[0]));
   variant_t v[8];
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-      g_n = atoll(argv[++i]);
-      if (g_n < 1000) {
-        fprintf(stderr, "bench_breaker: --n must be >= 1000\n");
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-      g_reps = atoi(argv[++i]);
-      if (g_reps < 1 || g_reps > 15) {
-        fprintf(stderr, "bench_breaker: --reps must be in 1..15\n");
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--peers") == 0) {
-      peers = 1;
-    } else if (strcmp(argv[i], "--quick") == 0) {
-      quick = 1;
-      g_n = 2000000;
-      g_reps = 3;
-    } else {
-      fprintf(stderr,
-              "bench_breaker: unknown flag '%s' (flags: --n N, --reps R, "
-              "--peers, --quick)\n",
-              argv[i]);
-      return 2;
-    }
-  }
+  int rc = bench_parse_flags(argc, argv, "bench_breaker", &g_n, &g_reps, &peers,
+                             &quick);
+  if (rc != 0) return rc;
   memcpy(v, variants, sizeof(variants));
   v[3].clock = bw_clock_monotonic_coarse();
   v[4].clock = bw_clock_monotonic_coarse();
@@ -285,6 +235,10 @@ int main(int argc, char **argv) {
          rej_b[0], rej[1], rej_b[1]);
   printf("\nallocations during the timed loops: %llu\n", allocs);
   fflush(stdout);
-  if (peers) run_peers(one[0], quick);
+  if (peers)
+    bench_run_peers(
+        BW_SOURCE_DIR, "breaker",
+        "a breaker wrapping a no-op that succeeds, sequential calls",
+        "breakwater (consecutive, 1 thread)", one[0], quick);
   return 0;
 }

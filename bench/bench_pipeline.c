@@ -61,61 +61,11 @@ static void die(const char *what, const bw_error_t *err) {
   exit(1);
 }
 
-static void run_peers(double ours, int quick) {
-  char cmd[1024], line[512];
-  FILE *fp;
-  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only pipeline%s",
-           BW_SOURCE_DIR, quick ? " --quick" : "");
-  fflush(stdout);
-  fp = popen(cmd, "r");
-  if (fp == NULL) {
-    fprintf(stderr, "bench_pipeline: cannot run %s\n", cmd);
-    return;
-  }
-  printf(
-      "\n## Peers: limit + retry + breaker around a no-op that succeeds\n\n");
-  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
-  printf("| breakwater (bulkhead + breaker + retry pipeline) | %.1f | 1 |\n",
-         ours);
-  while (fgets(line, sizeof(line), fp) != NULL) {
-    char name[128];
-    double ns;
-    long long n;
-    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
-      printf("| %s (n=%lld) | %.1f | %.0f |\n", name, n, ns, ns / ours);
-  }
-  if (pclose(fp) != 0) fprintf(stderr, "bench_pipeline: peers script failed\n");
-}
-
 int main(int argc, char **argv) {
   int peers = 0, quick = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-      g_n = atoll(argv[++i]);
-      if (g_n < 1000) {
-        fprintf(stderr, "bench_pipeline: --n must be >= 1000\n");
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-      g_reps = atoi(argv[++i]);
-      if (g_reps < 1 || g_reps > 15) {
-        fprintf(stderr, "bench_pipeline: --reps must be in 1..15\n");
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--peers") == 0) {
-      peers = 1;
-    } else if (strcmp(argv[i], "--quick") == 0) {
-      quick = 1;
-      g_n = 2000000;
-      g_reps = 3;
-    } else {
-      fprintf(stderr,
-              "bench_pipeline: unknown flag '%s' (flags: --n N, --reps R, "
-              "--peers, --quick)\n",
-              argv[i]);
-      return 2;
-    }
-  }
+  int bad = bench_parse_flags(argc, argv, "bench_pipeline", &g_n, &g_reps,
+                              &peers, &quick);
+  if (bad != 0) return bad;
   bench_count_allocations();
   const bw_clock_t *coarse = bw_clock_monotonic_coarse();
   bw_error_t err;
@@ -179,7 +129,11 @@ int main(int argc, char **argv) {
     bw_pipeline_free(k.pl);
   }
   printf("\nallocations during the timed loops: %llu\n", allocs);
-  if (peers) run_peers(full, quick);
+  if (peers)
+    bench_run_peers(BW_SOURCE_DIR, "pipeline",
+                    "limit + retry + breaker around a no-op that succeeds",
+                    "breakwater (bulkhead + breaker + retry pipeline)", full,
+                    quick);
   bw_retry_policy_free(rp);
   bw_breaker_free(br);
   bw_limiter_free(lim);
