@@ -113,26 +113,10 @@ int bw_cmd_lab(int argc, char **argv) {
   meta.virtual_time = true;
   meta.seed = (uint64_t)o.seed;
   meta.clients = o.clients;
-  meta.capacity = o.capacity;
+  meta.capacity = o.partner.capacity;
   meta.attempt_timeout_ms = o.timeout_ms;
-  bw_storm_print_table(stdout, &meta, rows, nmodes);
-  fflush(stdout);
-  int status = 0;
-  if (o.json != NULL &&
-      bw_storm_write_json(o.json, &meta, rows, nmodes, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater lab storm: --json: %s\n", msg);
-    status = 1;
-  }
-  if (o.timeline != NULL &&
-      bw_storm_write_timeline(o.timeline, &timeline, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater lab storm: --timeline: %s\n", msg);
-    status = 1;
-  }
-  if (o.plot != NULL &&
-      bw_storm_plot(o.plot, &timeline, &meta, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater lab storm: --plot: %s\n", msg);
-    status = 1;
-  }
+  int status =
+      bw_storm_emit("breakwater lab storm", &o, &meta, rows, nmodes, &timeline);
   bw_storm_timeline_free(&timeline);
   return status;
 }

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "partner_server.h"
+#include "partner_flags.h"
 
 #define PARTNER_DEFAULT_PORT 8404
 #define DAY_MS INT64_C(86400000)
@@ -18,10 +19,8 @@ typedef struct opts_s {
   const char *host;
   uint32_t port;
   bool allow_remote;
-  uint32_t capacity;
-  int64_t ok_min_ms, ok_max_ms, slow_min_ms, slow_max_ms;
-  double throttle_ratio;
-  int64_t retry_after_s;
+  bw_sim_partner_config_t partner; /* the model's knobs (not its seed) */
+  char partner_help[BW_PARTNER_KNOB_FLAGS][96];
   int64_t seed;
   int64_t duration_s;
   uint32_t backlog;
@@ -40,20 +39,6 @@ static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
       BW_CLI_BOOL("allow-remote", &o->allow_remote,
                   "allow a non-loopback --host (the project's rule is "
                   "loopback only)"),
-      BW_CLI_U32("capacity", &o->capacity, 1, 1000000, "N",
-                 "requests in flight served normally (default 400)"),
-      BW_CLI_I64("ok-min-ms", &o->ok_min_ms, 0, DAY_MS, "MS",
-                 "latency under capacity, low end (default 80)"),
-      BW_CLI_I64("ok-max-ms", &o->ok_max_ms, 0, DAY_MS, "MS",
-                 "latency under capacity, high end (default 180)"),
-      BW_CLI_I64("slow-min-ms", &o->slow_min_ms, 0, DAY_MS, "MS",
-                 "latency above capacity, low end (default 800)"),
-      BW_CLI_I64("slow-max-ms", &o->slow_max_ms, 0, DAY_MS, "MS",
-                 "latency above capacity, high end (default 2500)"),
-      BW_CLI_DOUBLE("throttle-ratio", &o->throttle_ratio, 0.0, 1.0, "R",
-                    "share of 429 above capacity (default 0.6)"),
-      BW_CLI_I64("retry-after-s", &o->retry_after_s, -1, 86400, "S",
-                 "Retry-After of a 429 in seconds, -1 = none (default -1)"),
       BW_CLI_I64("seed", &o->seed, 0, INT64_MAX, "N",
                  "the model's random seed (default 4)"),
       BW_CLI_I64("duration-s", &o->duration_s, 0, INT64_C(31536000), "S",
@@ -66,10 +51,10 @@ static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
   };
   for (n = 0; n < sizeof(all) / sizeof(all[0]); n++)
     f[n] = all[n];
-  return n;
+  return n + bw_partner_knob_flags(f + n, &o->partner, "", o->partner_help);
 }
 
-#define MAX_FLAGS 16
+#define MAX_FLAGS 24
 
 static void defaults(opts_t *o) {
   bw_partner_server_config_t d;
@@ -77,13 +62,7 @@ static void defaults(opts_t *o) {
   memset(o, 0, sizeof(*o));
   o->host = d.host;
   o->port = PARTNER_DEFAULT_PORT;
-  o->capacity = d.partner.capacity;
-  o->ok_min_ms = d.partner.ok_min_ms;
-  o->ok_max_ms = d.partner.ok_max_ms;
-  o->slow_min_ms = d.partner.slow_min_ms;
-  o->slow_max_ms = d.partner.slow_max_ms;
-  o->throttle_ratio = d.partner.throttle_ratio;
-  o->retry_after_s = d.partner.retry_after_s;
+  o->partner = d.partner;
   o->seed = (int64_t)d.partner.seed;
   o->backlog = (uint32_t)d.backlog;
 }
@@ -154,13 +133,7 @@ int bw_cmd_partner(int argc, char **argv) {
   cfg.port = (uint16_t)o.port;
   cfg.allow_remote = o.allow_remote;
   cfg.backlog = (int)o.backlog;
-  cfg.partner.capacity = o.capacity;
-  cfg.partner.ok_min_ms = o.ok_min_ms;
-  cfg.partner.ok_max_ms = o.ok_max_ms;
-  cfg.partner.slow_min_ms = o.slow_min_ms;
-  cfg.partner.slow_max_ms = o.slow_max_ms;
-  cfg.partner.throttle_ratio = o.throttle_ratio;
-  cfg.partner.retry_after_s = o.retry_after_s;
+  cfg.partner = o.partner;
   cfg.partner.seed = (uint64_t)o.seed;
 
   /* A client that hangs up must not kill the server with SIGPIPE. */
@@ -204,7 +177,7 @@ int bw_cmd_partner(int argc, char **argv) {
   printf("partner listening on http://%s%s%s:%u (capacity %u, seed %llu)\n",
          strchr(o.host, ':') != NULL ? "[" : "", o.host,
          strchr(o.host, ':') != NULL ? "]" : "",
-         (unsigned)bw_partner_server_port(srv), (unsigned)o.capacity,
+         (unsigned)bw_partner_server_port(srv), (unsigned)o.partner.capacity,
          (unsigned long long)o.seed);
   fflush(stdout);
 

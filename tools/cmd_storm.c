@@ -98,26 +98,10 @@ int bw_cmd_storm(int argc, char **argv) {
   meta.virtual_time = false;
   meta.seed = (uint64_t)o.seed;
   meta.clients = o.clients;
-  meta.capacity = o.capacity;
+  meta.capacity = o.partner.capacity;
   meta.attempt_timeout_ms = o.timeout_ms;
   meta.url = o.url;
-  bw_storm_print_table(stdout, &meta, rows, done);
-  fflush(stdout);
-  if (o.json != NULL &&
-      bw_storm_write_json(o.json, &meta, rows, done, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater storm: --json: %s\n", msg);
-    status = 1;
-  }
-  if (o.timeline != NULL &&
-      bw_storm_write_timeline(o.timeline, &timeline, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater storm: --timeline: %s\n", msg);
-    status = 1;
-  }
-  if (o.plot != NULL &&
-      bw_storm_plot(o.plot, &timeline, &meta, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater storm: --plot: %s\n", msg);
-    status = 1;
-  }
+  status |= bw_storm_emit("breakwater storm", &o, &meta, rows, done, &timeline);
   bw_storm_timeline_free(&timeline);
   return status;
 }

@@ -1,4 +1,4 @@
-/* breakwater tool — the storm's shared flags. */
+/* breakwater tool — the storm's shared flags and output. */
 #include "storm_opts.h"
 
 #include <stdio.h>
@@ -7,8 +7,6 @@
 #define DAY_MS INT64_C(86400000)
 
 void bw_storm_opts_init(bw_storm_opts_t *o) {
-  bw_sim_partner_config_t p;
-  bw_sim_partner_config_init(&p);
   memset(o, 0, sizeof *o);
   o->mode = "all";
   o->clients = 800;
@@ -17,13 +15,7 @@ void bw_storm_opts_init(bw_storm_opts_t *o) {
   o->timeout_ms = 2000;
   o->seed = 4;
   o->max_limit = 1000;
-  o->capacity = p.capacity;
-  o->ok_min_ms = p.ok_min_ms;
-  o->ok_max_ms = p.ok_max_ms;
-  o->slow_min_ms = p.slow_min_ms;
-  o->slow_max_ms = p.slow_max_ms;
-  o->throttle_ratio = p.throttle_ratio;
-  o->retry_after_s = p.retry_after_s;
+  bw_sim_partner_config_init(&o->partner);
   o->max_duration_s = 300;
 }
 
@@ -47,21 +39,11 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
       BW_CLI_U32("max-limit", &o->max_limit, 1, 1000000, "N",
                  "breakwater mode: the adaptive limit's ceiling (default "
                  "1000)"),
-      BW_CLI_U32("capacity", &o->capacity, 1, 1000000, "N",
-                 "partner: requests in flight served normally (default 400)"),
-      BW_CLI_I64("ok-min-ms", &o->ok_min_ms, 0, DAY_MS, "MS",
-                 "partner: latency under capacity, low end (default 80)"),
-      BW_CLI_I64("ok-max-ms", &o->ok_max_ms, 0, DAY_MS, "MS",
-                 "partner: latency under capacity, high end (default 180)"),
-      BW_CLI_I64("slow-min-ms", &o->slow_min_ms, 0, DAY_MS, "MS",
-                 "partner: latency above capacity, low end (default 800)"),
-      BW_CLI_I64("slow-max-ms", &o->slow_max_ms, 0, DAY_MS, "MS",
-                 "partner: latency above capacity, high end (default 2500)"),
-      BW_CLI_DOUBLE("throttle-ratio", &o->throttle_ratio, 0.0, 1.0, "R",
-                    "partner: share of 429 above capacity (default 0.6)"),
-      BW_CLI_I64("retry-after-s", &o->retry_after_s, -1, 86400, "S",
-                 "partner: a 429's Retry-After in seconds, -1 = none "
-                 "(default -1)"),
+  };
+  for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+    f[n++] = common[i];
+  n += bw_partner_knob_flags(f + n, &o->partner, "partner: ", o->partner_help);
+  bw_cli_flag_t out[] = {
       BW_CLI_STRING("json", &o->json, "FILE", "write every figure as JSON"),
       BW_CLI_STRING("timeline", &o->timeline, "FILE",
                     "write per-100 ms samples (columns, one line each)"),
@@ -69,8 +51,8 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
                     "render the timeline with gnuplot, one panel per mode"),
       BW_CLI_BOOL("quiet", &o->quiet, "no progress line"),
   };
-  for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
-    f[n++] = common[i];
+  for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+    f[n++] = out[i];
   if (real) {
     bw_cli_flag_t more[] = {
         BW_CLI_STRING("url", &o->url, "URL",
@@ -85,10 +67,9 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   return n;
 }
 
-/* "ok_max_ms" -> "--ok-max-ms"; the partner's fields map onto our flags. */
+/* "ok_max_ms" -> "--ok-max-ms". */
 static void flag_of(const char *field, char *out, size_t size) {
   size_t j = 0;
-  if (strcmp(field, "seed") == 0) field = "seed";
   out[j++] = '-';
   out[j++] = '-';
   for (size_t i = 0; field[i] != '\0' && j + 1 < size; i++)
@@ -116,14 +97,7 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
              o->arrival);
     return -1;
   }
-  bw_sim_partner_config_init(partner);
-  partner->capacity = o->capacity;
-  partner->ok_min_ms = o->ok_min_ms;
-  partner->ok_max_ms = o->ok_max_ms;
-  partner->slow_min_ms = o->slow_min_ms;
-  partner->slow_max_ms = o->slow_max_ms;
-  partner->throttle_ratio = o->throttle_ratio;
-  partner->retry_after_s = o->retry_after_s;
+  *partner = o->partner;
   partner->seed = (uint64_t)o->seed;
   bw_error_t e;
   if (bw_sim_partner_config_validate(partner, &e) != BW_OK) {
@@ -133,4 +107,29 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
     return -1;
   }
   return 0;
+}
+
+int bw_storm_emit(const char *prog, const bw_storm_opts_t *o,
+                  const bw_storm_meta_t *meta, const bw_storm_row_t *rows,
+                  int nrows, const bw_storm_timeline_t *timeline) {
+  char msg[512];
+  int status = 0;
+  bw_storm_print_table(stdout, meta, rows, nrows);
+  fflush(stdout);
+  if (o->json != NULL &&
+      bw_storm_write_json(o->json, meta, rows, nrows, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: --json: %s\n", prog, msg);
+    status = 1;
+  }
+  if (o->timeline != NULL &&
+      bw_storm_write_timeline(o->timeline, timeline, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: --timeline: %s\n", prog, msg);
+    status = 1;
+  }
+  if (o->plot != NULL &&
+      bw_storm_plot(o->plot, timeline, meta, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: --plot: %s\n", prog, msg);
+    status = 1;
+  }
+  return status;
 }

@@ -8,6 +8,8 @@
 
 #include "breakwater/lab.h"
 #include "cli.h"
+#include "partner_flags.h"
+#include "storm_report.h"
 
 typedef struct bw_storm_opts_s {
   const char *mode; /* naive | polly | breakwater | all */
@@ -17,11 +19,9 @@ typedef struct bw_storm_opts_s {
   int64_t timeout_ms; /* per attempt */
   int64_t seed;
   uint32_t max_limit;
-  /* the partner */
-  uint32_t capacity;
-  int64_t ok_min_ms, ok_max_ms, slow_min_ms, slow_max_ms;
-  double throttle_ratio;
-  int64_t retry_after_s;
+  /* the partner (its seed is --seed) */
+  bw_sim_partner_config_t partner;
+  char partner_help[BW_PARTNER_KNOB_FLAGS][96];
   /* output */
   const char *json;
   const char *timeline;
@@ -44,6 +44,14 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real);
  * partner's configuration (through bw_sim_partner_config_validate). Fills
  * modes[] (1 or BW_LAB__COUNT) and the partner config. 0, or -1 with a
  * sentence naming the flag in err. */
+/* After the runs: prints the table, then writes --json, --timeline and
+ * --plot as asked. prog names the command in messages ("breakwater
+ * storm"). Returns the exit status: 0, or 1 if a file could not be
+ * written. */
+int bw_storm_emit(const char *prog, const bw_storm_opts_t *o,
+                  const bw_storm_meta_t *meta, const bw_storm_row_t *rows,
+                  int nrows, const bw_storm_timeline_t *timeline);
+
 int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
                         int *nmodes, bw_sim_partner_config_t *partner,
                         char *err, size_t err_size);

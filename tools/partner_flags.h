@@ -1,0 +1,22 @@
+/* breakwater tool — the partner model's knobs as flags, shared by
+ * `partner`, `storm` and `lab storm`. */
+#ifndef BREAKWATER_TOOLS_PARTNER_FLAGS_H
+#define BREAKWATER_TOOLS_PARTNER_FLAGS_H
+
+#include <stddef.h>
+
+#include "breakwater/sim.h"
+#include "cli.h"
+
+#define BW_PARTNER_KNOB_FLAGS 7
+
+/* The partner model's knobs as flags (--capacity, --ok-min-ms, --ok-max-ms,
+ * --slow-min-ms, --slow-max-ms, --throttle-ratio, --retry-after-s), shared
+ * by `partner`, `storm` and `lab storm`; targets point into *p, whose
+ * current values are the defaults. `prefix` starts each help line ("" or
+ * "partner: "); help[] holds the texts (it must outlive the flags). Returns
+ * the count, BW_PARTNER_KNOB_FLAGS. */
+size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,
+                             const char *prefix, char help[][96]);
+
+#endif
