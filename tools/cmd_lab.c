@@ -39,39 +39,26 @@ static void on_sample(void *userdata, const bw_lab_sample_t *s) {
 }
 
 int bw_cmd_lab(int argc, char **argv) {
-  bw_cli_flag_t flags[BW_STORM_MAX_FLAGS];
   bw_storm_opts_t o;
-  char msg[512];
+  if (argc >= 1 &&
+      (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
+    bw_cmd_lab_help(stdout);
+    return 0;
+  }
   if (argc < 1 || strcmp(argv[0], "storm") != 0) {
     fprintf(stderr, "breakwater lab: %s\n",
             argc < 1 ? "a lab experiment is needed: storm"
                      : "unknown experiment (the lab has: storm)");
-    if (argc >= 1 &&
-        (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
-      bw_cmd_lab_help(stdout);
-      return 0;
-    }
     fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
     return BW_CLI_EXIT_USAGE;
-  }
-  bw_storm_opts_init(&o);
-  size_t n = bw_storm_opts_flags(flags, &o, false);
-  int rc = bw_cli_parse(flags, n, argc - 1, argv + 1, NULL, 0, NULL, msg,
-                        sizeof msg);
-  if (rc == BW_CLI_HELP) {
-    bw_cmd_lab_help(stdout);
-    return 0;
   }
   bw_lab_mode_t modes[BW_LAB__COUNT];
   int nmodes = 0;
   bw_sim_partner_config_t partner;
-  if (rc != BW_CLI_OK ||
-      bw_storm_opts_check(&o, modes, &nmodes, &partner, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater lab storm: %s\n", msg);
-    fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
-    return BW_CLI_EXIT_USAGE;
-  }
-
+  int rc =
+      bw_storm_parse("breakwater lab storm", "lab", bw_cmd_lab_help, argc - 1,
+                     argv + 1, false, &o, modes, &nmodes, &partner);
+  if (rc >= 0) return rc;
   bw_storm_timeline_t timeline;
   memset(&timeline, 0, sizeof timeline);
   bool want_timeline = o.timeline != NULL || o.plot != NULL;

@@ -38,25 +38,14 @@ void bw_cmd_storm_help(FILE *out) {
 }
 
 int bw_cmd_storm(int argc, char **argv) {
-  bw_cli_flag_t flags[BW_STORM_MAX_FLAGS];
   bw_storm_opts_t o;
   char msg[512];
-  bw_storm_opts_init(&o);
-  size_t n = bw_storm_opts_flags(flags, &o, true);
-  int rc = bw_cli_parse(flags, n, argc, argv, NULL, 0, NULL, msg, sizeof msg);
-  if (rc == BW_CLI_HELP) {
-    bw_cmd_storm_help(stdout);
-    return 0;
-  }
   bw_lab_mode_t modes[BW_LAB__COUNT];
   int nmodes = 0;
   bw_sim_partner_config_t partner;
-  if (rc != BW_CLI_OK ||
-      bw_storm_opts_check(&o, modes, &nmodes, &partner, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater storm: %s\n", msg);
-    fprintf(stderr, "Run 'breakwater help storm' for the flags.\n");
-    return BW_CLI_EXIT_USAGE;
-  }
+  int rc = bw_storm_parse("breakwater storm", "storm", bw_cmd_storm_help, argc,
+                          argv, true, &o, modes, &nmodes, &partner);
+  if (rc >= 0) return rc;
   bw_storm_timeline_t timeline;
   memset(&timeline, 0, sizeof timeline);
   bool want_timeline = o.timeline != NULL || o.plot != NULL;

@@ -133,3 +133,25 @@ int bw_storm_emit(const char *prog, const bw_storm_opts_t *o,
   }
   return status;
 }
+
+int bw_storm_parse(const char *prog, const char *help_cmd,
+                   void (*help)(FILE *out), int argc, char **argv, bool real,
+                   bw_storm_opts_t *o, bw_lab_mode_t *modes, int *nmodes,
+                   bw_sim_partner_config_t *partner) {
+  bw_cli_flag_t flags[BW_STORM_MAX_FLAGS];
+  char msg[512];
+  bw_storm_opts_init(o);
+  size_t n = bw_storm_opts_flags(flags, o, real);
+  int rc = bw_cli_parse(flags, n, argc, argv, NULL, 0, NULL, msg, sizeof msg);
+  if (rc == BW_CLI_HELP) {
+    help(stdout);
+    return 0;
+  }
+  if (rc != BW_CLI_OK ||
+      bw_storm_opts_check(o, modes, nmodes, partner, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: %s\n", prog, msg);
+    fprintf(stderr, "Run 'breakwater help %s' for the flags.\n", help_cmd);
+    return BW_CLI_EXIT_USAGE;
+  }
+  return -1;
+}

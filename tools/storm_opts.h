@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "breakwater/lab.h"
 #include "cli.h"
@@ -44,6 +45,16 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real);
  * partner's configuration (through bw_sim_partner_config_validate). Fills
  * modes[] (1 or BW_LAB__COUNT) and the partner config. 0, or -1 with a
  * sentence naming the flag in err. */
+/* Parses and checks a storm's flags (storm_opts_init, flags, bw_cli_parse,
+ * bw_storm_opts_check). Returns -1 to go on (modes, *nmodes and *partner
+ * filled), or the exit status to return at once: 0 after printing help,
+ * BW_CLI_EXIT_USAGE after a message naming the flag (prog: "breakwater
+ * storm"; help_cmd: "storm"). */
+int bw_storm_parse(const char *prog, const char *help_cmd,
+                   void (*help)(FILE *out), int argc, char **argv, bool real,
+                   bw_storm_opts_t *o, bw_lab_mode_t *modes, int *nmodes,
+                   bw_sim_partner_config_t *partner);
+
 /* After the runs: prints the table, then writes --json, --timeline and
  * --plot as asked. prog names the command in messages ("breakwater
  * storm"). Returns the exit status: 0, or 1 if a file could not be
