@@ -51,6 +51,16 @@ static void advance_ms(env_t *e, int64_t ms) {
   bw_clock_manual_advance(e->clock, ms * MS);
 }
 
+/* One step of the driver, checked: begin, report (no hint), resume. Macros,
+ * so a failure names the test's line. */
+#define BEGIN(c, step) \
+  assert_int_equal(bw_pipeline_begin(e->pl, (c), now(e)), (step))
+#define REPORT(c, v, step)                                                    \
+  assert_int_equal(bw_pipeline_report((c), (v), BW_RETRY_AFTER_NONE, now(e)), \
+                   (step))
+#define RESUME(c, step) \
+  assert_int_equal(bw_pipeline_resume((c), now(e)), (step))
+
 static bw_breaker_t *make_breaker(env_t *e, uint32_t threshold) {
   bw_breaker_config_t cfg;
   bw_error_t err;
@@ -125,6 +135,28 @@ static bw_breaker_stats_t bstats(const env_t *e) {
   return s;
 }
 
+/* The default order: a breaker (opening after `threshold` consecutive
+ * failures) outside a retry of `attempts` (constant 100 ms). */
+static void breaker_retry_pipeline(env_t *e, uint32_t threshold,
+                                   uint32_t attempts, bool with_budget) {
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, threshold));
+  bw_pipeline_add_retry(&cfg, make_retry(e, attempts, with_budget));
+  build(e, &cfg);
+}
+
+/* A pipeline of one bulkhead of `slots` that waits up to max_wait_ms. */
+static bw_limit_t *limit_pipeline(env_t *e, uint32_t slots,
+                                  int64_t max_wait_ms) {
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, slots));
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, l, max_wait_ms);
+  build(e, &cfg);
+  return l;
+}
+
 /* ---- the default order: breaker outside, retry inside --------------- */
 
 static void test_breaker_outside_counts_one_logical_call_once(void **state) {
@@ -136,24 +168,18 @@ static void test_breaker_outside_counts_one_logical_call_once(void **state) {
   build(e, &cfg);
 
   bw_pipeline_call_t c;
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   assert_u64_eq(c.attempt, 1);
   assert_i64_eq(c.attempt_timeout_ms, -1); /* no timeout, no deadline */
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_WAIT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
   assert_i64_eq(c.delay_ms, 100);
   advance_ms(e, 100);
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&c, BW_STEP_ATTEMPT);
   assert_u64_eq(c.attempt, 2);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_WAIT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
   advance_ms(e, 100);
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  RESUME(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_OK, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_NONE);
   assert_false(c.fallback_ran);
   /* Two failed attempts, one successful logical call: the breaker saw one
@@ -164,17 +190,13 @@ static void test_breaker_outside_counts_one_logical_call_once(void **state) {
   assert_u64_eq(s.failures, 0);
 
   /* A logical call that fails all its attempts counts one failure. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   for (int i = 0; i < 2; i++) {
-    assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT,
-                                        BW_RETRY_AFTER_NONE, now(e)),
-                     BW_STEP_WAIT);
+    REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
     advance_ms(e, c.delay_ms);
-    assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+    RESUME(&c, BW_STEP_ATTEMPT);
   }
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
   assert_u64_eq(c.attempt, 3);
   s = bstats(e);
@@ -188,20 +210,16 @@ static void test_breaker_outside_counts_one_logical_call_once(void **state) {
 
 static void test_open_breaker_vetoes_before_any_retry_budget(void **state) {
   env_t *e = *state;
-  bw_pipeline_config_t cfg;
-  bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_breaker(&cfg, make_breaker(e, 1));
-  bw_pipeline_add_retry(&cfg, make_retry(e, 3, true));
-  build(e, &cfg);
+  breaker_retry_pipeline(e, 1, 3, true);
   bw_pipeline_call_t c;
   /* One logical failure (after its retries) opens the breaker. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   int step;
   while ((step = bw_pipeline_report(&c, BW_VERDICT_TRANSIENT,
                                     BW_RETRY_AFTER_NONE, now(e))) ==
          BW_STEP_WAIT) {
     advance_ms(e, c.delay_ms);
-    assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+    RESUME(&c, BW_STEP_ATTEMPT);
   }
   assert_int_equal(step, BW_STEP_DONE);
   assert_state(bw_breaker_state(e->breaker), BW_OPEN);
@@ -209,7 +227,7 @@ static void test_open_breaker_vetoes_before_any_retry_budget(void **state) {
   bw_budget_stats(e->budget, &before);
 
   /* The next call: refused by the breaker, no attempt, no budget touched. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_DONE);
+  BEGIN(&c, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_BREAKER);
   assert_u64_eq(c.attempt, 0);
   bw_budget_stats_t after;
@@ -230,22 +248,18 @@ static void test_retry_outside_never_retries_a_breaker_rejection(void **state) {
   bw_pipeline_add_breaker(&cfg, make_breaker(e, 2));
   build(e, &cfg);
   bw_pipeline_call_t c;
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_WAIT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
   advance_ms(e, c.delay_ms);
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&c, BW_STEP_ATTEMPT);
   /* The second failed attempt opens the breaker (inside: each attempt
    * counts). */
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_WAIT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
   assert_state(bw_breaker_state(e->breaker), BW_OPEN);
   advance_ms(e, c.delay_ms);
   /* The third attempt is refused by the breaker: the call ends, rejected,
    * although the retry had 3 attempts left. */
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_DONE);
+  RESUME(&c, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_BREAKER);
   assert_u64_eq(c.attempt, 2);
   bw_breaker_stats_t s = bstats(e);
@@ -258,74 +272,55 @@ static void test_retry_outside_never_retries_a_breaker_rejection(void **state) {
 
 static void test_limit_full_waits_then_refuses(void **state) {
   env_t *e = *state;
-  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
-  bw_pipeline_config_t cfg;
-  bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_limit(&cfg, l, 12);
-  build(e, &cfg);
+  bw_limit_t *l = limit_pipeline(e, 1, 12);
   bw_pipeline_call_t a, b;
-  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&a, BW_STEP_ATTEMPT);
   /* The slot is taken: b polls after 5 ms, then 10 (each refusal doubles
    * the interval), for up to 12 ms. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  BEGIN(&b, BW_STEP_WAIT);
   assert_i64_eq(b.delay_ms, 5);
   advance_ms(e, 5);
-  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
+  RESUME(&b, BW_STEP_WAIT);
   assert_i64_eq(b.delay_ms, 7); /* 10, cut to the wait's end */
   advance_ms(e, 7);
-  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_DONE);
+  RESUME(&b, BW_STEP_DONE);
   assert_int_equal(b.failure, BW_FAILURE_LIMIT);
   assert_u64_eq(b.attempt, 0);
-  assert_int_equal(
-      bw_pipeline_report(&a, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
   assert_u64_eq(bw_limit_in_flight(l), 0);
 }
 
 static void test_limit_poll_interval_doubles_up_to_eight_times(void **state) {
   env_t *e = *state;
-  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
-  bw_pipeline_config_t cfg;
-  bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_limit(&cfg, l, 10000);
-  build(e, &cfg);
+  bw_limit_t *l = limit_pipeline(e, 1, 10000);
   bw_pipeline_call_t a, b;
-  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  BEGIN(&b, BW_STEP_WAIT);
   const int64_t want[] = {5, 10, 20, 40, 40, 40};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     assert_i64_eq(b.delay_ms, want[i]);
     advance_ms(e, b.delay_ms);
-    if (i + 1 < sizeof want / sizeof want[0])
-      assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_WAIT);
+    if (i + 1 < sizeof want / sizeof want[0]) RESUME(&b, BW_STEP_WAIT);
   }
   bw_pipeline_cancel(&a);
-  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&b, BW_STEP_ATTEMPT);
   bw_pipeline_cancel(&b);
   assert_u64_eq(bw_limit_in_flight(l), 0);
 }
 
 static void test_limit_wait_ends_when_a_slot_frees(void **state) {
   env_t *e = *state;
-  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
-  bw_pipeline_config_t cfg;
-  bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_limit(&cfg, l, 1000);
-  build(e, &cfg);
+  bw_limit_t *l = limit_pipeline(e, 1, 1000);
   bw_pipeline_call_t a, b;
-  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  BEGIN(&b, BW_STEP_WAIT);
   advance_ms(e, 3);
-  assert_int_equal(
-      bw_pipeline_report(&a, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
   advance_ms(e, 2);
-  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&b, BW_STEP_ATTEMPT);
   assert_u64_eq(bw_limit_in_flight(l), 1);
   /* A transient failure leaves the limit as DROPPED, freeing the slot. */
-  assert_int_equal(
-      bw_pipeline_report(&b, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&b, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
   assert_int_equal(b.failure, BW_FAILURE_EXHAUSTED);
   assert_u64_eq(bw_limit_in_flight(l), 0);
 }
@@ -345,11 +340,11 @@ static void test_ratelimit_waits_as_told(void **state) {
   bw_pipeline_add_ratelimit(&cfg, e->rl, 150);
   build(e, &cfg);
   bw_pipeline_call_t a, b, d;
-  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_WAIT);
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  BEGIN(&b, BW_STEP_WAIT);
   assert_i64_eq(b.delay_ms, 100);
   advance_ms(e, 100);
-  assert_int_equal(bw_pipeline_resume(&b, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&b, BW_STEP_ATTEMPT);
   /* b waited 100 ms of its 150. Now the next token is 100 ms away: a call
    * that may wait only 50 ms is refused at once, since the limiter says
    * exactly when a token comes. */
@@ -359,7 +354,7 @@ static void test_ratelimit_waits_as_told(void **state) {
   bw_pipeline_config_init(&cfg);
   bw_pipeline_add_ratelimit(&cfg, e->rl, 50);
   build(e, &cfg);
-  assert_int_equal(bw_pipeline_begin(e->pl, &d, now(e)), BW_STEP_DONE);
+  BEGIN(&d, BW_STEP_DONE);
   assert_int_equal(d.failure, BW_FAILURE_RATELIMIT);
 }
 
@@ -374,21 +369,17 @@ static void test_deadline_bounds_attempts_and_retries(void **state) {
   bw_pipeline_add_timeout(&cfg, 200);
   build(e, &cfg);
   bw_pipeline_call_t c;
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   assert_i64_eq(c.attempt_timeout_ms, 200); /* min(200, 250 left) */
   assert_i64_eq(c.deadline.at_ns, now(e) + 250 * MS);
   advance_ms(e, 100);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_WAIT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
   advance_ms(e, c.delay_ms); /* 100: 50 ms are left */
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&c, BW_STEP_ATTEMPT);
   assert_i64_eq(c.attempt_timeout_ms, 50);
   advance_ms(e, 40);
   /* 10 ms left, a retry would wait 100: the retry gives up (deadline). */
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_DEADLINE);
   assert_int_equal(e->fallback_why, BW_FAILURE_DEADLINE);
 }
@@ -409,12 +400,12 @@ static void test_outer_deadline_narrows_and_expired_refuses(void **state) {
   bw_pipeline_cancel(&c);
   /* The thread's deadline is taken by bw_pipeline_begin. */
   bw_deadline_set(bw_deadline_in(now(e), 70));
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   assert_i64_eq(c.attempt_timeout_ms, 70);
   bw_pipeline_cancel(&c);
   /* Already expired: refused before any attempt. */
   advance_ms(e, 70);
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_DONE);
+  BEGIN(&c, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_DEADLINE);
   assert_u64_eq(c.attempt, 0);
   bw_deadline_set(bw_deadline_none());
@@ -424,29 +415,23 @@ static void test_outer_deadline_narrows_and_expired_refuses(void **state) {
 
 static void test_retry_after_hint_and_permanent(void **state) {
   env_t *e = *state;
-  bw_pipeline_config_t cfg;
-  bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_breaker(&cfg, make_breaker(e, 5));
-  bw_pipeline_add_retry(&cfg, make_retry(e, 3, false));
-  build(e, &cfg);
+  breaker_retry_pipeline(e, 5, 3, false);
   bw_pipeline_call_t c;
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   /* A 429 with Retry-After: 2 s: the hint is the minimum delay. */
   assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, 2000, now(e)),
                    BW_STEP_WAIT);
   assert_i64_eq(c.delay_ms, 2000);
   advance_ms(e, 2000);
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&c, BW_STEP_ATTEMPT);
   /* A 4xx: permanent, no retry, and the breaker ignores it. */
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_PERMANENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&c, BW_VERDICT_PERMANENT, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_PERMANENT);
   bw_breaker_stats_t s = bstats(e);
   assert_u64_eq(s.ignored, 1);
   assert_u64_eq(s.failures, 0);
   /* Pushback "do not retry". */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT,
                                       BW_RETRY_AFTER_NEVER, now(e)),
                    BW_STEP_DONE);
@@ -461,10 +446,8 @@ static void test_budget_failure_reason(void **state) {
   build(e, &cfg);
   bw_pipeline_call_t c;
   /* max_tokens 2: the first failure leaves 1 token, not > 1: no retry. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_BUDGET);
   assert_int_equal(e->fallback_why, BW_FAILURE_BUDGET);
 }
@@ -475,11 +458,9 @@ static void test_no_retry_single_attempt(void **state) {
   bw_pipeline_config_init(&cfg);
   build(e, &cfg);
   bw_pipeline_call_t c;
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   assert_null(bw_pipeline_attach_key(&c, 1786111923418));
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
   /* A report when none is expected is refused and changes nothing. */
   assert_status(
@@ -507,27 +488,21 @@ static void test_idempotency_key_allows_non_idempotent_retry(void **state) {
   build(e, &cfg);
   bw_pipeline_call_t c;
   /* Without a key: a transient failure of a non-idempotent call is final. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_NOT_IDEMPOTENT);
   /* With a key it is retried, and the key stays the same. */
-  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  BEGIN(&c, BW_STEP_ATTEMPT);
   const char *k1 = bw_pipeline_attach_key(&c, 1786111923418);
   assert_non_null(k1);
   assert_int_equal(strlen(k1), 36);
   char saved[37];
   memcpy(saved, k1, 37);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_WAIT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
   advance_ms(e, c.delay_ms);
-  assert_int_equal(bw_pipeline_resume(&c, now(e)), BW_STEP_ATTEMPT);
+  RESUME(&c, BW_STEP_ATTEMPT);
   assert_string_equal(bw_pipeline_attach_key(&c, 1786111923999), saved);
-  assert_int_equal(
-      bw_pipeline_report(&c, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&c, BW_VERDICT_OK, BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_NONE);
 }
 
@@ -543,17 +518,15 @@ static void test_cancel_leaves_everything_and_stats_conserve(void **state) {
   bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
   build(e, &cfg);
   bw_pipeline_call_t a, b, d;
-  assert_int_equal(bw_pipeline_begin(e->pl, &a, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(bw_pipeline_begin(e->pl, &b, now(e)), BW_STEP_ATTEMPT);
-  assert_int_equal(bw_pipeline_begin(e->pl, &d, now(e)), BW_STEP_DONE);
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  BEGIN(&b, BW_STEP_ATTEMPT);
+  BEGIN(&d, BW_STEP_DONE);
   assert_int_equal(d.failure, BW_FAILURE_LIMIT);
   bw_pipeline_cancel(&a);
   assert_u64_eq(bw_limit_in_flight(l), 1);
   bw_pipeline_cancel(&a); /* twice: nothing more */
   assert_u64_eq(bw_limit_in_flight(l), 1);
-  assert_int_equal(
-      bw_pipeline_report(&b, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, now(e)),
-      BW_STEP_DONE);
+  REPORT(&b, BW_VERDICT_OK, BW_STEP_DONE);
   assert_u64_eq(bw_limit_in_flight(l), 0);
   bw_breaker_stats_t s = bstats(e);
   assert_u64_eq(s.ignored, 1); /* the cancelled call */
