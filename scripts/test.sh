@@ -69,6 +69,16 @@ readelf -d "$libdir"/libbreakwater.so | grep -q 'SONAME.*libbreakwater.so.0.1' \
 
 step "examples and benchmarks run"
 ./build-test/examples/breaker_flaky --virtual | tail -n 1
+./build-test/examples/degrade_levels >/dev/null
+./build-test/examples/seed000_agents >/dev/null
+./build-test/examples/seed002_fallback_park >/dev/null
+./build-test/examples/seed003_stage >/dev/null
+# Real HTTP on loopback (about 2 s); built only with the partner and curl.
+echo "examples degrade_levels, seed000_agents, seed002_fallback_park, seed003_stage ran"
+if [ -x ./build-test/examples/seed004_http_call ]; then
+  ./build-test/examples/seed004_http_call >/dev/null
+  echo "example seed004_http_call (real HTTP) ran"
+fi
 ./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_retry --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_contention --runs 2 >/dev/null
