@@ -173,6 +173,47 @@ BW_EXTERN bw_limit_t *bw_redis_breaker_as_limit(bw_redis_breaker_t *b);
  * progress. */
 BW_EXTERN void bw_redis_breaker_free(bw_redis_breaker_t *b);
 
+/* ---- the shared breaker on an event loop (libevent) ----------------------
+ */
+
+struct event_base;
+
+/* Creates a shared breaker that an event loop syncs instead of a thread
+ * (built when breakwater_redis finds libevent_core; BW_REDIS_ASYNC is then
+ * defined for its users). Construction is as bw_redis_breaker_new: one
+ * blocking connect (a refused AUTH fails it) and a first sync, bounded by the
+ * timeouts; an unreachable Redis is not an error. Then the blocking
+ * connection is closed and the breaker keeps a hiredis async connection
+ * attached to `base` (redisLibeventAttach): every sync_interval_ms a timer
+ * sends the same script with the same (process, sequence) batch as a
+ * blocking sync (EVALSHA, EVAL after NOSCRIPT) and the reply is adopted
+ * exactly as there. A reply or connect that does not complete within
+ * connect/command timeout (a timer: hiredis 0.14 has none), a disconnect or
+ * an error reply: local fallback and one redis_unavailable per outage;
+ * reconnects run on the loop after the same backoff with jitter (a timer,
+ * never a blocking wait); the first sync after an outage emits one
+ * redis_restored. The loop must run (event_base_dispatch / loop) for syncs
+ * to happen; a failure that may trip the rule does not sync early in this
+ * mode (staleness bound: sync_interval_ms plus one round trip).
+ *
+ * Threads: syncs, reconnects and events run on the thread that runs `base`;
+ * create and free the breaker on that thread (or before the loop runs).
+ * acquire / release / state / stats stay thread-safe, lock-free and
+ * I/O-free: they never touch the async connection. bw_redis_breaker_sync
+ * answers BW_E_INVAL for such a breaker (the loop syncs it).
+ * bw_redis_breaker_free (on the loop thread, not from the breaker's own
+ * sink) closes the async connection (a pending reply is dropped safely; its
+ * batch is kept) and, when Redis was reachable, makes one last blocking push
+ * bounded by the timeouts, re-sending that batch under its sequence so
+ * nothing is counted twice. Free the breaker before event_base_free(base).
+ *
+ * NULL with err BW_E_INVAL naming "sync_thread" when cfg->sync_thread is set
+ * (a breaker has one sync driver), "base" when base is NULL, or as
+ * bw_redis_breaker_new (fields, AUTH, BW_E_NOMEM). */
+BW_EXTERN bw_redis_breaker_t *bw_redis_breaker_new_async(
+    const bw_redis_breaker_config_t *cfg, struct event_base *base,
+    bw_error_t *err);
+
 /* ---- queue guard (seed 000) ---------------------------------------------
  */
 

@@ -195,6 +195,12 @@ struct bw_redis_breaker_s {
       transitions_seen, transition_sync, shared_total_calls, shared_wc,
       shared_wf;
   bool unavailable; /* an unavailable event is outstanding */
+  /* the batch as script arguments (formatted by bw__rb_argv) */
+  char x_now[24], x_seq[24], x_gen[24], x_ds[24], x_df[24], x_tail[24],
+      x_tc[24], x_ts[24], x_tf[24], x_ti[24], x_tr[24];
+  /* event-loop mode (async.c): the loop's state and how to free it */
+  void *loop;
+  void (*loop_free)(void *loop);
   /* the thread */
   bool has_thread;
   bool stop;
@@ -477,42 +483,36 @@ static int64_t bw__rb_int(const redisReply *r) {
   return 0;
 }
 
-/* Sends the outstanding batch. BW_OK (reply adopted) or BW_E_IO. */
-static int bw__rb_push(bw_redis_breaker_t *b, int64_t now) {
-  char a_now[24], a_seq[24], a_gen[24], a_ds[24], a_df[24], a_tail[24],
-      a_tc[24], a_ts[24], a_tf[24], a_ti[24], a_tr[24];
-  const char *argv[27];
-  redisReply *r;
-  uint64_t w, nw, old_gen, gen;
-  bw_state_t old_st, st;
-  int64_t rem_ms;
-  snprintf(a_now, sizeof(a_now), "%lld",
+/* Formats the outstanding batch as the script's KEYS + ARGV into argv
+ * (BW__RB_NARGS entries; the strings live in b until the next call). */
+static void bw__rb_argv(bw_redis_breaker_t *b, int64_t now, const char **argv) {
+  snprintf(b->x_now, sizeof(b->x_now), "%lld",
            b->use_redis_time ? -1LL : (long long)(now / BW_NS_PER_MS));
-  snprintf(a_seq, sizeof(a_seq), "%llu", (unsigned long long)b->b_seq);
-  snprintf(a_gen, sizeof(a_gen), "%llu", (unsigned long long)b->b_gen);
-  snprintf(a_ds, sizeof(a_ds), "%llu", (unsigned long long)b->b_ds);
-  snprintf(a_df, sizeof(a_df), "%llu", (unsigned long long)b->b_df);
-  snprintf(a_tail, sizeof(a_tail), "%llu", (unsigned long long)b->b_tail);
-  snprintf(a_tc, sizeof(a_tc), "%llu", (unsigned long long)b->b_tc);
-  snprintf(a_ts, sizeof(a_ts), "%llu", (unsigned long long)b->b_ts);
-  snprintf(a_tf, sizeof(a_tf), "%llu", (unsigned long long)b->b_tf);
-  snprintf(a_ti, sizeof(a_ti), "%llu", (unsigned long long)b->b_ti);
-  snprintf(a_tr, sizeof(a_tr), "%llu", (unsigned long long)b->b_tr);
+  snprintf(b->x_seq, sizeof(b->x_seq), "%llu", (unsigned long long)b->b_seq);
+  snprintf(b->x_gen, sizeof(b->x_gen), "%llu", (unsigned long long)b->b_gen);
+  snprintf(b->x_ds, sizeof(b->x_ds), "%llu", (unsigned long long)b->b_ds);
+  snprintf(b->x_df, sizeof(b->x_df), "%llu", (unsigned long long)b->b_df);
+  snprintf(b->x_tail, sizeof(b->x_tail), "%llu", (unsigned long long)b->b_tail);
+  snprintf(b->x_tc, sizeof(b->x_tc), "%llu", (unsigned long long)b->b_tc);
+  snprintf(b->x_ts, sizeof(b->x_ts), "%llu", (unsigned long long)b->b_ts);
+  snprintf(b->x_tf, sizeof(b->x_tf), "%llu", (unsigned long long)b->b_tf);
+  snprintf(b->x_ti, sizeof(b->x_ti), "%llu", (unsigned long long)b->b_ti);
+  snprintf(b->x_tr, sizeof(b->x_tr), "%llu", (unsigned long long)b->b_tr);
   argv[0] = b->k_state;
   argv[1] = b->k_applied;
   argv[2] = b->k_buckets;
-  argv[3] = a_now;
+  argv[3] = b->x_now;
   argv[4] = b->proc_id;
-  argv[5] = a_seq;
-  argv[6] = a_gen;
-  argv[7] = a_ds;
-  argv[8] = a_df;
-  argv[9] = a_tail;
-  argv[10] = a_tc;
-  argv[11] = a_ts;
-  argv[12] = a_tf;
-  argv[13] = a_ti;
-  argv[14] = a_tr;
+  argv[5] = b->x_seq;
+  argv[6] = b->x_gen;
+  argv[7] = b->x_ds;
+  argv[8] = b->x_df;
+  argv[9] = b->x_tail;
+  argv[10] = b->x_tc;
+  argv[11] = b->x_ts;
+  argv[12] = b->x_tf;
+  argv[13] = b->x_ti;
+  argv[14] = b->x_tr;
   argv[15] = b->a_rule;
   argv[16] = b->a_thr;
   argv[17] = b->a_ratio;
@@ -525,10 +525,17 @@ static int bw__rb_push(bw_redis_breaker_t *b, int64_t now) {
   argv[24] = b->a_ttl;
   argv[25] = b->channel;
   argv[26] = b->name;
-  r = bw__rconn_eval(&b->conn, 0, 3, 27, argv, NULL);
-  if (r == NULL) return BW_E_IO;
+}
+
+/* Applies the script's reply to the outstanding batch: the batch is
+ * confirmed and the shared state adopted. BW_OK, or BW_E_IO (unexpected
+ * reply; conn.last_error says so). Does not free r. */
+static int bw__rb_adopt_reply(bw_redis_breaker_t *b, const redisReply *r,
+                              int64_t now) {
+  uint64_t w, nw, old_gen, gen;
+  bw_state_t old_st, st;
+  int64_t rem_ms;
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 9) {
-    freeReplyObject(r);
     snprintf(b->conn.last_error, sizeof(b->conn.last_error),
              "redis %.40s:%d: unexpected reply to the sync script",
              b->conn.host, b->conn.port);
@@ -580,9 +587,24 @@ static int bw__rb_push(bw_redis_breaker_t *b, int64_t now) {
     atomic_fetch_add_explicit(&b->transitions_seen, 1, memory_order_relaxed);
     bw__rb_event(b, type, reason, gen);
   }
-  freeReplyObject(r);
   return BW_OK;
 }
+
+/* Sends the outstanding batch. BW_OK (reply adopted) or BW_E_IO. */
+static int bw__rb_push(bw_redis_breaker_t *b, int64_t now) {
+  const char *argv[BW__RB_NARGS];
+  redisReply *r;
+  int rc;
+  bw__rb_argv(b, now, argv);
+  r = bw__rconn_eval(&b->conn, 0, 3, BW__RB_NARGS, argv, NULL);
+  if (r == NULL) return BW_E_IO;
+  rc = bw__rb_adopt_reply(b, r, now);
+  freeReplyObject(r);
+  return rc;
+}
+
+static void bw__rb_restored(bw_redis_breaker_t *b, uint64_t pushed_before,
+                            int64_t now);
 
 static int bw__rb_sync_locked(bw_redis_breaker_t *b) {
   int64_t now = bw__rb_now(b);
@@ -609,7 +631,14 @@ static int bw__rb_sync_locked(bw_redis_breaker_t *b) {
     }
     if (!resent) break;
   }
-  if (was_unavailable) {
+  if (was_unavailable) bw__rb_restored(b, pushed_before, now);
+  return BW_OK;
+}
+
+/* The outage is over: back to the shared state, one redis_restored. */
+static void bw__rb_restored(bw_redis_breaker_t *b, uint64_t pushed_before,
+                            int64_t now) {
+  {
     uint64_t w, nw;
     char reason[160];
     b->unavailable = false;
@@ -628,12 +657,13 @@ static int bw__rb_sync_locked(bw_redis_breaker_t *b) {
     bw__emit(b->sink, b->wall, now, BW_EV_REDIS_RESTORED, b->name, reason, NULL,
              0, NULL);
   }
-  return BW_OK;
 }
 
 int bw_redis_breaker_sync(bw_redis_breaker_t *b) {
   int rc;
   if (b == NULL) return BW_E_INVAL;
+  /* An event loop syncs this breaker (bw_redis_breaker_new_async). */
+  if (b->loop != NULL) return BW_E_INVAL;
   pthread_mutex_lock(&b->sync_mu);
   rc = bw__rb_sync_locked(b);
   pthread_mutex_unlock(&b->sync_mu);
@@ -720,8 +750,10 @@ static void bw__rb_destroy(bw_redis_breaker_t *b) {
   bw__free_aligned(b);
 }
 
-bw_redis_breaker_t *bw_redis_breaker_new(const bw_redis_breaker_config_t *cfg,
-                                         bw_error_t *err) {
+/* Validates, builds, connects once and runs a first sync (blocking, bounded
+ * by the timeouts); no thread. NULL with err. */
+bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
+                                  bw_error_t *err) {
   bw_redis_breaker_t *b;
   const bw_breaker_config_t *bc;
   bw_breaker_config_t lc;
@@ -821,6 +853,14 @@ bw_redis_breaker_t *bw_redis_breaker_new(const bw_redis_breaker_config_t *cfg,
   else
     (void)bw__rb_sync_locked(b);
   pthread_mutex_unlock(&b->sync_mu);
+  bw__error_clear(err);
+  return b;
+}
+
+bw_redis_breaker_t *bw_redis_breaker_new(const bw_redis_breaker_config_t *cfg,
+                                         bw_error_t *err) {
+  bw_redis_breaker_t *b = bw__rb_create(cfg, err);
+  if (b == NULL) return NULL;
   if (cfg->sync_thread) {
     b->has_thread = true;
     if (pthread_create(&b->thread, NULL, bw__rb_thread, b) != 0) {
@@ -844,8 +884,21 @@ void bw_redis_breaker_free(bw_redis_breaker_t *b) {
     pthread_mutex_unlock(&b->thr_mu);
     pthread_join(b->thread, NULL);
   }
-  /* A last push of what was counted, if Redis is there (no reconnect). */
-  if (b->conn.c != NULL) {
+  if (b->loop != NULL) {
+    /* Event-loop mode: close the async connection (a pending reply is
+     * dropped; its batch stays outstanding), then one last blocking push,
+     * bounded by the timeouts, when Redis was reachable (it re-sends the
+     * outstanding batch with its sequence: nothing doubled). */
+    b->loop_free(b->loop);
+    b->loop = NULL;
+    if (!b->unavailable) {
+      pthread_mutex_lock(&b->sync_mu);
+      if (bw__rconn_connect(&b->conn, NULL) == BW_OK)
+        (void)bw__rb_sync_locked(b);
+      pthread_mutex_unlock(&b->sync_mu);
+    }
+  } else if (b->conn.c != NULL) {
+    /* A last push of what was counted, if Redis is there (no reconnect). */
     pthread_mutex_lock(&b->sync_mu);
     (void)bw__rb_sync_locked(b);
     pthread_mutex_unlock(&b->sync_mu);
@@ -931,4 +984,53 @@ void bw_redis_breaker_stats(const bw_redis_breaker_t *b,
   out->transition_sync =
       atomic_load_explicit(&b->transition_sync, memory_order_relaxed);
   out->retry_in_ms = bw_redis_breaker_retry_in_ms(b);
+}
+
+/* ---- event-loop mode (async.c) ------------------------------------------
+ */
+
+void bw__rb_attach_loop(bw_redis_breaker_t *b, void *loop,
+                        void (*loop_free)(void *loop)) {
+  b->loop = loop;
+  b->loop_free = loop_free;
+}
+
+bw__rconn_t *bw__rb_conn(bw_redis_breaker_t *b) {
+  return &b->conn;
+}
+
+int64_t bw__rb_clock_now(const bw_redis_breaker_t *b) {
+  return bw__rb_now(b);
+}
+
+int64_t bw__rb_interval_ms(const bw_redis_breaker_t *b) {
+  return b->sync_interval_ms;
+}
+
+bool bw__rb_unavailable_now(const bw_redis_breaker_t *b) {
+  return b->unavailable;
+}
+
+uint64_t bw__rb_pushed_calls(const bw_redis_breaker_t *b) {
+  return atomic_load_explicit(&b->pushed_calls, memory_order_relaxed);
+}
+
+bool bw__rb_next_batch(bw_redis_breaker_t *b, int64_t now, const char **argv) {
+  bool resent = b->have_batch;
+  if (!resent) bw__rb_take(b);
+  bw__rb_argv(b, now, argv);
+  return resent;
+}
+
+int bw__rb_adopt(bw_redis_breaker_t *b, const redisReply *r, int64_t now) {
+  return bw__rb_adopt_reply(b, r, now);
+}
+
+void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
+  bw__rb_unavailable(b, now);
+}
+
+void bw__rb_restore(bw_redis_breaker_t *b, uint64_t pushed_before,
+                    int64_t now) {
+  bw__rb_restored(b, pushed_before, now);
 }

@@ -97,4 +97,33 @@ int bw__rcl_failed(bw__rclient_t *cl);
 void bw__rcl_event(bw__rclient_t *cl, bw_event_type_t type, const char *reason,
                    const bw_field_t *f, size_t n);
 
+/* ---- the shared breaker's event-loop mode (async.c drives, breaker.c
+ * keeps the batch, the script and the state: one implementation of both) */
+
+#define BW__RB_NARGS 27 /* the sync script's KEYS + ARGV */
+
+/* Validates, builds, connects once and runs a first sync; starts no thread.
+ * NULL with err. */
+bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
+                                  bw_error_t *err);
+/* Hands the breaker the loop's state; bw_redis_breaker_free calls
+ * loop_free(loop) first, then makes one last blocking push. */
+void bw__rb_attach_loop(bw_redis_breaker_t *b, void *loop,
+                        void (*loop_free)(void *loop));
+bw__rconn_t *bw__rb_conn(bw_redis_breaker_t *b);
+int64_t bw__rb_clock_now(const bw_redis_breaker_t *b);
+int64_t bw__rb_interval_ms(const bw_redis_breaker_t *b);
+bool bw__rb_unavailable_now(const bw_redis_breaker_t *b);
+uint64_t bw__rb_pushed_calls(const bw_redis_breaker_t *b);
+/* The outstanding batch (a new one from the counters when none is) as the
+ * script's arguments in argv[BW__RB_NARGS]; true when it is a re-send. */
+bool bw__rb_next_batch(bw_redis_breaker_t *b, int64_t now, const char **argv);
+/* Applies a script reply (not freed): BW_OK or BW_E_IO. */
+int bw__rb_adopt(bw_redis_breaker_t *b, const redisReply *r, int64_t now);
+/* A failed sync (conn.last_error says why): fallback, one unavailable event
+ * per outage, next reconnect scheduled in conn.next_attempt_ns. */
+void bw__rb_fail(bw_redis_breaker_t *b, int64_t now);
+/* A sync succeeded after an outage: one redis_restored event. */
+void bw__rb_restore(bw_redis_breaker_t *b, uint64_t pushed_before, int64_t now);
+
 #endif /* BW_REDIS_INTERNAL_H */
