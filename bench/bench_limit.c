@@ -1,12 +1,23 @@
 /* bench_limit — ns per acquire+release for the bulkhead and each adaptive
- * limiter, 1 thread and 2 threads on one object, next to the floor measured
+ * limiter, 1 thread and 2 threads on one object, through the bw_limit_t
+ * interface (what drivers and pipelines call), next to the floors measured
  * in the same run: an uncontended atomic increment+decrement pair (what a
- * counting semaphore cannot go below) and one clock read (every permit reads
- * the clock once at acquire and once at release).
+ * counting semaphore cannot go below) and one read of each clock.
+ *
+ * Rows:
+ * - bulkhead, timeout_ms 0: no deadline anywhere, so no clock is read;
+ * - bulkhead, timeout_ms 30000 with the default clock (coarse, since the
+ *   timeout is >= 1 s) and with the precise clock given explicitly;
+ * - aimd, gradient2, vegas with the default precise clock and with the
+ *   coarse one (two readings per call: start and RTT).
+ * Every row's allocations during the timed loops are counted (target 0).
+ *
+ * --peers runs `bash bench/peers/run.sh --only bulkhead` (cockatiel's
+ * bulkhead(10, 0) around a no-op, Node.js) and prints the comparison.
  *
  * Not a test: it prints numbers (median of the runs, and the best).
  *
- *   build/bench/bench_limit [--n N] [--reps R] [--quick]
+ *   build/bench/bench_limit [--n N] [--reps R] [--peers] [--quick]
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,10 +31,14 @@
 #include "breakwater/bulkhead.h"
 #include "breakwater/limiter.h"
 
+#ifndef BW_SOURCE_DIR
+#define BW_SOURCE_DIR "."
+#endif
+
 static long long g_n = 5000000;
 static int g_reps = 5;
 
-/* ---- the floor ----------------------------------------------------------- */
+/* ---- the floors ---------------------------------------------------------- */
 static double floor_atomic_pair(void) {
   static _Atomic uint32_t c;
   double t = bench_now_s();
@@ -34,8 +49,7 @@ static double floor_atomic_pair(void) {
   return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
 
-static double floor_clock(void) {
-  const bw_clock_t *c = bw_clock_monotonic();
+static double floor_clock(const bw_clock_t *c) {
   volatile int64_t sink = 0;
   double t = bench_now_s();
   for (long long i = 0; i < g_n; i++)
@@ -69,7 +83,7 @@ static void *loop(void *arg) {
   return NULL;
 }
 
-static double run(bw_limit_t *l, int threads) {
+static double run(bw_limit_t *l, int threads, long long *refused) {
   job_t jobs[2];
   pthread_t th[2];
   pthread_barrier_t b;
@@ -78,6 +92,7 @@ static double run(bw_limit_t *l, int threads) {
   if (threads == 1) {
     jobs[0].l = l;
     loop(&jobs[0]);
+    *refused += jobs[0].refused;
     return jobs[0].ns;
   }
   pthread_barrier_init(&b, NULL, (unsigned)threads);
@@ -88,75 +103,169 @@ static double run(bw_limit_t *l, int threads) {
   }
   for (int i = 0; i < threads; i++) {
     pthread_join(th[i], NULL);
+    *refused += jobs[i].refused;
     if (jobs[i].ns > worst) worst = jobs[i].ns;
   }
   pthread_barrier_destroy(&b);
   return worst; /* ns per call pair, per thread */
 }
 
-static bw_limit_t *make(int which) {
-  if (which == 0) {
+/* ---- the objects --------------------------------------------------------- */
+typedef struct {
+  const char *label;
+  int kind; /* 0 bulkhead, 1 + bw_limiter_algorithm_t */
+  int64_t timeout_ms;
+  const bw_clock_t *(*clock)(void); /* NULL: the default */
+} row_t;
+
+static const row_t g_rows[] = {
+    {"bulkhead timeout 0 (no clock)", 0, 0, NULL},
+    {"bulkhead timeout 30 s, default (coarse)", 0, 30000, NULL},
+    {"bulkhead timeout 30 s, precise clock", 0, 30000, bw_clock_monotonic},
+    {"aimd, default (precise)", 1, 0, NULL},
+    {"aimd, coarse clock", 1, 0, bw_clock_monotonic_coarse},
+    {"gradient2, default (precise)", 2, 0, NULL},
+    {"gradient2, coarse clock", 2, 0, bw_clock_monotonic_coarse},
+    {"vegas, default (precise)", 3, 0, NULL},
+    {"vegas, coarse clock", 3, 0, bw_clock_monotonic_coarse},
+};
+
+static bw_limit_t *make(const row_t *r) {
+  bw_error_t err;
+  bw_limit_t *l;
+  if (r->kind == 0) {
     bw_bulkhead_config_t cfg;
     bw_bulkhead_config_init(&cfg);
     cfg.name = "bench";
     cfg.max_concurrent = 64;
-    return bw_bulkhead_as_limit(bw_bulkhead_new(&cfg, NULL));
+    cfg.timeout_ms = r->timeout_ms;
+    cfg.clock = r->clock != NULL ? r->clock() : NULL;
+    l = bw_bulkhead_as_limit(bw_bulkhead_new(&cfg, &err));
   } else {
     bw_limiter_config_t cfg;
     bw_limiter_config_init(&cfg);
     cfg.name = "bench";
-    cfg.algorithm = (bw_limiter_algorithm_t)(which - 1);
+    cfg.algorithm = (bw_limiter_algorithm_t)(r->kind - 1);
     cfg.initial_limit = 64;
-    return bw_limiter_as_limit(bw_limiter_new(&cfg, NULL));
+    cfg.clock = r->clock != NULL ? r->clock() : NULL;
+    l = bw_limiter_as_limit(bw_limiter_new(&cfg, &err));
   }
+  if (l == NULL) {
+    fprintf(stderr, "bench_limit: cannot create %s: %s\n", r->label,
+            err.message);
+    exit(1);
+  }
+  return l;
+}
+
+static void run_peers(double ours, int quick) {
+  char cmd[1024], line[512];
+  FILE *fp;
+  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only bulkhead%s",
+           BW_SOURCE_DIR, quick ? " --quick" : "");
+  fflush(stdout);
+  fp = popen(cmd, "r");
+  if (fp == NULL) {
+    fprintf(stderr, "bench_limit: cannot run %s\n", cmd);
+    return;
+  }
+  printf("\n## Peers: a bulkhead (10 slots, no queue) around a no-op\n\n");
+  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
+  printf(
+      "| breakwater (try_acquire + release, timeout 0, 1 thread) | %.1f | "
+      "1 |\n",
+      ours);
+  while (fgets(line, sizeof(line), fp) != NULL) {
+    char name[128];
+    double ns;
+    long long n;
+    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
+      printf("| %s bulkhead(10, 0).execute(noop) (n=%lld) | %.1f | %.0f |\n",
+             name, n, ns, ns / ours);
+  }
+  if (pclose(fp) != 0) fprintf(stderr, "bench_limit: peers script failed\n");
 }
 
 int main(int argc, char **argv) {
-  static const char *names[] = {"bulkhead", "aimd", "gradient2", "vegas"};
-  double v[64], best1, best2, m1, m2;
+  double v[64], best1, best2, m1, m2, m3, best3, ours = 0;
+  int peers = 0, quick = 0;
+  unsigned long long allocs_before, allocs = 0;
+  long long refused = 0;
+  char date[32];
+  time_t tt = time(NULL);
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
       g_n = atoll(argv[++i]);
-    else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       g_reps = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--quick") == 0)
-      g_n = 200000, g_reps = 3;
+    } else if (strcmp(argv[i], "--quick") == 0) {
+      g_n = 200000, g_reps = 3, quick = 1;
+    } else if (strcmp(argv[i], "--peers") == 0) {
+      peers = 1;
+    } else {
+      g_reps = 0; /* usage below */
+      break;
+    }
   }
   if (g_reps < 1 || g_reps > 64 || g_n < 1) {
-    fprintf(stderr, "usage: %s [--n N] [--reps 1..64] [--quick]\n", argv[0]);
+    fprintf(stderr, "usage: %s [--n N] [--reps 1..64] [--peers] [--quick]\n",
+            argv[0]);
     return 2;
   }
-  printf(
-      "bench_limit: n=%lld per thread, %d runs, median (best) ns per "
-      "acquire+release\n\n",
-      g_n, g_reps);
+  if (bench_count_allocations() != BW_OK) {
+    fprintf(stderr, "bench_limit: cannot install the allocator hooks\n");
+    return 1;
+  }
+  strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&tt));
+  printf("# bench_limit  %s  breakwater %s  n=%lld per thread, %d runs\n\n",
+         date, bw_version(), g_n, g_reps);
+  printf("median (best) ns per acquire+release, through bw_limit_t\n\n");
   for (int r = 0; r < g_reps; r++)
     v[r] = floor_atomic_pair();
   m1 = bench_median(v, g_reps, &best1);
   for (int r = 0; r < g_reps; r++)
-    v[r] = floor_clock();
+    v[r] = floor_clock(bw_clock_monotonic());
   m2 = bench_median(v, g_reps, &best2);
+  for (int r = 0; r < g_reps; r++)
+    v[r] = floor_clock(bw_clock_monotonic_coarse());
+  m3 = bench_median(v, g_reps, &best3);
   printf(
-      "floor: atomic add+sub pair %.1f (%.1f) ns, clock read %.1f (%.1f) "
-      "ns\n\n",
-      m1, best1, m2, best2);
-  printf("%-10s %18s %18s\n", "object", "1 thread", "2 threads (each)");
-  for (int w = 0; w < 4; w++) {
-    bw_limit_t *l = make(w);
+      "floor: atomic add+sub pair %.1f (%.1f) ns, precise clock read %.1f "
+      "(%.1f) ns, coarse clock read %.1f (%.1f) ns\n\n",
+      m1, best1, m2, best2, m3, best3);
+  printf("%-42s %18s %18s\n", "object", "1 thread", "2 threads (each)");
+  for (size_t w = 0; w < sizeof(g_rows) / sizeof(g_rows[0]); w++) {
+    bw_limit_t *l = make(&g_rows[w]);
     double a[64], b[64];
-    if (l == NULL) {
-      fprintf(stderr, "cannot create %s\n", names[w]);
-      return 1;
-    }
+    allocs_before = bench_allocs();
     for (int r = 0; r < g_reps; r++)
-      a[r] = run(l, 1);
+      a[r] = run(l, 1, &refused);
     for (int r = 0; r < g_reps; r++)
-      b[r] = run(l, 2);
+      b[r] = run(l, 2, &refused);
+    allocs += bench_allocs() - allocs_before;
     m1 = bench_median(a, g_reps, &best1);
     m2 = bench_median(b, g_reps, &best2);
-    printf("%-10s %10.1f (%5.1f) %10.1f (%5.1f)\n", names[w], m1, best1, m2,
-           best2);
+    if (w == 0) ours = m1;
+    printf("%-42s %10.1f (%5.1f) %10.1f (%5.1f)\n", g_rows[w].label, m1, best1,
+           m2, best2);
     bw_limit_free(l);
   }
+  /* The floors again: this VM has slow phases (everything ~2x); a row
+   * measured in one shows up as floors that moved between here and above. */
+  for (int r = 0; r < g_reps; r++)
+    v[r] = floor_atomic_pair();
+  m1 = bench_median(v, g_reps, &best1);
+  for (int r = 0; r < g_reps; r++)
+    v[r] = floor_clock(bw_clock_monotonic());
+  m2 = bench_median(v, g_reps, &best2);
+  printf(
+      "\nfloor again: atomic add+sub pair %.1f (%.1f) ns, precise clock "
+      "read %.1f (%.1f) ns\n",
+      m1, best1, m2, best2);
+  /* Thread creation allocates in libc, not through breakwater's hooks; a
+   * new thread's first call claims a counter stripe without allocating. */
+  printf("allocations in breakwater during the timed loops: %llu\n", allocs);
+  printf("refused acquires (limit 64, at most 2 in flight): %lld\n", refused);
+  if (peers) run_peers(ours, quick);
   return 0;
 }

@@ -308,12 +308,219 @@ static void vegas_conserves_through_the_interface(void **state) {
   hammer_limiter(BW_LIMITER_VEGAS);
 }
 
+/* ---- added: the clock-free path and limit_changed events ----------------
+ *
+ * A bulkhead with no timeout admits without reading a clock unless the
+ * thread has a deadline. Threads mix both kinds of admission (half of them
+ * under a one-day thread deadline) and the blocking form; the same laws
+ * hold, exactly:
+ *   attempts = admitted + rejected_full + wait_timeouts;
+ *   admitted = released = the threads' own count; no timeouts;
+ *   a clock-free permit has start_ns 0 and no deadline, a deadline-bound one
+ *   a deadline (counted by the threads: both kinds occur, no mismatches);
+ *   the calls inside at once never exceed max_concurrent. */
+typedef struct {
+  bw_bulkhead_t *bh;
+  uint64_t seed;
+  uint64_t attempts, admitted, free_permits, timed_permits, mismatches;
+} fworker_t;
+
+static _Atomic int g_f_inside;
+static _Atomic int g_f_max_inside;
+
+static void *fwork(void *arg) {
+  fworker_t *w = arg;
+  bw_rand_t r;
+  bw_rand_seed(&r, w->seed);
+  for (int i = 0; i < OPS_PER_THREAD; i++) {
+    bw_permit_t p;
+    uint64_t x = bw_rand_next(&r);
+    bool under_deadline = x % 2 == 0;
+    bool blocking = (x >> 1) % 4 == 0;
+    bw_deadline_t prev = bw_deadline_none();
+    int rc;
+    if (under_deadline)
+      prev = bw_deadline_set(
+          bw_deadline_in(bw_clock_now(bw_clock_monotonic()), 86400000));
+    w->attempts++;
+    rc = blocking ? bw_bulkhead_acquire(w->bh, &p)
+                  : bw_bulkhead_try_acquire(w->bh, &p);
+    if (under_deadline) bw_deadline_set(prev);
+    if (rc != BW_OK) continue;
+    w->admitted++;
+    {
+      int in = atomic_fetch_add(&g_f_inside, 1) + 1;
+      int seen = atomic_load(&g_f_max_inside);
+      while (in > seen &&
+             !atomic_compare_exchange_weak(&g_f_max_inside, &seen, in)) {
+      }
+    }
+    if (bw_bulkhead_deadline_ns(&p) == INT64_MAX) {
+      w->free_permits++;
+      /* A clock-free admission (start 0); only the blocking form may also
+       * get a slot handed over in the queue (stamped with the time). */
+      if (under_deadline || (!blocking && p.start_ns != 0)) w->mismatches++;
+    } else {
+      w->timed_permits++;
+      if (!under_deadline) w->mismatches++;
+    }
+    if ((x >> 8) % 5 == 0) sched_yield();
+    atomic_fetch_sub(&g_f_inside, 1);
+    if (bw_bulkhead_release(w->bh, &p) != BW_OK) w->mismatches++;
+  }
+  return NULL;
+}
+
+static void clock_free_admissions_conserve_and_never_exceed_the_max(
+    void **state) {
+  bw_bulkhead_config_t cfg;
+  bw_error_t err;
+  bw_bulkhead_t *bh;
+  fworker_t w[THREADS];
+  pthread_t th[THREADS];
+  bw_bulkhead_stats_t st;
+  uint64_t attempts = 0, admitted = 0, free_p = 0, timed_p = 0, bad = 0;
+  (void)state;
+  bw_bulkhead_config_init(&cfg);
+  cfg.name = "clock-free";
+  cfg.max_concurrent = MAX_CONCURRENT;
+  cfg.max_wait_ms = 1;
+  cfg.timeout_ms = 0;
+  cfg.max_waiting = 4;
+  bh = bw_bulkhead_new(&cfg, &err);
+  assert_non_null(bh);
+  atomic_store(&g_f_max_inside, 0);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].bh = bh;
+    w[i].seed = 900 + (uint64_t)i;
+    assert_int_equal(pthread_create(&th[i], NULL, fwork, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(th[i], NULL);
+    attempts += w[i].attempts;
+    admitted += w[i].admitted;
+    free_p += w[i].free_permits;
+    timed_p += w[i].timed_permits;
+    bad += w[i].mismatches;
+  }
+  bw_bulkhead_stats(bh, &st);
+  assert_int_equal(attempts, (uint64_t)THREADS * OPS_PER_THREAD);
+  assert_int_equal(st.admitted + st.rejected_full + st.wait_timeouts +
+                       st.rejected_deadline + st.cancelled,
+                   attempts);
+  assert_int_equal(st.rejected_deadline, 0);
+  assert_int_equal(st.admitted, admitted);
+  assert_int_equal(st.released, admitted);
+  assert_int_equal(st.timeouts, 0);
+  assert_int_equal(st.in_use, 0);
+  assert_int_equal(st.waiting, 0);
+  assert_int_equal(free_p + timed_p, admitted);
+  assert_true(free_p > 0);
+  assert_true(timed_p > 0);
+  assert_int_equal(bad, 0);
+  assert_true(atomic_load(&g_f_max_inside) <= MAX_CONCURRENT);
+  bw_bulkhead_free(bh);
+}
+
+/* limit_changed events under threads: with change_interval_ms 0 every
+ * change of the limit is exactly one event (events = stats.limit_changes),
+ * each a real move (old != new) inside [min_limit, max_limit]. With an
+ * interval, at most one report per interval is elected: 1 <= events <=
+ * changes, each still a move inside the bounds. */
+typedef struct {
+  _Atomic uint64_t events;
+  _Atomic uint64_t bad;
+} ev_count_t;
+
+static void count_event(const bw_event_t *ev, void *ud) {
+  ev_count_t *c = ud;
+  uint64_t old, now;
+  atomic_fetch_add(&c->events, 1);
+  if (ev->type != BW_EV_LIMIT_CHANGED || ev->field_count != 3) {
+    atomic_fetch_add(&c->bad, 1);
+    return;
+  }
+  old = ev->fields[0].v.u;
+  now = ev->fields[1].v.u;
+  if (old == now || now < LIM_MIN || now > LIM_MAX || old < LIM_MIN ||
+      old > LIM_MAX)
+    atomic_fetch_add(&c->bad, 1);
+}
+
+static void hammer_events(bw_limiter_algorithm_t alg, int64_t interval_ms) {
+  bw_clock_t *clock = bw_clock_manual_new(0);
+  bw_limiter_config_t cfg;
+  bw_error_t err;
+  bw_limiter_t *lim;
+  bw_sink_t *sink;
+  ev_count_t c;
+  lworker_t w[THREADS];
+  pthread_t th[THREADS];
+  bw_limiter_stats_t st;
+  atomic_init(&c.events, 0);
+  atomic_init(&c.bad, 0);
+  sink = bw_sink_callback_new(count_event, &c, &err);
+  assert_non_null(sink);
+  bw_limiter_config_init(&cfg);
+  cfg.name = "evented";
+  cfg.algorithm = alg;
+  cfg.min_limit = LIM_MIN;
+  cfg.max_limit = LIM_MAX;
+  cfg.initial_limit = 4;
+  cfg.gradient2_queue_size = 2;
+  cfg.aimd_timeout_ms = 0;
+  cfg.clock = clock;
+  cfg.sink = sink;
+  cfg.change_interval_ms = interval_ms;
+  lim = bw_limiter_new(&cfg, &err);
+  assert_non_null(lim);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].l = bw_limiter_as_limit(lim);
+    w[i].clock = clock;
+    w[i].seed = 700 + (uint64_t)i;
+    assert_int_equal(pthread_create(&th[i], NULL, lwork, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(th[i], NULL);
+  bw_limiter_stats(lim, &st);
+  assert_true(st.limit_changes > 0);
+  if (interval_ms == 0) {
+    assert_int_equal(atomic_load(&c.events), st.limit_changes);
+  } else {
+    assert_true(atomic_load(&c.events) >= 1);
+    assert_true(atomic_load(&c.events) <= st.limit_changes);
+  }
+  assert_int_equal(atomic_load(&c.bad), 0);
+  bw_limiter_free(lim);
+  bw_sink_free(sink);
+  bw_clock_free(clock);
+}
+
+static void every_limit_change_is_one_event_under_threads(void **state) {
+  (void)state;
+  for (int a = 0; a < 3; a++)
+    hammer_events((bw_limiter_algorithm_t)a, 0);
+}
+
+static void rate_limited_events_stay_within_the_changes_under_threads(
+    void **state) {
+  (void)state;
+  for (int a = 0; a < 3; a++)
+    hammer_events((bw_limiter_algorithm_t)a, 50);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(conserves_and_never_exceeds_max_concurrent),
       cmocka_unit_test(aimd_conserves_through_the_interface),
       cmocka_unit_test(gradient2_conserves_through_the_interface),
       cmocka_unit_test(vegas_conserves_through_the_interface),
+      cmocka_unit_test(clock_free_admissions_conserve_and_never_exceed_the_max),
+      cmocka_unit_test(every_limit_change_is_one_event_under_threads),
+      cmocka_unit_test(
+          rate_limited_events_stay_within_the_changes_under_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

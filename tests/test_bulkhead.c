@@ -422,6 +422,145 @@ static int queue(bw_bulkhead_t *bh, tagged_t *t, int id, grant_log_t *log,
   return bw_bulkhead_acquire_async(bh, p, &t->w, on_grant, t);
 }
 
+/* ---- clock reads ------------------------------------------------------- */
+
+/* A clock that counts its readings, over the manual clock. */
+typedef struct counting_clock_s {
+  bw_clock_t base;
+  const bw_clock_t *inner;
+  int reads;
+} counting_clock_t;
+
+static int64_t counting_now(const bw_clock_t *c) {
+  counting_clock_t *cc = c->data;
+  cc->reads++;
+  return bw_clock_now(cc->inner);
+}
+
+static bw_bulkhead_t *make_counted(env_t *e, counting_clock_t *cc,
+                                   int64_t timeout_ms) {
+  bw_bulkhead_config_t cfg;
+  bw_error_t err;
+  cc->base.now_ns = counting_now;
+  cc->base.data = cc;
+  cc->inner = e->clock;
+  cc->reads = 0;
+  bw_bulkhead_config_init(&cfg);
+  cfg.max_concurrent = 1;
+  cfg.timeout_ms = timeout_ms;
+  cfg.clock = &cc->base;
+  bw_bulkhead_free(e->bh);
+  e->bh = bw_bulkhead_new(&cfg, &err);
+  if (e->bh == NULL) fail_msg("bw_bulkhead_new: %s", err.message);
+  return e->bh;
+}
+
+/* With no execution deadline and no thread deadline nothing needs the time:
+ * admission and release read no clock (start_ns is 0, no deadline), through
+ * every way in. A thread deadline or a timeout brings the readings back:
+ * one at admission, one at release. */
+static void the_clock_is_read_only_when_a_deadline_needs_it(void **state) {
+  env_t *e = *state;
+  counting_clock_t cc;
+  bw_bulkhead_t *bh = make_counted(e, &cc, 0);
+  bw_bulkhead_waiter_t w;
+  bw_permit_t p;
+  bw_deadline_t prev;
+
+  bw_clock_manual_advance(e->clock, 7 * MS);
+  p = take(bh);
+  assert_int_equal(cc.reads, 0);
+  assert_i64_eq(p.start_ns, 0);
+  assert_i64_eq(bw_bulkhead_deadline_ns(&p), INT64_MAX);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  assert_status(bw_bulkhead_acquire(bh, &p), BW_OK);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  memset(&w, 0, sizeof(w));
+  assert_status(bw_bulkhead_acquire_async(bh, &p, &w, never_called, NULL),
+                BW_OK);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  assert_int_equal(cc.reads, 0);
+
+  /* The thread's deadline: read at admission, checked at release. */
+  prev = bw_deadline_set(bw_deadline_in(BWT_T0_NS, 2500));
+  p = take(bh);
+  assert_int_equal(cc.reads, 1);
+  assert_i64_eq(p.start_ns, BWT_T0_NS + 7 * MS);
+  assert_i64_eq(bw_bulkhead_deadline_ns(&p), BWT_T0_NS + 2500 * MS);
+  bw_clock_manual_advance(e->clock, 2493 * MS);
+  assert_status(bw_bulkhead_release(bh, &p), BW_E_TIMEOUT);
+  assert_int_equal(cc.reads, 2);
+  /* ... and a spent one is refused on that same reading. */
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_DEADLINE);
+  assert_int_equal(cc.reads, 3);
+  bw_deadline_set(prev);
+
+  /* The bulkhead's own timeout needs the time too. */
+  bh = make_counted(e, &cc, 10000);
+  p = take(bh);
+  assert_int_equal(cc.reads, 1);
+  assert_i64_eq(p.start_ns, BWT_T0_NS + 2500 * MS);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  assert_int_equal(cc.reads, 2);
+  assert_u64_eq(stats(bh).admitted, 1);
+}
+
+/* A slot handed to a queued waiter is stamped with the time of the hand-over
+ * even when the bulkhead has no timeout: the waiter waited, and its start
+ * is when its call can begin. */
+static void a_granted_waiter_is_stamped_even_without_deadlines(void **state) {
+  env_t *e = *state;
+  counting_clock_t cc;
+  bw_bulkhead_t *bh = make_counted(e, &cc, 0);
+  grant_log_t log = {0};
+  tagged_t t;
+  bw_permit_t p, q;
+  p = take(bh);
+  assert_status(queue(bh, &t, 1, &log, &q), BW_BULKHEAD_QUEUED);
+  bw_clock_manual_advance(e->clock, 5 * MS);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  assert_int_equal(log.count, 1);
+  assert_int_equal(cc.reads, 1);
+  assert_i64_eq(log.permits[0].start_ns, BWT_T0_NS + 5 * MS);
+  assert_i64_eq(bw_bulkhead_deadline_ns(&log.permits[0]), INT64_MAX);
+  assert_status(bw_bulkhead_release(bh, &log.permits[0]), BW_OK);
+  assert_int_equal(cc.reads, 1);
+}
+
+/* With no clock given, a timeout of a second or more is timed on the coarse
+ * monotonic clock: a start reading lies between two coarse readings taken
+ * around the admission (a precise reading would almost always lie past the
+ * second). Below a second it is the precise clock: between two precise
+ * readings (a coarse one would lie before the first). Real clocks, but no
+ * duration is asserted, only the order of readings of one clock. */
+static void the_default_clock_is_coarse_from_a_one_second_timeout(
+    void **state) {
+  env_t *e = *state;
+  static const int64_t timeouts[] = {1000, 30000, 999, 1};
+  int rc;
+  for (size_t k = 0; k < sizeof(timeouts) / sizeof(timeouts[0]); k++) {
+    bw_bulkhead_config_t cfg;
+    bw_error_t err;
+    const bw_clock_t *c = timeouts[k] >= 1000 ? bw_clock_monotonic_coarse()
+                                              : bw_clock_monotonic();
+    bw_bulkhead_config_init(&cfg);
+    cfg.timeout_ms = timeouts[k];
+    bw_bulkhead_free(e->bh);
+    e->bh = bw_bulkhead_new(&cfg, &err);
+    assert_non_null(e->bh);
+    for (int i = 0; i < 3; i++) {
+      int64_t before = bw_clock_now(c), after;
+      bw_permit_t p = take(e->bh);
+      after = bw_clock_now(c);
+      assert_in_range(p.start_ns, before, after);
+      assert_i64_eq(bw_bulkhead_deadline_ns(&p), p.start_ns + timeouts[k] * MS);
+      /* released at once, but a preempted thread may pass 1 s */
+      rc = bw_bulkhead_release(e->bh, &p);
+      assert_true(rc == BW_OK || rc == BW_E_TIMEOUT);
+    }
+  }
+}
+
 static void async_acquire_admits_at_once_when_a_slot_is_free(void **state) {
   env_t *e = *state;
   bw_bulkhead_t *bh = make(e, 1, 10000, 10);
@@ -914,6 +1053,13 @@ int main(void) {
           blocked_threads_and_callbacks_share_one_queue, setup, teardown),
       cmocka_unit_test_setup_teardown(the_bulkhead_is_a_concurrency_limit,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          the_clock_is_read_only_when_a_deadline_needs_it, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_granted_waiter_is_stamped_even_without_deadlines, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          the_default_clock_is_coarse_from_a_one_second_timeout, setup,
+          teardown),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
   };
   if (oom_install() != BW_OK) return 1;

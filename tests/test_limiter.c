@@ -16,6 +16,7 @@
 #include "oom.h"
 
 #define MS BW_NS_PER_MS
+#define SEC_NS BW_NS_PER_S
 #define EPS 1e-9
 
 typedef struct changes_s {
@@ -141,6 +142,8 @@ static void defaults(void **state) {
   assert_i64_eq(cfg.change_interval_ms, 0);
   assert_null(cfg.clock);
   assert_null(cfg.on_change);
+  assert_null(cfg.sink);
+  assert_null(cfg.wall_clock);
   for (int a = 0; a <= 2; a++) {
     cfg.algorithm = (bw_limiter_algorithm_t)a;
     assert_status(bw_limiter_config_validate(&cfg, NULL), BW_OK);
@@ -195,7 +198,9 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       {0, "change_interval_ms",
        "change_interval_ms must be in 0..86400000, 0 for every change (got "
        "-1)"},
+      {0, "wall_clock", "wall_clock must have a now_ns function"},
   };
+  static const bw_clock_t no_function = {NULL, NULL};
   (void)state;
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     bw_limiter_config_t cfg;
@@ -266,6 +271,9 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       break;
     case 20:
       cfg.change_interval_ms = -1;
+      break;
+    case 21:
+      cfg.wall_clock = &no_function;
       break;
     }
     memset(&err, 0, sizeof(err));
@@ -507,6 +515,176 @@ static void limit_change_reports_are_rate_limited(void **state) {
   assert_u64_eq(e->changes.old[1], 9);
   assert_u64_eq(e->changes.now[1], 5);
   assert_u64_eq(stats(e->lim).limit_changes, 5);
+}
+
+/* ---- limit_changed events ---------------------------------------------- */
+
+typedef struct ev_env_s {
+  bw_clock_t *wall;
+  bwt_recorder_t *rec;
+  bw_sink_t *sink;
+} ev_env_t;
+
+static void ev_open(ev_env_t *v) {
+  bw_error_t err;
+  v->wall = bw_clock_manual_new(BWT_WALL0_NS);
+  v->rec = calloc(1, sizeof(*v->rec));
+  assert_non_null(v->wall);
+  assert_non_null(v->rec);
+  v->sink = bw_sink_callback_new(bwt_record_cb, v->rec, &err);
+  assert_non_null(v->sink);
+}
+
+static void ev_close(ev_env_t *v) {
+  bw_sink_free(v->sink);
+  bw_clock_free(v->wall);
+  free(v->rec);
+}
+
+/* Asserts one limit_changed event completely. */
+static void assert_limit_event(const bwt_event_t *ev, const char *alg,
+                               uint32_t old, uint32_t now, int64_t mono_ns) {
+  char reason[80];
+  snprintf(reason, sizeof(reason), "%s: limit %u -> %u", alg, old, now);
+  assert_event(ev, BW_EV_LIMIT_CHANGED, reason);
+  assert_string_equal(ev->name, "partner");
+  assert_u64_eq(ev->field_count, 3);
+  assert_field_uint(ev, 0, "old_limit", old);
+  assert_field_uint(ev, 1, "new_limit", now);
+  assert_field_str(ev, 2, "algorithm", alg);
+  assert_i64_eq(ev->mono_ns, mono_ns);
+  assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
+}
+
+/* change_interval_ms 0: every change is one event, after the callback,
+ * with the same old and new limits; the wire name is "limit_changed". */
+static void every_limit_change_is_an_event_on_the_sink(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  ev_env_t v;
+  ev_open(&v);
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.sink = v.sink;
+  cfg.wall_clock = v.wall;
+  make(e, &cfg);
+  assert_string_equal(bw_event_type_name(BW_EV_LIMIT_CHANGED), "limit_changed");
+  step(e, 0, BW_LIMIT_DROPPED); /* 10 -> 9 at T0 */
+  step(e, 3, BW_LIMIT_DROPPED); /* 9 -> 8 at T0 + 3 ms */
+  hold(e, 7);                   /* 8 in flight >= 8 / 2: saturated */
+  step(e, 2, BW_LIMIT_SUCCESS); /* congestion avoidance: 1 of 8 acks */
+  let_go(e);
+  assert_u64_eq(v.rec->count, 2);
+  assert_limit_event(bwt_event_at(v.rec, 0), "aimd", 10, 9, BWT_T0_NS);
+  assert_limit_event(bwt_event_at(v.rec, 1), "aimd", 9, 8, BWT_T0_NS + 3 * MS);
+  assert_int_equal(e->changes.count, 2);
+  assert_u64_eq(e->changes.old[1], 9);
+  assert_u64_eq(e->changes.now[1], 8);
+  assert_u64_eq(stats(e->lim).limit_changes, 2);
+  ev_close(&v);
+}
+
+/* The sink sees exactly the callback's reports: with change_interval_ms
+ * 1000, one event a second carrying the limit the previous report gave and
+ * the limit now; changes inside the interval are only counted. */
+static void limit_changed_events_are_rate_limited_like_the_callback(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  ev_env_t v;
+  ev_open(&v);
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.change_interval_ms = 1000;
+  cfg.sink = v.sink;
+  cfg.wall_clock = v.wall;
+  make(e, &cfg);
+  step(e, 0, BW_LIMIT_DROPPED); /* 10 -> 9 at T0: reported */
+  step(e, 1, BW_LIMIT_DROPPED); /* 9 -> 8 at +1 ms: counted only */
+  step(e, 1, BW_LIMIT_DROPPED); /* 8 -> 7 at +2 ms */
+  assert_u64_eq(v.rec->count, 1);
+  bw_clock_manual_advance(e->clock, 997 * MS); /* +999 ms: still inside */
+  step(e, 0, BW_LIMIT_DROPPED);                /* 7 -> 6 */
+  assert_u64_eq(v.rec->count, 1);
+  bw_clock_manual_advance(e->clock, 1 * MS); /* +1000 ms: due */
+  bw_clock_manual_advance(v.wall, 1 * SEC_NS);
+  step(e, 0, BW_LIMIT_DROPPED); /* 6 -> 5: reports 9 -> 5 */
+  step(e, 0, BW_LIMIT_DROPPED); /* 5 -> 4 at once: counted only */
+  assert_u64_eq(v.rec->count, 2);
+  assert_limit_event(bwt_event_at(v.rec, 0), "aimd", 10, 9, BWT_T0_NS);
+  assert_event(bwt_event_at(v.rec, 1), BW_EV_LIMIT_CHANGED,
+               "aimd: limit 9 -> 5");
+  assert_field_uint(bwt_event_at(v.rec, 1), 0, "old_limit", 9);
+  assert_field_uint(bwt_event_at(v.rec, 1), 1, "new_limit", 5);
+  assert_i64_eq(bwt_event_at(v.rec, 1)->mono_ns, BWT_T0_NS + 1000 * MS);
+  assert_i64_eq(bwt_event_at(v.rec, 1)->wall_ns, BWT_WALL0_NS + SEC_NS);
+  /* The callback got the same two reports. */
+  assert_int_equal(e->changes.count, 2);
+  assert_u64_eq(e->changes.old[1], 9);
+  assert_u64_eq(e->changes.now[1], 5);
+  assert_u64_eq(stats(e->lim).limit_changes, 6);
+  /* The next second: 4 is reported from 5, the last report's limit. */
+  bw_clock_manual_advance(e->clock, 1000 * MS);
+  step(e, 0, BW_LIMIT_DROPPED); /* 4 -> 3: reports 5 -> 3 */
+  assert_u64_eq(v.rec->count, 3);
+  assert_field_uint(bwt_event_at(v.rec, 2), 0, "old_limit", 5);
+  assert_field_uint(bwt_event_at(v.rec, 2), 1, "new_limit", 3);
+  ev_close(&v);
+}
+
+/* GRADIENT2 and VEGAS report too, naming their algorithm; a sink without
+ * a callback is enough. A drop at 20: GRADIENT2 20 * 0.9 = 18; VEGAS
+ * 20 - log10(20) = 18.70, floor 18. */
+static void every_algorithm_emits_limit_changed_events(void **state) {
+  env_t *e = *state;
+  static const char *names[] = {"aimd", "gradient2", "vegas"};
+  for (int a = 0; a < 3; a++) {
+    bw_limiter_config_t cfg;
+    ev_env_t v;
+    ev_open(&v);
+    config(e, &cfg, (bw_limiter_algorithm_t)a, 20);
+    cfg.on_change = NULL;
+    cfg.userdata = NULL;
+    cfg.sink = v.sink;
+    cfg.wall_clock = v.wall;
+    make(e, &cfg);
+    step(e, 5, BW_LIMIT_DROPPED);
+    assert_u64_eq(bw_limiter_limit(e->lim), 18);
+    assert_u64_eq(v.rec->count, 1);
+    assert_limit_event(bwt_event_at(v.rec, 0), names[a], 20, 18,
+                       BWT_T0_NS + (int64_t)(a + 1) * 5 * MS);
+    ev_close(&v);
+  }
+}
+
+/* The JSON-lines sink writes the event with its typed fields. */
+static void limit_changed_events_are_json_lines(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_error_t err;
+  char line[512];
+  bw_clock_t *wall = bw_clock_manual_new(BWT_WALL0_NS);
+  FILE *fp = tmpfile();
+  bw_sink_t *sink;
+  assert_non_null(fp);
+  sink = bw_sink_json_new(fp, &err);
+  assert_non_null(sink);
+  config(e, &cfg, BW_LIMITER_GRADIENT2, 20);
+  cfg.sink = sink;
+  cfg.wall_clock = wall;
+  make(e, &cfg);
+  step(e, 1, BW_LIMIT_DROPPED);
+  rewind(fp);
+  assert_non_null(fgets(line, sizeof(line), fp));
+  assert_string_equal(
+      line,
+      "{\"event\":\"limit_changed\",\"ts\":\"2026-08-07T14:12:03.418Z\","
+      "\"name\":\"partner\",\"reason\":\"gradient2: limit 20 -> 18\","
+      "\"old_limit\":20,\"new_limit\":18,\"algorithm\":\"gradient2\"}\n");
+  assert_null(fgets(line, sizeof(line), fp));
+  bw_limiter_free(e->lim);
+  e->lim = NULL;
+  bw_sink_free(sink);
+  fclose(fp);
+  bw_clock_free(wall);
 }
 
 /* ==== Gradient2 ==========================================================
@@ -852,6 +1030,10 @@ int main(void) {
       T(aimd_a_success_slower_than_the_timeout_counts_as_a_drop),
       T(a_lowered_limit_revokes_nothing_but_admits_no_one_new),
       T(limit_change_reports_are_rate_limited),
+      T(every_limit_change_is_an_event_on_the_sink),
+      T(limit_changed_events_are_rate_limited_like_the_callback),
+      T(every_algorithm_emits_limit_changed_events),
+      T(limit_changed_events_are_json_lines),
       T(gradient2_follows_the_long_to_short_rtt_ratio),
       T(gradient2_stays_within_min_and_max),
       T(vegas_grows_and_shrinks_with_the_queue_estimate),

@@ -20,7 +20,16 @@
  * BulkheadTimeoutError) and counts as a timeout; bw_bulkhead_expired tells a
  * caller mid-call. The bulkhead decides, it never cancels: stopping the call
  * is the driver's job. The thread deadline must be read from the bulkhead's
- * clock.
+ * clock (the default coarse clock and bw_clock_monotonic() share one time
+ * base: a precise deadline is then checked up to one 4 ms tick late).
+ *
+ * Clocks: with no execution deadline (timeout_ms 0) and no thread deadline,
+ * an admission reads no clock at all (permit.start_ns is then 0: nothing
+ * needs it). Otherwise the default clock (cfg.clock NULL) is
+ * bw_clock_monotonic_coarse() when timeout_ms >= 1000 — ~5 ns a read
+ * instead of ~27, 4 ms ticks, so a deadline fires up to 4 ms late, under
+ * 0.4 % of the timeout — and bw_clock_monotonic() below that. An explicit
+ * clock is always used as given.
  *
  * Thread-safe. The uncontended try_acquire + release is lock-free and
  * allocation-free (a CAS on one counter and striped statistics); only the
@@ -47,7 +56,9 @@ typedef struct bw_bulkhead_config_s {
   uint32_t max_waiting;    /* waiters queued at once (threads and
                               callbacks); default 1000, 0 (no queue)..
                               1000000 */
-  const bw_clock_t *clock; /* default NULL: bw_clock_monotonic() */
+  const bw_clock_t *clock; /* default NULL: bw_clock_monotonic_coarse()
+                              when timeout_ms >= 1000, else
+                              bw_clock_monotonic() (see above) */
 } bw_bulkhead_config_t;
 
 typedef struct bw_bulkhead_s bw_bulkhead_t;
@@ -97,8 +108,9 @@ BW_EXTERN int bw_bulkhead_config_validate(const bw_bulkhead_config_t *cfg,
 BW_EXTERN bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
                                          bw_error_t *err);
 
-/* Takes a slot now or never. BW_OK: p is filled (start_ns = now, the
- * execution deadline inside) and must be released exactly once. BW_E_FULL:
+/* Takes a slot now or never. BW_OK: p is filled (start_ns = now — or 0 when
+ * neither the bulkhead nor the thread has a deadline, see "Clocks" — and
+ * the execution deadline inside) and must be released exactly once. BW_E_FULL:
  * every slot is taken or someone is queued (no queue jumping).
  * BW_E_DEADLINE: this thread's deadline has passed. p is untouched unless
  * BW_OK. BW_E_INVAL for NULL arguments. Lock-free. */

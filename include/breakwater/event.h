@@ -37,7 +37,8 @@ extern "C" {
   XX(QUEUE_WARNING, "queue_warning")                 \
   XX(DEAD_LETTERED, "dead_lettered")                 \
   XX(REDIS_UNAVAILABLE, "redis_unavailable")         \
-  XX(REDIS_RESTORED, "redis_restored")
+  XX(REDIS_RESTORED, "redis_restored")               \
+  XX(LIMIT_CHANGED, "limit_changed")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire) BW_EV_##name,

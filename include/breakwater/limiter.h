@@ -31,6 +31,17 @@
  * the limit in force, low 32 bits, at acquire).
  * The limit always stays in [min_limit, max_limit].
  *
+ * Limit changes are reported, rate-limited by change_interval_ms, to an
+ * on_change callback and as limit_changed events to a sink (fields
+ * old_limit, new_limit, algorithm).
+ *
+ * Clocks: the permit reads the clock at acquire and the RTT at release, two
+ * readings per call. The default is the precise bw_clock_monotonic()
+ * (~27 ns a read here). bw_clock_monotonic_coarse() (~5 ns) advances in
+ * 4 ms ticks, so it measures an RTT to within one tick (+-4 ms): right for
+ * dependencies whose RTTs are tens of milliseconds or more (an HTTP partner
+ * at 80-180 ms), wrong for sub-10 ms ones, whose RTTs it reads as 0 or 4 ms.
+ *
  * Thread-safe. try_acquire is a lock-free CAS on the in-flight count; AIMD's
  * release is lock-free too; GRADIENT2 and VEGAS update their estimates under
  * a short lock on release (a few floating-point operations). Nothing
@@ -40,6 +51,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 #include "limit.h"
 
 #ifdef __cplusplus
@@ -63,7 +75,8 @@ BW_EXTERN const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a);
  * is reported; otherwise the first change at least change_interval_ms after
  * the previous report is reported as (the limit that report gave, now), and
  * changes inside the interval only count in stats.limit_changes until then.
- * (There is no limiter event type yet; this callback stands in.) */
+ * The sink's limit_changed events follow the same rule: one event per
+ * report, with the same old and new values, after the callback. */
 typedef void (*bw_limiter_change_cb)(const char *name, uint32_t old_limit,
                                      uint32_t new_limit, void *userdata);
 
@@ -107,7 +120,9 @@ typedef struct bw_limiter_config_s {
   /* VEGAS: re-learn the no-load RTT after multiplier * limit samples;
    * default 30; 0 = never; 0..1000. */
   uint32_t vegas_probe_multiplier;
-  /* Default NULL: bw_clock_monotonic(). */
+  /* Default NULL: bw_clock_monotonic() (precise). An explicit clock is
+   * always honoured; bw_clock_monotonic_coarse() halves the cost of a call
+   * and reads RTTs to +-4 ms (see above). */
   const bw_clock_t *clock;
   /* Default NULL (none); userdata is passed to it. */
   bw_limiter_change_cb on_change;
@@ -115,6 +130,17 @@ typedef struct bw_limiter_config_s {
   /* At most one on_change report per interval (see bw_limiter_change_cb);
    * default 0: every change; 0..86400000. */
   int64_t change_interval_ms;
+  /* limit_changed events, one per report (the same reports as on_change,
+   * rate-limited by change_interval_ms): name = the limiter's, reason
+   * "<algorithm>: limit <old> -> <new>", fields old_limit (uint),
+   * new_limit (uint), algorithm (str), in that order; mono_ns is the
+   * limiter's clock. Emitted on the releasing thread (GRADIENT2 and VEGAS
+   * under their lock, in order; AIMD without, so two threads' events may
+   * arrive out of order). Default NULL (none); the sink must outlive the
+   * limiter. */
+  bw_sink_t *sink;
+  /* Event timestamps; default NULL: bw_clock_realtime(). */
+  const bw_clock_t *wall_clock;
 } bw_limiter_config_t;
 
 typedef struct bw_limiter_s bw_limiter_t;

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -49,6 +50,8 @@ struct bw_limiter_s {
   bw_limiter_change_cb on_change;
   void *userdata;
   int64_t change_interval_ns; /* 0 = report every change */
+  bw_sink_t *sink;            /* limit_changed events; NULL = none */
+  const bw_clock_t *wall;
   char *name;
 
   BW__PAIR_ALIGNED _Atomic uint32_t in_flight;
@@ -69,6 +72,8 @@ struct bw_limiter_s {
   double long_sum; /* GRADIENT2 warmup */
   uint64_t long_count;
   uint64_t since_probe; /* VEGAS: successes since the no-load RTT was set */
+  double v_lg_floor;    /* VEGAS: floor(est) that v_lg was computed for */
+  double v_lg;          /* VEGAS: max(1, log10(v_lg_floor)), cached */
   _Atomic int64_t min_rtt_ns; /* VEGAS */
   _Atomic int64_t long_rtt_ns;
   _Atomic int64_t last_rtt_ns;
@@ -205,6 +210,9 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
   if (c->clock != NULL && c->clock->now_ns == NULL)
     return bw__error_set(err, BW_E_INVAL, "clock",
                          "clock must have a now_ns function");
+  if (c->wall_clock != NULL && c->wall_clock->now_ns == NULL)
+    return bw__error_set(err, BW_E_INVAL, "wall_clock",
+                         "wall_clock must have a now_ns function");
   bw__error_clear(err);
   return BW_OK;
 }
@@ -283,10 +291,13 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   lim->on_change = cfg->on_change;
   lim->change_interval_ns = cfg->change_interval_ms * BW_NS_PER_MS;
+  lim->sink = cfg->sink;
+  lim->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
   atomic_init(&lim->report_after_ns, INT64_MIN);
   atomic_init(&lim->reported_limit, cfg->initial_limit);
   lim->userdata = cfg->userdata;
   lim->est = (double)cfg->initial_limit;
+  lim->v_lg_floor = -1.0; /* no limit is negative: computed on first use */
   atomic_init(&lim->limit, cfg->initial_limit);
   atomic_init(&lim->in_flight, 0);
   atomic_init(&lim->generation, 0);
@@ -348,6 +359,29 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
 /* ---- the algorithms ------------------------------------------------------
  */
 
+/* One report: the callback, then the event (t is the limiter's clock). */
+static void bw__lim_report(bw_limiter_t *lim, uint32_t old, uint32_t now,
+                           int64_t t) {
+  bw_field_t f[3];
+  char reason[80];
+  if (lim->on_change != NULL)
+    lim->on_change(lim->name, old, now, lim->userdata);
+  if (lim->sink == NULL) return;
+  f[0].key = "old_limit";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = old;
+  f[1].key = "new_limit";
+  f[1].type = BW_FIELD_UINT;
+  f[1].v.u = now;
+  f[2].key = "algorithm";
+  f[2].type = BW_FIELD_STR;
+  f[2].v.s = bw_limiter_algorithm_name(lim->alg);
+  snprintf(reason, sizeof(reason), "%s: limit %u -> %u",
+           bw_limiter_algorithm_name(lim->alg), old, now);
+  bw__emit(lim->sink, lim->wall, t, BW_EV_LIMIT_CHANGED, lim->name, reason, f,
+           3, NULL);
+}
+
 /* Counts a change and reports it. With change_interval_ms, at most one
  * report per interval: the first change after the interval reports the
  * limit of the previous report -> now (the CAS elects one reporter when
@@ -356,9 +390,11 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
   int64_t t, due;
   uint32_t prev;
   atomic_fetch_add_explicit(&lim->changes, 1, memory_order_relaxed);
-  if (lim->on_change == NULL) return;
+  if (lim->on_change == NULL && lim->sink == NULL) return;
   if (lim->change_interval_ns == 0) {
-    lim->on_change(lim->name, old, now, lim->userdata);
+    /* The callback alone needs no clock reading; an event carries one. */
+    bw__lim_report(lim, old, now,
+                   lim->sink != NULL ? bw_clock_now(lim->clock) : 0);
     return;
   }
   t = bw_clock_now(lim->clock);
@@ -370,7 +406,7 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
     return;
   prev =
       atomic_exchange_explicit(&lim->reported_limit, now, memory_order_relaxed);
-  if (prev != now) lim->on_change(lim->name, prev, now, lim->userdata);
+  if (prev != now) bw__lim_report(lim, prev, now, t);
 }
 
 static double bw__clamp(double x, double lo, double hi) {
@@ -461,9 +497,15 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
 
 static double bw__vegas(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
                         uint32_t inflight, bool drop) {
-  double est = lim->est, lg, queue, next;
+  double est = lim->est, fl = floor(est), lg, queue, next;
   int64_t min_rtt = BW__LOAD(lim->min_rtt_ns);
-  lg = fmax(1.0, log10(floor(est)));
+  /* log10 costs more than the rest of the update: it is recomputed only
+   * when the whole-number limit moves (the same value, bit for bit). */
+  if (fl != lim->v_lg_floor) {
+    lim->v_lg_floor = fl;
+    lim->v_lg = fmax(1.0, log10(fl));
+  }
+  lg = lim->v_lg;
   if (drop) {
     if (!bw__lim_new_congestion(lim, p)) return est;
     next = est - lg;
@@ -526,7 +568,10 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
       bw__bump(&lim->stripes[s].ignored, s);
       return BW_E_INVAL;
     }
-    atomic_store_explicit(&lim->last_rtt_ns, rtt, memory_order_relaxed);
+    /* Written only when it changes: with a coarse clock most RTTs repeat,
+     * and an unchanged line stays shared between cores. */
+    if (BW__LOAD(lim->last_rtt_ns) != rtt)
+      atomic_store_explicit(&lim->last_rtt_ns, rtt, memory_order_relaxed);
     if (lim->alg == BW_LIMITER_AIMD && lim->aimd_timeout_ns > 0 &&
         rtt > lim->aimd_timeout_ns)
       drop = true;
@@ -545,8 +590,14 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                    : bw__vegas(lim, p, rtt, inflight, drop);
     next = (uint32_t)floor(lim->est);
     if (next < lim->min) next = lim->min;
-    old = atomic_exchange_explicit(&lim->limit, next, memory_order_relaxed);
-    if (old != next) bw__lim_changed(lim, old, next);
+    /* Only this lock's holder writes `limit` for these algorithms, so a
+     * plain load and a store when it moved replace an exchange: no locked
+     * instruction, and the line stays shared while the limit holds. */
+    old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+    if (old != next) {
+      atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
+      bw__lim_changed(lim, old, next);
+    }
     pthread_mutex_unlock(&lim->lock);
   }
   return BW_OK;
