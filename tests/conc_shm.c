@@ -45,6 +45,7 @@
 
 #include "breakwater/shm.h"
 #include "bw_test.h"
+#include "shm_test.h"
 
 #define MS BW_NS_PER_MS
 #define WORKERS 4
@@ -73,20 +74,14 @@ typedef struct env_s {
   bw_shm_t *seg;
 } env_t;
 
-static int seq;
-
 static int64_t shared_now(const bw_clock_t *c) {
   return atomic_load((_Atomic int64_t *)c->data);
 }
 
 static int setup(void **state) {
-  bw_shm_config_t sc;
-  bw_error_t err;
   env_t *e = calloc(1, sizeof(*e));
   if (e == NULL) return -1;
-  snprintf(e->name, sizeof(e->name), "/bw_conc_shm_%ld_%d", (long)getpid(),
-           ++seq);
-  bw_shm_unlink(e->name, NULL);
+  bwt_shm_fresh_name(e->name, sizeof(e->name), "bw_conc_shm");
   e->sh = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE,
                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (e->sh == MAP_FAILED) return -1;
@@ -94,14 +89,8 @@ static int setup(void **state) {
   atomic_store(&e->sh->now, BWT_T0_NS);
   e->shared_clock.now_ns = shared_now;
   e->shared_clock.data = (void *)&e->sh->now;
-  bw_shm_config_init(&sc);
-  sc.name = e->name;
-  sc.mode = BW_SHM_CREATE;
-  e->seg = bw_shm_open(&sc, &err);
-  if (e->seg == NULL) {
-    print_error("bw_shm_open: %s\n", err.message);
-    return -1;
-  }
+  e->seg = bwt_shm_open(e->name, BW_SHM_CREATE);
+  if (e->seg == NULL) return -1;
   *state = e;
   return 0;
 }
@@ -143,6 +132,21 @@ static void reap(pid_t *pids, int n) {
   }
 }
 
+/* In a worker: counts itself ready, then waits for the parent's go (exits
+ * with 10 when it never comes). */
+static void worker_start(env_t *e) {
+  atomic_fetch_add(&e->sh->ready, 1);
+  if (!wait_for(&e->sh->go, 1)) _exit(10);
+}
+
+/* In the parent: once the n workers are ready, starts them together and
+ * waits for them all (each must exit 0). */
+static void start_and_reap(env_t *e, pid_t *pids, int n) {
+  assert_true(wait_for(&e->sh->ready, n));
+  atomic_store(&e->sh->go, 1);
+  reap(pids, n);
+}
+
 static bw_shm_breaker_t *mk_brk(bw_shm_t *seg, uint32_t threshold,
                                 const bw_clock_t *clock) {
   bw_breaker_config_t cfg;
@@ -159,6 +163,21 @@ static bw_shm_breaker_t *mk_brk(bw_shm_t *seg, uint32_t threshold,
   return b;
 }
 
+/* After the workers: OPEN, opened once, with these counts, and every
+ * worker rejected once. Returns the stats. */
+static bw_breaker_stats_t assert_opened_once(bw_shm_breaker_t *b, long failures,
+                                             long consecutive, long admitted) {
+  bw_breaker_stats_t s;
+  bw_shm_breaker_stats(b, &s);
+  assert_state(s.state, BW_OPEN);
+  assert_u64_eq(s.opens, 1);
+  assert_u64_eq(s.failures, failures);
+  assert_u64_eq(s.consecutive_failures, consecutive);
+  assert_u64_eq(s.rejected, WORKERS);
+  assert_u64_eq(s.admitted, admitted);
+  return s;
+}
+
 /* ==== processes =========================================================== */
 
 static void workers_taking_turns_open_it_after_threshold_in_total(
@@ -167,7 +186,6 @@ static void workers_taking_turns_open_it_after_threshold_in_total(
   enum { THRESHOLD = 8, TURNS = THRESHOLD + WORKERS };
   bw_shm_breaker_t *b = mk_brk(e->seg, THRESHOLD, NULL);
   pid_t pids[WORKERS];
-  bw_breaker_stats_t s;
   long ok = 0;
   for (int w = 0; w < WORKERS; w++) {
     pids[w] = fork();
@@ -197,13 +215,7 @@ static void workers_taking_turns_open_it_after_threshold_in_total(
     ok += atomic_load(&e->sh->ok_failures[w]);
   }
   assert_i64_eq(ok, THRESHOLD);
-  bw_shm_breaker_stats(b, &s);
-  assert_state(s.state, BW_OPEN);
-  assert_u64_eq(s.opens, 1);
-  assert_u64_eq(s.failures, THRESHOLD);
-  assert_u64_eq(s.consecutive_failures, THRESHOLD);
-  assert_u64_eq(s.rejected, WORKERS);
-  assert_u64_eq(s.admitted, THRESHOLD);
+  assert_opened_once(b, THRESHOLD, THRESHOLD, THRESHOLD);
   bw_shm_breaker_free(b);
 }
 
@@ -219,8 +231,7 @@ static void workers_failing_at_once_open_it_once_for_all(void **state) {
     assert_true(pids[w] >= 0);
     if (pids[w] == 0) {
       bw_permit_t p;
-      atomic_fetch_add(&e->sh->ready, 1);
-      if (!wait_for(&e->sh->go, 1)) _exit(10);
+      worker_start(e);
       for (long i = 0; i < 1000000; i++) {
         int rc;
         if (bw_shm_breaker_acquire(b, &p) != BW_OK) {
@@ -241,25 +252,17 @@ static void workers_failing_at_once_open_it_once_for_all(void **state) {
       _exit(0);
     }
   }
-  assert_true(wait_for(&e->sh->ready, WORKERS));
-  atomic_store(&e->sh->go, 1);
-  reap(pids, WORKERS);
+  start_and_reap(e, pids, WORKERS);
   for (int w = 0; w < WORKERS; w++) {
     assert_int_equal(atomic_load(&e->sh->saw_open[w]), 1);
     ok += atomic_load(&e->sh->ok_failures[w]);
     all += atomic_load(&e->sh->all_failures[w]);
     stale += atomic_load(&e->sh->stale[w]);
   }
-  bw_shm_breaker_stats(b, &s);
-  assert_state(s.state, BW_OPEN);
-  assert_u64_eq(s.opens, 1);
   assert_true(ok >= THRESHOLD);
   assert_true(ok <= THRESHOLD + WORKERS - 1);
-  assert_u64_eq(s.consecutive_failures, ok);
-  assert_u64_eq(s.failures, all);
+  s = assert_opened_once(b, all, ok, all);
   assert_u64_eq(s.stale, stale);
-  assert_u64_eq(s.admitted, all);
-  assert_u64_eq(s.rejected, WORKERS);
   bw_shm_breaker_free(b);
 }
 
@@ -377,8 +380,7 @@ static void workers_never_hold_more_than_the_limit(void **state) {
     pids[w] = fork();
     assert_true(pids[w] >= 0);
     if (pids[w] == 0) {
-      atomic_fetch_add(&e->sh->ready, 1);
-      if (!wait_for(&e->sh->go, 1)) _exit(10);
+      worker_start(e);
       for (int i = 0; i < ITERS; i++) {
         bw_permit_t p;
         if (bw_shm_limit_try_acquire(l, &p) != BW_OK) {
@@ -394,9 +396,7 @@ static void workers_never_hold_more_than_the_limit(void **state) {
       _exit(0);
     }
   }
-  assert_true(wait_for(&e->sh->ready, PROCS));
-  atomic_store(&e->sh->go, 1);
-  reap(pids, PROCS);
+  start_and_reap(e, pids, PROCS);
   for (int w = 0; w < PROCS; w++) {
     admitted += atomic_load(&e->sh->admitted[w]);
     rejected += atomic_load(&e->sh->rejected[w]);
@@ -431,8 +431,7 @@ static void workers_opening_at_once_share_one_segment_and_breaker(
     assert_true(pids[w] >= 0);
     if (pids[w] == 0) {
       bw_permit_t p;
-      atomic_fetch_add(&e->sh->ready, 1);
-      if (!wait_for(&e->sh->go, 1)) _exit(10);
+      worker_start(e);
       /* Every worker opens-or-creates the same name at the same moment:
        * one creates, the others attach (waiting for its header). */
       bw_shm_config_init(&sc);
@@ -447,9 +446,7 @@ static void workers_opening_at_once_share_one_segment_and_breaker(
       _exit(0);
     }
   }
-  assert_true(wait_for(&e->sh->ready, WORKERS));
-  atomic_store(&e->sh->go, 1);
-  reap(pids, WORKERS);
+  start_and_reap(e, pids, WORKERS);
   for (int w = 0; w < WORKERS; w++)
     created += atomic_load(&e->sh->admitted[w]);
   assert_i64_eq(created, 1);

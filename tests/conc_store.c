@@ -17,6 +17,7 @@
 #include "breakwater/store.h"
 #include "breakwater/store_sqlite.h"
 #include "bw_test.h"
+#include "sqlite_dir.h"
 
 #define THREADS 4
 #define KEYS 64
@@ -27,23 +28,14 @@
 
 enum { MEMORY = 0, SQLITE = 1 };
 
-static char dir[64];
-static char path[128];
+static bwt_sqlite_dir_t g_files; /* the SQLite store of this program */
 
 static double now_s(void) {
   return (double)bw_clock_now(bw_clock_monotonic()) / 1e9;
 }
 
 static bw_sqlite_t *open_db(void) {
-  bw_sqlite_config_t sc;
-  bw_error_t err;
-  bw_sqlite_t *db;
-  bw_sqlite_config_init(&sc);
-  sc.path = path;
-  sc.busy_timeout_ms = 30000;
-  db = bw_sqlite_open(&sc, &err);
-  if (db == NULL) fail_msg("open: %s", err.message);
-  return db;
+  return bwt_sqlite_open(g_files.path, 30000);
 }
 
 /* ==== idempotency ======================================================== */
@@ -253,21 +245,12 @@ static void sqlite_queue_conserves_items(void **state) {
 
 static int setup(void **state) {
   (void)state;
-  snprintf(dir, sizeof(dir), "/tmp/bw-conc-store-XXXXXX");
-  if (mkdtemp(dir) == NULL) return -1;
-  snprintf(path, sizeof(path), "%s/store.db", dir);
-  return 0;
+  return bwt_sqlite_dir_make(&g_files, "bw-conc-store", "store.db");
 }
 
 static int teardown(void **state) {
-  char p[160];
   (void)state;
-  unlink(path);
-  snprintf(p, sizeof(p), "%s-wal", path);
-  unlink(p);
-  snprintf(p, sizeof(p), "%s-shm", path);
-  unlink(p);
-  rmdir(dir);
+  bwt_sqlite_dir_remove(&g_files);
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "breakwater/shm.h"
 #include "bw_test.h"
 #include "oom.h"
+#include "shm_test.h"
 
 #define MS BW_NS_PER_MS
 
@@ -36,31 +37,19 @@ typedef struct env_s {
   bw_shm_limit_t *lim;
 } env_t;
 
-static int seq;
-
 static int setup(void **state) {
-  bw_shm_config_t sc;
   bw_error_t err;
   env_t *e = calloc(1, sizeof(*e));
   if (e == NULL) return -1;
-  snprintf(e->name, sizeof(e->name), "/bw_test_shm_%ld_%d", (long)getpid(),
-           ++seq);
-  bw_shm_unlink(e->name, NULL); /* a crashed earlier run */
+  bwt_shm_fresh_name(e->name, sizeof(e->name), "bw_test_shm");
   e->clock = bw_clock_manual_new(BWT_T0_NS);
   e->wall = bw_clock_manual_new(BWT_WALL0_NS);
   e->rec = calloc(1, sizeof(*e->rec));
   if (e->clock == NULL || e->wall == NULL || e->rec == NULL) return -1;
   e->sink = bw_sink_callback_new(bwt_record_cb, e->rec, &err);
-  bw_shm_config_init(&sc);
-  sc.name = e->name;
-  sc.mode = BW_SHM_CREATE;
-  e->seg = bw_shm_open(&sc, &err);
-  if (e->seg == NULL) {
-    print_error("bw_shm_open: %s\n", err.message);
-    return -1;
-  }
-  sc.mode = BW_SHM_ATTACH;
-  e->seg2 = bw_shm_open(&sc, &err);
+  e->seg = bwt_shm_open(e->name, BW_SHM_CREATE);
+  if (e->seg == NULL) return -1;
+  e->seg2 = bwt_shm_open(e->name, BW_SHM_ATTACH);
   if (e->seg2 == NULL) return -1;
   *state = e;
   return 0;

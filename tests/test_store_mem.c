@@ -228,11 +228,51 @@ static int replay_fn(void *ud, const bw_stored_item_t *it) {
   return BW_OK;
 }
 
+/* A memory queue on clk (named, unless name is NULL). */
+static bw_queue_store_t *mem_queue_on(bw_clock_t *clk, const char *name) {
+  bw_queue_store_config_t qc;
+  bw_error_t err;
+  bw_queue_store_t *q;
+  bw_queue_store_config_init(&qc);
+  if (name != NULL) qc.name = name;
+  qc.clock = clk;
+  q = bw_mem_queue_new(&qc, &err);
+  assert_non_null(q);
+  return q;
+}
+
+/* Defaults, replaying q's items into r, gated by breaker b (may be NULL). */
+static void replay_config(bw_reprocessor_config_t *rc, bw_queue_store_t *q,
+                          bw_breaker_t *b, replay_t *r) {
+  bw_reprocessor_config_init(rc);
+  rc->queue = q;
+  rc->breaker = b;
+  rc->fn = replay_fn;
+  rc->userdata = r;
+}
+
+/* A probe succeeds: the breaker closes. */
+static void probe_succeeds(bw_breaker_t *b) {
+  bw_permit_t p;
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);
+  bw_breaker_release(b, &p, BW_SUCCESS);
+  assert_state(bw_breaker_state(b), BW_CLOSED);
+}
+
+/* The first n replays were "<prefix><i>", in order. */
+static void assert_replayed(const replay_t *r, const char *prefix, int n) {
+  char work[16];
+  int i;
+  for (i = 0; i < n; i++) {
+    snprintf(work, sizeof(work), "%s%d", prefix, i);
+    assert_string_equal(r->seen[i], work);
+  }
+}
+
 static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
   bw_breaker_config_t bc;
   bw_breaker_t *b;
-  bw_queue_store_config_t qc;
   bw_queue_store_t *q;
   bw_reprocessor_config_t rc;
   bw_reprocessor_t *rp;
@@ -251,15 +291,8 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   bc.clock = clk;
   b = bw_breaker_new(&bc, &err);
   assert_non_null(b);
-  bw_queue_store_config_init(&qc);
-  qc.name = "notificacao_pendente";
-  qc.clock = clk;
-  q = bw_mem_queue_new(&qc, &err);
-  bw_reprocessor_config_init(&rc);
-  rc.queue = q;
-  rc.breaker = b;
-  rc.fn = replay_fn;
-  rc.userdata = &replay;
+  q = mem_queue_on(clk, "notificacao_pendente");
+  replay_config(&rc, q, b, &replay);
   rc.batch = 4;
   rp = bw_reprocessor_new(&rc, &err);
   assert_non_null(rp);
@@ -294,12 +327,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   assert_u64_eq(st.paused, 2);
 
   /* a probe succeeds: CLOSED; steps drain it in order, in batches */
-  {
-    bw_permit_t p;
-    assert_status(bw_breaker_acquire(b, &p), BW_OK);
-    bw_breaker_release(b, &p, BW_SUCCESS);
-  }
-  assert_state(bw_breaker_state(b), BW_CLOSED);
+  probe_succeeds(b);
   assert_status(bw_reprocessor_step(rp, &done), BW_OK);
   assert_u64_eq(done, 4);
   assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
@@ -310,10 +338,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   assert_status(bw_reprocessor_step(rp, &done), BW_OK);
   assert_u64_eq(done, 0);
   assert_int_equal(replay.calls, 10);
-  for (i = 0; i < 10; i++) {
-    snprintf(work, sizeof(work), "task-%d", i);
-    assert_string_equal(replay.seen[i], work);
-  }
+  assert_replayed(&replay, "task-", 10);
   assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
   assert_u64_eq(st.backlog, 0);
   assert_u64_eq(st.processed, 10);
@@ -328,7 +353,6 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
 static void failed_replays_are_retried_and_bad_ones_dead_lettered(
     void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_queue_store_config_t qc;
   bw_queue_store_t *q;
   bw_reprocessor_config_t rc;
   bw_reprocessor_t *rp;
@@ -338,13 +362,8 @@ static void failed_replays_are_retried_and_bad_ones_dead_lettered(
   size_t done = 0;
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_queue_store_config_init(&qc);
-  qc.clock = clk;
-  q = bw_mem_queue_new(&qc, &err);
-  bw_reprocessor_config_init(&rc);
-  rc.queue = q; /* no breaker: always drains */
-  rc.fn = replay_fn;
-  rc.userdata = &replay;
+  q = mem_queue_on(clk, NULL);
+  replay_config(&rc, q, NULL, &replay); /* no breaker: always drains */
   rc.retry_delay_ms = 1000;
   rp = bw_reprocessor_new(&rc, &err);
   assert_status(bw_queue_store_enqueue(q, "ok", 2, NULL), BW_OK);
@@ -378,7 +397,6 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
   bw_breaker_config_t bc;
   bw_breaker_t *b;
-  bw_queue_store_config_t qc;
   bw_queue_store_t *q;
   bw_pipeline_config_t pc;
   bw_pipeline_t *pl;
@@ -397,9 +415,7 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
   bc.break_ms = 1000;
   bc.clock = clk;
   b = bw_breaker_new(&bc, &err);
-  bw_queue_store_config_init(&qc);
-  qc.clock = clk;
-  q = bw_mem_queue_new(&qc, &err);
+  q = mem_queue_on(clk, NULL);
   bw_pipeline_config_init(&pc);
   assert_status(bw_pipeline_add_breaker(&pc, b), BW_OK);
   pc.fallback = bw_park_fallback;
@@ -423,28 +439,16 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
   }
   bw_park_set_work(NULL, 0);
   assert_int_equal(attempted, 2); /* then the breaker refused the rest */
-  bw_reprocessor_config_init(&rc);
-  rc.queue = q;
-  rc.breaker = b;
-  rc.fn = replay_fn;
-  rc.userdata = &replay;
+  replay_config(&rc, q, b, &replay);
   rp = bw_reprocessor_new(&rc, &err);
   assert_status(bw_reprocessor_step(rp, &done), BW_E_OPEN);
   assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
   assert_u64_eq(st.backlog, 5);
   bw_clock_manual_advance(clk, 1000 * MS);
-  {
-    bw_permit_t p;
-    assert_status(bw_breaker_acquire(b, &p), BW_OK);
-    bw_breaker_release(b, &p, BW_SUCCESS);
-  }
-  assert_state(bw_breaker_state(b), BW_CLOSED);
+  probe_succeeds(b);
   assert_status(bw_reprocessor_step(rp, &done), BW_OK);
   assert_u64_eq(done, 5);
-  for (i = 0; i < 5; i++) {
-    snprintf(work, sizeof(work), "n-%d", i);
-    assert_string_equal(replay.seen[i], work);
-  }
+  assert_replayed(&replay, "n-", 5);
   assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
   assert_u64_eq(st.backlog, 0);
   bw_reprocessor_free(rp);

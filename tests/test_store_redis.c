@@ -12,6 +12,8 @@
  * the DLQ entry, one warning per crossing, ack and recovery, and exact
  * admission under concurrent producers. Idempotency: of two concurrent
  * begins exactly one is NEW. Bad input: a wrong password names the field.
+ * The store.h interfaces: the behavioural table of store_behaviour.h, run
+ * against Redis, and two handles sharing one queue, its guard and warning.
  *
  * Time: breakers run on a manual clock with use_redis_time = false and
  * explicit syncs, so the state machine is exact; the forked workers use the
@@ -22,6 +24,7 @@
 #include "bw_test.h"
 #include "oom.h"
 #include "redis_fixture.h"
+#include "store_behaviour.h"
 
 static bwt_redis_t g_redis; /* the shared server of this program */
 
@@ -952,356 +955,84 @@ static void test_idempotency_one_new_among_concurrent_begins(void **state) {
   pthread_barrier_destroy(&bar);
 }
 
-/* ---- the store.h interfaces on Redis (the same behaviour as the memory and
- * SQLite backends, on the store's manual clock) ------------------------ */
+/* ---- the store.h interfaces on Redis: the behavioural table of
+ * store_behaviour.h (the same as the memory and SQLite backends, on the
+ * store's manual clock), plus two handles on one queue ----------------- */
 
-#define MS BW_NS_PER_MS
+static bw_redis_config_t g_rc; /* the connection to g_redis */
 
-static void rs_config(const bwt_env_t *e, bw_queue_store_config_t *cfg) {
-  bw_queue_store_config_init(cfg);
-  cfg->name = "jobs";
-  cfg->clock = e->clock;
-  cfg->wall_clock = e->wall;
-  cfg->sink = e->sink;
+static int rs_setup(bws_env_t *e) {
+  (void)e;
+  bw_redis_config_init(&g_rc);
+  g_rc.port = g_redis.port;
+  return bwt_redis_flushall(&g_redis);
 }
 
-static bw_queue_store_t *rs_queue(const bw_queue_store_config_t *cfg) {
-  bw_redis_config_t rc;
-  bw_error_t err;
-  bw_queue_store_t *q;
-  bw_redis_config_init(&rc);
-  rc.port = g_redis.port;
-  q = bw_redis_queue_store_new(cfg, &rc, &err);
-  if (q == NULL) {
-    print_error("bw_redis_queue_store_new: %s\n", err.message);
-    fail();
-  }
-  return q;
+static bw_queue_store_t *rs_queue(bws_env_t *e,
+                                  const bw_queue_store_config_t *cfg,
+                                  bw_error_t *err) {
+  (void)e;
+  return bw_redis_queue_store_new(cfg, &g_rc, err);
 }
 
-static uint64_t rs_put(bw_queue_store_t *q, const char *s) {
-  uint64_t id = 0;
-  assert_status(bw_queue_store_enqueue(q, s, strlen(s), &id), BW_OK);
-  assert_true(id > 0);
-  return id;
+static bw_idem_store_t *rs_idem(bws_env_t *e, const bw_idem_config_t *cfg,
+                                bw_error_t *err) {
+  (void)e;
+  return bw_redis_idem_store_new(cfg, &g_rc, err);
 }
 
-static bw_queue_store_stats_t rs_stats(bw_queue_store_t *q) {
-  bw_queue_store_stats_t s;
-  memset(&s, 0xA5, sizeof(s));
-  assert_status(bw_queue_store_stats(q, &s), BW_OK);
-  return s;
-}
-
-static bw_stored_item_t rs_claim1(bw_queue_store_t *q, int64_t vis_ms) {
-  bw_stored_item_t it[2];
-  size_t n = 99;
-  memset(it, 0, sizeof(it));
-  assert_status(bw_queue_store_claim(q, 1, vis_ms, it, &n), BW_OK);
-  assert_u64_eq(n, 1);
-  return it[0];
-}
-
-static size_t rs_claim_count(bw_queue_store_t *q, size_t max) {
-  bw_stored_item_t it[16];
-  size_t n = 99;
-  assert_true(max <= 16);
-  assert_status(bw_queue_store_claim(q, max, 1000, it, &n), BW_OK);
-  bw_stored_items_clear(it, n);
-  return n;
-}
-
-static void test_store_queue_claim_ack_lease_and_nack(void **state) {
-  bwt_env_t *e = *state;
-  bw_queue_store_config_t cfg;
-  bw_queue_store_t *q;
-  bw_stored_item_t it[8], first, second;
-  bw_queue_store_stats_t s;
-  size_t n = 99, i;
-  uint64_t a, b, c;
-  rs_config(e, &cfg);
-  q = rs_queue(&cfg);
-  assert_string_equal(bw_queue_store_kind(q), "redis");
-  assert_string_equal(bw_queue_store_name(q), "jobs");
-  a = rs_put(q, "alpha");
-  b = rs_put(q, "beta");
-  c = rs_put(q, "gamma");
-  assert_true(a < b && b < c);
-  bwt_advance_ms(e, 5);
-  assert_status(bw_queue_store_claim(q, 8, 1000, it, &n), BW_OK);
-  assert_u64_eq(n, 3);
-  assert_u64_eq(it[0].id, a);
-  assert_u64_eq(it[2].id, c);
-  assert_memory_equal(it[1].payload, "beta", 4);
-  for (i = 0; i < 3; i++) {
-    assert_u64_eq(it[i].deliveries, 1);
-    assert_i64_eq(it[i].enqueued_ns, BWT_T0_NS);
-    assert_i64_eq(it[i].lease_until_ns, BWT_T0_NS + 1005 * MS);
-    assert_true(it[i].receipt != 0);
-  }
-  s = rs_stats(q);
-  assert_u64_eq(s.depth, 3);
-  assert_u64_eq(s.in_flight, 3);
-  for (i = 0; i < 3; i++)
-    assert_status(bw_queue_store_ack(q, it[i].id, it[i].receipt), BW_OK);
-  assert_status(bw_queue_store_ack(q, it[0].id, it[0].receipt), BW_E_NOTFOUND);
-  bw_stored_items_clear(it, n);
-  assert_u64_eq(rs_claim_count(q, 8), 0);
-  s = rs_stats(q);
-  assert_u64_eq(s.depth, 0);
-  assert_u64_eq(s.acked, 3);
-
-  /* A lease hides the item until it expires; then the old receipt is
-   * stale. */
-  rs_put(q, "job");
-  first = rs_claim1(q, 1000);
-  bwt_advance_ms(e, 999);
-  assert_u64_eq(rs_claim_count(q, 4), 0);
-  bwt_advance_ms(e, 1);
-  second = rs_claim1(q, 1000);
-  assert_u64_eq(second.id, first.id);
-  assert_u64_eq(second.deliveries, 2);
-  assert_true(second.receipt != first.receipt);
-  assert_status(bw_queue_store_ack(q, first.id, first.receipt), BW_E_STALE);
-  assert_status(bw_queue_store_nack(q, first.id, first.receipt, 0), BW_E_STALE);
-  /* Nack with a delay: visible again after it. */
-  assert_status(bw_queue_store_nack(q, second.id, second.receipt, 500), BW_OK);
-  assert_status(bw_queue_store_ack(q, second.id, second.receipt), BW_E_STALE);
-  bwt_advance_ms(e, 499);
-  assert_u64_eq(rs_claim_count(q, 4), 0);
-  bwt_advance_ms(e, 1);
-  bw_stored_items_clear(&first, 1);
-  first = rs_claim1(q, 100);
-  assert_u64_eq(first.deliveries, 3);
-  /* An expired lease nobody took is still honoured. */
-  bwt_advance_ms(e, 5000);
-  assert_u64_eq(rs_stats(q).in_flight, 0);
-  assert_status(bw_queue_store_ack(q, first.id, first.receipt), BW_OK);
-  assert_u64_eq(rs_stats(q).depth, 0);
-  assert_u64_eq(rs_stats(q).stale, 3);
-  bw_stored_items_clear(&first, 1);
-  bw_stored_items_clear(&second, 1);
-  {
-    uint64_t id = rs_put(q, "never claimed");
-    assert_status(bw_queue_store_ack(q, id, 0), BW_E_STALE);
-  }
-  bw_queue_store_free(q);
-}
-
-static void test_store_queue_dead_letters(void **state) {
-  bwt_env_t *e = *state;
-  bw_queue_store_config_t cfg;
-  bw_queue_store_t *q;
-  bw_stored_item_t it;
-  bw_dlq_record_t d[4];
-  bw_blob_t bl[4];
-  uint64_t ids[4], id, new_id = 0;
-  size_t n = 99, acc = 99;
-  const bwt_event_t *ev;
-  rs_config(e, &cfg);
-  cfg.max_size = 3;
-  cfg.max_deliveries = 2;
-  cfg.dlq_max = 3;
-  q = rs_queue(&cfg);
-  /* Nacked past max_deliveries. */
-  id = rs_put(q, "poison");
-  it = rs_claim1(q, 1000);
-  assert_status(bw_queue_store_nack(q, it.id, it.receipt, 0), BW_OK);
-  bw_stored_items_clear(&it, 1);
-  it = rs_claim1(q, 1000);
-  bwt_advance_ms(e, 7);
-  assert_status(bw_queue_store_nack(q, it.id, it.receipt, 0), BW_OK);
-  bw_stored_items_clear(&it, 1);
-  assert_status(bw_queue_store_dlq_list(q, 0, 4, d, &n), BW_OK);
-  assert_u64_eq(n, 1);
-  assert_string_equal(d[0].reason, "max_deliveries");
-  assert_string_equal(d[0].error, "nacked after 2 deliveries");
-  assert_u64_eq(d[0].item_id, id);
-  assert_u64_eq(d[0].deliveries, 2);
-  assert_i64_eq(d[0].time_ns, BWT_T0_NS + 7 * MS);
-  assert_memory_equal(d[0].payload, "poison", 6);
-  ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 0);
-  assert_field_str(ev, 0, "reason", "max_deliveries");
-  assert_field_uint(ev, 1, "item_id", id);
-  assert_field_uint(ev, 2, "dlq_id", d[0].id);
-  bw_dlq_records_clear(d, n);
-  /* Expired leases past max_deliveries move at the next claim. */
-  rs_put(q, "crashes its consumer");
-  rs_put(q, "fine");
-  it = rs_claim1(q, 100);
-  bw_stored_items_clear(&it, 1);
-  bwt_advance_ms(e, 100);
-  it = rs_claim1(q, 100);
-  assert_u64_eq(it.deliveries, 2);
-  bw_stored_items_clear(&it, 1);
-  bwt_advance_ms(e, 100);
-  it = rs_claim1(q, 100);
-  assert_memory_equal(it.payload, "fine", 4);
-  /* Reject a poison item with its error. */
-  assert_status(bw_queue_store_reject(q, it.id, it.receipt, "bad json"), BW_OK);
-  bw_stored_items_clear(&it, 1);
-  assert_status(bw_queue_store_dlq_list(q, 1, 4, d, &n), BW_OK);
-  assert_u64_eq(n, 2);
-  assert_string_equal(d[0].error, "delivered 2 times without an ack");
-  assert_string_equal(d[1].reason, "rejected");
-  assert_string_equal(d[1].error, "bad json");
-  bw_dlq_records_clear(d, n);
-  assert_u64_eq(rs_stats(q).depth, 0);
-  /* The guard, in a batch: taken in order, the tail to the DLQ (one event
-   * counting it); the DLQ keeps its newest dlq_max records. */
-  bl[0].data = "b0";
-  bl[1].data = "b1";
-  bl[2].data = "b2";
-  bl[3].data = "b3";
-  bl[0].len = bl[1].len = bl[2].len = bl[3].len = 2;
-  assert_status(bw_queue_store_enqueue_batch(q, bl, 4, ids, &acc), BW_E_FULL);
-  assert_u64_eq(acc, 3);
-  assert_true(ids[2] > 0);
-  assert_u64_eq(ids[3], 0);
-  ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 3);
-  assert_field_str(ev, 0, "reason", "queue_full");
-  assert_field_uint(ev, 4, "count", 1);
-  assert_string_equal(ev->reason, "queue jobs reached max_size 3");
-  assert_status(bw_queue_store_dlq_list(q, 0, 4, d, &n), BW_OK);
-  assert_u64_eq(n, 3); /* 4 records, dlq_max 3: the oldest dropped */
-  assert_string_equal(d[2].reason, "queue_full");
-  assert_memory_equal(d[2].payload, "b3", 2);
-  assert_u64_eq(rs_stats(q).dlq_dropped, 1);
-  /* Requeue: refused while full, then back in as a new item. */
-  assert_status(bw_queue_store_dlq_requeue(q, d[2].id, &new_id), BW_E_FULL);
-  it = rs_claim1(q, 1000);
-  assert_status(bw_queue_store_ack(q, it.id, it.receipt), BW_OK);
-  bw_stored_items_clear(&it, 1);
-  assert_status(bw_queue_store_dlq_requeue(q, d[2].id, &new_id), BW_OK);
-  assert_true(new_id > ids[2]);
-  assert_status(bw_queue_store_dlq_requeue(q, d[2].id, &new_id), BW_E_NOTFOUND);
-  assert_status(bw_queue_store_dlq_delete(q, d[0].id), BW_OK);
-  assert_status(bw_queue_store_dlq_delete(q, d[0].id), BW_E_NOTFOUND);
-  assert_u64_eq(rs_stats(q).dlq_depth, 1);
-  assert_u64_eq(rs_stats(q).depth, 3);
-  bw_dlq_records_clear(d, n);
-  bw_queue_store_free(q);
-}
+/* Redis expires idempotency records on its own: stats.keys stays 0. */
+static bws_backend_t redis_backend = {"redis",  false,   rs_setup,
+                                      rs_queue, rs_idem, NULL};
 
 static void test_store_queue_warning_and_two_handles(void **state) {
-  bwt_env_t *e = *state;
+  bws_env_t *e = *state;
   bw_queue_store_config_t cfg;
   bw_queue_store_t *q, *q2;
   bw_stored_item_t it[10];
   size_t n = 0, i;
   const bwt_event_t *ev;
-  rs_config(e, &cfg);
+  bw_error_t err;
+  qconfig(e, &cfg);
   cfg.max_size = 10; /* warn at 7, re-arm below 6 */
-  q = rs_queue(&cfg);
+  q = make_queue(e, &cfg);
   cfg.sink = NULL;
-  q2 = rs_queue(&cfg); /* another process, same queue */
+  q2 = bw_redis_queue_store_new(&cfg, &g_rc, &err); /* another process */
+  assert_non_null(q2);
   for (i = 0; i < 6; i++)
-    rs_put(i % 2 ? q : q2, "x");
+    put(i % 2 ? q : q2, "x");
   assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 0);
-  rs_put(q, "x");
+  put(q, "x");
   assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
   ev = bwt_nth_of(e->rec, BW_EV_QUEUE_WARNING, 0);
   assert_string_equal(ev->reason, "queue at 70% of capacity (7/10)");
   assert_field_uint(ev, 0, "depth", 7);
-  assert_true(rs_stats(q2).warning);
-  rs_put(q2, "x");
-  rs_put(q, "x");
+  assert_true(qstats(q2).warning);
+  put(q2, "x");
+  put(q, "x");
   assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
   /* q2 claims, q acks: one shared queue. */
   assert_status(bw_queue_store_claim(q2, 10, 1000, it, &n), BW_OK);
   assert_u64_eq(n, 9);
   for (i = 0; i < 3; i++)
     assert_status(bw_queue_store_ack(q, it[i].id, it[i].receipt), BW_OK);
-  rs_put(q, "x"); /* 7 again without a re-arm: silent */
+  put(q, "x"); /* 7 again without a re-arm: silent */
   assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
   for (i = 3; i < 5; i++)
     assert_status(bw_queue_store_ack(q, it[i].id, it[i].receipt), BW_OK);
-  assert_false(rs_stats(q).warning);
-  rs_put(q, "x");
-  rs_put(q, "x");
+  assert_false(qstats(q).warning);
+  put(q, "x");
+  put(q, "x");
   assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 2);
-  assert_u64_eq(rs_stats(q).warnings, 2);
+  assert_u64_eq(qstats(q).warnings, 2);
   /* The guard holds across handles. */
-  rs_put(q2, "x");
-  rs_put(q2, "x");
-  rs_put(q2, "x");
+  put(q2, "x");
+  put(q2, "x");
+  put(q2, "x");
   assert_status(bw_queue_store_enqueue(q, "y", 1, NULL), BW_E_FULL);
-  assert_u64_eq(rs_stats(q2).depth, 10);
+  assert_u64_eq(qstats(q2).depth, 10);
   bw_stored_items_clear(it, n);
-  bw_queue_store_free(q);
   bw_queue_store_free(q2);
-}
-
-static void test_store_idem_interface(void **state) {
-  bwt_env_t *e = *state;
-  bw_idem_config_t cfg;
-  bw_redis_config_t rc;
-  bw_error_t err;
-  bw_idem_store_t *s;
-  bw_idem_record_t r1, r2, r3;
-  bw_idem_stats_t st;
-  const char *key = "book_hotel:abc";
-  bw_idem_config_init(&cfg);
-  cfg.name = "bookings";
-  cfg.lease_ms = 1000;
-  cfg.ttl_ms = 60000;
-  cfg.clock = e->clock;
-  bw_redis_config_init(&rc);
-  rc.port = g_redis.port;
-  s = bw_redis_idem_store_new(&cfg, &rc, &err);
-  assert_non_null(s);
-  assert_string_equal(bw_idem_store_kind(s), "redis");
-  assert_status(bw_idem_begin(s, key, &r1), BW_OK);
-  assert_int_equal(r1.state, BW_IDEM_NEW);
-  assert_true(r1.token != 0);
-  assert_i64_eq(r1.expires_ns, BWT_T0_NS + 1000 * MS);
-  assert_status(bw_idem_begin(s, key, &r2), BW_OK);
-  assert_int_equal(r2.state, BW_IDEM_IN_PROGRESS);
-  assert_status(bw_idem_complete(s, key, r1.token + 1, 201, "x", 1),
-                BW_E_STALE);
-  assert_status(bw_idem_complete(s, key, r1.token, 201, "booking-42", 10),
-                BW_OK);
-  assert_status(bw_idem_complete(s, key, r1.token, 201, "again", 5),
-                BW_E_STALE);
-  assert_status(bw_idem_begin(s, key, &r3), BW_OK);
-  assert_int_equal(r3.state, BW_IDEM_DONE);
-  assert_int_equal(r3.status, 201);
-  assert_u64_eq(r3.len, 10);
-  assert_memory_equal(r3.result, "booking-42", 10);
-  assert_i64_eq(r3.expires_ns, BWT_T0_NS + 60000 * MS);
-  bw_idem_record_clear(&r3);
-  assert_status(bw_idem_stats(s, &st), BW_OK);
-  assert_u64_eq(st.began, 1);
-  assert_u64_eq(st.in_progress, 1);
-  assert_u64_eq(st.hits, 1);
-  assert_u64_eq(st.completed, 1);
-  assert_u64_eq(st.stale, 2);
-  /* Expiry is exact on the store's clock. */
-  bwt_advance_ms(e, 60000);
-  assert_status(bw_idem_begin(s, key, &r3), BW_OK);
-  assert_int_equal(r3.state, BW_IDEM_NEW);
-  /* Abandon, and a crashed runner's lease running out, free the key. */
-  assert_status(bw_idem_begin(s, "k", &r1), BW_OK);
-  assert_status(bw_idem_abandon(s, "k", r1.token), BW_OK);
-  assert_status(bw_idem_abandon(s, "k", r1.token), BW_E_STALE);
-  assert_status(bw_idem_begin(s, "k", &r2), BW_OK);
-  assert_int_equal(r2.state, BW_IDEM_NEW);
-  bwt_advance_ms(e, 999);
-  assert_status(bw_idem_begin(s, "k", &r3), BW_OK);
-  assert_int_equal(r3.state, BW_IDEM_IN_PROGRESS);
-  bwt_advance_ms(e, 1);
-  assert_status(bw_idem_begin(s, "k", &r3), BW_OK);
-  assert_int_equal(r3.state, BW_IDEM_NEW);
-  assert_true(r3.token != r2.token);
-  assert_status(bw_idem_complete(s, "k", r2.token, 1, NULL, 0), BW_E_STALE);
-  assert_status(bw_idem_complete(s, "k", r3.token, 7, NULL, 0), BW_OK);
-  assert_status(bw_idem_begin(s, "k", &r1), BW_OK);
-  assert_int_equal(r1.state, BW_IDEM_DONE);
-  assert_int_equal(r1.status, 7);
-  assert_u64_eq(r1.len, 0);
-  bw_idem_record_clear(&r1);
-  assert_status(bw_idem_begin(s, "", &r1), BW_E_INVAL);
-  bw_idem_store_free(s);
 }
 
 /* ---- out of memory ----------------------------------------------------- */
@@ -1461,14 +1192,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_idempotency_one_new_among_concurrent_begins, setup,
           bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_store_queue_claim_ack_lease_and_nack,
-                                      setup, bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_store_queue_dead_letters, setup,
-                                      bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_store_queue_warning_and_two_handles,
-                                      setup, bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_store_idem_interface, setup,
-                                      bwt_teardown),
+      BWS_TABLE(&redis_backend),
+      BWS_TEST(test_store_queue_warning_and_two_handles, &redis_backend),
       cmocka_unit_test_setup_teardown(test_out_of_memory_fails_cleanly, setup,
                                       bwt_teardown),
   };

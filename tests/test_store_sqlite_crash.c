@@ -20,12 +20,12 @@
 #include "breakwater/store.h"
 #include "breakwater/store_sqlite.h"
 #include "bw_test.h"
+#include "sqlite_dir.h"
 
 #define ROUNDS 100
 #define ROUND_BASE UINT64_C(1000000)
 
-static char dir[64];
-static char path[128];
+static bwt_sqlite_dir_t g_files; /* the store file the writers fill */
 
 static void child(int wfd, uint64_t base, bool batch) {
   bw_sqlite_config_t sc;
@@ -34,7 +34,7 @@ static void child(int wfd, uint64_t base, bool batch) {
   bw_queue_store_t *q;
   uint64_t i;
   bw_sqlite_config_init(&sc);
-  sc.path = path;
+  sc.path = g_files.path;
   db = bw_sqlite_open(&sc, NULL);
   if (db == NULL) _exit(3);
   bw_queue_store_config_init(&qc);
@@ -78,8 +78,8 @@ static uint64_t *load_all(size_t *n) {
   uint64_t *v = malloc(cap * sizeof(*v));
   int64_t meta = -1;
   assert_non_null(v);
-  assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_open_v2(g_files.path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   assert_int_equal(sqlite3_prepare_v2(h,
                                       "SELECT payload FROM bw_queue WHERE "
                                       "qname = 'crash'",
@@ -167,7 +167,7 @@ static void killed_writers_lose_and_duplicate_nothing(void **state) {
       bw_error_t err;
       bw_sqlite_t *db;
       bw_sqlite_config_init(&sc);
-      sc.path = path;
+      sc.path = g_files.path;
       db = bw_sqlite_open(&sc, &err);
       if (db == NULL) fail_msg("round %d: reopen: %s", round, err.message);
       if (bw_sqlite_integrity_check(db, &err) != BW_OK)
@@ -197,21 +197,12 @@ static void killed_writers_lose_and_duplicate_nothing(void **state) {
 
 static int setup(void **state) {
   (void)state;
-  snprintf(dir, sizeof(dir), "/tmp/bw-crash-XXXXXX");
-  if (mkdtemp(dir) == NULL) return -1;
-  snprintf(path, sizeof(path), "%s/queue.db", dir);
-  return 0;
+  return bwt_sqlite_dir_make(&g_files, "bw-crash", "queue.db");
 }
 
 static int teardown(void **state) {
-  char p[160];
   (void)state;
-  unlink(path);
-  snprintf(p, sizeof(p), "%s-wal", path);
-  unlink(p);
-  snprintf(p, sizeof(p), "%s-shm", path);
-  unlink(p);
-  rmdir(dir);
+  bwt_sqlite_dir_remove(&g_files);
   return 0;
 }
 

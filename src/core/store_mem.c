@@ -17,6 +17,7 @@
 
 #include "breakwater/store.h"
 #include "internal.h"
+#include "store_internal.h"
 
 /* ==== configuration ====================================================== */
 
@@ -277,19 +278,8 @@ static void mnode_free(mnode_t *n) {
   bw__free(n);
 }
 
-/* Events gathered under the lock, emitted after it. */
-#define EV_MAX 20
-typedef struct evrec_s {
-  bw_event_type_t type;
-  uint64_t item_id, dlq_id, count, depth;
-  uint32_t deliveries;
-  char reason[32];
-  char error[160];
-} evrec_t;
-typedef struct evbuf_s {
-  size_t n;
-  evrec_t ev[EV_MAX];
-} evbuf_t;
+/* Events are gathered under the lock and emitted after it
+ * (store_internal.h). */
 
 typedef struct mem_queue_s {
   bw_queue_store_t base;
@@ -307,62 +297,16 @@ static int64_t mq_now(const mem_queue_t *m) {
   return bw_clock_now(m->cfg.clock);
 }
 
-static void mq_emit(const mem_queue_t *m, const evbuf_t *eb) {
-  size_t i;
-  int64_t now;
+static void mq_emit(const mem_queue_t *m, const bw__qev_buf_t *eb) {
   if (m->cfg.sink == NULL || eb->n == 0) return;
-  now = mq_now(m);
-  for (i = 0; i < eb->n; i++) {
-    const evrec_t *e = &eb->ev[i];
-    bw_field_t f[5];
-    char reason[256];
-    if (e->type == BW_EV_QUEUE_WARNING) {
-      f[0].key = "depth";
-      f[0].type = BW_FIELD_UINT;
-      f[0].v.u = e->depth;
-      f[1].key = "max_size";
-      f[1].type = BW_FIELD_UINT;
-      f[1].v.u = m->cfg.max_size;
-      f[2].key = "fill";
-      f[2].type = BW_FIELD_DOUBLE;
-      f[2].v.d = (double)e->depth / (double)m->cfg.max_size;
-      snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%llu/%u)",
-               f[2].v.d * 100.0, (unsigned long long)e->depth,
-               (unsigned)m->cfg.max_size);
-      bw__emit(m->cfg.sink, m->cfg.wall_clock, now, e->type, m->name, reason, f,
-               3, NULL);
-    } else {
-      f[0].key = "reason";
-      f[0].type = BW_FIELD_STR;
-      f[0].v.s = e->reason;
-      f[1].key = "item_id";
-      f[1].type = BW_FIELD_UINT;
-      f[1].v.u = e->item_id;
-      f[2].key = "dlq_id";
-      f[2].type = BW_FIELD_UINT;
-      f[2].v.u = e->dlq_id;
-      f[3].key = "deliveries";
-      f[3].type = BW_FIELD_UINT;
-      f[3].v.u = e->deliveries;
-      f[4].key = "count";
-      f[4].type = BW_FIELD_UINT;
-      f[4].v.u = e->count;
-      bw__emit(m->cfg.sink, m->cfg.wall_clock, now, e->type, m->name, e->error,
-               f, 5, NULL);
-    }
-  }
+  bw__qev_emit(eb, &m->cfg, m->name, mq_now(m));
 }
 
-static void mq_after_grow(mem_queue_t *m, evbuf_t *eb) {
+static void mq_after_grow(mem_queue_t *m, bw__qev_buf_t *eb) {
   if (!m->warned && m->q.count >= m->warn_at) {
     m->warned = true;
     m->st.warnings++;
-    if (eb->n < EV_MAX) {
-      evrec_t *e = &eb->ev[eb->n++];
-      memset(e, 0, sizeof(*e));
-      e->type = BW_EV_QUEUE_WARNING;
-      e->depth = m->q.count;
-    }
+    bw__qev_warning(eb, m->q.count);
   }
 }
 
@@ -373,7 +317,7 @@ static void mq_after_shrink(mem_queue_t *m) {
 /* Appends a node to the DLQ (dropping the oldest record past dlq_max) and
  * records the event. */
 static void mq_to_dlq(mem_queue_t *m, mnode_t *n, const char *reason,
-                      const char *error, int64_t now, evbuf_t *eb) {
+                      const char *error, int64_t now, bw__qev_buf_t *eb) {
   n->item_id = n->id;
   n->id = ++m->next_dlq_id;
   n->receipt = 0;
@@ -388,17 +332,7 @@ static void mq_to_dlq(mem_queue_t *m, mnode_t *n, const char *reason,
   }
   ml_push(&m->dlq, n);
   m->st.dead_lettered++;
-  if (eb->n < EV_MAX) {
-    evrec_t *e = &eb->ev[eb->n++];
-    memset(e, 0, sizeof(*e));
-    e->type = BW_EV_DEAD_LETTERED;
-    e->item_id = n->item_id;
-    e->dlq_id = n->id;
-    e->deliveries = n->deliveries;
-    e->count = 1;
-    snprintf(e->reason, sizeof(e->reason), "%s", reason);
-    snprintf(e->error, sizeof(e->error), "%s", error);
-  }
+  bw__qev_dead(eb, n->item_id, n->id, n->deliveries, reason, error);
 }
 
 static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
@@ -406,7 +340,7 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t **nodes;
   size_t i, ok = 0, refused = 0;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   int64_t now;
   char msg[160];
   eb.n = 0;
@@ -414,7 +348,8 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
   if (nodes == NULL) return BW_E_NOMEM;
   for (i = 0; i < n; i++) {
     nodes[i] = bw__calloc(1, sizeof(mnode_t));
-    if (nodes[i] != NULL) nodes[i]->payload = bw__malloc(items[i].len + 1);
+    if (nodes[i] != NULL)
+      nodes[i]->payload = bw__qs_copy(items[i].data, items[i].len);
     if (nodes[i] == NULL || nodes[i]->payload == NULL) {
       size_t j;
       for (j = 0; j <= i; j++)
@@ -422,7 +357,6 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
       bw__free(nodes);
       return BW_E_NOMEM;
     }
-    if (items[i].len) memcpy(nodes[i]->payload, items[i].data, items[i].len);
     nodes[i]->len = items[i].len;
   }
   pthread_mutex_lock(&m->lock);
@@ -467,7 +401,7 @@ static int mq_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
                     bw_stored_item_t *out, size_t *n) {
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t *x, *next;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   size_t got = 0, moved = 0;
   int64_t now;
   int rc = BW_OK;
@@ -487,12 +421,11 @@ static int mq_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
       moved++;
       continue;
     }
-    out[got].payload = bw__malloc(x->len + 1);
+    out[got].payload = bw__qs_copy(x->payload, x->len);
     if (out[got].payload == NULL) {
       if (got == 0) rc = BW_E_NOMEM;
       break;
     }
-    if (x->len) memcpy(out[got].payload, x->payload, x->len);
     x->deliveries++;
     x->receipt = ++m->next_receipt;
     x->visible_ns = now + visibility_ms * BW_NS_PER_MS;
@@ -543,28 +476,34 @@ static int mq_ack(bw_queue_store_t *q, uint64_t id, uint64_t receipt) {
   return rc;
 }
 
-static int mq_nack(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
-                   int64_t delay_ms) {
+/* nack (reject false: visible again after delay_ms, or to the DLQ past
+ * max_deliveries) or reject (to the DLQ with `error`). */
+static int mq_give_back(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
+                        int64_t delay_ms, bool reject, const char *error) {
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t *x = NULL;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   int rc;
   eb.n = 0;
   pthread_mutex_lock(&m->lock);
   rc = mq_find_leased(m, id, receipt, &x);
   if (rc == BW_OK) {
     int64_t now = mq_now(m);
-    m->st.nacked++;
-    if (x->deliveries >= m->cfg.max_deliveries) {
-      char msg[160];
-      snprintf(msg, sizeof(msg), "nacked after %u deliveries",
-               (unsigned)x->deliveries);
-      ml_unlink(&m->q, x);
-      mq_to_dlq(m, x, BW_DLQ_MAX_DELIVERIES, msg, now, &eb);
-      mq_after_shrink(m);
-    } else {
+    char msg[160];
+    if (!reject) m->st.nacked++;
+    if (!reject && x->deliveries < m->cfg.max_deliveries) {
       x->receipt = 0;
       x->visible_ns = now + delay_ms * BW_NS_PER_MS;
+    } else {
+      if (!reject) {
+        snprintf(msg, sizeof(msg), "nacked after %u deliveries",
+                 (unsigned)x->deliveries);
+        error = msg;
+      }
+      ml_unlink(&m->q, x);
+      mq_to_dlq(m, x, reject ? BW_DLQ_REJECTED : BW_DLQ_MAX_DELIVERIES, error,
+                now, &eb);
+      mq_after_shrink(m);
     }
   }
   pthread_mutex_unlock(&m->lock);
@@ -572,23 +511,14 @@ static int mq_nack(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
   return rc;
 }
 
+static int mq_nack(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
+                   int64_t delay_ms) {
+  return mq_give_back(q, id, receipt, delay_ms, false, NULL);
+}
+
 static int mq_reject(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
                      const char *error) {
-  mem_queue_t *m = (mem_queue_t *)q;
-  mnode_t *x = NULL;
-  evbuf_t eb;
-  int rc;
-  eb.n = 0;
-  pthread_mutex_lock(&m->lock);
-  rc = mq_find_leased(m, id, receipt, &x);
-  if (rc == BW_OK) {
-    ml_unlink(&m->q, x);
-    mq_to_dlq(m, x, BW_DLQ_REJECTED, error, mq_now(m), &eb);
-    mq_after_shrink(m);
-  }
-  pthread_mutex_unlock(&m->lock);
-  mq_emit(m, &eb);
-  return rc;
+  return mq_give_back(q, id, receipt, 0, true, error);
 }
 
 static int mq_dlq_list(bw_queue_store_t *q, uint64_t after_id, size_t max,
@@ -602,12 +532,11 @@ static int mq_dlq_list(bw_queue_store_t *q, uint64_t after_id, size_t max,
     bw_dlq_record_t *r = &out[got];
     if (x->id <= after_id) continue;
     memset(r, 0, sizeof(*r));
-    r->payload = bw__malloc(x->len + 1);
+    r->payload = bw__qs_copy(x->payload, x->len);
     if (r->payload == NULL) {
       rc = BW_E_NOMEM;
       break;
     }
-    if (x->len) memcpy(r->payload, x->payload, x->len);
     r->len = x->len;
     r->id = x->id;
     r->item_id = x->item_id;
@@ -637,7 +566,7 @@ static int mq_dlq_requeue(bw_queue_store_t *q, uint64_t dlq_id,
                           uint64_t *new_id) {
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t *x;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   int rc = BW_OK;
   eb.n = 0;
   pthread_mutex_lock(&m->lock);
@@ -847,11 +776,8 @@ int bw_idem_execute(bw_idem_store_t *s, const char *key, int64_t wait_ms,
         out->token = rec.token;
         out->status = status;
         out->len = len;
-        out->result = bw__malloc(len + 1);
-        if (out->result == NULL)
-          rc = BW_E_NOMEM;
-        else if (len)
-          memcpy(out->result, result, len);
+        out->result = bw__qs_copy(result, len);
+        if (out->result == NULL) rc = BW_E_NOMEM;
       }
       free(result);
       return rc;
@@ -1075,11 +1001,10 @@ static int mi_begin(bw_idem_store_t *s, const char *key,
     out->expires_ns = x->expires_ns;
     m->st.in_progress++;
   } else if (x != NULL) {
-    out->result = bw__malloc(x->len + 1);
+    out->result = bw__qs_copy(x->result, x->len);
     if (out->result == NULL) {
       rc = BW_E_NOMEM;
     } else {
-      if (x->len) memcpy(out->result, x->result, x->len);
       out->len = x->len;
       out->state = BW_IDEM_DONE;
       out->status = x->status;
@@ -1112,20 +1037,29 @@ static int mi_begin(bw_idem_store_t *s, const char *key,
   return rc;
 }
 
+/* With the lock held: the slot of key's marker when `token` holds it, or
+ * NULL (counted as stale). */
+static inode_t **mi_held(mem_idem_t *m, const char *key, uint64_t token) {
+  inode_t **pp = mi_slot(m, key);
+  if (*pp == NULL || (*pp)->state != BW_IDEM_IN_PROGRESS ||
+      (*pp)->token != token) {
+    m->st.stale++;
+    return NULL;
+  }
+  return pp;
+}
+
 static int mi_complete(bw_idem_store_t *s, const char *key, uint64_t token,
                        int status, const void *result, size_t len) {
   mem_idem_t *m = (mem_idem_t *)s;
   inode_t **pp;
-  void *copy = bw__malloc(len + 1);
+  void *copy = bw__qs_copy(result, len);
   int rc = BW_OK;
   if (copy == NULL) return BW_E_NOMEM;
-  if (len) memcpy(copy, result, len);
   pthread_mutex_lock(&m->lock);
-  pp = mi_slot(m, key);
-  if (*pp == NULL || (*pp)->state != BW_IDEM_IN_PROGRESS ||
-      (*pp)->token != token) {
+  pp = mi_held(m, key, token);
+  if (pp == NULL) {
     rc = BW_E_STALE;
-    m->st.stale++;
   } else {
     inode_t *x = *pp;
     x->state = BW_IDEM_DONE;
@@ -1146,11 +1080,9 @@ static int mi_abandon(bw_idem_store_t *s, const char *key, uint64_t token) {
   inode_t **pp;
   int rc = BW_OK;
   pthread_mutex_lock(&m->lock);
-  pp = mi_slot(m, key);
-  if (*pp == NULL || (*pp)->state != BW_IDEM_IN_PROGRESS ||
-      (*pp)->token != token) {
+  pp = mi_held(m, key, token);
+  if (pp == NULL) {
     rc = BW_E_STALE;
-    m->st.stale++;
   } else {
     mi_remove(m, pp);
     m->st.abandoned++;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "redis_internal.h"
+#include "store_internal.h"
 
 static int64_t bw__rint(const redisReply *r) {
   if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
@@ -140,6 +141,27 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
   return q;
 }
 
+/* With cl->mu held: connects if need be and runs script `script` (or, when
+ * script < 0, the command argv). The reply (freed by the caller; with
+ * min > 0, an array of at least min elements), or NULL with *rc set:
+ * BW_E_IO (Redis down, the call failed, a short reply) or BW_E_NOMEM. */
+static redisReply *bw__rq_call(bw__rclient_t *cl, int script, int nkeys,
+                               int argc, const char **argv, const size_t *lens,
+                               size_t min, int *rc) {
+  redisReply *r;
+  if ((*rc = bw__rcl_ready(cl)) != BW_OK) return NULL;
+  r = script < 0
+          ? bw__rconn_command(&cl->conn, argc, argv, lens)
+          : bw__rconn_eval(&cl->conn, (size_t)script, nkeys, argc, argv, lens);
+  if (r == NULL ||
+      (min > 0 && (r->type != REDIS_REPLY_ARRAY || r->elements < min))) {
+    if (r != NULL) freeReplyObject(r);
+    *rc = bw__rcl_failed(cl);
+    return NULL;
+  }
+  return r;
+}
+
 static void bw__rq_warn(bw_redis_queue_t *q, int64_t size) {
   bw_field_t f[2];
   char reason[96];
@@ -175,13 +197,8 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
     lens[rc] = strlen(argv[rc]);
   lens[4] = len;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rconn_eval(&q->cl.conn, 0, 3, 7, argv, lens);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, 3, &rc);
+  if (r == NULL) goto out;
   admitted = bw__rint(r->element[0]);
   size = bw__rint(r->element[1]);
   warn = bw__rint(r->element[2]);
@@ -219,38 +236,46 @@ static char *bw__rq_proc_key(const bw_redis_queue_t *q, const char *consumer) {
   return k;
 }
 
-int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
-                           void **payload, size_t *len) {
+/* With cl.mu held: runs script (1 dequeue, 2 recover) on the queue and
+ * consumer's processing list. The reply (at least min elements), or NULL
+ * with *rc set. */
+static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
+                                        const char *consumer, size_t min,
+                                        int *rc) {
   const char *argv[4];
   redisReply *r;
-  char *pk;
+  char *pk = bw__rq_proc_key(q, consumer);
+  if (pk == NULL) {
+    *rc = BW_E_NOMEM;
+    return NULL;
+  }
+  argv[0] = q->k_queue;
+  argv[1] = pk;
+  argv[2] = q->k_warned;
+  argv[3] = q->a_warn;
+  r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, min, rc);
+  bw__free(pk);
+  return r;
+}
+
+int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
+                           void **payload, size_t *len) {
+  redisReply *r;
   int rc;
   if (q == NULL || consumer == NULL || consumer[0] == '\0' || payload == NULL ||
       len == NULL)
     return BW_E_INVAL;
   *payload = NULL;
   *len = 0;
-  pk = bw__rq_proc_key(q, consumer);
-  if (pk == NULL) return BW_E_NOMEM;
-  argv[0] = q->k_queue;
-  argv[1] = pk;
-  argv[2] = q->k_warned;
-  argv[3] = q->a_warn;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rconn_eval(&q->cl.conn, 1, 3, 4, argv, NULL);
-  if (r == NULL) {
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rq_consumer_call(q, 1, consumer, 0, &rc);
+  if (r == NULL) goto out;
   if (r->type == REDIS_REPLY_STRING) {
-    void *copy = bw__malloc(r->len + 1);
+    void *copy = bw__qs_copy(r->str, r->len);
     if (copy == NULL) {
       /* The item stays in the processing list: recover brings it back. */
       rc = BW_E_NOMEM;
     } else {
-      memcpy(copy, r->str, r->len);
-      ((char *)copy)[r->len] = '\0';
       *payload = copy;
       *len = r->len;
       atomic_fetch_add_explicit(&q->dequeued, 1, memory_order_relaxed);
@@ -262,7 +287,6 @@ int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
-  bw__free(pk);
   return rc;
 }
 
@@ -287,12 +311,8 @@ int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
   argv[3] = payload != NULL ? payload : "";
   lens[3] = len;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rconn_command(&q->cl.conn, 4, argv, lens);
-  if (r == NULL) {
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rq_call(&q->cl, -1, 0, 4, argv, lens, 0, &rc);
+  if (r == NULL) goto out;
   if (bw__rint(r) >= 1) {
     atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
     rc = BW_OK;
@@ -308,26 +328,13 @@ out:
 
 int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
                            uint64_t *moved) {
-  const char *argv[4];
   redisReply *r;
-  char *pk;
   int rc;
   if (moved != NULL) *moved = 0;
   if (q == NULL || consumer == NULL || consumer[0] == '\0') return BW_E_INVAL;
-  pk = bw__rq_proc_key(q, consumer);
-  if (pk == NULL) return BW_E_NOMEM;
-  argv[0] = q->k_queue;
-  argv[1] = pk;
-  argv[2] = q->k_warned;
-  argv[3] = q->a_warn;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rconn_eval(&q->cl.conn, 2, 3, 4, argv, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rq_consumer_call(q, 2, consumer, 3, &rc);
+  if (r == NULL) goto out;
   if (moved != NULL) *moved = (uint64_t)bw__rint(r->element[0]);
   atomic_fetch_add_explicit(&q->recovered, (uint64_t)bw__rint(r->element[0]),
                             memory_order_relaxed);
@@ -336,7 +343,6 @@ int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
   rc = BW_OK;
 out:
   pthread_mutex_unlock(&q->cl.mu);
-  bw__free(pk);
   return rc;
 }
 
@@ -346,12 +352,8 @@ static int bw__rq_llen(bw_redis_queue_t *q, const char *key, uint64_t *size) {
   int rc;
   if (q == NULL || size == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rconn_command(&q->cl.conn, 2, argv, NULL);
-  if (r == NULL) {
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rq_call(&q->cl, -1, 0, 2, argv, NULL, 0, &rc);
+  if (r == NULL) goto out;
   *size = (uint64_t)bw__rint(r);
   freeReplyObject(r);
 out:
@@ -380,20 +382,11 @@ int bw_redis_queue_dlq_get(bw_redis_queue_t *q, uint64_t index, char **json) {
   argv[1] = q->k_dlq;
   argv[2] = idx;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rconn_command(&q->cl.conn, 3, argv, NULL);
-  if (r == NULL) {
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rq_call(&q->cl, -1, 0, 3, argv, NULL, 0, &rc);
+  if (r == NULL) goto out;
   if (r->type == REDIS_REPLY_STRING) {
-    *json = bw__malloc(r->len + 1);
-    if (*json == NULL) {
-      rc = BW_E_NOMEM;
-    } else {
-      memcpy(*json, r->str, r->len);
-      (*json)[r->len] = '\0';
-    }
+    *json = bw__qs_copy(r->str, r->len);
+    if (*json == NULL) rc = BW_E_NOMEM;
   } else {
     rc = BW_E_NOTFOUND;
   }
@@ -513,26 +506,16 @@ int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
   argv[0] = k;
   argv[1] = ttl;
   pthread_mutex_lock(&d->cl.mu);
-  if ((rc = bw__rcl_ready(&d->cl)) != BW_OK) goto out;
-  r = bw__rconn_eval(&d->cl.conn, 0, 1, 2, argv, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&d->cl);
-    goto out;
-  }
+  r = bw__rq_call(&d->cl, 0, 1, 2, argv, NULL, 1, &rc);
+  if (r == NULL) goto out;
   *status = (bw_idem_state_t)bw__rint(r->element[0]);
   if (*status == BW_IDEM_DONE && r->elements >= 2 &&
       r->element[1]->type == REDIS_REPLY_STRING) {
     const redisReply *v = r->element[1];
     if (result_len != NULL) *result_len = v->len;
     if (result != NULL) {
-      *result = bw__malloc(v->len + 1);
-      if (*result == NULL) {
-        rc = BW_E_NOMEM;
-      } else {
-        memcpy(*result, v->str, v->len);
-        ((char *)*result)[v->len] = '\0';
-      }
+      *result = bw__qs_copy(v->str, v->len);
+      if (*result == NULL) rc = BW_E_NOMEM;
     }
   }
   freeReplyObject(r);
@@ -574,12 +557,8 @@ int bw_redis_idem_complete(bw_redis_idem_t *d, const char *key,
   argv[4] = ttl;
   lens[4] = strlen(ttl);
   pthread_mutex_lock(&d->cl.mu);
-  if ((rc = bw__rcl_ready(&d->cl)) != BW_OK) goto out;
-  r = bw__rconn_command(&d->cl.conn, 5, argv, lens);
-  if (r == NULL) {
-    rc = bw__rcl_failed(&d->cl);
-    goto out;
-  }
+  r = bw__rq_call(&d->cl, -1, 0, 5, argv, lens, 0, &rc);
+  if (r == NULL) goto out;
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
@@ -598,12 +577,8 @@ int bw_redis_idem_abandon(bw_redis_idem_t *d, const char *key) {
   if (k == NULL) return BW_E_NOMEM;
   argv[0] = k;
   pthread_mutex_lock(&d->cl.mu);
-  if ((rc = bw__rcl_ready(&d->cl)) != BW_OK) goto out;
-  r = bw__rconn_eval(&d->cl.conn, 1, 1, 1, argv, NULL);
-  if (r == NULL) {
-    rc = bw__rcl_failed(&d->cl);
-    goto out;
-  }
+  r = bw__rq_call(&d->cl, 1, 1, 1, argv, NULL, 0, &rc);
+  if (r == NULL) goto out;
   rc = bw__rint(r) == 1 ? BW_OK : BW_E_NOTFOUND;
   freeReplyObject(r);
 out:

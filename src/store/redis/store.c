@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "redis_internal.h"
+#include "store_internal.h"
 
 /* The script, in parts (C compilers need only support 4095-byte string
  * literals); joined once at creation. */
@@ -255,6 +256,34 @@ out:
   return r;
 }
 
+/* With cl.mu held: a reply that is not what the script returns (or none):
+ * frees it and counts the failure. BW_E_IO or BW_E_NOMEM. */
+static int bw__rqs_bad(bw__rqs_t *q, redisReply *r) {
+  if (r != NULL) freeReplyObject(r);
+  return bw__rcl_failed(&q->cl);
+}
+
+/* With cl.mu held: connects if need be and runs op (bw__rqs_run) at the
+ * store's clock reading, returned in *now (if not NULL). The reply, an array
+ * of at least min elements (freed by the caller), or NULL with *rc set:
+ * BW_E_IO (Redis down, the call failed, an unexpected reply) or
+ * BW_E_NOMEM. */
+static redisReply *bw__rqs_call(bw__rqs_t *q, const char *op, int nextra,
+                                const char **extra, const size_t *elens,
+                                size_t min, int64_t *now, int *rc) {
+  redisReply *r;
+  int64_t t;
+  if ((*rc = bw__rcl_ready(&q->cl)) != BW_OK) return NULL;
+  t = bw_clock_now(q->cfg.clock);
+  if (now != NULL) *now = t;
+  r = bw__rqs_run(q, op, t, nextra, extra, elens);
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < min) {
+    *rc = bw__rqs_bad(q, r);
+    return NULL;
+  }
+  return r;
+}
+
 static int64_t bw__qi(const redisReply *r) {
   if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
   if (r->type == REDIS_REPLY_STRING) return strtoll(r->str, NULL, 10);
@@ -264,18 +293,7 @@ static int64_t bw__qi(const redisReply *r) {
 static void bw__rqs_warn(bw__rqs_t *q, uint64_t depth) {
   bw_field_t f[3];
   char reason[128];
-  f[0].key = "depth";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = depth;
-  f[1].key = "max_size";
-  f[1].type = BW_FIELD_UINT;
-  f[1].v.u = q->cfg.max_size;
-  f[2].key = "fill";
-  f[2].type = BW_FIELD_DOUBLE;
-  f[2].v.d = (double)depth / (double)q->cfg.max_size;
-  snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%llu/%u)",
-           f[2].v.d * 100.0, (unsigned long long)depth,
-           (unsigned)q->cfg.max_size);
+  bw__qs_warning_fields(q->cfg.max_size, depth, f, reason, sizeof(reason));
   q->st.warnings++;
   bw__rcl_event(&q->cl, BW_EV_QUEUE_WARNING, reason, f, 3);
 }
@@ -284,21 +302,7 @@ static void bw__rqs_dead(bw__rqs_t *q, const char *reason, const char *error,
                          uint64_t item_id, uint64_t dlq_id, uint64_t del,
                          uint64_t count) {
   bw_field_t f[5];
-  f[0].key = "reason";
-  f[0].type = BW_FIELD_STR;
-  f[0].v.s = reason;
-  f[1].key = "item_id";
-  f[1].type = BW_FIELD_UINT;
-  f[1].v.u = item_id;
-  f[2].key = "dlq_id";
-  f[2].type = BW_FIELD_UINT;
-  f[2].v.u = dlq_id;
-  f[3].key = "deliveries";
-  f[3].type = BW_FIELD_UINT;
-  f[3].v.u = del;
-  f[4].key = "count";
-  f[4].type = BW_FIELD_UINT;
-  f[4].v.u = count;
+  bw__qs_dead_fields(reason, item_id, dlq_id, del, count, f);
   q->st.dead_lettered += count;
   bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, error, f, 5);
 }
@@ -330,14 +334,8 @@ static int bw__rqs_enqueue(bw_queue_store_t *base, const bw_blob_t *items,
     al[i + 2] = items[i].len;
   }
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rqs_run(q, "enqueue", bw_clock_now(q->cfg.clock), (int)(n + 2), av,
-                  al);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 5 + n) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rqs_call(q, "enqueue", (int)(n + 2), av, al, 5 + n, NULL, &rc);
+  if (r == NULL) goto out;
   {
     uint64_t ok = (uint64_t)bw__qi(r->element[0]);
     uint64_t refused = (uint64_t)bw__qi(r->element[1]);
@@ -379,20 +377,13 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
   av[0] = a_vis;
   av[1] = a_max;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  now = bw_clock_now(q->cfg.clock);
-  r = bw__rqs_run(q, "claim", now, 2, av, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rqs_call(q, "claim", 2, av, NULL, 3, &now, &rc);
+  if (r == NULL) goto out;
   moved = (size_t)bw__qi(r->element[0]);
   got = (size_t)bw__qi(r->element[1]);
   q->st.dlq_dropped += (uint64_t)bw__qi(r->element[2]);
   if (r->elements != 3 + moved * 3 + got * 5) {
-    freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
+    rc = bw__rqs_bad(q, r);
     got = 0;
     goto out;
   }
@@ -402,14 +393,12 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
     bw_stored_item_t *it = &out[i];
     const redisReply *p = r->element[pos + 4];
     memset(it, 0, sizeof(*it));
-    it->payload = bw__malloc(p->len + 1);
+    it->payload = bw__qs_copy(p->str, p->len);
     if (it->payload == NULL) {
       /* Leased but not handed out: the lease expires and it comes back. */
       if (i == 0) rc = BW_E_NOMEM;
       break;
     }
-    if (p->len) memcpy(it->payload, p->str, p->len);
-    ((char *)it->payload)[p->len] = '\0';
     it->len = p->len;
     it->id = (uint64_t)bw__qi(r->element[pos]);
     it->receipt = (uint64_t)bw__qi(r->element[pos + 1]);
@@ -451,13 +440,8 @@ static int bw__rqs_settle(bw__rqs_t *q, const char *op, uint64_t id,
     nargs = 3;
   }
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rqs_run(q, op, bw_clock_now(q->cfg.clock), nargs, av, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rqs_call(q, op, nargs, av, NULL, 1, NULL, &rc);
+  if (r == NULL) goto out;
   switch (bw__qi(r->element[0])) {
   case -1:
     rc = BW_E_NOTFOUND;
@@ -526,24 +510,21 @@ static int bw__rqs_dlq_list(bw_queue_store_t *base, uint64_t after_id,
   av[0] = a_after;
   av[1] = a_max;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rqs_run(q, "dlq_list", bw_clock_now(q->cfg.clock), 2, av, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements % 7 != 0) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
+  r = bw__rqs_call(q, "dlq_list", 2, av, NULL, 0, NULL, &rc);
+  if (r == NULL) goto out;
+  if (r->elements % 7 != 0) {
+    rc = bw__rqs_bad(q, r);
     goto out;
   }
   for (i = 0; i + 7 <= r->elements && got < max; i += 7) {
     bw_dlq_record_t *d = &out[got];
     const redisReply *p = r->element[i + 6];
     memset(d, 0, sizeof(*d));
-    d->payload = bw__malloc(p->len + 1);
+    d->payload = bw__qs_copy(p->str, p->len);
     if (d->payload == NULL) {
       rc = BW_E_NOMEM;
       break;
     }
-    if (p->len) memcpy(d->payload, p->str, p->len);
-    ((char *)d->payload)[p->len] = '\0';
     d->len = p->len;
     d->id = (uint64_t)bw__qi(r->element[i]);
     d->item_id = (uint64_t)bw__qi(r->element[i + 1]);
@@ -566,23 +547,24 @@ out:
   return rc;
 }
 
+/* With cl.mu held: bw__rqs_call for an op on one DLQ record. */
+static redisReply *bw__rqs_call_dlq(bw__rqs_t *q, const char *op,
+                                    uint64_t dlq_id, int *rc) {
+  char a_id[24];
+  const char *av[1];
+  snprintf(a_id, sizeof(a_id), "%llu", (unsigned long long)dlq_id);
+  av[0] = a_id;
+  return bw__rqs_call(q, op, 1, av, NULL, 1, NULL, rc);
+}
+
 static int bw__rqs_requeue(bw_queue_store_t *base, uint64_t dlq_id,
                            uint64_t *new_id) {
   bw__rqs_t *q = (bw__rqs_t *)base;
-  char a_id[24];
-  const char *av[1];
   redisReply *r;
   int rc;
-  snprintf(a_id, sizeof(a_id), "%llu", (unsigned long long)dlq_id);
-  av[0] = a_id;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rqs_run(q, "requeue", bw_clock_now(q->cfg.clock), 1, av, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rqs_call_dlq(q, "requeue", dlq_id, &rc);
+  if (r == NULL) goto out;
   {
     int64_t v = bw__qi(r->element[0]);
     if (v == -1) {
@@ -604,20 +586,11 @@ out:
 
 static int bw__rqs_dlq_delete(bw_queue_store_t *base, uint64_t dlq_id) {
   bw__rqs_t *q = (bw__rqs_t *)base;
-  char a_id[24];
-  const char *av[1];
   redisReply *r;
   int rc;
-  snprintf(a_id, sizeof(a_id), "%llu", (unsigned long long)dlq_id);
-  av[0] = a_id;
   pthread_mutex_lock(&q->cl.mu);
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rqs_run(q, "dlq_delete", bw_clock_now(q->cfg.clock), 1, av, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rqs_call_dlq(q, "dlq_delete", dlq_id, &rc);
+  if (r == NULL) goto out;
   rc = bw__qi(r->element[0]) == 0 ? BW_OK : BW_E_NOTFOUND;
   freeReplyObject(r);
 out:
@@ -632,13 +605,8 @@ static int bw__rqs_stats(bw_queue_store_t *base, bw_queue_store_stats_t *out) {
   pthread_mutex_lock(&q->cl.mu);
   *out = q->st;
   out->max_size = q->cfg.max_size;
-  if ((rc = bw__rcl_ready(&q->cl)) != BW_OK) goto out;
-  r = bw__rqs_run(q, "stats", bw_clock_now(q->cfg.clock), 0, NULL, NULL);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 4) {
-    if (r != NULL) freeReplyObject(r);
-    rc = bw__rcl_failed(&q->cl);
-    goto out;
-  }
+  r = bw__rqs_call(q, "stats", 0, NULL, NULL, 4, NULL, &rc);
+  if (r == NULL) goto out;
   out->depth = (uint64_t)bw__qi(r->element[0]);
   out->in_flight = (uint64_t)bw__qi(r->element[1]);
   out->dlq_depth = (uint64_t)bw__qi(r->element[2]);
@@ -854,13 +822,11 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
     if (r->elements >= 4) {
       const redisReply *v = r->element[3];
       out->status = (int)bw__qi(r->element[2]);
-      out->result = bw__malloc(v->len + 1);
+      out->result = bw__qs_copy(v->str, v->len);
       if (out->result == NULL) {
         rc = BW_E_NOMEM;
         break;
       }
-      if (v->len) memcpy(out->result, v->str, v->len);
-      ((char *)out->result)[v->len] = '\0';
       out->len = v->len;
     }
     s->st.hits++;
@@ -869,6 +835,20 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&s->cl.mu);
+  return rc;
+}
+
+/* With cl.mu held: the outcome of complete / abandon (reply freed): BW_OK
+ * counting *done, or BW_E_STALE when the token no longer holds the key. */
+static int bw__ris_settled(bw__ris_t *s, redisReply *r, uint64_t *done) {
+  int rc = BW_OK;
+  if (bw__qi(r->element[0]) == 0) {
+    (*done)++;
+  } else {
+    s->st.stale++;
+    rc = BW_E_STALE;
+  }
+  freeReplyObject(r);
   return rc;
 }
 
@@ -903,13 +883,7 @@ static int bw__ris_complete(bw_idem_store_t *base, const char *key,
   al[6] = len;
   r = bw__ris_run(s, key, 7, av, al, &rc);
   if (r == NULL) goto out;
-  if (bw__qi(r->element[0]) == 0) {
-    s->st.completed++;
-  } else {
-    s->st.stale++;
-    rc = BW_E_STALE;
-  }
-  freeReplyObject(r);
+  rc = bw__ris_settled(s, r, &s->st.completed);
 out:
   pthread_mutex_unlock(&s->cl.mu);
   return rc;
@@ -933,13 +907,7 @@ static int bw__ris_abandon(bw_idem_store_t *base, const char *key,
   snprintf(now_s, sizeof(now_s), "%lld", (long long)bw_clock_now(s->cfg.clock));
   r = bw__ris_run(s, key, 5, av, NULL, &rc);
   if (r == NULL) goto out;
-  if (bw__qi(r->element[0]) == 0) {
-    s->st.abandoned++;
-  } else {
-    s->st.stale++;
-    rc = BW_E_STALE;
-  }
-  freeReplyObject(r);
+  rc = bw__ris_settled(s, r, &s->st.abandoned);
 out:
   pthread_mutex_unlock(&s->cl.mu);
   return rc;

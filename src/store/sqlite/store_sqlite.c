@@ -15,7 +15,8 @@
  *
  * This library may be linked against the shared libbreakwater, whose
  * internals are hidden: it uses only public functions (bw_sink_emit,
- * bw_store_malloc, bw_free). */
+ * bw_store_malloc, bw_free) and the header-only helpers of
+ * src/core/store_internal.h, which use only public functions too. */
 #include "breakwater/store_sqlite.h"
 
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "breakwater/event.h"
+#include "store_internal.h" /* src/core: header-only, public API only */
 
 static void set_err(bw_error_t *err, int code, const char *field,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -274,6 +276,27 @@ static void *copy_blob(sqlite3_stmt *s, int col, size_t *len) {
   return out;
 }
 
+/* A store needs its database: false (err filled) when db is NULL. */
+static bool has_db(const bw_sqlite_t *db, bw_error_t *err) {
+  if (db != NULL) return true;
+  set_err(err, BW_E_INVAL, "db", "db is required (got NULL)");
+  return false;
+}
+
+/* A zeroed handle of `size` bytes and, in *copy, a copy of name (the
+ * handle's to free); NULL (err filled) when out of memory. */
+static void *alloc_named(size_t size, const char *name, char **copy,
+                         bw_error_t *err) {
+  void *h = zalloc(size);
+  *copy = h != NULL ? sdup(name) : NULL;
+  if (*copy == NULL) {
+    bw_free(h);
+    set_err(err, BW_E_NOMEM, "", "out of memory");
+    return NULL;
+  }
+  return h;
+}
+
 /* ==== open / close ======================================================= */
 
 void bw_sqlite_config_init(bw_sqlite_config_t *cfg) {
@@ -510,20 +533,8 @@ int bw_sqlite_integrity_check(bw_sqlite_t *db, bw_error_t *err) {
   return out;
 }
 
-/* ==== events ============================================================= */
-
-#define EV_MAX 20
-typedef struct evrec_s {
-  bw_event_type_t type;
-  uint64_t item_id, dlq_id, count, depth;
-  uint32_t deliveries;
-  char reason[32];
-  char error[160];
-} evrec_t;
-typedef struct evbuf_s {
-  size_t n;
-  evrec_t ev[EV_MAX];
-} evbuf_t;
+/* Events are gathered under db->lock and emitted after it
+ * (store_internal.h). */
 
 /* ==== queue ============================================================== */
 
@@ -545,98 +556,28 @@ struct gc_req_s {
   uint64_t id;
   int rc;
   bool done;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
 };
 
 static int64_t sq_now(const sq_queue_t *q) {
   return bw_clock_now(q->cfg.clock);
 }
 
-static void sq_emit(const sq_queue_t *q, const evbuf_t *eb) {
-  size_t i;
-  int64_t now;
+static void sq_emit(const sq_queue_t *q, const bw__qev_buf_t *eb) {
   if (q->cfg.sink == NULL || eb->n == 0) return;
-  now = sq_now(q);
-  for (i = 0; i < eb->n; i++) {
-    const evrec_t *e = &eb->ev[i];
-    bw_field_t f[5];
-    bw_event_t ev;
-    char reason[256];
-    memset(&ev, 0, sizeof(ev));
-    ev.type = e->type;
-    ev.wall_ns = bw_clock_now(q->cfg.wall_clock);
-    ev.mono_ns = now;
-    ev.name = q->name;
-    ev.fields = f;
-    ev.context = bw_context_current();
-    if (e->type == BW_EV_QUEUE_WARNING) {
-      f[0].key = "depth";
-      f[0].type = BW_FIELD_UINT;
-      f[0].v.u = e->depth;
-      f[1].key = "max_size";
-      f[1].type = BW_FIELD_UINT;
-      f[1].v.u = q->cfg.max_size;
-      f[2].key = "fill";
-      f[2].type = BW_FIELD_DOUBLE;
-      f[2].v.d = (double)e->depth / (double)q->cfg.max_size;
-      snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%llu/%u)",
-               f[2].v.d * 100.0, (unsigned long long)e->depth,
-               (unsigned)q->cfg.max_size);
-      ev.reason = reason;
-      ev.field_count = 3;
-    } else {
-      f[0].key = "reason";
-      f[0].type = BW_FIELD_STR;
-      f[0].v.s = e->reason;
-      f[1].key = "item_id";
-      f[1].type = BW_FIELD_UINT;
-      f[1].v.u = e->item_id;
-      f[2].key = "dlq_id";
-      f[2].type = BW_FIELD_UINT;
-      f[2].v.u = e->dlq_id;
-      f[3].key = "deliveries";
-      f[3].type = BW_FIELD_UINT;
-      f[3].v.u = e->deliveries;
-      f[4].key = "count";
-      f[4].type = BW_FIELD_UINT;
-      f[4].v.u = e->count;
-      ev.reason = e->error;
-      ev.field_count = 5;
-    }
-    bw_sink_emit(q->cfg.sink, &ev);
-  }
+  bw__qev_emit(eb, &q->cfg, q->name, sq_now(q));
 }
 
-static void sq_after_grow(sq_queue_t *q, uint64_t depth, evbuf_t *eb) {
+static void sq_after_grow(sq_queue_t *q, uint64_t depth, bw__qev_buf_t *eb) {
   if (!q->warned && depth >= q->warn_at) {
     q->warned = true;
     q->st.warnings++;
-    if (eb->n < EV_MAX) {
-      evrec_t *e = &eb->ev[eb->n++];
-      memset(e, 0, sizeof(*e));
-      e->type = BW_EV_QUEUE_WARNING;
-      e->depth = depth;
-    }
+    bw__qev_warning(eb, depth);
   }
 }
 
 static void sq_after_shrink(sq_queue_t *q, uint64_t depth) {
   if (q->warned && depth < q->rearm_below) q->warned = false;
-}
-
-static void ev_dlq(evbuf_t *eb, uint64_t item_id, uint64_t dlq_id,
-                   uint32_t deliveries, const char *reason, const char *error) {
-  evrec_t *e;
-  if (eb->n >= EV_MAX) return;
-  e = &eb->ev[eb->n++];
-  memset(e, 0, sizeof(*e));
-  e->type = BW_EV_DEAD_LETTERED;
-  e->item_id = item_id;
-  e->dlq_id = dlq_id;
-  e->deliveries = deliveries;
-  e->count = 1;
-  snprintf(e->reason, sizeof(e->reason), "%s", reason);
-  snprintf(e->error, sizeof(e->error), "%s", error);
 }
 
 static int meta_get(sq_queue_t *q, uint64_t *depth, uint64_t *dlq_depth) {
@@ -688,7 +629,7 @@ static int dlq_bound(sq_queue_t *q, uint64_t *dlq_depth) {
 
 /* Inside a transaction: the guard and the inserts for n items. */
 static int sq_enqueue_tx(sq_queue_t *q, const bw_blob_t *items, size_t n,
-                         uint64_t *ids, size_t *accepted, evbuf_t *eb) {
+                         uint64_t *ids, size_t *accepted, bw__qev_buf_t *eb) {
   uint64_t depth, dlq_depth;
   size_t i, ok = 0, refused = 0;
   int64_t now = sq_now(q);
@@ -722,8 +663,8 @@ static int sq_enqueue_tx(sq_queue_t *q, const bw_blob_t *items, size_t n,
       if (rc != BW_OK) break;
       if (ids) ids[i] = 0;
       if (refused == 0)
-        ev_dlq(eb, 0, (uint64_t)sqlite3_last_insert_rowid(q->db->h), 0,
-               BW_DLQ_QUEUE_FULL, msg);
+        bw__qev_dead(eb, 0, (uint64_t)sqlite3_last_insert_rowid(q->db->h), 0,
+                     BW_DLQ_QUEUE_FULL, msg);
       refused++;
       dlq_depth++;
       rc = dlq_bound(q, &dlq_depth);
@@ -750,7 +691,7 @@ static void sq_count_enqueue(sq_queue_t *q, size_t n, size_t ok) {
 
 static int sq_enqueue_direct(sq_queue_t *q, const bw_blob_t *items, size_t n,
                              uint64_t *ids, size_t *accepted) {
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   size_t ok = 0;
   int rc;
   eb.n = 0;
@@ -857,7 +798,8 @@ static int sq_enqueue(bw_queue_store_t *bq, const bw_blob_t *items, size_t n,
 /* Moves a queue row to the DLQ (inside a transaction). */
 static int sq_move_to_dlq(sq_queue_t *q, uint64_t id, uint32_t deliveries,
                           const char *reason, const char *error, int64_t now,
-                          uint64_t *depth, uint64_t *dlq_depth, evbuf_t *eb) {
+                          uint64_t *depth, uint64_t *dlq_depth,
+                          bw__qev_buf_t *eb) {
   sqlite3_stmt *s = stmt(q->db, S_D_MOVE);
   char err_cut[160];
   int rc;
@@ -869,8 +811,8 @@ static int sq_move_to_dlq(sq_queue_t *q, uint64_t id, uint32_t deliveries,
   bind_text(s, 4, err_cut);
   rc = run(q->db, s);
   if (rc != BW_OK) return rc;
-  ev_dlq(eb, id, (uint64_t)sqlite3_last_insert_rowid(q->db->h), deliveries,
-         reason, err_cut);
+  bw__qev_dead(eb, id, (uint64_t)sqlite3_last_insert_rowid(q->db->h),
+               deliveries, reason, err_cut);
   s = stmt(q->db, S_Q_DELETE);
   if (s == NULL) return BW_E_IO;
   sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
@@ -896,7 +838,7 @@ static int sq_claim(bw_queue_store_t *bq, size_t max, int64_t visibility_ms,
   bw_sqlite_t *db = q->db;
   size_t want = max + 16, nc = 0, i, got = 0, moved = 0;
   cand_t *c;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   int rc;
   eb.n = 0;
   if (max > 100000) return BW_E_INVAL;
@@ -1018,7 +960,7 @@ enum { OP_ACK, OP_NACK, OP_REJECT };
 static int sq_settle(sq_queue_t *q, int op, uint64_t id, uint64_t receipt,
                      int64_t delay_ms, const char *error) {
   bw_sqlite_t *db = q->db;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   int rc;
   eb.n = 0;
   pthread_mutex_lock(&db->lock);
@@ -1160,11 +1102,20 @@ static int dlq_exists(sq_queue_t *q, uint64_t dlq_id) {
   return db_fail(q->db, r);
 }
 
+/* In a transaction: deletes DLQ record dlq_id of this queue. */
+static int dlq_delete_row(sq_queue_t *q, uint64_t dlq_id) {
+  sqlite3_stmt *s = stmt(q->db, S_D_DELETE);
+  if (s == NULL) return BW_E_IO;
+  sqlite3_bind_int64(s, 1, (sqlite3_int64)dlq_id);
+  bind_text(s, 2, q->name);
+  return run(q->db, s);
+}
+
 static int sq_dlq_requeue(bw_queue_store_t *bq, uint64_t dlq_id,
                           uint64_t *new_id) {
   sq_queue_t *q = (sq_queue_t *)bq;
   bw_sqlite_t *db = q->db;
-  evbuf_t eb;
+  bw__qev_buf_t eb;
   int rc;
   eb.n = 0;
   pthread_mutex_lock(&db->lock);
@@ -1187,14 +1138,7 @@ static int sq_dlq_requeue(bw_queue_store_t *bq, uint64_t dlq_id,
       }
       if (r == BW_OK) {
         *new_id = (uint64_t)sqlite3_last_insert_rowid(db->h);
-        s = stmt(db, S_D_DELETE);
-        if (s == NULL) {
-          r = BW_E_IO;
-        } else {
-          sqlite3_bind_int64(s, 1, (sqlite3_int64)dlq_id);
-          bind_text(s, 2, q->name);
-          r = run(db, s);
-        }
+        r = dlq_delete_row(q, dlq_id);
       }
       if (r == BW_OK) r = meta_set(q, depth + 1, dlq_depth - 1);
       if (r == BW_OK) sq_after_grow(q, depth + 1, &eb);
@@ -1224,16 +1168,7 @@ static int sq_dlq_delete(bw_queue_store_t *bq, uint64_t dlq_id) {
     uint64_t depth = 0, dlq_depth = 0;
     int r = dlq_exists(q, dlq_id);
     if (r == BW_OK) r = meta_get(q, &depth, &dlq_depth);
-    if (r == BW_OK) {
-      sqlite3_stmt *s = stmt(db, S_D_DELETE);
-      if (s == NULL) {
-        r = BW_E_IO;
-      } else {
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)dlq_id);
-        bind_text(s, 2, q->name);
-        r = run(db, s);
-      }
-    }
+    if (r == BW_OK) r = dlq_delete_row(q, dlq_id);
     if (r == BW_OK) r = meta_set(q, depth, dlq_depth - 1);
     rc = end_tx(db, r);
   }
@@ -1293,18 +1228,13 @@ bw_queue_store_t *bw_sqlite_queue_new(bw_sqlite_t *db,
                                       bw_error_t *err) {
   sq_queue_t *q;
   sqlite3_stmt *s;
+  char *name;
   int rc;
-  if (db == NULL) {
-    set_err(err, BW_E_INVAL, "db", "db is required (got NULL)");
+  if (!has_db(db, err) || bw_queue_store_config_validate(cfg, err) != BW_OK)
     return NULL;
-  }
-  if (bw_queue_store_config_validate(cfg, err) != BW_OK) return NULL;
-  q = zalloc(sizeof(*q));
-  if (q == NULL || (q->name = sdup(cfg->name)) == NULL) {
-    bw_free(q);
-    set_err(err, BW_E_NOMEM, "", "out of memory");
-    return NULL;
-  }
+  q = alloc_named(sizeof(*q), cfg->name, &name, err);
+  if (q == NULL) return NULL;
+  q->name = name;
   q->base.vt = &sq_vtable;
   q->db = db;
   q->cfg = *cfg;
@@ -1539,17 +1469,12 @@ bw_idem_store_t *bw_sqlite_idem_new(bw_sqlite_t *db,
                                     const bw_idem_config_t *cfg,
                                     bw_error_t *err) {
   sq_idem_t *s;
-  if (db == NULL) {
-    set_err(err, BW_E_INVAL, "db", "db is required (got NULL)");
+  char *name;
+  if (!has_db(db, err) || bw_idem_config_validate(cfg, err) != BW_OK)
     return NULL;
-  }
-  if (bw_idem_config_validate(cfg, err) != BW_OK) return NULL;
-  s = zalloc(sizeof(*s));
-  if (s == NULL || (s->name = sdup(cfg->name)) == NULL) {
-    bw_free(s);
-    set_err(err, BW_E_NOMEM, "", "out of memory");
-    return NULL;
-  }
+  s = alloc_named(sizeof(*s), cfg->name, &name, err);
+  if (s == NULL) return NULL;
+  s->name = name;
   s->base.vt = &si_vtable;
   s->db = db;
   s->cfg = *cfg;
