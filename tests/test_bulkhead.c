@@ -931,7 +931,7 @@ static void the_bulkhead_is_a_concurrency_limit(void **state) {
   assert_status(bw_limit_try_acquire(l, &q), BW_OK);
   assert_status(bw_limit_try_acquire(l, &r), BW_E_FULL);
   assert_u64_eq(bw_limit_in_flight(l), 2);
-  assert_status(bw_limit_release(l, &p, (bw_limit_outcome_t)3), BW_E_INVAL);
+  assert_status(bw_limit_release(l, &p, (bw_limit_outcome_t)4), BW_E_INVAL);
   assert_u64_eq(bw_limit_in_flight(l), 2); /* refused: nothing released */
   assert_status(bw_limit_release(l, &p, BW_LIMIT_SUCCESS), BW_OK);
   bw_clock_manual_advance(e->clock, 1000 * MS);

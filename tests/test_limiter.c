@@ -70,6 +70,9 @@ static void config(env_t *e, bw_limiter_config_t *cfg,
   cfg->clock = e->clock;
   cfg->on_change = on_change;
   cfg->userdata = &e->changes;
+  /* The algorithms' own rules, without the guards (their tests set them). */
+  cfg->probe_headroom = 0;
+  cfg->overload_memory_ms = 0;
 }
 
 static bw_limiter_t *make(env_t *e, const bw_limiter_config_t *cfg) {
@@ -130,6 +133,9 @@ static void defaults(void **state) {
   assert_u64_eq(cfg.max_limit, 200);
   assert_dbl_eq(cfg.backoff_ratio, 0.9, 0);
   assert_i64_eq(cfg.aimd_timeout_ms, 5000);
+  assert_dbl_eq(cfg.timeout_hold_ratio, 0.5, 0);
+  assert_dbl_eq(cfg.probe_headroom, 0.125, 0);
+  assert_i64_eq(cfg.overload_memory_ms, 60000);
   assert_dbl_eq(cfg.gradient2_tolerance, 1.5, 0);
   assert_dbl_eq(cfg.gradient2_smoothing, 0.2, 0);
   assert_u64_eq(cfg.gradient2_long_window, 600);
@@ -199,6 +205,14 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
        "change_interval_ms must be in 0..86400000, 0 for every change (got "
        "-1)"},
       {0, "wall_clock", "wall_clock must have a now_ns function"},
+      {0, "timeout_hold_ratio",
+       "timeout_hold_ratio must be in [0, 10], 0 for off (got -0.5)"},
+      {1, "timeout_hold_ratio",
+       "timeout_hold_ratio must be in [0, 10], 0 for off (got nan)"},
+      {2, "probe_headroom",
+       "probe_headroom must be in [0, 1], 0 for off (got 1.5)"},
+      {0, "overload_memory_ms",
+       "overload_memory_ms must be in 0..86400000, 0 for off (got -1)"},
   };
   static const bw_clock_t no_function = {NULL, NULL};
   (void)state;
@@ -275,6 +289,18 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
     case 21:
       cfg.wall_clock = &no_function;
       break;
+    case 22:
+      cfg.timeout_hold_ratio = -0.5;
+      break;
+    case 23:
+      cfg.timeout_hold_ratio = NAN;
+      break;
+    case 24:
+      cfg.probe_headroom = 1.5;
+      break;
+    case 25:
+      cfg.overload_memory_ms = -1;
+      break;
     }
     memset(&err, 0, sizeof(err));
     assert_status(bw_limiter_config_validate(&cfg, &err), BW_E_INVAL);
@@ -344,7 +370,7 @@ static void bad_releases_are_refused(void **state) {
   config(e, &cfg, BW_LIMITER_AIMD, 10);
   lim = make(e, &cfg);
   p = take(lim);
-  assert_status(bw_limiter_release(lim, &p, (bw_limit_outcome_t)3), BW_E_INVAL);
+  assert_status(bw_limiter_release(lim, &p, (bw_limit_outcome_t)4), BW_E_INVAL);
   assert_status(bw_limiter_release(NULL, &p, BW_LIMIT_SUCCESS), BW_E_INVAL);
   assert_status(bw_limiter_release(lim, NULL, BW_LIMIT_SUCCESS), BW_E_INVAL);
   assert_u64_eq(stats(lim).in_flight, 1); /* nothing released */
@@ -1016,9 +1042,195 @@ static void out_of_memory_fails_cleanly_at_every_allocation(void **state) {
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* ==== guards against overshoot (limiter.h) ============================== */
+
+/* A timed-out call keeps its slot for timeout_hold_ratio x its round trip:
+ * the dependency may still be working on it. The slot comes back exactly
+ * when the hold ends, freed by the next acquire. */
+static void a_timed_out_call_keeps_its_slot_for_half_its_round_trip(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t p, q, r;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.timeout_hold_ratio = 0.5;
+  lim = make(e, &cfg);
+  p = take(lim);
+  bw_clock_manual_advance(e->clock, 2000 * MS);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_TIMED_OUT), BW_OK);
+  bw_limiter_stats_t s = stats(lim);
+  assert_u64_eq(s.in_flight, 1); /* still counted: held */
+  assert_u64_eq(s.held, 1);
+  assert_u64_eq(s.timed_out, 1);
+  assert_u64_eq(s.drops, 1); /* and a drop for the algorithm */
+  assert_u64_eq(bw_limiter_limit(lim), 9);
+  bw_clock_manual_advance(e->clock, 999 * MS);
+  q = take(lim);
+  assert_u64_eq(stats(lim).in_flight, 2); /* 1 ms to go */
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  r = take(lim); /* frees the held slot first */
+  s = stats(lim);
+  assert_u64_eq(s.held, 0);
+  assert_u64_eq(s.in_flight, 2);
+  assert_status(bw_limiter_release(lim, &q, BW_LIMIT_IGNORED), BW_OK);
+  assert_status(bw_limiter_release(lim, &r, BW_LIMIT_IGNORED), BW_OK);
+  assert_u64_eq(stats(lim).in_flight, 0);
+
+  /* Ratio 0: the slot is freed at once, as a drop. */
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.timeout_hold_ratio = 0;
+  lim = make(e, &cfg);
+  p = take(lim);
+  bw_clock_manual_advance(e->clock, 2000 * MS);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_TIMED_OUT), BW_OK);
+  s = stats(lim);
+  assert_u64_eq(s.in_flight, 0);
+  assert_u64_eq(s.held, 0);
+  assert_u64_eq(s.timed_out, 1);
+  assert_string_equal(bw_limit_outcome_name(BW_LIMIT_TIMED_OUT), "timed_out");
+}
+
+/* Through the bw_limit_t interface: the limiter holds the slot; an object
+ * that does not know TIMED_OUT (a bulkhead) sees a DROPPED and frees it. */
+static void timed_out_through_the_interface(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t p;
+  config(e, &cfg, BW_LIMITER_GRADIENT2, 10);
+  bw_limit_t *l = bw_limiter_as_limit(make(e, &cfg));
+  assert_status(bw_limit_try_acquire(l, &p), BW_OK);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limit_release(l, &p, BW_LIMIT_TIMED_OUT), BW_OK);
+  assert_u64_eq(bw_limit_in_flight(l), 1);
+  bw_clock_manual_advance(e->clock, 50 * MS);
+  assert_status(bw_limit_try_acquire(l, &p), BW_OK); /* frees, then takes */
+  assert_u64_eq(bw_limit_in_flight(l), 1);
+  assert_status(bw_limit_release(l, &p, BW_LIMIT_SUCCESS), BW_OK);
+
+  bw_bulkhead_config_t bc;
+  bw_bulkhead_config_init(&bc);
+  bc.max_concurrent = 1;
+  bc.timeout_ms = 0;
+  bc.clock = e->clock;
+  bw_bulkhead_t *bh = bw_bulkhead_new(&bc, NULL);
+  assert_non_null(bh);
+  bw_limit_t *b = bw_bulkhead_as_limit(bh);
+  assert_status(bw_limit_try_acquire(b, &p), BW_OK);
+  assert_status(bw_limit_release(b, &p, BW_LIMIT_TIMED_OUT), BW_OK);
+  assert_u64_eq(bw_limit_in_flight(b), 0);
+  assert_status(bw_limit_release(b, &p, (bw_limit_outcome_t)4), BW_E_INVAL);
+  bw_bulkhead_free(bh);
+}
+
+/* probe_headroom: growth stops max(4, headroom x proven) above the highest
+ * in-flight count a success proved. */
+static void growth_stops_just_above_the_proven_level(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t ps[64];
+  config(e, &cfg, BW_LIMITER_AIMD, 40);
+  cfg.probe_headroom = 0.125;
+  lim = make(e, &cfg);
+  /* 40 in flight, all succeed: proven 40, so growth stops at 40 + 5. */
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(lim);
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  /* Slow start adds one per success, but only while the limit is below
+   * the cap of the level proven so far: the successes at 37..40 in flight
+   * (caps 41..45) add one each. */
+  bw_limiter_stats_t s = stats(lim);
+  assert_u64_eq(s.proven, 40);
+  assert_u64_eq(s.limit, 44);
+  /* One more success at 40 in flight reaches the cap, 40 + 5; the next one
+   * proves nothing new and adds nothing. */
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(lim);
+  assert_status(bw_limiter_release(lim, &ps[39], BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(bw_limiter_limit(lim), 45);
+  assert_status(bw_limiter_release(lim, &ps[38], BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(bw_limiter_limit(lim), 45);
+  for (int i = 0; i < 38; i++)
+    assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+  /* Small levels: the headroom is at least 4. */
+  config(e, &cfg, BW_LIMITER_AIMD, 2);
+  cfg.probe_headroom = 0.125;
+  lim = make(e, &cfg);
+  for (int round = 0; round < 3; round++) {
+    uint32_t n = bw_limiter_limit(lim);
+    for (uint32_t i = 0; i < n; i++)
+      ps[i] = take(lim);
+    for (uint32_t i = 0; i < n; i++)
+      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  }
+  s = stats(lim);
+  assert_u64_eq(s.limit, s.proven + 4);
+}
+
+/* overload_memory_ms: a drop at in-flight n near the limit stops growth
+ * below n until the memory runs out; a drop far below the limit is not
+ * about load and caps nothing. */
+static void a_drop_near_the_limit_caps_growth_for_the_memory(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t ps[64];
+  config(e, &cfg, BW_LIMITER_AIMD, 20);
+  cfg.overload_memory_ms = 1000;
+  lim = make(e, &cfg);
+  for (int i = 0; i < 20; i++)
+    ps[i] = take(lim);
+  /* The 20th (in flight 20 of a limit of 20) is dropped: 20 is too many. */
+  assert_status(bw_limiter_release(lim, &ps[19], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(stats(lim).disproven, 20);
+  assert_u64_eq(bw_limiter_limit(lim), 18);
+  for (int i = 0; i < 19; i++)
+    assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+  /* Saturated successes would grow it by one each (congestion avoidance,
+   * +1 per `limit` successes); the cap holds it at 19. */
+  for (int round = 0; round < 4; round++) {
+    uint32_t n = bw_limiter_limit(lim);
+    for (uint32_t i = 0; i < n; i++)
+      ps[i] = take(lim);
+    for (uint32_t i = 0; i < n; i++)
+      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(bw_limiter_limit(lim), 19);
+  /* The memory runs out: the next growth step goes past 19. (Successes
+   * admitted below half the limit are app-limited and count nothing, so a
+   * step takes about two rounds here.) */
+  bw_clock_manual_advance(e->clock, 1000 * MS);
+  for (int round = 0; round < 4 && bw_limiter_limit(lim) == 19; round++) {
+    uint32_t n = bw_limiter_limit(lim);
+    for (uint32_t i = 0; i < n; i++)
+      ps[i] = take(lim);
+    for (uint32_t i = 0; i < n; i++)
+      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(bw_limiter_limit(lim), 20);
+  assert_u64_eq(stats(lim).disproven, 0);
+
+  /* A drop at 5 in flight of a limit of 20: not near the limit. */
+  config(e, &cfg, BW_LIMITER_AIMD, 20);
+  cfg.overload_memory_ms = 1000;
+  lim = make(e, &cfg);
+  for (int i = 0; i < 5; i++)
+    ps[i] = take(lim);
+  assert_status(bw_limiter_release(lim, &ps[4], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(stats(lim).disproven, 0);
+  for (int i = 0; i < 4; i++)
+    assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults),
+      T(a_timed_out_call_keeps_its_slot_for_half_its_round_trip),
+      T(timed_out_through_the_interface),
+      T(growth_stops_just_above_the_proven_level),
+      T(a_drop_near_the_limit_caps_growth_for_the_memory),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
       cmocka_unit_test(only_the_chosen_algorithms_fields_are_checked),
       T(admits_up_to_the_limit_and_records_in_flight),

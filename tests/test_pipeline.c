@@ -647,6 +647,53 @@ static void test_config_errors_name_the_strategy(void **state) {
   assert_status(bw_pipeline_begin(NULL, NULL, 0), BW_E_INVAL);
 }
 
+/* An attempt that timed out reaches the limits as TIMED_OUT: an adaptive
+ * limiter keeps its slot a while (the dependency may still be at it). */
+static void test_a_timed_out_attempt_reaches_the_limit_as_timed_out(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t lc;
+  bw_limiter_config_init(&lc);
+  lc.initial_limit = 10;
+  lc.clock = e->clock;
+  bw_limiter_t *lim = bw_limiter_new(&lc, NULL);
+  assert_non_null(lim);
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  advance_ms(e, 2000);
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms);
+  RESUME(&c, BW_STEP_ATTEMPT);
+  advance_ms(e, 2000);
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
+  assert_int_equal(c.last_verdict, BW_VERDICT_TRANSIENT);
+  bw_limiter_stats_t s;
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.timed_out, 1); /* the limit was entered once, outside */
+  assert_u64_eq(s.held, 1);
+  assert_u64_eq(s.in_flight, 1);
+  /* A report_timeout when no attempt is out is refused. */
+  assert_status(bw_pipeline_report_timeout(&c, now(e)), BW_E_INVAL);
+  /* A plain transient report is a DROPPED: nothing held. */
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms);
+  RESUME(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.timed_out, 1);
+  assert_u64_eq(s.held, 1);
+  bw_pipeline_free(e->pl);
+  e->pl = NULL;
+  bw_limiter_free(lim);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -665,6 +712,7 @@ int main(void) {
       T(test_idempotency_key_allows_non_idempotent_retry),
       T(test_cancel_leaves_everything_and_stats_conserve),
       T(test_execute_runs_to_the_end),
+      T(test_a_timed_out_attempt_reaches_the_limit_as_timed_out),
       T(test_config_errors_name_the_strategy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

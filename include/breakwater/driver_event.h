@@ -134,6 +134,10 @@ BW_EXTERN int bw_ev_call_start(bw_ev_t *drv, const bw_pipeline_t *pl,
  * progress (already reported, aborted), a bad verdict or hint. */
 BW_EXTERN int bw_ev_call_report(bw_ev_call_t *call, bw_verdict_t v,
                                 int64_t retry_after_ms);
+/* The attempt got no answer within its time: as bw_ev_call_report with
+ * TRANSIENT and no hint, and the pipeline's limits learn it timed out
+ * (bw_pipeline_report_timeout). Same errors as bw_ev_call_report. */
+BW_EXTERN int bw_ev_call_report_timeout(bw_ev_call_t *call);
 
 /* Cancels a call now: aborts its attempt (if any), bw_pipeline_cancel, and
  * runs its done callback with cancelled = true before returning (false

@@ -26,20 +26,27 @@
 extern "C" {
 #endif
 
-/* How an admitted call ended, as a concurrency limit sees it. The values
- * equal bw_outcome_t's (SUCCESS 0, FAILURE 1, IGNORED 2), so an outcome can be
- * cast when "failure" means "the dependency shed or timed out the call".
+/* How an admitted call ended, as a concurrency limit sees it. The first
+ * three values equal bw_outcome_t's (SUCCESS 0, FAILURE 1, IGNORED 2), so an
+ * outcome can be cast when "failure" means "the dependency shed or timed out
+ * the call".
  * - SUCCESS: completed; its round-trip time (permit start to release on the
  *   object's clock) is a sample for adaptive limiters.
  * - DROPPED: shed, timed out or refused downstream: a congestion signal.
- * - IGNORED: neither (a 4xx, a cancelled call): frees the slot, no sample. */
+ * - IGNORED: neither (a 4xx, a cancelled call): frees the slot, no sample.
+ * - TIMED_OUT: the caller stopped waiting (no answer within its timeout): a
+ *   drop, and the dependency may still be working on the call. An adaptive
+ *   limiter keeps the slot a while longer (bw_limiter_config_t's
+ *   timeout_hold_ratio); objects that do not tell the two apart see
+ *   DROPPED. */
 typedef enum bw_limit_outcome_e {
   BW_LIMIT_SUCCESS = 0,
   BW_LIMIT_DROPPED = 1,
-  BW_LIMIT_IGNORED = 2
+  BW_LIMIT_IGNORED = 2,
+  BW_LIMIT_TIMED_OUT = 3
 } bw_limit_outcome_t;
 
-/* "success", "dropped", "ignored" or "unknown". */
+/* "success", "dropped", "ignored", "timed_out" or "unknown". */
 BW_EXTERN const char *bw_limit_outcome_name(bw_limit_outcome_t o);
 
 typedef struct bw_limit_s bw_limit_t;
@@ -53,7 +60,13 @@ typedef struct bw_limit_vtable_s {
   uint32_t (*in_flight)(const bw_limit_t *l);
   const char *(*name)(const bw_limit_t *l);
   void (*free)(bw_limit_t *l);
+  /* BW_LIMIT_VT_* bits; 0 (a table that predates them) is fine. */
+  uint32_t flags;
 } bw_limit_vtable_t;
+
+/* release understands BW_LIMIT_TIMED_OUT; without it, bw_limit_release
+ * passes such a release as BW_LIMIT_DROPPED. */
+#define BW_LIMIT_VT_TIMED_OUT 1u
 
 /* The head of every object that implements the interface. */
 struct bw_limit_s {
@@ -67,7 +80,8 @@ struct bw_limit_s {
  * BW_E_INVAL for NULL arguments. */
 BW_EXTERN int bw_limit_try_acquire(bw_limit_t *l, bw_permit_t *p);
 
-/* Gives the slot back with the call's outcome. BW_OK; BW_E_TIMEOUT from a
+/* Gives the slot back with the call's outcome (TIMED_OUT reaches objects
+ * that do not know it as DROPPED). BW_OK; BW_E_TIMEOUT from a
  * bulkhead when the call ran past its execution deadline (the slot is freed
  * and the timeout counted all the same); BW_E_INVAL for NULL arguments, an
  * unknown outcome or a release with nothing in flight (nothing counted). */

@@ -141,6 +141,21 @@ typedef struct bw_limiter_config_s {
   bw_sink_t *sink;
   /* Event timestamps; default NULL: bw_clock_realtime(). */
   const bw_clock_t *wall_clock;
+  /* Guards against overshoot (every algorithm; docs/limiter.md, "Guards
+   * against overshoot"). They stop growth, never cut the limit:
+   * - A call released BW_LIMIT_TIMED_OUT keeps its slot (counted in
+   *   in_flight) for timeout_hold_ratio x its round trip: the dependency
+   *   may still be working on it. Default 0.5; 0 = free it at once;
+   *   [0, 10].
+   * - Growth stops max(4, probe_headroom x proven) above the highest
+   *   in-flight count (at acquire, permit.reserved) of a call that
+   *   succeeded. Default 0.125; 0 = off; [0, 1].
+   * - A drop of a call admitted at in-flight n >= 90 % of the limit then
+   *   stops growth below n for overload_memory_ms (renewed by each such
+   *   drop). Default 60000; 0 = off; 0..86400000. */
+  double timeout_hold_ratio;
+  double probe_headroom;
+  int64_t overload_memory_ms;
 } bw_limiter_config_t;
 
 typedef struct bw_limiter_s bw_limiter_t;
@@ -149,7 +164,7 @@ typedef struct bw_limiter_stats_s {
   bw_limiter_algorithm_t algorithm;
   uint32_t limit;     /* the whole-number limit in force */
   double estimate;    /* the algorithm's fractional estimate */
-  uint32_t in_flight; /* admitted and not yet released */
+  uint32_t in_flight; /* admitted and not yet released, plus held slots */
   uint64_t admitted;  /* admitted + rejected = try_acquire calls */
   uint64_t rejected;
   uint64_t successes; /* successes + drops + ignored = releases */
@@ -159,6 +174,13 @@ typedef struct bw_limiter_stats_s {
   int64_t last_rtt_ns;    /* the latest success's RTT; 0 before any */
   int64_t min_rtt_ns;     /* VEGAS: the no-load RTT; 0 before any */
   int64_t long_rtt_ns;    /* GRADIENT2: the long-term average; 0 before any */
+  uint64_t timed_out;     /* releases with BW_LIMIT_TIMED_OUT (also drops) */
+  uint32_t held;          /* slots held now for timed-out calls (in
+                             in_flight too) */
+  uint64_t held_overflow; /* timed-out slots freed at once: the hold table
+                             (min(max_limit, 65536)) was full */
+  uint32_t proven;        /* the highest in-flight count a success proved */
+  uint32_t disproven;     /* growth stops below this now; 0 = no cap */
 } bw_limiter_stats_t;
 
 /* Fills the documented defaults. */

@@ -37,7 +37,8 @@
  *   attempt counts.
  * - limit (bulkhead or adaptive limiter, limit.h): SUCCESS on OK (its
  *   round-trip time is a sample), DROPPED on TRANSIENT or NOT_SENT (a
- *   congestion signal), IGNORED otherwise.
+ *   congestion signal) — TIMED_OUT when the attempt was reported with
+ *   bw_pipeline_report_timeout — IGNORED otherwise.
  * - rate limit: takes one token when entered; nothing to give back.
  * A refusal by any strategy (breaker open, limit full after its wait, rate
  * limited after its wait) ends the call with that strategy's failure kind.
@@ -220,6 +221,7 @@ typedef struct bw_pipeline_call_s {
   uint8_t reject;  /* the bw_failure_t of a strategy's refusal */
   bool attempted;  /* an attempt was made (last_verdict is its verdict) */
   bool waiting;    /* an admission wait is running (wait_until_ns is set) */
+  bool timed_out;  /* the last attempt got no answer in time */
   int64_t wait_until_ns; /* the admission wait's end */
   int64_t poll_ms;       /* the admission wait's next poll interval */
   bw_permit_t permits[BW_PIPELINE_MAX_STRATEGIES];
@@ -244,6 +246,13 @@ BW_EXTERN int bw_pipeline_begin_at(const bw_pipeline_t *pl,
  * report, or for a bad verdict or hint. */
 BW_EXTERN int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
                                  int64_t retry_after_ms, int64_t now_ns);
+/* After ATTEMPT, when the attempt got no answer within attempt_timeout_ms:
+ * the same as bw_pipeline_report with BW_VERDICT_TRANSIENT and no hint, and
+ * the limits the attempt passed through are left with BW_LIMIT_TIMED_OUT
+ * (the dependency may still be working on it: an adaptive limiter keeps the
+ * slot a while, limiter.h). Returns the next step, or BW_E_INVAL as
+ * bw_pipeline_report. */
+BW_EXTERN int bw_pipeline_report_timeout(bw_pipeline_call_t *c, int64_t now_ns);
 /* After WAIT: the wait is over. Returns the next step; BW_E_INVAL when the
  * call is not waiting. */
 BW_EXTERN int bw_pipeline_resume(bw_pipeline_call_t *c, int64_t now_ns);

@@ -398,9 +398,9 @@ BW_EXTERN int bw_sim_results_format(const bw_sim_results_t *r, char *buf,
  * admission gate: try_acquire before every attempt; a refused attempt is
  * not sent, waits backoff_ms and asks again (counted in `refused`). An
  * admitted attempt is released with SUCCESS on a 200 (its RTT is the
- * answer's latency), DROPPED on a 429 or a timeout (the client stops
- * waiting after timeout_ms and releases; the partner keeps the request in
- * flight until its latency ends). New attempts start until duration_ms;
+ * answer's latency), DROPPED on a 429, TIMED_OUT on a timeout (the client
+ * stops waiting after timeout_ms and releases; the partner keeps the request
+ * in flight until its latency ends). New attempts start until duration_ms;
  * then the run drains (every permit is released, every partner request
  * done) and the counters cover the whole run.
  *

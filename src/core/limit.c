@@ -12,6 +12,8 @@ const char *bw_limit_outcome_name(bw_limit_outcome_t o) {
     return "dropped";
   case BW_LIMIT_IGNORED:
     return "ignored";
+  case BW_LIMIT_TIMED_OUT:
+    return "timed_out";
   default:
     return "unknown";
   }
@@ -25,7 +27,9 @@ int bw_limit_try_acquire(bw_limit_t *l, bw_permit_t *p) {
 int bw_limit_release(bw_limit_t *l, const bw_permit_t *p,
                      bw_limit_outcome_t outcome) {
   if (l == NULL || l->vt == NULL || p == NULL) return BW_E_INVAL;
-  if ((unsigned)outcome > (unsigned)BW_LIMIT_IGNORED) return BW_E_INVAL;
+  if ((unsigned)outcome > (unsigned)BW_LIMIT_TIMED_OUT) return BW_E_INVAL;
+  if (outcome == BW_LIMIT_TIMED_OUT && !(l->vt->flags & BW_LIMIT_VT_TIMED_OUT))
+    outcome = BW_LIMIT_DROPPED;
   return l->vt->release(l, p, outcome);
 }
 

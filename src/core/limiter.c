@@ -65,6 +65,21 @@ struct bw_limiter_s {
   _Atomic bool slow_start;
   _Atomic uint32_t acks;
 
+  /* Overload guards (docs/limiter.md, "Guards against overshoot"). */
+  double hold_ratio;          /* a TIMED_OUT slot is held ratio x its RTT */
+  double headroom;            /* growth stops headroom above the proven level */
+  int64_t memory_ns;          /* a drop near the limit caps it for this long */
+  _Atomic uint32_t proven;    /* highest in-flight count a success proved */
+  _Atomic uint32_t disproven; /* lowest count a drop disproved; MAX = none */
+  _Atomic int64_t disproven_until_ns;
+  /* Slots held for timed-out calls: a min-heap of expiry times. */
+  BW__PAIR_ALIGNED pthread_mutex_t hlock;
+  int64_t *held;
+  uint32_t nheld, held_cap;
+  _Atomic int64_t held_next_ns; /* the earliest expiry; INT64_MAX = none */
+  _Atomic uint64_t timed_out;
+  _Atomic uint64_t held_overflow;
+
   /* GRADIENT2 / VEGAS state, under lock. */
   BW__PAIR_ALIGNED pthread_mutex_t lock;
   double est;
@@ -107,6 +122,9 @@ void bw_limiter_config_init(bw_limiter_config_t *cfg) {
   cfg->max_limit = 200;
   cfg->backoff_ratio = 0.9;
   cfg->aimd_timeout_ms = 5000;
+  cfg->timeout_hold_ratio = 0.5;
+  cfg->probe_headroom = 0.125;
+  cfg->overload_memory_ms = 60000;
   cfg->gradient2_tolerance = 1.5;
   cfg->gradient2_smoothing = 0.2;
   cfg->gradient2_long_window = 600;
@@ -201,6 +219,22 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
                          "vegas_probe_multiplier must be in 0..1000, 0 for "
                          "never (got %u)",
                          c->vegas_probe_multiplier);
+  if (!(c->timeout_hold_ratio >= 0.0 && c->timeout_hold_ratio <= 10.0))
+    return bw__error_set(err, BW_E_INVAL, "timeout_hold_ratio",
+                         "timeout_hold_ratio must be in [0, 10], 0 for off "
+                         "(got %g)",
+                         c->timeout_hold_ratio);
+  if (!(c->probe_headroom >= 0.0 && c->probe_headroom <= 1.0))
+    return bw__error_set(err, BW_E_INVAL, "probe_headroom",
+                         "probe_headroom must be in [0, 1], 0 for off (got "
+                         "%g)",
+                         c->probe_headroom);
+  if (c->overload_memory_ms < 0 || c->overload_memory_ms > BW__LIM_MAX_MS)
+    return bw__error_set(err, BW_E_INVAL, "overload_memory_ms",
+                         "overload_memory_ms must be in 0..%lld, 0 for off "
+                         "(got %lld)",
+                         (long long)BW__LIM_MAX_MS,
+                         (long long)c->overload_memory_ms);
   if (c->change_interval_ms < 0 || c->change_interval_ms > BW__LIM_MAX_MS)
     return bw__error_set(err, BW_E_INVAL, "change_interval_ms",
                          "change_interval_ms must be in 0..%lld, 0 for every "
@@ -247,7 +281,8 @@ static void bw__lim_if_free(bw_limit_t *l) {
 #define BW__LIM_VTABLE(kind)                                            \
   {                                                                     \
     kind, bw__lim_if_try_acquire, bw__lim_if_release, bw__lim_if_limit, \
-        bw__lim_if_in_flight, bw__lim_if_name, bw__lim_if_free          \
+        bw__lim_if_in_flight, bw__lim_if_name, bw__lim_if_free,         \
+        BW_LIMIT_VT_TIMED_OUT                                           \
   }
 static const bw_limit_vtable_t bw__lim_vtables[3] = {
     BW__LIM_VTABLE("aimd"), BW__LIM_VTABLE("gradient2"),
@@ -267,7 +302,26 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
     bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
     return NULL;
   }
+  lim->held_cap = cfg->max_limit < 65536u ? cfg->max_limit : 65536u;
+  lim->held = cfg->timeout_hold_ratio > 0.0
+                  ? bw__calloc(lim->held_cap, sizeof(*lim->held))
+                  : NULL;
+  if (cfg->timeout_hold_ratio > 0.0 && lim->held == NULL) {
+    bw__free(lim->name);
+    bw__free_aligned(lim);
+    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
+    return NULL;
+  }
   if (pthread_mutex_init(&lim->lock, NULL) != 0) {
+    bw__free(lim->held);
+    bw__free(lim->name);
+    bw__free_aligned(lim);
+    bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
+    return NULL;
+  }
+  if (pthread_mutex_init(&lim->hlock, NULL) != 0) {
+    pthread_mutex_destroy(&lim->lock);
+    bw__free(lim->held);
     bw__free(lim->name);
     bw__free_aligned(lim);
     bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
@@ -303,6 +357,15 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->generation, 0);
   atomic_init(&lim->slow_start, true);
   atomic_init(&lim->acks, 0);
+  lim->hold_ratio = cfg->timeout_hold_ratio;
+  lim->headroom = cfg->probe_headroom;
+  lim->memory_ns = cfg->overload_memory_ms * BW_NS_PER_MS;
+  atomic_init(&lim->proven, 0);
+  atomic_init(&lim->disproven, UINT32_MAX);
+  atomic_init(&lim->disproven_until_ns, INT64_MIN);
+  atomic_init(&lim->held_next_ns, INT64_MAX);
+  atomic_init(&lim->timed_out, 0);
+  atomic_init(&lim->held_overflow, 0);
   bw__error_clear(err);
   return lim;
 }
@@ -310,6 +373,8 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
 void bw_limiter_free(bw_limiter_t *lim) {
   if (lim == NULL) return;
   pthread_mutex_destroy(&lim->lock);
+  pthread_mutex_destroy(&lim->hlock);
+  bw__free(lim->held);
   bw__free(lim->name);
   bw__free_aligned(lim);
 }
@@ -326,10 +391,80 @@ uint32_t bw_limiter_limit(const bw_limiter_t *lim) {
   return lim == NULL ? 0 : BW__LOAD(lim->limit);
 }
 
+/* ---- held slots ------------------------------------------------------------
+ * A caller that timed out released its permit, but the dependency may still
+ * be working on the call (seed 004's partner keeps an abandoned request in
+ * flight for its whole latency). Freeing the slot at once lets the limiter
+ * admit more than the dependency holds: the "zombie" feedback loop of
+ * docs/internals/limiter-settling.md. So a TIMED_OUT slot stays counted in
+ * in_flight for hold_ratio x the call's RTT; a min-heap under hlock keeps
+ * the expiries, and acquire frees the expired ones (one atomic load when
+ * none is held). */
+
+static void bw__heap_push(int64_t *h, uint32_t *n, int64_t v) {
+  uint32_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+
+static void bw__heap_pop(int64_t *h, uint32_t *n) {
+  uint32_t i = 0, m = --(*n);
+  int64_t v = h[m];
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= m) break;
+    if (c + 1 < m && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = v;
+}
+
+/* Frees the held slots whose time has come. */
+static void bw__held_expire(bw_limiter_t *lim, int64_t now) {
+  uint32_t freed = 0;
+  pthread_mutex_lock(&lim->hlock);
+  while (lim->nheld > 0 && lim->held[0] <= now) {
+    bw__heap_pop(lim->held, &lim->nheld);
+    freed++;
+  }
+  atomic_store_explicit(&lim->held_next_ns,
+                        lim->nheld > 0 ? lim->held[0] : INT64_MAX,
+                        memory_order_release);
+  pthread_mutex_unlock(&lim->hlock);
+  if (freed > 0)
+    atomic_fetch_sub_explicit(&lim->in_flight, freed, memory_order_acq_rel);
+}
+
+/* Keeps a timed-out call's slot until `until`. False when the heap is full
+ * (the slot is then freed as usual, and counted in held_overflow). */
+static bool bw__held_keep(bw_limiter_t *lim, int64_t until) {
+  bool kept = false;
+  pthread_mutex_lock(&lim->hlock);
+  if (lim->nheld < lim->held_cap) {
+    bw__heap_push(lim->held, &lim->nheld, until);
+    atomic_store_explicit(&lim->held_next_ns, lim->held[0],
+                          memory_order_release);
+    kept = true;
+  }
+  pthread_mutex_unlock(&lim->hlock);
+  return kept;
+}
+
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   uint32_t cur, lim_now;
   unsigned s;
+  int64_t next_held;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
+  next_held = atomic_load_explicit(&lim->held_next_ns, memory_order_acquire);
+  if (BW__UNLIKELY(next_held != INT64_MAX)) {
+    int64_t now = bw_clock_now(lim->clock);
+    if (now >= next_held) bw__held_expire(lim, now);
+  }
   s = bw__stripe();
   cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
   for (;;) {
@@ -429,8 +564,77 @@ static bool bw__lim_new_congestion(bw_limiter_t *lim, const bw_permit_t *p) {
       &lim->generation, &g, g + 1u, memory_order_acq_rel, memory_order_relaxed);
 }
 
+/* ---- guards against overshoot ----------------------------------------------
+ * Every algorithm below grows the limit on successes and the dependency's
+ * overload signal may come late (seed 004's partner answers slowly, then
+ * 429, 0.8-2.5 s after the limit passed its capacity). Two guards, for all
+ * algorithms, stop growth (they never cut the limit):
+ * - proven: a success admitted at in-flight n proves the dependency served
+ *   n at once; growth stops max(4, headroom x proven) above the highest such
+ *   n, so the limit climbs no faster than evidence arrives;
+ * - disproven: a drop admitted at in-flight n, near the limit then (n >= 90 %
+ *   of it), shows n was too many; growth stops below n for memory_ns (each
+ *   such drop renews it), so the limit does not probe the same wall again
+ *   and again. */
+
+static void bw__guard_success(bw_limiter_t *lim, uint32_t inflight) {
+  uint32_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
+  if (inflight >= UINT32_MAX / 2) return; /* a permit without a count */
+  while (inflight > pv && !atomic_compare_exchange_weak_explicit(
+                              &lim->proven, &pv, inflight, memory_order_relaxed,
+                              memory_order_relaxed)) {
+  }
+}
+
+static void bw__guard_drop(bw_limiter_t *lim, const bw_permit_t *p,
+                           uint32_t inflight, int64_t now) {
+  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu), dv;
+  if (lim->memory_ns == 0 || inflight >= UINT32_MAX / 2) return;
+  if (then == 0) then = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+  if ((uint64_t)inflight * 10 < (uint64_t)then * 9) return; /* far below */
+  dv = atomic_load_explicit(&lim->disproven, memory_order_relaxed);
+  while (inflight < dv && !atomic_compare_exchange_weak_explicit(
+                              &lim->disproven, &dv, inflight,
+                              memory_order_relaxed, memory_order_relaxed)) {
+  }
+  atomic_store_explicit(&lim->disproven_until_ns, now + lim->memory_ns,
+                        memory_order_relaxed);
+}
+
+/* After a decrease to `next`: a level above it is no longer proven. */
+static void bw__guard_decreased(bw_limiter_t *lim, uint32_t next) {
+  uint32_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
+  while (pv > next && !atomic_compare_exchange_weak_explicit(
+                          &lim->proven, &pv, next, memory_order_relaxed,
+                          memory_order_relaxed)) {
+  }
+}
+
+/* The highest limit growth may reach at `now`, never below `cur`. */
+static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
+  uint64_t cap = lim->max;
+  if (lim->headroom > 0.0) {
+    uint64_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
+    uint64_t head = (uint64_t)((double)pv * lim->headroom);
+    if (pv + (head < 4 ? 4 : head) < cap) cap = pv + (head < 4 ? 4 : head);
+  }
+  if (lim->memory_ns > 0) {
+    uint32_t dv = atomic_load_explicit(&lim->disproven, memory_order_relaxed);
+    if (dv != UINT32_MAX) {
+      if (now >=
+          atomic_load_explicit(&lim->disproven_until_ns, memory_order_relaxed))
+        atomic_compare_exchange_strong_explicit(
+            &lim->disproven, &dv, UINT32_MAX, memory_order_relaxed,
+            memory_order_relaxed);
+      else if ((uint64_t)dv - 1 < cap)
+        cap = dv > 0 ? (uint64_t)dv - 1 : 0;
+    }
+  }
+  return cap < cur ? cur : (uint32_t)cap;
+}
+
 static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
-                     bool drop) {
+                     bool drop, int64_t now) {
   uint32_t cur = atomic_load_explicit(&lim->limit, memory_order_relaxed);
   uint32_t next;
   if (drop) {
@@ -456,11 +660,12 @@ static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
       next = bw__backoff(then != 0 && then < cur ? then : cur, lim->backoff);
       if (next < lim->min) next = lim->min;
     } else {
-      next = cur < lim->max ? cur + 1 : lim->max;
+      next = cur < bw__growth_cap(lim, cur, now) ? cur + 1 : cur;
     }
     if (next == cur) return;
   } while (!atomic_compare_exchange_weak_explicit(
       &lim->limit, &cur, next, memory_order_relaxed, memory_order_relaxed));
+  if (drop) bw__guard_decreased(lim, next);
   bw__lim_changed(lim, cur, next);
 }
 
@@ -545,25 +750,41 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
   uint32_t cur, inflight;
   int64_t now = 0, rtt = 0;
-  bool drop;
+  bool drop, hold = false;
   unsigned s;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
-  if ((unsigned)outcome > (unsigned)BW_LIMIT_IGNORED) return BW_E_INVAL;
+  if ((unsigned)outcome > (unsigned)BW_LIMIT_TIMED_OUT) return BW_E_INVAL;
+  if (outcome != BW_LIMIT_IGNORED) {
+    now = bw_clock_now(lim->clock);
+    rtt = now - p->start_ns;
+  }
+  if (outcome == BW_LIMIT_TIMED_OUT) {
+    atomic_fetch_add_explicit(&lim->timed_out, 1, memory_order_relaxed);
+    hold = lim->hold_ratio > 0.0 && rtt > 0;
+  }
   cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
-  do {
+  if (hold) {
+    /* The slot stays counted until the hold ends (bw__held_keep). */
     if (cur == 0) return BW_E_INVAL;
-  } while (!atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur,
-                                                  cur - 1, memory_order_acq_rel,
-                                                  memory_order_relaxed));
+    if (!bw__held_keep(lim, now + (int64_t)((double)rtt * lim->hold_ratio))) {
+      atomic_fetch_add_explicit(&lim->held_overflow, 1, memory_order_relaxed);
+      hold = false;
+    }
+  }
+  if (!hold) {
+    do {
+      if (cur == 0) return BW_E_INVAL;
+    } while (!atomic_compare_exchange_weak_explicit(
+        &lim->in_flight, &cur, cur - 1, memory_order_acq_rel,
+        memory_order_relaxed));
+  }
   s = bw__stripe();
   if (outcome == BW_LIMIT_IGNORED) {
     bw__bump(&lim->stripes[s].ignored, s);
     return BW_OK;
   }
-  drop = outcome == BW_LIMIT_DROPPED;
+  drop = outcome != BW_LIMIT_SUCCESS;
   if (!drop) {
-    now = bw_clock_now(lim->clock);
-    rtt = now - p->start_ns;
     if (rtt < 0) {
       bw__bump(&lim->stripes[s].ignored, s);
       return BW_E_INVAL;
@@ -580,8 +801,12 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   /* The in-flight count at acquire (this call included); a permit filled
    * elsewhere may carry 0: count it as saturated rather than idle. */
   inflight = p->reserved != 0 ? p->reserved : UINT32_MAX / 2;
+  if (drop)
+    bw__guard_drop(lim, p, inflight, now);
+  else
+    bw__guard_success(lim, inflight);
   if (lim->alg == BW_LIMITER_AIMD) {
-    bw__aimd(lim, p, inflight, drop);
+    bw__aimd(lim, p, inflight, drop, now);
   } else {
     uint32_t old, next;
     pthread_mutex_lock(&lim->lock);
@@ -590,10 +815,21 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                    : bw__vegas(lim, p, rtt, inflight, drop);
     next = (uint32_t)floor(lim->est);
     if (next < lim->min) next = lim->min;
+    old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+    if (next > old) {
+      uint32_t cap = bw__growth_cap(lim, old, now);
+      if (next > cap) {
+        /* Hold the estimate at the cap too, or it would run ahead and
+         * land all at once when the guard lifts. */
+        next = cap;
+        lim->est = (double)cap;
+      }
+    } else if (next < old && drop) {
+      bw__guard_decreased(lim, next);
+    }
     /* Only this lock's holder writes `limit` for these algorithms, so a
      * plain load and a store when it moved replace an exchange: no locked
      * instruction, and the line stays shared while the limit holds. */
-    old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
     if (old != next) {
       atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
       bw__lim_changed(lim, old, next);
@@ -630,4 +866,14 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
   out->last_rtt_ns = BW__LOAD(lim->last_rtt_ns);
   out->min_rtt_ns = BW__LOAD(lim->min_rtt_ns);
   out->long_rtt_ns = BW__LOAD(lim->long_rtt_ns);
+  out->timed_out = BW__LOAD(lim->timed_out);
+  out->held_overflow = BW__LOAD(lim->held_overflow);
+  pthread_mutex_lock((pthread_mutex_t *)&lim->hlock);
+  out->held = lim->nheld;
+  pthread_mutex_unlock((pthread_mutex_t *)&lim->hlock);
+  out->proven = BW__LOAD(lim->proven);
+  {
+    uint32_t dv = BW__LOAD(lim->disproven);
+    out->disproven = dv == UINT32_MAX ? 0 : dv;
+  }
 }

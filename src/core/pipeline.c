@@ -276,7 +276,9 @@ static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
       (void)bw_breaker_release((bw_breaker_t *)s->object, &c->permits[i], o);
     else if (s->kind == BW_STRATEGY_LIMIT)
       (void)bw_limit_release((bw_limit_t *)s->object, &c->permits[i],
-                             (bw_limit_outcome_t)o);
+                             o == BW_FAILURE && c->timed_out
+                                 ? BW_LIMIT_TIMED_OUT
+                                 : (bw_limit_outcome_t)o);
   }
 }
 
@@ -447,6 +449,7 @@ int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
   c->waiting = false;
   c->wait_until_ns = 0;
   c->poll_ms = 0;
+  c->timed_out = false;
   c->deadline = outer;
   if (pl->deadline_ms >= 0)
     c->deadline =
@@ -461,12 +464,9 @@ int bw_pipeline_begin(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
   return bw_pipeline_begin_at(pl, c, bw_deadline_current(), now_ns);
 }
 
-int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
-                       int64_t retry_after_ms, int64_t now_ns) {
-  if (c == NULL || c->pl == NULL || c->phase != PH_ATTEMPT ||
-      (unsigned)v > BW_VERDICT_REJECTED ||
-      retry_after_ms < BW_RETRY_AFTER_NEVER)
-    return BW_E_INVAL;
+/* An attempt's end, checked by the callers (c->timed_out set by them). */
+static int bw__report(bw_pipeline_call_t *c, bw_verdict_t v,
+                      int64_t retry_after_ms, int64_t now_ns) {
   const bw_pipeline_t *pl = c->pl;
   c->attempted = true;
   c->last_verdict = v;
@@ -487,6 +487,22 @@ int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
   c->phase = PH_WAIT;
   if (delay > 0) return BW_STEP_WAIT;
   return run(c, now_ns);
+}
+
+int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
+                       int64_t retry_after_ms, int64_t now_ns) {
+  if (c == NULL || c->pl == NULL || c->phase != PH_ATTEMPT ||
+      (unsigned)v > BW_VERDICT_REJECTED ||
+      retry_after_ms < BW_RETRY_AFTER_NEVER)
+    return BW_E_INVAL;
+  c->timed_out = false;
+  return bw__report(c, v, retry_after_ms, now_ns);
+}
+
+int bw_pipeline_report_timeout(bw_pipeline_call_t *c, int64_t now_ns) {
+  if (c == NULL || c->pl == NULL || c->phase != PH_ATTEMPT) return BW_E_INVAL;
+  c->timed_out = true; /* leave() hands the limits TIMED_OUT */
+  return bw__report(c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, now_ns);
 }
 
 int bw_pipeline_resume(bw_pipeline_call_t *c, int64_t now_ns) {

@@ -401,7 +401,10 @@ static void bw__req_finished(bw__req_t *r, CURLcode code) {
   else if (r->transport == BW_TRANSPORT_NONE && r->has_ra &&
            bw_http_has_retry_hint(r->status))
     r->hint = r->ra_ms;
-  bw_ev_call_report(r->call, v, r->hint);
+  if (r->transport == BW_TRANSPORT_TIMEOUT)
+    bw_ev_call_report_timeout(r->call);
+  else
+    bw_ev_call_report(r->call, v, r->hint);
 }
 
 static void bw__on_reap(evutil_socket_t fd, short kind, void *arg) {

@@ -37,6 +37,7 @@ struct bw_ev_call_s {
   int state;
   bw_verdict_t rep_v;
   int64_t rep_hint;
+  bool rep_timed_out; /* reported with bw_ev_call_report_timeout */
   int64_t begin_ns, end_ns;
   uint32_t attempts, timeouts;
   int64_t waited_ms;
@@ -175,12 +176,13 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
     c->state = 0; /* a report from inside abort is refused */
     if (c->ops.abort != NULL) c->ops.abort(c->ud, c);
     now = bw_clock_now(c->drv->clock);
-    bw__ev_run(c, bw_pipeline_report(&c->pc, BW_VERDICT_TRANSIENT,
-                                     BW_RETRY_AFTER_NONE, now));
+    bw__ev_run(c, bw_pipeline_report_timeout(&c->pc, now));
     return;
   case BW__EV_REPORTED:
     now = bw_clock_now(c->drv->clock);
-    bw__ev_run(c, bw_pipeline_report(&c->pc, c->rep_v, c->rep_hint, now));
+    bw__ev_run(c, c->rep_timed_out
+                      ? bw_pipeline_report_timeout(&c->pc, now)
+                      : bw_pipeline_report(&c->pc, c->rep_v, c->rep_hint, now));
     return;
   case BW__EV_WAIT:
     now = bw_clock_now(c->drv->clock);
@@ -236,8 +238,15 @@ int bw_ev_call_report(bw_ev_call_t *c, bw_verdict_t v, int64_t retry_after_ms) {
   c->state = BW__EV_REPORTED;
   c->rep_v = v;
   c->rep_hint = retry_after_ms;
+  c->rep_timed_out = false;
   bw__ev_defer(c); /* also disarms the attempt timeout */
   return BW_OK;
+}
+
+int bw_ev_call_report_timeout(bw_ev_call_t *c) {
+  int rc = bw_ev_call_report(c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE);
+  if (rc == BW_OK) c->rep_timed_out = true;
+  return rc;
 }
 
 void bw_ev_call_cancel(bw_ev_call_t *c) {

@@ -132,7 +132,7 @@ static void gate_answer(bw_sim_t *sim, void *user) {
 static void gate_timeout(bw_sim_t *sim, void *user) {
   gate_client_t *c = user;
   c->g->r.timeouts++;
-  gate_release(c, BW_LIMIT_DROPPED);
+  gate_release(c, BW_LIMIT_TIMED_OUT);
   gate_ask(sim, c);
 }
 

@@ -75,16 +75,15 @@ static bw_sim_decision_t pl_after(void *data, bw_sim_call_t *call,
                                   int64_t now_ns) {
   pstate_t *st = call->state;
   (void)data;
-  bw_verdict_t v;
-  int64_t hint = BW_RETRY_AFTER_NONE;
   if (call->timed_out) {
-    v = BW_VERDICT_TRANSIENT;
+    st->step = bw_pipeline_report_timeout(&st->call, now_ns);
   } else {
-    v = bw_http_classify(call->status, BW_TRANSPORT_NONE);
+    int64_t hint = BW_RETRY_AFTER_NONE;
+    bw_verdict_t v = bw_http_classify(call->status, BW_TRANSPORT_NONE);
     if (call->retry_after_ms >= 0 && bw_http_has_retry_hint(call->status))
       hint = call->retry_after_ms;
+    st->step = bw_pipeline_report(&st->call, v, hint, now_ns);
   }
-  st->step = bw_pipeline_report(&st->call, v, hint, now_ns);
   bw_sim_decision_t d = decide(st);
   /* After an attempt the client reads GO as "ask again now": the pipeline
    * has already entered the next attempt's strategies, so `before` answers

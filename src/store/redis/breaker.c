@@ -724,9 +724,10 @@ static void bw__rb_if_free(bw_limit_t *l) {
   bw_redis_breaker_free((bw_redis_breaker_t *)l);
 }
 static const bw_limit_vtable_t bw__rb_vtable = {
-    "redis_breaker", bw__rb_if_try_acquire, bw__rb_if_release,
-    bw__rb_if_limit, bw__rb_if_in_flight,   bw__rb_if_name,
-    bw__rb_if_free};
+    "redis_breaker",     bw__rb_if_try_acquire,
+    bw__rb_if_release,   bw__rb_if_limit,
+    bw__rb_if_in_flight, bw__rb_if_name,
+    bw__rb_if_free,      0};
 
 bw_limit_t *bw_redis_breaker_as_limit(bw_redis_breaker_t *b) {
   return b == NULL ? NULL : &b->iface;
