@@ -7,6 +7,8 @@
  * runs on a manual clock that starts at BWT_T0_NS (a whole number of
  * seconds, so buckets of any whole number of ms dividing 1000 s start
  * exactly there) and asserts exact values. */
+#include <pthread.h>
+
 #include "bw_test.h"
 #include "oom.h"
 
@@ -625,6 +627,21 @@ static void the_floor_lets_low_traffic_retry(void **state) {
   assert_int_equal(asks(b, 10), 3);
 }
 
+/* The floor is strict, retries * 1000 < min_retries_per_sec * window_ms,
+ * at whole and fractional boundaries, and at the largest floor. */
+static void the_floor_is_strict_on_its_boundaries(void **state) {
+  env_t *e = *state;
+  bw_budget_t *b = ratio(e, 0, 0.3, 10000); /* exactly 3: 3 * 1000 < 3000 no */
+  assert_int_equal(asks(b, 10), 3);
+  b = ratio(e, 0, 0.301, 10000); /* 3.01: the 4th is 3 * 1000 < 3010 */
+  assert_int_equal(asks(b, 10), 4);
+  b = ratio(e, 0, 0.001, 10); /* 0.00001 retries: the first still allowed */
+  assert_int_equal(asks(b, 10), 1);
+  b = ratio(e, 0, 1e9, 86400000); /* 8.64e13 a window: never reached */
+  assert_int_equal(asks(b, 1000), 1000);
+  assert_u64_eq(stats(b).window_retries, 1000);
+}
+
 static void zero_percent_and_no_floor_deny_every_retry(void **state) {
   env_t *e = *state;
   bw_budget_t *b = ratio(e, 0, 0, 10000);
@@ -743,6 +760,74 @@ static void a_quiet_spell_of_2_pow_32_buckets_does_not_alias(void **state) {
 
 /* ==== misuse and resources ================================================ */
 
+/* Another thread's counts (in its own stripe) are in every thread's window,
+ * even after that thread has exited and its stripe went back to the pool. */
+typedef struct other_thread_s {
+  bw_budget_t *b;
+  int allowed;
+} other_thread_t;
+
+static void *count_elsewhere(void *arg) {
+  other_thread_t *o = arg;
+  requests(o->b, 10);
+  o->allowed = asks(o->b, 5); /* 20% of 10: 2 of the 5 */
+  return NULL;
+}
+
+static void other_threads_counts_are_in_every_threads_window(void **state) {
+  env_t *e = *state;
+  bw_budget_t *b = ratio(e, 20, 0, 10000);
+  other_thread_t o = {b, -1};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, count_elsewhere, &o), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(o.allowed, 2);
+  assert_u64_eq(stats(b).window_requests, 10);
+  assert_u64_eq(stats(b).window_retries, 2);
+  assert_int_equal(asks(b, 3), 0); /* its 2 retries fill 20% of 10 */
+  requests(b, 5);                  /* here: 15 requests, room for 3 */
+  assert_int_equal(asks(b, 3), 1);
+  assert_u64_eq(stats(b).window_requests, 15);
+  assert_u64_eq(stats(b).window_retries, 3);
+  /* They leave the window together with this thread's. */
+  bw_clock_manual_advance(e->clock, 10 * SEC);
+  assert_u64_eq(stats(b).window_requests, 0);
+  assert_u64_eq(stats(b).window_retries, 0);
+}
+
+/* A clock that starts at 0 puts the first events in bucket 0, the index a
+ * fresh stripe's words start at: they count all the same. */
+static void a_clock_at_zero_counts_the_first_bucket(void **state) {
+  env_t *e = *state;
+  bw_budget_config_t cfg;
+  bw_clock_t *zero = bw_clock_manual_new(0);
+  bw_budget_t *b;
+  assert_non_null(zero);
+  bw_budget_config_init(&cfg);
+  cfg.kind = BW_BUDGET_RATIO;
+  cfg.budget_percent = 100;
+  cfg.min_retries_per_sec = 0;
+  cfg.window_ms = 1000;
+  cfg.clock = zero;
+  b = MAKE(e, &cfg);               /* freed by teardown */
+  assert_int_equal(asks(b, 1), 0); /* nothing to retry against yet */
+  requests(b, 2);
+  assert_u64_eq(stats(b).window_requests, 2);
+  assert_int_equal(asks(b, 5), 2);
+  assert_u64_eq(stats(b).window_retries, 2);
+  bw_clock_manual_set(zero, 999 * MS); /* still the window's */
+  assert_int_equal(asks(b, 1), 0);
+  assert_u64_eq(stats(b).window_requests, 2);
+  bw_clock_manual_set(zero, 1000 * MS); /* bucket 0 left */
+  assert_u64_eq(stats(b).window_requests, 0);
+  assert_u64_eq(stats(b).window_retries, 0);
+  requests(b, 1);
+  assert_int_equal(asks(b, 2), 1);
+  bw_budget_free(b);
+  e->b = NULL;
+  bw_clock_free(zero);
+}
+
 static void a_null_budget_is_harmless(void **state) {
   bw_budget_stats_t s;
   (void)state;
@@ -853,6 +938,7 @@ int main(void) {
       T(a_token_bucket_counts_everything_and_has_no_window),
       T(under_total_failure_retries_stay_within_the_budget_share),
       T(the_floor_lets_low_traffic_retry),
+      T(the_floor_is_strict_on_its_boundaries),
       T(zero_percent_and_no_floor_deny_every_retry),
       T(one_hundred_percent_allows_one_retry_per_request),
       T(requests_stop_counting_exactly_at_the_bucket_boundary),
@@ -861,6 +947,8 @@ int main(void) {
       T(a_window_of_10_ms_slides_by_the_millisecond),
       T(a_quiet_spell_of_2_pow_32_buckets_does_not_alias),
       T(the_verbs_allocate_nothing),
+      T(other_threads_counts_are_in_every_threads_window),
+      T(a_clock_at_zero_counts_the_first_bucket),
 #undef T
       cmocka_unit_test(a_null_budget_is_harmless),
       cmocka_unit_test(creation_survives_every_allocation_failure),

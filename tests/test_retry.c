@@ -682,7 +682,10 @@ static void seed004_decorrelated_delays_stay_under_the_cap(void **state) {
 
 /* The decorrelated formula, step by step, from the same generator state:
  * t = (n-1) + U, f = 2^t tanh(sqrt(4t)), delay = (f - f_prev) / 1.4 * base,
- * rounded to the nearest ms and capped; the state carries f uncapped. */
+ * rounded to the nearest ms and capped; the state carries f uncapped. The
+ * library evaluates f without libm's exp2 and tanh (src/core/retry.c,
+ * bw__dj_f): the delays in ms are libm's exactly, the state f is libm's to
+ * within 2^-49 relative (a few units in the last place). */
 static void decorrelated_follows_pollys_formula_exactly(void **state) {
   bw_retry_config_t c;
   bw_retry_policy_t *p;
@@ -702,7 +705,7 @@ static void decorrelated_follows_pollys_formula_exactly(void **state) {
     int64_t want = v >= 30000.0 ? 30000 : (int64_t)floor(v + 0.5);
     mine = f;
     assert_i64_eq(bw_retry_delay_ms(p, n, &g, &prev), want);
-    assert_dbl_eq(prev, mine, 0);
+    assert_dbl_eq(prev, mine, mine * 0x1p-49);
   }
   /* NULL state: a fresh one (as for the first retry). */
   h = g;
@@ -718,6 +721,54 @@ static void decorrelated_follows_pollys_formula_exactly(void **state) {
   assert_i64_eq(bw_retry_delay_ms(p, 2001, &g, &prev), 30000);
   assert_i64_eq(bw_retry_delay_ms(p, UINT32_MAX, &g, &prev), 30000);
   bw_retry_policy_free(p);
+}
+
+/* The fast evaluation of f against libm's, over 10^6 draws of retries 1 to
+ * 24 (t in [0, 24): every range of bw__dj_f, libm below t = 1/16, the
+ * pieces in sqrt(t) up to 1, the polynomial pieces up to 16 and the
+ * table-driven exponentials above) on three bases: every delay in ms is
+ * identical to the reference chain's (which carries libm's f from retry to
+ * retry), and every state f is within 2^-49 relative of libm's. The draws
+ * are seeded: the run is the same every time. */
+static void decorrelated_fast_path_matches_libm_to_the_ms(void **state) {
+  static const int64_t bases[] = {1, 200, 1000};
+  bw_retry_config_t c;
+  bw_retry_policy_t *p[3];
+  bw_rand_t g, h;
+  double prev = 0, ref = 0, worst = 0;
+  long i, mismatches = 0, capped = 0;
+  (void)state;
+  for (int b = 0; b < 3; b++) {
+    assert_status(bw_retry_config_preset(&c, "seed004"), BW_OK);
+    c.base_ms = bases[b];
+    c.max_ms = INT64_C(100000000000); /* above 2^24 / 1.4 * 1000 ms */
+    p[b] = policy(&c);
+  }
+  bw_rand_seed(&g, 987654321);
+  h = g;
+  for (i = 0; i < 1000000; i++) {
+    uint32_t n = (uint32_t)(i % 24) + 1;
+    const bw_retry_policy_t *q = p[(i / 24) % 3];
+    int64_t base = bases[(i / 24) % 3];
+    double t, f, v;
+    int64_t want, got;
+    if (n == 1) prev = ref = 0; /* a new logical call */
+    t = (double)(n - 1) + bw_rand_double(&h);
+    f = exp2(t) * tanh(sqrt(4.0 * t));
+    v = (f - ref) * (1.0 / 1.4) * (double)base;
+    want = v >= 1e11 ? INT64_C(100000000000) : (int64_t)floor(v + 0.5);
+    ref = f;
+    got = bw_retry_delay_ms(q, n, &g, &prev);
+    if (got != want) mismatches++;
+    if (want == INT64_C(100000000000)) capped++;
+    if (fabs(prev - f) > worst * f) worst = fabs(prev - f) / f;
+  }
+  assert_int_equal(mismatches, 0);
+  assert_true(capped == 0); /* every delay was on the curve */
+  assert_true(worst <= 0x1p-49);
+  assert_true(worst > 0); /* it is not libm: the comparison compared */
+  for (int b = 0; b < 3; b++)
+    bw_retry_policy_free(p[b]);
 }
 
 /* ==== the backoff curve ====================================================
@@ -1601,6 +1652,62 @@ static void without_a_sink_nothing_is_emitted_and_decisions_match(
 /* ==== seeds and streams =====================================================
  */
 
+/* The iterator draws from its own SplitMix64 stream (not the bw_rand_t of
+ * bw_retry_delay_ms): 10^5 iterators of one seeded policy, one retry each,
+ * at the 4th retry (curve 800 ms) for full and equal jitter, and with 1000
+ * ms of additive jitter. Every delay lies in its range; the mean and each of
+ * 10 equal bins are within 5 standard errors of the uniform law's; both
+ * ends of the range are drawn. */
+static void iterator_jitter_is_uniform_over_its_range(void **state) {
+  static const struct {
+    bw_jitter_t j;
+    int64_t lo, hi;
+  } kinds[] = {{BW_JITTER_FULL, 0, 800},
+               {BW_JITTER_EQUAL, 400, 800},
+               {BW_JITTER_ADDITIVE, 800, 1800}};
+  enum { ITERS = 100000, BINS = 10 };
+  (void)state;
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    bw_retry_config_t c;
+    bw_retry_policy_t *p;
+    long bins[BINS] = {0};
+    double sum = 0, width = (double)(kinds[k].hi - kinds[k].lo + 1);
+    double mean, sd, se_bin, want_bin = (double)ITERS / BINS;
+    bool low = false, high = false;
+    bw_retry_config_init(&c);
+    c.base_ms = 100;
+    c.max_ms = 100000;
+    c.max_attempts = 5;
+    c.jitter = kinds[k].j;
+    c.jitter_ms = 1000;
+    c.seed = 77 + k;
+    p = policy(&c);
+    for (long i = 0; i < ITERS; i++) {
+      bw_retry_t r;
+      int64_t d = 0;
+      bw_retry_begin(&r, p, T0);
+      for (int a = 0; a < 4; a++)
+        assert_int_equal(bw_retry_next(&r, BW_VERDICT_TRANSIENT,
+                                       BW_RETRY_AFTER_NONE, T0, &d),
+                         BW_RETRY);
+      assert_in_range(d, kinds[k].lo, kinds[k].hi);
+      low |= d == kinds[k].lo;
+      high |= d == kinds[k].hi;
+      sum += (double)d;
+      bins[(long)((double)(d - kinds[k].lo) * BINS / width)]++;
+    }
+    mean = sum / ITERS;
+    sd = sqrt((width * width - 1) / 12.0); /* discrete uniform */
+    assert_dbl_eq(mean, (double)(kinds[k].lo + kinds[k].hi) / 2.0,
+                  5 * sd / sqrt((double)ITERS));
+    se_bin = sqrt(want_bin * (1.0 - 1.0 / BINS));
+    for (int b = 0; b < BINS; b++) /* bins differ by at most 1 value */
+      assert_dbl_eq((double)bins[b], want_bin, 5 * se_bin + want_bin / 80);
+    assert_true(low && high);
+    bw_retry_policy_free(p);
+  }
+}
+
 static void seeded_iterators_differ_yet_the_program_is_reproducible(
     void **state) {
   bw_retry_config_t c;
@@ -2164,6 +2271,8 @@ int main(void) {
       T(seed000_circuit_open_and_business_errors_are_not_retried),
       T(seed004_decorrelated_delays_stay_under_the_cap),
       T(decorrelated_follows_pollys_formula_exactly),
+      T(decorrelated_fast_path_matches_libm_to_the_ms),
+      T(iterator_jitter_is_uniform_over_its_range),
       T(curves_are_exact_and_clamped_to_min_and_max),
       T(far_retries_saturate_at_max_ms_without_overflow),
       T(delay_ms_refuses_bad_arguments),

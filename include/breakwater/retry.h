@@ -211,7 +211,7 @@ typedef struct bw_retry_s {
   int64_t start_ns;
   int64_t deadline_ns; /* BW_DEADLINE_NONE_NS if none */
   double dj_prev;      /* decorrelated jitter's state */
-  bw_rand_t rng;
+  bw_rand_t rng;       /* the iterator's random stream (layout private) */
   bool has_key;
   char idempotency_key[37];
 } bw_retry_t;

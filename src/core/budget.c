@@ -14,6 +14,7 @@
  * - Counters (requests, outcomes, decisions) live in per-thread stripes. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -56,13 +57,15 @@ typedef struct bw__bstripe_s {
 struct bw_budget_s {
   /* Read-only after creation. */
   bw_budget_kind_t kind;
-  int64_t max_milli;   /* token bucket: capacity in thousandths */
-  int64_t ratio_milli; /* token bucket: refill per success in thousandths */
-  double percent;      /* ratio: budget_percent */
-  double floor_x1000;  /* ratio: min_retries_per_sec * window_ms, i.e. the
-                          floor on retries per window times 1000 */
-  int64_t bucket_ns;   /* ratio: window_ms / 10 in ns */
+  int64_t max_milli;      /* token bucket: capacity in thousandths */
+  int64_t ratio_milli;    /* token bucket: refill per success in thousandths */
+  double percent;         /* ratio: budget_percent */
+  uint64_t floor_retries; /* ratio: fewer retries than this in the window
+                             are within the floor, i.e. retries * 1000 <
+                             min_retries_per_sec * window_ms */
+  int64_t bucket_ns;      /* ratio: window_ms / 10 in ns */
   const bw_clock_t *clock;
+  bool coarse; /* clock is bw_clock_monotonic_coarse(): read it inline */
   char *name;
   _Atomic uint64_t *win; /* ratio: BW__STRIPES * BW__WIN_STRIDE words */
 
@@ -107,6 +110,22 @@ static bool bw__to_milli(double x, int64_t *out) {
   if (!(fabs(m - r) <= 1e-6)) return false;
   *out = (int64_t)r;
   return true;
+}
+
+/* The least whole r with r * 1000 >= f (f = min_retries_per_sec * window_ms,
+ * the floor times 1000), so that "retries * 1000 < f" is "retries < r" with
+ * one integer comparison. f is at most 1e9 * 86400000 < 2^57; from 2^53
+ * on, every count a window can hold (below 2^43) is within the floor. */
+static uint64_t bw__floor_retries(double f) {
+  uint64_t r;
+  if (!(f > 0.0)) return 0;
+  if (f >= 0x1p53) return UINT64_MAX;
+  r = (uint64_t)(f / 1000.0); /* f / 1000 < 2^44: exact products below */
+  while (r > 0 && (double)(r - 1) * 1000.0 >= f)
+    r--;
+  while ((double)r * 1000.0 < f)
+    r++;
+  return r;
 }
 
 static int bw__validate_bucket(const bw_budget_config_t *c, bw_error_t *err) {
@@ -189,11 +208,13 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
     atomic_init(&b->tokens, b->max_milli);
   } else {
     b->percent = cfg->budget_percent;
-    b->floor_x1000 = cfg->min_retries_per_sec * (double)cfg->window_ms;
+    b->floor_retries =
+        bw__floor_retries(cfg->min_retries_per_sec * (double)cfg->window_ms);
     b->bucket_ns = cfg->window_ms * (BW_NS_PER_MS / BW__BUCKETS);
     b->clock = cfg->clock               ? cfg->clock
                : cfg->window_ms >= 1000 ? bw_clock_monotonic_coarse()
                                         : bw_clock_monotonic();
+    b->coarse = b->clock == bw_clock_monotonic_coarse();
     b->win = bw__calloc_aligned((size_t)BW__STRIPES * BW__WIN_STRIDE *
                                 sizeof(uint64_t));
     if (b->win == NULL) goto nomem;
@@ -292,9 +313,45 @@ static void bw__stripe_scan(const _Atomic uint64_t *w, uint32_t epoch,
   }
 }
 
+typedef struct bw__sums_s {
+  uint64_t req, ret;
+} bw__sums_t;
+
+/* bw__stripe_scan over a whole window, the sums returned in registers. */
+__attribute__((always_inline)) static inline bw__sums_t bw__stripe_sums(
+    const _Atomic uint64_t *w, uint32_t epoch) {
+  bw__sums_t out = {0, 0};
+  for (unsigned j = 0; j < BW__BUCKETS; j++) {
+    uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
+    uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
+    if (epoch - (uint32_t)(a >> 32) < BW__BUCKETS) out.req += (uint32_t)a;
+    if (epoch - (uint32_t)(r >> 32) < BW__BUCKETS) out.ret += (uint32_t)r;
+  }
+  return out;
+}
+
 static inline uint32_t bw__slot(int64_t cur) {
-  int64_t m = cur % (int64_t)BW__BUCKETS;
+  int64_t m;
+  /* Unsigned division by a constant is a multiply and a shift; a clock
+   * before 0 (a manual one) takes the signed way. */
+  if (BW__LIKELY(cur >= 0)) return (uint32_t)((uint64_t)cur % BW__BUCKETS);
+  m = cur % (int64_t)BW__BUCKETS;
   return (uint32_t)(m < 0 ? m + (int64_t)BW__BUCKETS : m);
+}
+
+/* The budget's clock. The library's coarse clock, the default for windows
+ * of a second or more, is read here directly, the same reading as
+ * bw_clock_now gives, without the two indirect calls in between: on the
+ * ratio budget's hot paths they cost about a nanosecond. */
+static inline int64_t bw__now(const bw_budget_t *b) {
+#ifdef CLOCK_MONOTONIC_COARSE
+  if (BW__LIKELY(b->coarse)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * BW_NS_PER_S + ts.tv_nsec;
+  }
+#endif
+  return bw_clock_now(b->clock);
 }
 
 /* The bucket index of `now`. A division costs more than the rest of a
@@ -349,19 +406,19 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
   atomic_store_explicit(&w[BW__W_LAST], (uint64_t)cur, memory_order_release);
 }
 
-/* Counts a request (slot 0) or a retry (slot 1) in bucket `cur` of this
- * thread's stripe `w`. */
-static void bw__win_record(_Atomic uint64_t *w, int64_t cur, unsigned si,
-                           unsigned slot) {
+/* Counts a request (slot 0) or a retry (slot 1) in bucket `cur` (whose
+ * position in the ring is j = bw__slot(cur)) of this thread's stripe `w`. */
+static inline void bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
+                                  unsigned si, unsigned slot) {
   int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
   if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, last, si);
-  bw__win_bump(&w[BW__W_BUCKET + 2 * bw__slot(cur) + slot], (uint32_t)cur, si);
+  bw__win_bump(&w[BW__W_BUCKET + 2 * j + slot], (uint32_t)cur, si);
 }
 
-/* Requests and retries in the window that ends with bucket `cur`: that
- * bucket and the 9 before it. */
-static void bw__win_read(const bw_budget_t *b, int64_t cur, uint64_t *req,
-                         uint64_t *ret) {
+/* Requests and retries in the window that ends with bucket `cur` (ring
+ * position j = bw__slot(cur)): that bucket and the 9 before it. */
+__attribute__((always_inline)) static inline bw__sums_t bw__win_read(
+    const bw_budget_t *b, int64_t cur, uint32_t j) {
   uint32_t epoch = (uint32_t)cur;
   uint64_t tag = (uint64_t)cur & BW__TAG_MASK;
   unsigned used = bw__stripes_used();
@@ -379,7 +436,6 @@ static void bw__win_read(const bw_budget_t *b, int64_t cur, uint64_t *req,
       uint64_t pq = BW__LOAD(w[BW__W_PREV_REQ]);
       uint64_t pt = BW__LOAD(w[BW__W_PREV_RET]);
       if ((pq >> BW__TAG_SHIFT) == tag && (pt >> BW__TAG_SHIFT) == tag) {
-        uint32_t j = bw__slot(cur);
         uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
         uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
         rq += (pq & BW__SUM_MASK) +
@@ -389,20 +445,30 @@ static void bw__win_read(const bw_budget_t *b, int64_t cur, uint64_t *req,
         continue;
       }
     }
-    bw__stripe_scan(w, epoch, 0, &rq, &rt);
+    {
+      bw__sums_t sum = bw__stripe_sums(w, epoch);
+      rq += sum.req;
+      rt += sum.ret;
+    }
   }
-  *req = rq;
-  *ret = rt;
+  {
+    bw__sums_t out = {rq, rt};
+    return out;
+  }
 }
 
 /* retries < max(floor, percent% of requests), compared without dividing:
- * retries * 1000 < min_retries_per_sec * window_ms, or retries * 100 <
- * budget_percent * requests. Every product of whole numbers here is exact
- * in a double (they stay far below 2^53), so 1000 requests at 20% allow
- * exactly 200 retries, not 199 because 0.2 * 1000 rounded down. */
-static bool bw__ratio_allows(const bw_budget_t *b, uint64_t req, uint64_t ret) {
-  double r = (double)ret;
-  return r * 1000.0 < b->floor_x1000 || r * 100.0 < b->percent * (double)req;
+ * retries * 1000 < min_retries_per_sec * window_ms (as retries <
+ * floor_retries), or retries * 100 < budget_percent * requests. Every
+ * product of whole numbers here is exact in a double (they stay far below
+ * 2^53), so 1000 requests at 20% allow exactly 200 retries, not 199 because
+ * 0.2 * 1000 rounded down. */
+static inline bool bw__ratio_allows(const bw_budget_t *b, uint64_t req,
+                                    uint64_t ret) {
+  /* Through int64_t: sums of 32-bit counts over at most 80 stripes and 10
+   * buckets stay below 2^43, and a signed conversion is one instruction. */
+  return ret < b->floor_retries ||
+         (double)(int64_t)ret * 100.0 < b->percent * (double)(int64_t)req;
 }
 
 /* ---- the verbs
@@ -412,11 +478,18 @@ static bool bw__ratio_allows(const bw_budget_t *b, uint64_t req, uint64_t ret) {
 void bw_budget_on_request(bw_budget_t *b) {
   unsigned si;
   if (BW__UNLIKELY(b == NULL)) return;
-  si = bw__stripe();
-  bw__bump(&b->stripes[si].requests, si);
   if (b->kind == BW_BUDGET_RATIO) {
-    _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
-    bw__win_record(own, bw__bucket_of(b, own, bw_clock_now(b->clock)), si, 0);
+    int64_t now = bw__now(b); /* first: nothing else lives across it */
+    _Atomic uint64_t *own;
+    int64_t cur;
+    si = bw__stripe();
+    bw__bump(&b->stripes[si].requests, si);
+    own = b->win + (size_t)si * BW__WIN_STRIDE;
+    cur = bw__bucket_of(b, own, now);
+    bw__win_record(own, cur, bw__slot(cur), si, 0);
+  } else {
+    si = bw__stripe();
+    bw__bump(&b->stripes[si].requests, si);
   }
 }
 
@@ -436,30 +509,39 @@ void bw_budget_on_failure(bw_budget_t *b) {
   if (b->kind == BW_BUDGET_TOKEN_BUCKET) bw__tokens_add(b, -BW__MILLI);
 }
 
+/* The ratio budget's decision (bw_budget_try_retry): the clock is read
+ * first, so that nothing but b lives across the call. */
+static bool bw__ratio_try(bw_budget_t *b) {
+  /* One clock reading (one bucket) for the whole decision. The bound under
+   * races: between this thread's read of the window and its own count below,
+   * other threads may read the same count and be allowed too, so the
+   * retries in a window exceed the allowance by at most the number of
+   * threads inside try_retry at once (minus one). Reads never see more than
+   * was counted, so the allowance itself is never cut short. */
+  int64_t now = bw__now(b);
+  unsigned si = bw__stripe();
+  _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
+  int64_t cur = bw__bucket_of(b, own, now);
+  uint32_t j = bw__slot(cur);
+  bw__sums_t sum = bw__win_read(b, cur, j);
+  if (bw__ratio_allows(b, sum.req, sum.ret)) {
+    bw__win_record(own, cur, j, si, 1);
+    bw__bump(&b->stripes[si].allowed, si);
+    return true;
+  }
+  bw__bump(&b->stripes[si].denied, si);
+  return false;
+}
+
 bool bw_budget_try_retry(bw_budget_t *b) {
   unsigned si;
   bool ok;
   if (BW__UNLIKELY(b == NULL)) return false;
+  if (b->kind != BW_BUDGET_TOKEN_BUCKET) return bw__ratio_try(b);
   si = bw__stripe();
-  if (b->kind == BW_BUDGET_TOKEN_BUCKET) {
-    /* tokens > max / 2, in integers: for an odd max in thousandths this is
-     * the same as gRPC's tokens > max / 2 with integer division. */
-    ok = 2 * BW__LOAD(b->tokens) > b->max_milli;
-  } else {
-    /* One clock reading (one bucket) for the whole decision. The bound
-     * under races:
-     * between this thread's read of the window and its own count below,
-     * other threads may read the same count and be allowed too, so the
-     * retries in a window exceed the allowance by at most the number of
-     * threads inside try_retry at once (minus one). Reads never see more
-     * than was counted, so the allowance itself is never cut short. */
-    _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
-    int64_t cur = bw__bucket_of(b, own, bw_clock_now(b->clock));
-    uint64_t req, ret;
-    bw__win_read(b, cur, &req, &ret);
-    ok = bw__ratio_allows(b, req, ret);
-    if (ok) bw__win_record(own, cur, si, 1);
-  }
+  /* tokens > max / 2, in integers: for an odd max in thousandths this is
+   * the same as gRPC's tokens > max / 2 with integer division. */
+  ok = 2 * BW__LOAD(b->tokens) > b->max_milli;
   if (ok)
     bw__bump(&b->stripes[si].allowed, si);
   else
@@ -481,7 +563,10 @@ void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
   }
   if (b->kind == BW_BUDGET_TOKEN_BUCKET)
     out->tokens = (double)BW__LOAD(b->tokens) / BW__MILLI;
-  else
-    bw__win_read(b, bw__floor_div(bw_clock_now(b->clock), b->bucket_ns),
-                 &out->window_requests, &out->window_retries);
+  else {
+    int64_t cur = bw__floor_div(bw__now(b), b->bucket_ns);
+    bw__sums_t sum = bw__win_read(b, cur, bw__slot(cur));
+    out->window_requests = sum.req;
+    out->window_retries = sum.ret;
+  }
 }
