@@ -7,9 +7,8 @@
  *   build/bench/bench_pipeline [--n N] [--reps R] [--peers] [--quick]
  *
  * Single thread; the time per call includes the two clock reads a driver
- * makes (begin and report) on the coarse clock, as the strategies' own
- * clocks are: a bulkhead (precise clock by default: the limiter row shows
- * that cost) and a breaker on the coarse clock. */
+ * makes (begin and report) on the coarse clock, which the strategies here
+ * read too (a bulkhead without a timeout reads none). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
