@@ -158,34 +158,6 @@ static bw_limit_t *make(const row_t *r) {
   return l;
 }
 
-static void run_peers(double ours, int quick) {
-  char cmd[1024], line[512];
-  FILE *fp;
-  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only bulkhead%s",
-           BW_SOURCE_DIR, quick ? " --quick" : "");
-  fflush(stdout);
-  fp = popen(cmd, "r");
-  if (fp == NULL) {
-    fprintf(stderr, "bench_limit: cannot run %s\n", cmd);
-    return;
-  }
-  printf("\n## Peers: a bulkhead (10 slots, no queue) around a no-op\n\n");
-  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
-  printf(
-      "| breakwater (try_acquire + release, timeout 0, 1 thread) | %.1f | "
-      "1 |\n",
-      ours);
-  while (fgets(line, sizeof(line), fp) != NULL) {
-    char name[128];
-    double ns;
-    long long n;
-    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
-      printf("| %s bulkhead(10, 0).execute(noop) (n=%lld) | %.1f | %.0f |\n",
-             name, n, ns, ns / ours);
-  }
-  if (pclose(fp) != 0) fprintf(stderr, "bench_limit: peers script failed\n");
-}
-
 int main(int argc, char **argv) {
   double v[64], best1, best2, m1, m2, m3, best3, ours = 0;
   int peers = 0, quick = 0;
@@ -266,6 +238,10 @@ int main(int argc, char **argv) {
    * new thread's first call claims a counter stripe without allocating. */
   printf("allocations in breakwater during the timed loops: %llu\n", allocs);
   printf("refused acquires (limit 64, at most 2 in flight): %lld\n", refused);
-  if (peers) run_peers(ours, quick);
+  if (peers)
+    bench_run_peers(BW_SOURCE_DIR, "bulkhead",
+                    "a bulkhead (10 slots, no queue) around a no-op",
+                    "breakwater (try_acquire + release, timeout 0, 1 thread)",
+                    ours, quick);
   return 0;
 }

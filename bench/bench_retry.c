@@ -163,30 +163,6 @@ static bw_ratelimit_t *limiter(const bw_clock_t *clock) {
   return rl;
 }
 
-static void run_peers(double ours, int quick) {
-  char cmd[1024], line[512];
-  FILE *fp;
-  snprintf(cmd, sizeof(cmd), "bash '%s/bench/peers/run.sh' --only retry%s",
-           BW_SOURCE_DIR, quick ? " --quick" : "");
-  fflush(stdout);
-  fp = popen(cmd, "r");
-  if (fp == NULL) {
-    fprintf(stderr, "bench_retry: cannot run %s\n", cmd);
-    return;
-  }
-  printf("\n## Peers: a retry wrapper around a no-op that succeeds\n\n");
-  printf("| library | ns per call | ratio to breakwater |\n|---|---:|---:|\n");
-  printf("| breakwater (begin + next(OK), full jitter) | %.1f | 1 |\n", ours);
-  while (fgets(line, sizeof(line), fp) != NULL) {
-    char name[128];
-    double ns;
-    long long n;
-    if (sscanf(line, "peer\t%127s\t%lf\t%lld", name, &ns, &n) == 3)
-      printf("| %s (n=%lld) | %.1f | %.0f |\n", name, n, ns, ns / ours);
-  }
-  if (pclose(fp) != 0) fprintf(stderr, "bench_retry: peers script failed\n");
-}
-
 int main(int argc, char **argv) {
   int peers = 0, quick = 0;
   unsigned long long allocs = 0;
@@ -201,33 +177,9 @@ int main(int argc, char **argv) {
                {"equal", BW_JITTER_EQUAL},
                {"decorrelated", BW_JITTER_DECORRELATED},
                {"additive", BW_JITTER_ADDITIVE}};
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-      g_n = atoll(argv[++i]);
-      if (g_n < 1000) {
-        fprintf(stderr, "bench_retry: --n must be >= 1000\n");
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-      g_reps = atoi(argv[++i]);
-      if (g_reps < 1 || g_reps > 15) {
-        fprintf(stderr, "bench_retry: --reps must be in 1..15\n");
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--peers") == 0) {
-      peers = 1;
-    } else if (strcmp(argv[i], "--quick") == 0) {
-      quick = 1;
-      g_n = 2000000;
-      g_reps = 3;
-    } else {
-      fprintf(stderr,
-              "bench_retry: unknown flag '%s' (flags: --n N, --reps R, "
-              "--peers, --quick)\n",
-              argv[i]);
-      return 2;
-    }
-  }
+  int bad = bench_parse_flags(argc, argv, "bench_retry", &g_n, &g_reps, &peers,
+                              &quick);
+  if (bad != 0) return bad;
   bench_count_allocations();
   strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&tt));
   printf("# bench_retry  %s  breakwater %s  n=%lld reps=%d\n\n", date,
@@ -306,6 +258,9 @@ int main(int argc, char **argv) {
     bw_ratelimit_free(rl);
   }
   printf("\nallocations during the timed loops: %llu\n", allocs);
-  if (peers) run_peers(wrap_ns, quick);
+  if (peers)
+    bench_run_peers(
+        BW_SOURCE_DIR, "retry", "a retry wrapper around a no-op that succeeds",
+        "breakwater (begin + next(OK), full jitter)", wrap_ns, quick);
   return 0;
 }

@@ -23,43 +23,12 @@
 #include "breakwater/store_redis.h"
 #include "bw_test.h"
 #include "oom.h"
-#include "redis_fixture.h"
+#include "redis_test.h"
 #include "store_behaviour.h"
-
-static bwt_redis_t g_redis; /* the shared server of this program */
-
-static int group_setup(void **state) {
-  (void)state;
-  if (bwt_redis_start(&g_redis, NULL, false) != 0) {
-    fprintf(stderr, "test_store_redis: cannot start redis-server: %s\n",
-            g_redis.error);
-    return -1; /* cmocka fails every test of the group */
-  }
-  return 0;
-}
-
-static int group_teardown(void **state) {
-  (void)state;
-  bwt_redis_cleanup(&g_redis);
-  return 0;
-}
-
-static int setup(void **state) {
-  if (bwt_redis_flushall(&g_redis) != 0) return -1;
-  return bwt_setup(state);
-}
 
 static void rb_config(const bwt_env_t *e, bw_redis_breaker_config_t *cfg,
                       const bwt_redis_t *srv, const char *name) {
-  bw_redis_breaker_config_init(cfg);
-  cfg->breaker.name = name;
-  cfg->breaker.clock = e->clock;
-  cfg->breaker.wall_clock = e->wall;
-  cfg->breaker.sink = e->sink;
-  cfg->redis.port = srv->port;
-  if (srv->password[0] != '\0') cfg->redis.password = srv->password;
-  cfg->sync_thread = false;
-  cfg->use_redis_time = false;
+  bwt_redis_breaker_config(e, cfg, srv, name);
   cfg->seed = 42;
 }
 
@@ -1161,44 +1130,45 @@ static void test_out_of_memory_fails_cleanly(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unsupported_options_name_the_field,
-                                      setup, bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_wrong_password_is_a_clear_error,
-                                      setup, bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_unreachable_redis_starts_in_fallback,
-                                      setup, bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_counts_add_up_across_breakers, setup,
-                                      bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_probe_failure_reopens, setup,
-                                      bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_counts_add_up_across_breakers,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_probe_failure_reopens,
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_time_window_ratio_across_breakers,
-                                      setup, bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_limit_interface, setup,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_limit_interface, bwt_redis_setup,
                                       bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_pipeline_limit_step_refuses_when_shared_open, setup,
+          test_pipeline_limit_step_refuses_when_shared_open, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(test_kill_and_restart_conserves_counts,
-                                      setup, bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_hung_redis_lost_reply_is_not_double_counted, setup,
+          test_hung_redis_lost_reply_is_not_double_counted, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(test_forked_workers_share_one_breaker,
-                                      setup, bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_boundary_dlq_and_warning,
-                                      setup, bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_queue_guard_exact_under_concurrent_producers, setup,
+          test_queue_guard_exact_under_concurrent_producers, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_idempotency_one_new_among_concurrent_begins, setup,
+          test_idempotency_one_new_among_concurrent_begins, bwt_redis_setup,
           bwt_teardown),
       BWS_TABLE(&redis_backend),
       BWS_TEST(test_store_queue_warning_and_two_handles, &redis_backend),
-      cmocka_unit_test_setup_teardown(test_out_of_memory_fails_cleanly, setup,
-                                      bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_out_of_memory_fails_cleanly,
+                                      bwt_redis_setup, bwt_teardown),
   };
   /* Counting hooks (pass-through unless a test asks for a failure), before
    * any object exists. */
   oom_install();
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, bwt_redis_group_setup,
+                                bwt_redis_group_teardown);
 }

@@ -28,48 +28,18 @@
 #include "breakwater/store_redis.h"
 #include "bw_test.h"
 #include "oom.h"
-#include "redis_fixture.h"
+#include "redis_test.h"
 
 #ifdef BW_REDIS_ASYNC
 
-static bwt_redis_t g_redis;
-
-static int group_setup(void **state) {
-  (void)state;
-  if (bwt_redis_start(&g_redis, NULL, false) != 0) {
-    fprintf(stderr, "test_store_redis_async: cannot start redis-server: %s\n",
-            g_redis.error);
-    return -1; /* cmocka fails every test of the group */
-  }
-  return 0;
-}
-
-static int group_teardown(void **state) {
-  (void)state;
-  bwt_redis_cleanup(&g_redis);
-  return 0;
-}
-
-static int setup(void **state) {
-  if (bwt_redis_flushall(&g_redis) != 0) return -1;
-  return bwt_setup(state);
-}
-
 static void ra_config(const bwt_env_t *e, bw_redis_breaker_config_t *cfg,
                       const bwt_redis_t *srv, const char *name, uint64_t seed) {
-  bw_redis_breaker_config_init(cfg);
-  cfg->breaker.name = name;
-  cfg->breaker.clock = e->clock;
-  cfg->breaker.wall_clock = e->wall;
-  cfg->breaker.sink = e->sink;
+  bwt_redis_breaker_config(e, cfg, srv, name);
   cfg->breaker.failure_threshold = 5;
   cfg->breaker.break_ms = 60000;
-  cfg->redis.port = srv->port;
   cfg->redis.backoff_initial_ms = 10;
   cfg->redis.backoff_max_ms = 40;
   cfg->sync_interval_ms = 10;
-  cfg->sync_thread = false;
-  cfg->use_redis_time = false;
   cfg->seed = seed; /* the "process" identity derives from it */
 }
 
@@ -584,29 +554,31 @@ static void test_out_of_memory_fails_cleanly(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_bad_config_names_the_field, setup,
-                                      bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_config_names_the_field,
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_async_and_threaded_breakers_share_state, setup, bwt_teardown),
+          test_async_and_threaded_breakers_share_state, bwt_redis_setup,
+          bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_kill_and_restart_one_event_each_exact_totals, setup,
+          test_kill_and_restart_one_event_each_exact_totals, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(test_hung_redis_hits_the_reply_deadline,
-                                      setup, bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_auth_and_select_on_every_reconnect,
-                                      setup, bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_free_with_a_command_pending, setup,
-                                      bwt_teardown),
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_free_with_a_command_pending,
+                                      bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_unreachable_falls_back_and_frees_while_reconnecting, setup,
-          bwt_teardown),
-      cmocka_unit_test_setup_teardown(test_out_of_memory_fails_cleanly, setup,
-                                      bwt_teardown),
+          test_unreachable_falls_back_and_frees_while_reconnecting,
+          bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_out_of_memory_fails_cleanly,
+                                      bwt_redis_setup, bwt_teardown),
   };
   /* Counting hooks (pass-through unless a test asks for a failure), before
    * any object exists. */
   oom_install();
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, bwt_redis_group_setup,
+                                bwt_redis_group_teardown);
 }
 
 #else /* !BW_REDIS_ASYNC */
