@@ -22,10 +22,16 @@
  * The retry iterator (retry.h) drives a budget: it reports each request,
  * success and failure, and asks before each retry. A denied retry gives up
  * with reason "budget". Every function is thread-safe, lock-free and
- * allocation-free after bw_budget_new. Under contention the ratio budget may
- * admit up to one retry per thread racing inside try_retry beyond the
- * allowance (each reads the window, then counts its own retry); the token
- * bucket's tokens stay within [0, max_tokens] at every instant. */
+ * allocation-free after bw_budget_new. The token bucket's tokens stay within
+ * [0, max_tokens] at every instant. The ratio budget never grants more
+ * retries in a window than the allowance of the requests it has seen, under
+ * any contention: a granted retry is counted, then (after a full fence)
+ * checked against every thread's count and taken back if over. The price
+ * is on the other side: threads racing for the last places may all take
+ * theirs back, so a retry may be refused while the window is short of the
+ * allowance by at most the retries other threads are deciding at that
+ * instant (never more than the number of other threads inside try_retry);
+ * without contention the allowance is granted exactly. */
 #ifndef BREAKWATER_BUDGET_H
 #define BREAKWATER_BUDGET_H
 

@@ -10,7 +10,8 @@
  *   (bucket epoch << 32 | count) for requests and retries, like the
  *   breaker's time window. Writers touch only their own stripe; a retry
  *   decision sums the stripes handed out so far, each from a cached sum of
- *   its 9 frozen buckets plus its current one.
+ *   its 9 frozen buckets plus its current one. A grant is counted, fenced
+ *   and checked again (bw__ratio_try): never more than the allowance.
  * - Counters (requests, outcomes, decisions) live in per-thread stripes. */
 #include <math.h>
 #include <string.h>
@@ -274,27 +275,48 @@ static int64_t bw__floor_div(int64_t a, int64_t d) {
  * the word's (a thread that read the clock long ago) is dropped: its bucket
  * has been recycled for a newer one. Counts saturate at 2^32 - 1 per stripe
  * per bucket. */
-static void bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
+static bool bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
                          unsigned stripe) {
   uint64_t cur = BW__LOAD(*word);
   for (;;) {
     uint32_t e = (uint32_t)(cur >> 32);
     uint64_t next;
     if (e == epoch) {
-      if ((uint32_t)cur == UINT32_MAX) return;
+      if ((uint32_t)cur == UINT32_MAX) return false;
       next = cur + 1;
     } else if ((int32_t)(epoch - e) < 0) {
-      return;
+      return false;
     } else {
       next = ((uint64_t)epoch << 32) | 1u;
     }
     /* An exclusive stripe has one writer: a plain store is enough. */
     if (stripe < BW__EXCL_STRIPES) {
       atomic_store_explicit(word, next, memory_order_relaxed);
-      return;
+      return true;
     }
     if (atomic_compare_exchange_weak_explicit(
             word, &cur, next, memory_order_relaxed, memory_order_relaxed))
+      return true;
+  }
+}
+
+/* Takes back one count that bw__win_bump added to `word` in bucket `epoch`
+ * (a retry counted, then refused). The word still holds that bucket: only
+ * its stripe's writers move it, and they move it to this very bucket or
+ * later ones only after this thread's clock has (a shared stripe's peer
+ * with a newer bucket may have recycled it: then the count is gone
+ * already, and nothing is taken). */
+static void bw__win_unbump(_Atomic uint64_t *word, uint32_t epoch,
+                           unsigned stripe) {
+  uint64_t cur = BW__LOAD(*word);
+  for (;;) {
+    if ((uint32_t)(cur >> 32) != epoch || (uint32_t)cur == 0) return;
+    if (stripe < BW__EXCL_STRIPES) {
+      atomic_store_explicit(word, cur - 1, memory_order_relaxed);
+      return;
+    }
+    if (atomic_compare_exchange_weak_explicit(
+            word, &cur, cur - 1, memory_order_relaxed, memory_order_relaxed))
       return;
   }
 }
@@ -407,12 +429,13 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
 }
 
 /* Counts a request (slot 0) or a retry (slot 1) in bucket `cur` (whose
- * position in the ring is j = bw__slot(cur)) of this thread's stripe `w`. */
-static inline void bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
+ * position in the ring is j = bw__slot(cur)) of this thread's stripe `w`.
+ * False if the count was dropped (see bw__win_bump). */
+static inline bool bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
                                   unsigned si, unsigned slot) {
   int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
   if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, last, si);
-  bw__win_bump(&w[BW__W_BUCKET + 2 * j + slot], (uint32_t)cur, si);
+  return bw__win_bump(&w[BW__W_BUCKET + 2 * j + slot], (uint32_t)cur, si);
 }
 
 /* Requests and retries in the window that ends with bucket `cur` (ring
@@ -471,6 +494,32 @@ static inline bool bw__ratio_allows(const bw_budget_t *b, uint64_t req,
          (double)(int64_t)ret * 100.0 < b->percent * (double)(int64_t)req;
 }
 
+/* A seq_cst fence (x86-64: one locked instruction). GCC's ThreadSanitizer
+ * drops standalone fences (-Wtsan says so), which would take the bound away
+ * in the TSan runs: there, the same locked instruction is written out on
+ * x86-64 (TSan sees no memory access in it; every access here is atomic,
+ * so it has no race to miss), and elsewhere a seq_cst read-modify-write of
+ * a dummy word stands in. */
+#if defined(__SANITIZE_THREAD__)
+#define BW__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BW__TSAN 1
+#endif
+#endif
+#if defined(BW__TSAN) && !defined(__x86_64__)
+static _Atomic unsigned bw__fence_word;
+#endif
+static inline void bw__full_fence(void) {
+#if defined(BW__TSAN) && defined(__x86_64__)
+  __asm__ __volatile__("lock orq $0, (%%rsp)" ::: "memory", "cc");
+#elif defined(BW__TSAN)
+  atomic_fetch_add_explicit(&bw__fence_word, 0, memory_order_seq_cst);
+#else
+  atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
 /* ---- the verbs
  * ---------------------------------------------------------------
  */
@@ -510,24 +559,50 @@ void bw_budget_on_failure(bw_budget_t *b) {
 }
 
 /* The ratio budget's decision (bw_budget_try_retry): the clock is read
- * first, so that nothing but b lives across the call. */
+ * first, so that nothing but b lives across the call.
+ *
+ * The protocol (Dekker's: publish, full fence, then look at the others):
+ * 1. read the window; no room: refused, nothing written (the common answer
+ *    in a storm stays read-only);
+ * 2. count this retry in the thread's own stripe;
+ * 3. a seq_cst fence;
+ * 4. read the window again, this retry included; if the retries before it
+ *    leave no room, take the count back: refused.
+ * Reading, then counting without the fence is not enough: a store may wait
+ * in its core's store buffer while later loads go ahead (x86 allows it), so
+ * two threads could each miss the other's retry, and a thread could have
+ * several retries others do not see yet. With the fence, of any two
+ * retries counted at once, the one whose fence comes later in the single
+ * total order of seq_cst fences sees the other in step 4; so the k-th
+ * granted retry of a window (in that order) sees at least k - 1 others and
+ * is granted only if k - 1 < allowance: never more retries than the
+ * allowance of the requests it saw. The price: a retry that another thread
+ * has counted but will take back still counts in steps 1 and 4, so when
+ * threads race for the last places, they may all be refused and the window
+ * end short of the allowance by at most the other threads deciding at that
+ * instant. */
 static bool bw__ratio_try(bw_budget_t *b) {
-  /* One clock reading (one bucket) for the whole decision. The bound under
-   * races: between this thread's read of the window and its own count below,
-   * other threads may read the same count and be allowed too, so the
-   * retries in a window exceed the allowance by at most the number of
-   * threads inside try_retry at once (minus one). Reads never see more than
-   * was counted, so the allowance itself is never cut short. */
-  int64_t now = bw__now(b);
+  int64_t now = bw__now(b); /* one bucket for the whole decision */
   unsigned si = bw__stripe();
   _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
   int64_t cur = bw__bucket_of(b, own, now);
   uint32_t j = bw__slot(cur);
   bw__sums_t sum = bw__win_read(b, cur, j);
-  if (bw__ratio_allows(b, sum.req, sum.ret)) {
-    bw__win_record(own, cur, j, si, 1);
-    bw__bump(&b->stripes[si].allowed, si);
-    return true;
+  if (bw__ratio_allows(b, sum.req, sum.ret) &&
+      bw__win_record(own, cur, j, si, 1)) {
+    bw__full_fence();
+    sum = bw__win_read(b, cur, j);
+    /* sum includes this retry (a thread's own store comes before its later
+     * loads), unless a peer on a shared stripe, a bucket ahead, recycled
+     * the word in between: then the count is gone, and so is the grant. */
+    if (BW__LIKELY(si < BW__EXCL_STRIPES ||
+                   (uint32_t)(BW__LOAD(own[BW__W_BUCKET + 2 * j + 1]) >> 32) ==
+                       (uint32_t)cur) &&
+        sum.ret > 0 && bw__ratio_allows(b, sum.req, sum.ret - 1)) {
+      bw__bump(&b->stripes[si].allowed, si);
+      return true;
+    }
+    bw__win_unbump(&own[BW__W_BUCKET + 2 * j + 1], (uint32_t)cur, si);
   }
   bw__bump(&b->stripes[si].denied, si);
   return false;
