@@ -23,6 +23,7 @@
 
 #include "breakwater/driver_curl.h"
 #include "bw_test.h"
+#include "pipeline_kit.h"
 #include "oom.h"
 
 /* ---- the scripted server ------------------------------------------------- */
@@ -233,53 +234,18 @@ static int teardown(void **state) {
 
 static bw_retry_policy_t *make_retry(env_t *e, uint32_t attempts,
                                      int64_t base_ms, bool idempotent) {
-  bw_retry_config_t rc;
-  bw_error_t err;
-  bw_retry_policy_t *p;
-  bw_retry_config_init(&rc);
-  rc.max_attempts = attempts;
-  rc.backoff = BW_BACKOFF_CONSTANT;
-  rc.base_ms = base_ms;
-  rc.jitter = BW_JITTER_NONE;
-  rc.max_ms = 5000;
-  rc.idempotent = idempotent;
-  rc.sink = e->sink;
-  p = bw_retry_policy_new(&rc, &err);
-  if (p == NULL) fail_msg("bw_retry_policy_new: %s", err.message);
-  return p;
+  return bwt_constant_retry(attempts, base_ms, idempotent, e->sink);
 }
 
 static bw_breaker_t *make_breaker(uint32_t threshold) {
-  bw_breaker_config_t bc;
-  bw_error_t err;
-  bw_breaker_t *b;
-  bw_breaker_config_init(&bc);
-  bc.name = "partner";
-  bc.failure_threshold = threshold;
-  bc.break_ms = 60000;
-  b = bw_breaker_new(&bc, &err);
-  if (b == NULL) fail_msg("bw_breaker_new: %s", err.message);
-  return b;
+  return bwt_make_breaker("partner", threshold, NULL);
 }
 
 /* [deadline] -> [breaker] -> [retry] -> [timeout], each optional */
 static bw_pipeline_t *make_pipeline(int64_t deadline_ms, bw_breaker_t *b,
                                     const bw_retry_policy_t *r,
                                     int64_t timeout_ms) {
-  bw_pipeline_config_t pc;
-  bw_error_t err;
-  bw_pipeline_t *pl;
-  bw_pipeline_config_init(&pc);
-  pc.name = "partner";
-  if (deadline_ms > 0)
-    assert_status(bw_pipeline_add_deadline(&pc, deadline_ms), BW_OK);
-  if (b != NULL) assert_status(bw_pipeline_add_breaker(&pc, b), BW_OK);
-  if (r != NULL) assert_status(bw_pipeline_add_retry(&pc, r), BW_OK);
-  if (timeout_ms > 0)
-    assert_status(bw_pipeline_add_timeout(&pc, timeout_ms), BW_OK);
-  pl = bw_pipeline_new(&pc, &err);
-  if (pl == NULL) fail_msg("bw_pipeline_new: %s", err.message);
-  return pl;
+  return bwt_pipeline("partner", deadline_ms, b, r, timeout_ms);
 }
 
 /* What a done callback saw (the body copied: it is valid during the
