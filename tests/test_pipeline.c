@@ -694,6 +694,68 @@ static void test_a_timed_out_attempt_reaches_the_limit_as_timed_out(
   bw_limiter_free(lim);
 }
 
+/* The strategies inside the retry are entered again for each attempt; when
+ * one of them refuses before the attempt goes out, the others entered for
+ * it are left IGNORED, not with the previous attempt's outcome. */
+static void test_an_attempt_that_never_went_out_counts_nothing(void **state) {
+  env_t *e = *state;
+  bw_ratelimit_config_t rc;
+  bw_ratelimit_config_init(&rc);
+  rc.rate_per_sec = 1; /* one token now, the next in 1 s */
+  rc.burst = 1;
+  rc.clock = e->clock;
+  e->rl = bw_ratelimit_new(&rc, NULL);
+  assert_non_null(e->rl);
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 3, false));
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 5));
+  bw_pipeline_add_ratelimit(&cfg, e->rl, 0);
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms); /* 100 ms: no token yet */
+  RESUME(&c, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_RATELIMIT);
+  assert_u64_eq(c.attempt, 1);
+  bw_breaker_stats_t s = bstats(e);
+  assert_u64_eq(s.admitted, 2);
+  assert_u64_eq(s.failures, 1); /* the one attempt made */
+  assert_u64_eq(s.ignored, 1);  /* the one that never went out */
+
+  /* The same when the deadline passes before the second attempt. */
+  bw_pipeline_free(e->pl);
+  bw_breaker_free(e->breaker);
+  bw_retry_policy_free(e->retry);
+  bw_limiter_config_t lc;
+  bw_limiter_config_init(&lc);
+  lc.initial_limit = 10;
+  lc.clock = e->clock;
+  bw_limiter_t *lim = bw_limiter_new(&lc, NULL);
+  assert_non_null(lim);
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_deadline(&cfg, 150);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 3, false));
+  bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 5));
+  build(e, &cfg);
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  advance_ms(e, 10);
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_WAIT);
+  advance_ms(e, c.delay_ms); /* 110 ms in: the second attempt goes out */
+  RESUME(&c, BW_STEP_ATTEMPT);
+  bw_limiter_stats_t ls;
+  bw_limiter_stats(lim, &ls);
+  assert_u64_eq(ls.timed_out, 1);
+  bw_pipeline_cancel(&c);
+  bw_limiter_stats(lim, &ls);
+  assert_u64_eq(ls.timed_out, 1); /* cancelled: IGNORED, not TIMED_OUT */
+  bw_pipeline_free(e->pl);
+  e->pl = NULL;
+  bw_limiter_free(lim);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -713,6 +775,7 @@ int main(void) {
       T(test_cancel_leaves_everything_and_stats_conserve),
       T(test_execute_runs_to_the_end),
       T(test_a_timed_out_attempt_reaches_the_limit_as_timed_out),
+      T(test_an_attempt_that_never_went_out_counts_nothing),
       T(test_config_errors_name_the_strategy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,6 +173,7 @@ static void on_sample(evutil_socket_t fd, short what, void *arg) {
   bw_curl_stats_t cs;
   bw_lab_sample_t out;
   uint64_t ok, throttled;
+  if (s->http == NULL) return; /* the run is over */
   bw_curl_stats(s->http, &cs);
   memset(&out, 0, sizeof out);
   out.t_ms = (now_ns() - s->start_ns) / 1000000;
@@ -392,6 +393,9 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   }
   if (s.completed < cfg->clients) event_base_dispatch(s.base);
   on_sample(-1, 0, &s); /* the last interval */
+  /* No sample or cut after this: the drain below runs the loop again. */
+  event_del(s.sampler);
+  event_del(s.cut);
   if (cfg->progress) fprintf(stderr, "\r%70s\r", "");
 
   /* Requests still open when the run was cut end as cancelled. */

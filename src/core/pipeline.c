@@ -265,9 +265,9 @@ static bw_outcome_t breaker_outcome(const bw_pipeline_call_t *c) {
 
 /* Leaves the entered strategies in [from, to), innermost first, with the
  * outcome of the last attempt. */
-static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
+static void leave_as(bw_pipeline_call_t *c, uint32_t from, uint32_t to,
+                     bw_outcome_t o, bool timed_out) {
   const bw_pipeline_t *pl = c->pl;
-  bw_outcome_t o = breaker_outcome(c);
   for (uint32_t i = to; i-- > from;) {
     if (!(c->entered & (1u << i))) continue;
     c->entered &= (uint8_t) ~(1u << i);
@@ -276,10 +276,24 @@ static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
       (void)bw_breaker_release((bw_breaker_t *)s->object, &c->permits[i], o);
     else if (s->kind == BW_STRATEGY_LIMIT)
       (void)bw_limit_release((bw_limit_t *)s->object, &c->permits[i],
-                             o == BW_FAILURE && c->timed_out
+                             o == BW_FAILURE && timed_out
                                  ? BW_LIMIT_TIMED_OUT
                                  : (bw_limit_outcome_t)o);
   }
+}
+
+/* Leaves [from, to) with the outcome of the last attempt. */
+static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
+  leave_as(c, from, to, breaker_outcome(c), c->timed_out);
+}
+
+/* Leaves the strategies inside the retry that were entered for an attempt
+ * that never went out (a refusal or the deadline came first): IGNORED, not
+ * the previous attempt's outcome, which they did not wrap. */
+static void leave_unsent(bw_pipeline_call_t *c) {
+  const bw_pipeline_t *pl = c->pl;
+  if (pl->retry_at < pl->count)
+    leave_as(c, pl->retry_at + 1, pl->count, BW_IGNORED, false);
 }
 
 static int finish(bw_pipeline_call_t *c, bw_failure_t why) {
@@ -329,7 +343,7 @@ static int refuse(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
   c->waiting = false;
   c->reject = (uint8_t)why;
   if (c->index > pl->retry_at) {
-    leave(c, pl->retry_at + 1, pl->count);
+    leave_unsent(c);
     int64_t delay = 0;
     int rc = bw_retry_next(&c->retry, BW_VERDICT_REJECTED, BW_RETRY_AFTER_NONE,
                            now_ns, &delay);
@@ -370,6 +384,7 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
     if (BW__UNLIKELY(now_ns >= c->deadline.at_ns)) { /* none: INT64_MAX */
       c->waiting = false;
       c->reject = BW_FAILURE_DEADLINE;
+      leave_unsent(c);
       return finish(c, BW_FAILURE_DEADLINE);
     }
     if (c->index >= pl->count) break;
