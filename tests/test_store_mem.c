@@ -89,6 +89,15 @@ static void idem_config_defaults_and_errors(void **state) {
   c.max_keys = 0;
   assert_null(bw_mem_idem_new(&c, &err));
   assert_true(bwt_error_names(&err, "max_keys"));
+  /* "Forever" would overflow now + ms: at most a year. */
+  bw_idem_config_init(&c);
+  c.ttl_ms = INT64_MAX / 1000;
+  assert_null(bw_mem_idem_new(&c, &err));
+  assert_true(bwt_error_names(&err, "ttl_ms"));
+  bw_idem_config_init(&c);
+  c.lease_ms = INT64_C(86400000) * 367;
+  assert_null(bw_mem_idem_new(&c, &err));
+  assert_true(bwt_error_names(&err, "lease_ms"));
 }
 
 static void a_full_memory_idem_store_sweeps_then_refuses(void **state) {

@@ -205,6 +205,26 @@ static void test_unreachable_redis_starts_in_fallback(void **state) {
 
 /* ---- shared breaker, one process ------------------------------------- */
 
+/* Processes share one configured seed (it is the jitter seed): their
+ * identities must still differ, or the script would take one's batches for
+ * the other's re-sends and drop them. */
+static void test_one_seed_in_two_processes_still_counts_both(void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_breaker_config_t cfg;
+  rb_config(e, &cfg, &g_redis, "same");
+  cfg.breaker.failure_threshold = 5;
+  bw_redis_breaker_t *a = rb_new(&cfg);
+  bw_redis_breaker_t *b = rb_new(&cfg); /* the same seed, 42 */
+  rb_calls(a, BW_FAILURE, 3);
+  rb_calls(b, BW_FAILURE, 3);
+  assert_status(bw_redis_breaker_sync(a), BW_OK);
+  assert_status(bw_redis_breaker_sync(b), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_OPEN);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("same"), "tf"), 6);
+  bw_redis_breaker_free(a);
+  bw_redis_breaker_free(b);
+}
+
 static void test_counts_add_up_across_breakers(void **state) {
   bwt_env_t *e = *state;
   bw_redis_breaker_config_t cfg;
@@ -697,6 +717,27 @@ static bw_redis_queue_t *queue_new(bw_sink_t *sink, const bwt_env_t *e,
   return q;
 }
 
+/* Payloads are bytes, not strings: one with no NUL after it (and one with
+ * NULs inside) goes in and comes out whole. ASan in CI catches a read past
+ * its end. */
+static void test_queue_guard_payloads_are_binary(void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_queue_t *q = queue_new(e->sink, e, "binary", 10);
+  char *raw = malloc(4);
+  assert_non_null(raw);
+  memcpy(raw, "ab\0d", 4);
+  assert_status(bw_redis_queue_enqueue(q, raw, 4, NULL), BW_OK);
+  void *got = NULL;
+  size_t len = 0;
+  assert_status(bw_redis_queue_dequeue(q, "c1", &got, &len), BW_OK);
+  assert_u64_eq(len, 4);
+  assert_memory_equal(got, raw, 4);
+  assert_status(bw_redis_queue_ack(q, "c1", got, len), BW_OK);
+  bw_free(got);
+  free(raw);
+  bw_redis_queue_free(q);
+}
+
 static void test_queue_guard_boundary_dlq_and_warning(void **state) {
   bwt_env_t *e = *state;
   bw_redis_queue_t *q = queue_new(e->sink, e, "recovery", 10);
@@ -1135,6 +1176,9 @@ int main(void) {
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_unreachable_redis_starts_in_fallback,
                                       bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_one_seed_in_two_processes_still_counts_both, bwt_redis_setup,
+          bwt_teardown),
       cmocka_unit_test_setup_teardown(test_counts_add_up_across_breakers,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_probe_failure_reopens,
@@ -1152,6 +1196,8 @@ int main(void) {
           test_hung_redis_lost_reply_is_not_double_counted, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(test_forked_workers_share_one_breaker,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_queue_guard_payloads_are_binary,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_boundary_dlq_and_warning,
                                       bwt_redis_setup, bwt_teardown),

@@ -199,7 +199,7 @@ BW_EXTERN int bw_queue_store_enqueue(bw_queue_store_t *q, const void *data,
 BW_EXTERN int bw_queue_store_enqueue_batch(bw_queue_store_t *q,
                                            const bw_blob_t *items, size_t n,
                                            uint64_t *ids, size_t *accepted);
-/* Claims up to max visible items (oldest first) for visibility_ms (>= 1)
+/* Claims up to max visible items (oldest first) for visibility_ms (1..a year)
  * each, into out[0..*n). *n == 0 when nothing is visible. Items that come
  * back past max_deliveries are moved to the DLQ here (at most 16 a call).
  * The caller frees payloads with bw_stored_items_clear. */
@@ -212,7 +212,7 @@ BW_EXTERN int bw_queue_store_claim(bw_queue_store_t *q, size_t max,
  * BW_E_STALE. */
 BW_EXTERN int bw_queue_store_ack(bw_queue_store_t *q, uint64_t id,
                                  uint64_t receipt);
-/* Gives an item back: visible again after delay_ms (>= 0), or to the DLQ
+/* Gives an item back: visible again after delay_ms (0..a year), or to the DLQ
  * (reason "max_deliveries") when it has had max_deliveries deliveries.
  * Same errors as ack. */
 BW_EXTERN int bw_queue_store_nack(bw_queue_store_t *q, uint64_t id,
@@ -306,9 +306,9 @@ typedef struct bw_idem_record_s {
 
 typedef struct bw_idem_config_s {
   const char *name;        /* copied; default "idempotency" */
-  int64_t lease_ms;        /* an in-progress marker's life: >= 1; default
+  int64_t lease_ms;        /* an in-progress marker's life: 1..a year; default
                               30000 (a crashed runner frees the key) */
-  int64_t ttl_ms;          /* a result's life: >= 1; default 86400000 */
+  int64_t ttl_ms;          /* a result's life: 1..a year; default 86400000 */
   uint32_t max_keys;       /* memory backend bound: >= 1; default 100000 */
   const bw_clock_t *clock; /* as for queues */
 } bw_idem_config_t;

@@ -17,6 +17,10 @@
 
 #include "breakwater/store.h"
 #include "internal.h"
+
+/* The longest time a store accepts (a year), so that now + ms * 1e6 never
+ * overflows. */
+#define BW__STORE_MAX_MS (INT64_C(86400000) * 366)
 #include "store_internal.h"
 
 /* ==== configuration ====================================================== */
@@ -91,14 +95,15 @@ void bw_idem_config_init(bw_idem_config_t *cfg) {
 int bw_idem_config_validate(const bw_idem_config_t *c, bw_error_t *err) {
   if (c == NULL) return bw__error_set(err, BW_E_INVAL, "", "config is NULL");
   if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
-  if (c->lease_ms < 1)
+  /* Capped so now + ms * 1e6 cannot overflow: a year is "forever" here. */
+  if (c->lease_ms < 1 || c->lease_ms > BW__STORE_MAX_MS)
     return bw__error_set(err, BW_E_INVAL, "lease_ms",
-                         "lease_ms must be >= 1 (got %lld)",
-                         (long long)c->lease_ms);
-  if (c->ttl_ms < 1)
+                         "lease_ms must be in [1, %lld] (got %lld)",
+                         (long long)BW__STORE_MAX_MS, (long long)c->lease_ms);
+  if (c->ttl_ms < 1 || c->ttl_ms > BW__STORE_MAX_MS)
     return bw__error_set(err, BW_E_INVAL, "ttl_ms",
-                         "ttl_ms must be >= 1 (got %lld)",
-                         (long long)c->ttl_ms);
+                         "ttl_ms must be in [1, %lld] (got %lld)",
+                         (long long)BW__STORE_MAX_MS, (long long)c->ttl_ms);
   if (c->max_keys < 1)
     return bw__error_set(err, BW_E_INVAL, "max_keys",
                          "max_keys must be >= 1 (got 0)");
@@ -145,7 +150,8 @@ int bw_queue_store_enqueue_batch(bw_queue_store_t *q, const bw_blob_t *items,
 int bw_queue_store_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
                          bw_stored_item_t *out, size_t *n) {
   if (n) *n = 0;
-  if (q == NULL || out == NULL || n == NULL || max == 0 || visibility_ms < 1)
+  if (q == NULL || out == NULL || n == NULL || max == 0 || visibility_ms < 1 ||
+      visibility_ms > BW__STORE_MAX_MS)
     return BW_E_INVAL;
   return q->vt->claim(q, max, visibility_ms, out, n);
 }
@@ -157,7 +163,8 @@ int bw_queue_store_ack(bw_queue_store_t *q, uint64_t id, uint64_t receipt) {
 
 int bw_queue_store_nack(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
                         int64_t delay_ms) {
-  if (q == NULL || delay_ms < 0) return BW_E_INVAL;
+  if (q == NULL || delay_ms < 0 || delay_ms > BW__STORE_MAX_MS)
+    return BW_E_INVAL;
   return q->vt->nack(q, id, receipt, delay_ms);
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "redis_internal.h"
@@ -814,8 +815,13 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
   b->sync_interval_ms = cfg->sync_interval_ms;
   b->use_redis_time = cfg->use_redis_time;
   {
+    /* The process identity must differ between processes (and between a
+     * process and its restart), or the script takes their batches for
+     * re-sends and drops them: so from the OS, never from cfg->seed alone
+     * (many processes share one configured seed). */
     bw_rand_t r;
-    bw_rand_seed(&r, seed ^ UINT64_C(0x9e3779b97f4a7c15));
+    bw_rand_seed(&r, bw_rand_os_seed() ^ ((uint64_t)getpid() << 32) ^ seed ^
+                         UINT64_C(0x9e3779b97f4a7c15));
     snprintf(b->proc_id, sizeof(b->proc_id), "%016llx%016llx",
              (unsigned long long)bw_rand_next(&r),
              (unsigned long long)bw_rand_next(&r));

@@ -193,9 +193,9 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   argv[4] = payload != NULL ? payload : "";
   argv[5] = q->a_warn;
   argv[6] = q->cl.name;
+  /* The payload (argv[4]) is binary: its length is len, never strlen. */
   for (rc = 0; rc < 7; rc++)
-    lens[rc] = strlen(argv[rc]);
-  lens[4] = len;
+    lens[rc] = rc == 4 ? len : strlen(argv[rc]);
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, 3, &rc);
   if (r == NULL) goto out;
