@@ -249,6 +249,23 @@ static void an_expired_lease_nobody_took_still_acks(void **state) {
   assert_status(bw_queue_store_ack(q, it.id, it.receipt), BW_OK);
   assert_u64_eq(qstats(q).depth, 0);
   bw_stored_items_clear(&it, 1);
+  /* Two expired leases and a claim that takes one of them: only that one's
+   * old receipt goes stale; the other was not re-claimed and still acks. */
+  bw_stored_item_t two[2], again;
+  size_t n = 0;
+  put(q, "first");
+  put(q, "second");
+  assert_status(bw_queue_store_claim(q, 2, 100, two, &n), BW_OK);
+  assert_u64_eq(n, 2);
+  advance_ms(e, 5000);
+  again = claim1(q, 100);
+  assert_u64_eq(again.id, two[0].id);
+  assert_status(bw_queue_store_ack(q, two[1].id, two[1].receipt), BW_OK);
+  assert_status(bw_queue_store_ack(q, two[0].id, two[0].receipt), BW_E_STALE);
+  assert_status(bw_queue_store_ack(q, again.id, again.receipt), BW_OK);
+  assert_u64_eq(qstats(q).depth, 0);
+  bw_stored_items_clear(two, 2);
+  bw_stored_items_clear(&again, 1);
 }
 
 static void nack_makes_it_visible_after_the_delay(void **state) {

@@ -105,9 +105,10 @@ static const char *const bw__qs_parts[] = {
     "  end\n"
     "  for _, id in ipairs(redis.call('ZRANGEBYSCORE', K[3], '-inf', now_ms, "
     "'LIMIT', 0, 1000)) do\n"
-    "    local d, r, e = meta(id)\n"
+    /* Expired leases go back to the ready set but keep their receipt: an
+     * item nobody re-claims still acks with it (store.h); a claim that
+     * hands it out below gives it a new receipt. */
     "    redis.call('ZREM', K[3], id); redis.call('ZADD', K[1], id, id)\n"
-    "    if d then redis.call('HSET', K[5], id, d .. '|0|' .. e) end\n"
     "  end\n"
     "  local out, mv, moved, got = {0, 0, 0}, {}, 0, 0\n"
     "  for _, id in ipairs(redis.call('ZRANGE', K[1], 0, want + 15)) do\n"
