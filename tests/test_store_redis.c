@@ -738,6 +738,28 @@ static void test_queue_guard_payloads_are_binary(void **state) {
   bw_redis_queue_free(q);
 }
 
+/* Redis answering with an error (here WRONGTYPE: the queue's key holds a
+ * string) fails that call only: no redis_unavailable, no reconnect backoff,
+ * and the next call works as soon as the key is fixed. */
+static void test_an_error_reply_is_not_an_outage(void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_queue_t *q = queue_new(e->sink, e, "typed", 10);
+  redisContext *c = bwt_redis_connect(&g_redis);
+  assert_non_null(c);
+  redisReply *r = redisCommand(c, "SET bw:{q:typed} not-a-list");
+  assert_non_null(r);
+  freeReplyObject(r);
+  assert_status(bw_redis_queue_enqueue(q, "job", 3, NULL), BW_E_IO);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 0);
+  r = redisCommand(c, "DEL bw:{q:typed}");
+  assert_non_null(r);
+  freeReplyObject(r);
+  assert_status(bw_redis_queue_enqueue(q, "job", 3, NULL), BW_OK);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_RESTORED), 0);
+  redisFree(c);
+  bw_redis_queue_free(q);
+}
+
 static void test_queue_guard_boundary_dlq_and_warning(void **state) {
   bwt_env_t *e = *state;
   bw_redis_queue_t *q = queue_new(e->sink, e, "recovery", 10);
@@ -1196,6 +1218,8 @@ int main(void) {
           test_hung_redis_lost_reply_is_not_double_counted, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(test_forked_workers_share_one_breaker,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_an_error_reply_is_not_an_outage,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_payloads_are_binary,
                                       bwt_redis_setup, bwt_teardown),

@@ -277,11 +277,14 @@ int bw__rconn_ensure(bw__rconn_t *rc, int64_t now_ns) {
 redisReply *bw__rconn_command(bw__rconn_t *rc, int argc, const char **argv,
                               const size_t *lens) {
   redisReply *r = bw__rconn_raw(rc, argc, argv, lens);
+  rc->server_error = false;
   if (r != NULL && r->type == REDIS_REPLY_ERROR) {
-    char msg[140];
-    snprintf(msg, sizeof(msg), "%.20s: %.110s", argv[0], r->str);
+    /* Redis answered: the command failed, the connection did not. */
+    snprintf(rc->last_error, sizeof(rc->last_error),
+             "redis %.40s:%d: %.20s: %.110s", rc->host, rc->port, argv[0],
+             r->str);
     freeReplyObject(r);
-    bw__rconn_fail_msg(rc, msg);
+    rc->server_error = true;
     return NULL;
   }
   return r;
@@ -342,11 +345,15 @@ redisReply *bw__rconn_eval(bw__rconn_t *rc, size_t idx, int nkeys, int argc,
     bw__free(av);
     bw__free(al);
   }
+  rc->server_error = false;
   if (r != NULL && r->type == REDIS_REPLY_ERROR) {
-    char msg[140];
-    snprintf(msg, sizeof(msg), "script failed: %.120s", r->str);
+    /* Redis answered (a script error, OOM under maxmemory, WRONGTYPE):
+     * the call failed, the connection did not. */
+    snprintf(rc->last_error, sizeof(rc->last_error),
+             "redis %.40s:%d: script failed: %.120s", rc->host, rc->port,
+             r->str);
     freeReplyObject(r);
-    bw__rconn_fail_msg(rc, msg);
+    rc->server_error = true;
     return NULL;
   }
   return r;
@@ -397,6 +404,12 @@ int bw__rcl_failed(bw__rclient_t *cl) {
     return BW_E_NOMEM;
   }
   atomic_fetch_add_explicit(&cl->errors, 1, memory_order_relaxed);
+  if (cl->conn.server_error) {
+    /* Redis is up and said no: this call fails, nothing else does (no
+     * reconnect backoff, no redis_unavailable). */
+    cl->conn.server_error = false;
+    return BW_E_IO;
+  }
   bw__rconn_failed(&cl->conn, bw_clock_now(bw_clock_monotonic()));
   if (!cl->unavailable) {
     cl->unavailable = true;

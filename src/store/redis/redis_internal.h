@@ -34,6 +34,8 @@ typedef struct bw__rconn_s {
   char sha[BW__RCONN_MAX_SCRIPTS][41];
   char last_error[200]; /* why the last operation failed */
   bool oom;             /* the last eval failed for want of memory */
+  bool server_error;    /* the last call got an error reply (WRONGTYPE, OOM,
+                           a script error): Redis is up, the connection kept */
 } bw__rconn_t;
 
 /* Checks and copies the options. BW_OK, BW_E_INVAL naming "redis.<field>",
