@@ -557,6 +557,10 @@ struct gc_req_s {
   int rc;
   bool done;
   bw__qev_buf_t eb;
+  /* the queue's warning state before the group ran (restored if it rolls
+   * back, as sq_enqueue_direct does) */
+  bool warned0;
+  uint64_t warnings0, dropped0;
 };
 
 static int64_t sq_now(const sq_queue_t *q) {
@@ -722,6 +726,13 @@ static void gc_lead(bw_sqlite_t *db, gc_req_t *list) {
   gc_req_t *r;
   int rc;
   pthread_mutex_lock(&db->lock);
+  /* Before anything runs, so requests on one queue all keep its state as it
+   * was before the group. */
+  for (r = list; r != NULL; r = r->next) {
+    r->warned0 = r->q->warned;
+    r->warnings0 = r->q->st.warnings;
+    r->dropped0 = r->q->st.dlq_dropped;
+  }
   rc = begin_tx(db);
   if (rc == BW_OK) {
     for (r = list; r != NULL && rc == BW_OK; r = r->next) {
@@ -738,6 +749,9 @@ static void gc_lead(bw_sqlite_t *db, gc_req_t *list) {
       r->rc = rc;
       r->id = 0;
       r->eb.n = 0;
+      r->q->warned = r->warned0; /* rolled back: nothing happened */
+      r->q->st.warnings = r->warnings0;
+      r->q->st.dlq_dropped = r->dropped0;
     } else {
       sq_count_enqueue(r->q, 1, r->rc == BW_OK ? 1 : 0);
     }
