@@ -32,6 +32,16 @@ static int bwt_redis_setup(void **state) {
   return bwt_setup(state);
 }
 
+/* Starts a private server for one test (see bwt_redis_start), or fails the
+ * test with the reason. */
+static inline void bwt_redis_start_or_fail(bwt_redis_t *srv,
+                                           const char *password, bool aof) {
+  if (bwt_redis_start(srv, password, aof) != 0) {
+    print_error("cannot start redis-server: %s\n", srv->error);
+    fail();
+  }
+}
+
 /* A breaker on srv, on the test's manual clock, wall clock and sink, synced
  * by hand (no thread), on the local clock. */
 static inline void bwt_redis_breaker_config(const bwt_env_t *e,

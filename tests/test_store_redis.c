@@ -120,10 +120,7 @@ static void test_wrong_password_is_a_clear_error(void **state) {
   bw_error_t err;
   char where[64];
   bw_redis_breaker_t *b;
-  if (bwt_redis_start(&srv, "s3cret-pass", false) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, "s3cret-pass", false);
   snprintf(where, sizeof(where), "127.0.0.1:%d", srv.port);
 
   rb_config(e, &cfg, &srv, "authb");
@@ -438,10 +435,7 @@ static void test_kill_and_restart_conserves_counts(void **state) {
   bw_redis_breaker_stats_t s;
   bw_permit_t p;
   int i, ok = 0;
-  if (bwt_redis_start(&srv, NULL, true) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, NULL, true);
   rb_config(e, &cfg, &srv, "fault");
   cfg.breaker.failure_threshold = 5;
   cfg.breaker.break_ms = 10000;
@@ -510,10 +504,7 @@ static void test_hung_redis_lost_reply_is_not_double_counted(void **state) {
   bw_redis_breaker_t *b;
   bw_redis_breaker_stats_t s;
   int i, ok = 0;
-  if (bwt_redis_start(&srv, NULL, false) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, NULL, false);
   rb_config(e, &cfg, &srv, "hung");
   cfg.redis.command_timeout_ms = 100;
   cfg.redis.backoff_max_ms = 200;

@@ -230,10 +230,7 @@ static void test_kill_and_restart_one_event_each_exact_totals(void **state) {
   bw_redis_breaker_stats_t s;
   bw_permit_t p;
   uint64_t failures_before;
-  if (bwt_redis_start(&srv, NULL, true) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, NULL, true);
   ra_config(e, &cfg, &srv, "fault", 21);
   a = ra_new(&cfg, base);
   ra_calls(a, BW_SUCCESS, 10);
@@ -300,10 +297,7 @@ static void test_hung_redis_hits_the_reply_deadline(void **state) {
   bw_redis_breaker_config_t cfg;
   bw_redis_breaker_t *a;
   bw_redis_breaker_stats_t s;
-  if (bwt_redis_start(&srv, NULL, false) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, NULL, false);
   ra_config(e, &cfg, &srv, "hung", 31);
   /* The defaults (200 ms): a slow, shared machine does not time out a
    * healthy server, and the frozen one still hits the deadline. */
@@ -367,10 +361,7 @@ static void test_auth_and_select_on_every_reconnect(void **state) {
   bw_redis_breaker_t *a;
   bw_redis_breaker_stats_t s;
   uint64_t failures_before;
-  if (bwt_redis_start(&srv, "pw-one", true) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, "pw-one", true);
   ra_config(e, &cfg, &srv, "authdb", 61);
   cfg.redis.password = "pw-one";
   cfg.redis.db = 3;
@@ -432,10 +423,7 @@ static void test_free_with_a_command_pending(void **state) {
   bw_redis_breaker_t *a;
   bw_redis_breaker_stats_t s;
   uint64_t syncs;
-  if (bwt_redis_start(&srv, NULL, false) != 0) {
-    print_error("cannot start redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_start_or_fail(&srv, NULL, false);
   ra_config(e, &cfg, &srv, "pending", 41);
   /* Far beyond the 100 ms of loop below: the reply stays pending. */
   cfg.redis.command_timeout_ms = 5000;
