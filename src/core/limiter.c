@@ -754,7 +754,10 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   unsigned s;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
   if ((unsigned)outcome > (unsigned)BW_LIMIT_TIMED_OUT) return BW_E_INVAL;
-  if (outcome != BW_LIMIT_IGNORED) {
+  /* The clock is read only where the reading is used: a success's RTT, a
+   * timed-out call's hold, a drop's overload memory. */
+  if (outcome == BW_LIMIT_SUCCESS || outcome == BW_LIMIT_TIMED_OUT ||
+      (outcome == BW_LIMIT_DROPPED && lim->memory_ns > 0)) {
     now = bw_clock_now(lim->clock);
     rtt = now - p->start_ns;
   }
