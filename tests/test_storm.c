@@ -62,7 +62,7 @@ static void real_storm_conserves_counts_in_every_mode(void **state) {
     /* The timeline has at least the final sample, ending with every
      * request completed. */
     assert_true(tl.count >= 1);
-    assert_u64_eq(tl.samples[tl.count - 1].completed,
+    assert_u64_eq(tl.entries[tl.count - 1].s.completed,
                   100 - row.failures[BW_STORM_F_OTHER]);
     bw_storm_timeline_free(&tl);
   }

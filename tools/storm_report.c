@@ -159,28 +159,21 @@ void bw_storm_timeline_add(bw_storm_timeline_t *t, bw_lab_mode_t mode,
   if (t->oom) return;
   if (t->count == t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 256;
-    bw_lab_mode_t *m = realloc(t->modes, cap * sizeof *m);
-    if (m == NULL) {
+    bw_storm_entry_t *e = realloc(t->entries, cap * sizeof *e);
+    if (e == NULL) {
       t->oom = true;
       return;
     }
-    t->modes = m;
-    bw_lab_sample_t *x = realloc(t->samples, cap * sizeof *x);
-    if (x == NULL) {
-      t->oom = true;
-      return;
-    }
-    t->samples = x;
+    t->entries = e;
     t->cap = cap;
   }
-  t->modes[t->count] = mode;
-  t->samples[t->count] = *s;
+  t->entries[t->count].mode = mode;
+  t->entries[t->count].s = *s;
   t->count++;
 }
 
 void bw_storm_timeline_free(bw_storm_timeline_t *t) {
-  free(t->modes);
-  free(t->samples);
+  free(t->entries);
   memset(t, 0, sizeof *t);
 }
 
@@ -196,12 +189,12 @@ int bw_storm_write_timeline(const char *path, const bw_storm_timeline_t *t,
           "# mode t_ms partner_in_flight ok throttled timeouts network_calls "
           "completed breaker limit\n");
   for (size_t i = 0; i < t->count; i++) {
-    const bw_lab_sample_t *s = &t->samples[i];
+    const bw_lab_sample_t *s = &t->entries[i].s;
     fprintf(f,
             "%s %" PRId64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
             " %" PRIu64 " %s %u\n",
-            bw_lab_mode_name(t->modes[i]), s->t_ms, s->partner_in_flight, s->ok,
-            s->throttled, s->timeouts, s->network_calls, s->completed,
+            bw_lab_mode_name(t->entries[i].mode), s->t_ms, s->partner_in_flight,
+            s->ok, s->throttled, s->timeouts, s->network_calls, s->completed,
             bw_state_name(s->breaker), s->limit);
   }
   return close_written(path, f, err, err_size);
@@ -226,8 +219,8 @@ int bw_storm_plot(const char *png, const bw_storm_timeline_t *t,
   for (size_t i = 0; i < t->count; i++) {
     bool seen = false;
     for (int j = 0; j < nm; j++)
-      seen |= modes[j] == t->modes[i];
-    if (!seen && nm < BW_LAB__COUNT) modes[nm++] = t->modes[i];
+      seen |= modes[j] == t->entries[i].mode;
+    if (!seen && nm < BW_LAB__COUNT) modes[nm++] = t->entries[i].mode;
   }
   if (nm == 0) {
     snprintf(err, err_size, "nothing to plot: the timeline is empty");
@@ -245,7 +238,7 @@ int bw_storm_plot(const char *png, const bw_storm_timeline_t *t,
   /* One time axis for every panel, so the modes compare at a glance. */
   int64_t tmax = 0;
   for (size_t i = 0; i < t->count; i++)
-    if (t->samples[i].t_ms > tmax) tmax = t->samples[i].t_ms;
+    if (t->entries[i].s.t_ms > tmax) tmax = t->entries[i].s.t_ms;
   fprintf(f, "set xrange [0:%.3f]\n", (double)(tmax > 0 ? tmax : 1) / 1000.0);
   fprintf(f,
           "set grid\nset key top right\nset xlabel 'time (s)'\n"

@@ -66,9 +66,13 @@ int bw_storm_write_json(const char *path, const bw_storm_meta_t *meta,
                         size_t err_size);
 
 /* A timeline: samples of every mode, in the order they were run. */
+typedef struct bw_storm_entry_s {
+  bw_lab_mode_t mode;
+  bw_lab_sample_t s;
+} bw_storm_entry_t;
+
 typedef struct bw_storm_timeline_s {
-  bw_lab_mode_t *modes;
-  bw_lab_sample_t *samples;
+  bw_storm_entry_t *entries;
   size_t count, cap;
   bool oom;
 } bw_storm_timeline_t;
