@@ -321,8 +321,25 @@ static void only_the_chosen_algorithms_fields_are_checked(void **state) {
   assert_status(bw_limiter_config_validate(&cfg, NULL), BW_OK);
   cfg.algorithm = BW_LIMITER_VEGAS;
   cfg.vegas_alpha = 3;
-  cfg.backoff_ratio = 2; /* Vegas backs off by log10(limit) instead */
+  cfg.gradient2_smoothing = 7; /* irrelevant to VEGAS */
   assert_status(bw_limiter_config_validate(&cfg, NULL), BW_OK);
+}
+
+/* Every algorithm backs off on drops, Vegas too: backoff_ratio is checked
+ * whatever the algorithm. */
+static void backoff_ratio_is_checked_for_every_algorithm(void **state) {
+  bw_limiter_config_t cfg;
+  bw_error_t err;
+  (void)state;
+  for (int a = 0; a < 3; a++) {
+    bw_limiter_config_init(&cfg);
+    cfg.algorithm = (bw_limiter_algorithm_t)a;
+    cfg.backoff_ratio = 1;
+    assert_status(bw_limiter_config_validate(&cfg, &err), BW_E_INVAL);
+    assert_string_equal(err.field, "backoff_ratio");
+    assert_string_equal(err.message,
+                        "backoff_ratio must be in [0.5, 1) (got 1)");
+  }
 }
 
 /* ==== the permit protocol ================================================
@@ -657,8 +674,7 @@ static void limit_changed_events_are_rate_limited_like_the_callback(
 }
 
 /* GRADIENT2 and VEGAS report too, naming their algorithm; a sink without
- * a callback is enough. A drop at 20: GRADIENT2 20 * 0.9 = 18; VEGAS
- * 20 - log10(20) = 18.70, floor 18. */
+ * a callback is enough. A drop at 20: 20 * 0.9 = 18 for each. */
 static void every_algorithm_emits_limit_changed_events(void **state) {
   env_t *e = *state;
   static const char *names[] = {"aimd", "gradient2", "vegas"};
@@ -821,13 +837,17 @@ static void gradient2_stays_within_min_and_max(void **state) {
 /* ==== Vegas ==============================================================
  */
 
-/* alpha 3, beta 6, smoothing 1; lg = max(1, log10(floor(estimate))).
- *   queue = ceil(est * (1 - min_rtt / rtt))
- *   queue <= lg          -> est + beta * lg
- *   queue <  alpha * lg  -> est + lg
- *   queue >  beta * lg   -> est - lg
- *   otherwise unchanged; a drop -> est - lg.
- * 15 background permits keep in flight (16) * 2 >= the estimate. */
+/* alpha 3, beta 6, smoothing 1, backoff 0.9; lg = max(1, log10(floor(E))).
+ * Calls one after another: each call is a round of its own (it was sent
+ * after the previous round ended), so each success decides.
+ *   queue = ceil(E * (1 - min_rtt / rtt))
+ *   slow start and queue < alpha * lg -> 2 * E
+ *   queue <= lg          -> E + beta * lg
+ *   queue <  alpha * lg  -> E + lg
+ *   queue >  beta * lg   -> E - lg (slow start ends)
+ *   otherwise unchanged; a drop -> E * 0.9 (slow start ends).
+ * 15 background permits, 30 once the limit allows, keep in flight * 2 >=
+ * the estimate. */
 static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
@@ -842,57 +862,99 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
   assert_i64_eq(s.min_rtt_ns, 100 * MS);
   assert_dbl_eq(s.estimate, 20, 0);
 
-  /* 2: rtt 100: queue 0 <= lg = log10(20) = 1.30103:
-   *    20 + 6 * 1.30103 = 27.806180 */
+  /* 2: rtt 100: queue 0, in slow start: doubled. */
   step(e, 100, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
-  assert_dbl_eq(s.estimate, 20 + 6 * log10(20.0), EPS);
-  assert_dbl_eq(s.estimate, 27.80618, 1e-5);
-  assert_u64_eq(s.limit, 27);
+  assert_dbl_eq(s.estimate, 40, 0);
+  assert_u64_eq(s.limit, 40);
+  hold(e, 15); /* in flight 31: 62 >= the estimate */
 
-  /* 3: rtt 125: queue ceil(27.806 * 0.2) = 6; lg = log10(27) = 1.43136,
-   *    alpha * lg = 4.294, beta * lg = 8.588: between, unchanged. */
+  /* 3: rtt 125: queue ceil(40 * 0.2) = 8; lg = log10(40) = 1.60206,
+   *    alpha * lg = 4.806, beta * lg = 9.612: between, unchanged. */
   step(e, 125, BW_LIMIT_SUCCESS);
-  assert_dbl_eq(stats(e->lim).estimate, 27.80618, 1e-5);
+  assert_dbl_eq(stats(e->lim).estimate, 40, 0);
 
-  /* 4: rtt 200: queue ceil(27.806 * 0.5) = 14 > 8.588:
-   *    27.80618 - 1.43136 = 26.37482 */
+  /* 4: rtt 200: queue ceil(40 * 0.5) = 20 > 9.612:
+   *    40 - 1.60206 = 38.39794, and slow start is over. */
   step(e, 200, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
-  assert_dbl_eq(s.estimate, 26.37482, 1e-5);
-  assert_u64_eq(s.limit, 26);
+  assert_dbl_eq(s.estimate, 40 - log10(40.0), EPS);
+  assert_dbl_eq(s.estimate, 38.39794, 1e-5);
+  assert_u64_eq(s.limit, 38);
 
-  /* 5: rtt 110: queue ceil(26.375 * (1 - 100 / 110)) = ceil(2.398) = 3;
-   *    lg = log10(26) = 1.41497 < 3 < alpha * lg = 4.245:
-   *    26.37482 + 1.41497 = 27.78979 */
+  /* 5: rtt 100: queue 0 <= lg = log10(38) = 1.57978, no longer doubled:
+   *    38.39794 + 6 * 1.57978 = 47.87664 */
+  step(e, 100, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 47.87664, 1e-5);
+  assert_u64_eq(s.limit, 47);
+
+  /* 6: rtt 110: queue ceil(47.877 * (1 - 100 / 110)) = ceil(4.352) = 5;
+   *    lg = log10(47) = 1.67210 < 5 < alpha * lg = 5.016:
+   *    47.87664 + 1.67210 = 49.54874 */
   step(e, 110, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
-  assert_dbl_eq(s.estimate, 27.78979, 1e-5);
-  assert_u64_eq(s.limit, 27);
+  assert_dbl_eq(s.estimate, 49.54874, 1e-5);
+  assert_u64_eq(s.limit, 49);
 
-  /* 6: rtt 90 < min: a new no-load RTT, nothing else. */
+  /* 7: rtt 90 < min: a new no-load RTT, nothing else. */
   step(e, 90, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_i64_eq(s.min_rtt_ns, 90 * MS);
-  assert_dbl_eq(s.estimate, 27.78979, 1e-5);
+  assert_dbl_eq(s.estimate, 49.54874, 1e-5);
 
-  /* 7: a drop: 27.78979 - log10(27) = 26.35843 */
+  /* 8: a drop: 49.54874 * 0.9 = 44.59387 */
   step(e, 90, BW_LIMIT_DROPPED);
   s = stats(e->lim);
-  assert_dbl_eq(s.estimate, 26.35843, 1e-5);
-  assert_u64_eq(s.limit, 26);
+  assert_dbl_eq(s.estimate, 44.59387, 1e-5);
+  assert_u64_eq(s.limit, 44);
   assert_i64_eq(s.min_rtt_ns, 90 * MS); /* a drop's RTT is no sample */
 
-  /* 8: app-limited (1 * 2 < 26.4): even a long queue changes nothing. */
+  /* 9: app-limited (1 * 2 < 44.6): even a long queue changes nothing. */
   let_go(e);
   step(e, 900, BW_LIMIT_SUCCESS);
-  assert_dbl_eq(stats(e->lim).estimate, 26.35843, 1e-5);
+  assert_dbl_eq(stats(e->lim).estimate, 44.59387, 1e-5);
 
-  /* 20 -> 27 -> 26 -> 27 -> 26 */
-  assert_int_equal(e->changes.count, 4);
+  /* 20 -> 40 -> 38 -> 47 -> 49 -> 44 */
+  assert_int_equal(e->changes.count, 5);
   assert_u64_eq(e->changes.old[0], 20);
-  assert_u64_eq(e->changes.now[0], 27);
-  assert_u64_eq(e->changes.now[3], 26);
+  assert_u64_eq(e->changes.now[0], 40);
+  assert_u64_eq(e->changes.now[4], 44);
+}
+
+/* Calls in flight together: the round that begins when the first success
+ * comes back (t = 100) ends only with a success sent at or after that
+ * moment (C); A and B, sent before, fold their RTTs into the round and
+ * decide nothing. The round decides on its smallest RTT: A's 110 gives
+ * queue ceil(20 * (1 - 100 / 110)) = 2 < alpha * lg = 3.9, slow start:
+ * doubled. The last RTT (300: queue 14 > beta * lg = 7.8) would have
+ * shrunk it. */
+static void vegas_decides_once_per_round_on_its_smallest_rtt(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t p0, a, b, c;
+  config(e, &cfg, BW_LIMITER_VEGAS, 20);
+  make(e, &cfg);
+  hold(e, 15);
+  p0 = take(e->lim);
+  a = take(e->lim);
+  b = take(e->lim);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limiter_release(e->lim, &p0, BW_LIMIT_SUCCESS), BW_OK);
+  assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
+  c = take(e->lim); /* sent as the round began */
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  assert_dbl_eq(stats(e->lim).estimate, 20, 0);
+  bw_clock_manual_advance(e->clock, 190 * MS);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_SUCCESS), BW_OK);
+  assert_dbl_eq(stats(e->lim).estimate, 20, 0);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limiter_release(e->lim, &c, BW_LIMIT_SUCCESS), BW_OK);
+  assert_dbl_eq(stats(e->lim).estimate, 40, 0);
+  assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
+  assert_i64_eq(stats(e->lim).last_rtt_ns, 300 * MS);
+  let_go(e);
 }
 
 static void vegas_smoothing_moves_part_of_the_way(void **state) {
@@ -904,9 +966,9 @@ static void vegas_smoothing_moves_part_of_the_way(void **state) {
   hold(e, 15);
   step(e, 100, BW_LIMIT_SUCCESS);
   step(e, 100, BW_LIMIT_SUCCESS);
-  /* 20 * 0.5 + 27.80618 * 0.5 = 23.90309 */
-  assert_dbl_eq(stats(e->lim).estimate, 23.90309, 1e-5);
-  assert_u64_eq(bw_limiter_limit(e->lim), 23);
+  /* slow start: 20 * 0.5 + 40 * 0.5 = 30 */
+  assert_dbl_eq(stats(e->lim).estimate, 30, 0);
+  assert_u64_eq(bw_limiter_limit(e->lim), 30);
   let_go(e);
 }
 
@@ -919,19 +981,19 @@ static void vegas_never_leaves_min_and_max(void **state) {
   make(e, &cfg);
   hold(e, 15);
   step(e, 100, BW_LIMIT_SUCCESS);
-  step(e, 100, BW_LIMIT_SUCCESS); /* 27.8 -> 22 */
+  step(e, 100, BW_LIMIT_SUCCESS); /* 40 -> 22 */
   assert_dbl_eq(stats(e->lim).estimate, 22, 0);
   let_go(e);
   for (int i = 0; i < 5; i++)
-    step(e, 1, BW_LIMIT_DROPPED); /* 22 - 1.34 - ... -> 19 */
+    step(e, 1, BW_LIMIT_DROPPED); /* 22 * 0.9 = 19.8, then 19 */
   assert_dbl_eq(stats(e->lim).estimate, 19, 0);
   assert_u64_eq(bw_limiter_limit(e->lim), 19);
 }
 
 /* probe multiplier 1, limit pinned at 4 (max 4): after 1 * 4 samples the
- * next one becomes the no-load RTT. In between, rtt 200 against min 100
- * gives queue ceil(4 * 0.5) = 2, between lg = 1 and alpha * lg = 3: grow by
- * 1, clamped back to 4. */
+ * next round's RTT becomes the no-load RTT. In between, rtt 200 against min
+ * 100 gives queue ceil(4 * 0.5) = 2 < alpha * lg = 3: doubled in slow
+ * start, clamped back to 4. */
 static void vegas_relearns_the_no_load_rtt_after_the_probe_interval(
     void **state) {
   env_t *e = *state;
@@ -1233,6 +1295,7 @@ int main(void) {
       T(a_drop_near_the_limit_caps_growth_for_the_memory),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
       cmocka_unit_test(only_the_chosen_algorithms_fields_are_checked),
+      cmocka_unit_test(backoff_ratio_is_checked_for_every_algorithm),
       T(admits_up_to_the_limit_and_records_in_flight),
       T(bad_releases_are_refused),
       T(aimd_a_success_near_the_limit_adds_one),
@@ -1249,6 +1312,7 @@ int main(void) {
       T(gradient2_follows_the_long_to_short_rtt_ratio),
       T(gradient2_stays_within_min_and_max),
       T(vegas_grows_and_shrinks_with_the_queue_estimate),
+      T(vegas_decides_once_per_round_on_its_smallest_rtt),
       T(vegas_smoothing_moves_part_of_the_way),
       T(vegas_never_leaves_min_and_max),
       T(vegas_relearns_the_no_load_rtt_after_the_probe_interval),

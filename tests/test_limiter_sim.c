@@ -11,15 +11,15 @@
  * must succeed; the partner's in-flight count must stay <= 460 once the
  * limit has settled. Deterministic: fixed seeds, no real time.
  *
- * AIMD and GRADIENT2 pass it with the limiter's default guards (a timed-out
- * call keeps its slot for half its round trip; growth stops just above the
- * proven in-flight level and below a recently disproven one: limiter.h).
- * VEGAS does not: its queue estimate, limit x (1 - min RTT / RTT), reads the
- * partner's latency jitter (80-180 ms, uniform) as a queue of a third of
- * the limit and shrinks it to 10-40 (docs/internals/limiter-settling.md).
- * Its test is compiled only with -DBW_PENDING_ACCEPTANCE=ON, unweakened;
- * bench/bench_limiter_sim prints the same figures. Also always built: the
- * limiter rules the runs rely on, and the gate driver's conservation, drain
+ * All three pass it with the limiter's default guards (a timed-out call
+ * keeps its slot for half its round trip; growth stops just above the
+ * proven in-flight level and below a recently disproven one: limiter.h);
+ * VEGAS decides once per round trip on the round's smallest RTT, which
+ * filters out the partner's latency jitter (80-180 ms, uniform) that its
+ * per-sample estimate used to read as queueing
+ * (docs/internals/limiter-settling.md). bench/bench_limiter_sim prints the
+ * same figures. Also: the limiter rules the runs rely on, and the gate
+ * driver's conservation, drain
  * and determinism. */
 #include "breakwater/limiter.h"
 #include "breakwater/sim.h"
@@ -252,12 +252,10 @@ static void gradient2_settles_near_the_capacity(void **state) {
   (void)state;
   settles_near_the_capacity(BW_LIMITER_GRADIENT2);
 }
-#ifdef BW_PENDING_ACCEPTANCE
 static void vegas_settles_near_the_capacity(void **state) {
   (void)state;
   settles_near_the_capacity(BW_LIMITER_VEGAS);
 }
-#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -268,9 +266,7 @@ int main(void) {
       cmocka_unit_test(the_gate_refuses_bad_configuration),
       cmocka_unit_test(aimd_settles_near_the_capacity),
       cmocka_unit_test(gradient2_settles_near_the_capacity),
-#ifdef BW_PENDING_ACCEPTANCE
       cmocka_unit_test(vegas_settles_near_the_capacity),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,9 +22,11 @@
  * - GRADIENT2 (Netflix): the ratio of a long-term RTT average to the
  *   sample's RTT, times a tolerance, clamped to [0.5, 1], scales the limit,
  *   plus a queue allowance, smoothed.
- * - VEGAS: queue = limit * (1 - min_rtt / rtt); a short queue grows the
- *   limit, a long one shrinks it, with thresholds proportional to
- *   log10(limit).
+ * - VEGAS: once per round trip, on the round's smallest RTT: queue =
+ *   limit * (1 - min_rtt / rtt); a short queue grows the limit (doubles it
+ *   in slow start, before the first decrease), a long one shrinks it, with
+ *   thresholds proportional to log10(limit); a drop multiplies it by
+ *   backoff_ratio.
  * Every algorithm decreases on drops once per congestion event: a drop from
  * a call admitted before the last such decrease is counted but changes
  * nothing (permit.generation records the generation, high 32 bits, and
@@ -91,8 +93,7 @@ typedef struct bw_limiter_config_s {
   uint32_t min_limit;
   /* Default 200, min_limit..1000000. */
   uint32_t max_limit;
-  /* AIMD and GRADIENT2: a drop multiplies the limit by this; default 0.9,
-   * in [0.5, 1). */
+  /* A drop multiplies the limit by this; default 0.9, in [0.5, 1). */
   double backoff_ratio;
   /* AIMD: a success slower than this counts as a drop; default 5000;
    * 0 = off; 0..86400000. */

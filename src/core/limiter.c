@@ -86,9 +86,12 @@ struct bw_limiter_s {
   double long_rtt; /* GRADIENT2: ns */
   double long_sum; /* GRADIENT2 warmup */
   uint64_t long_count;
-  uint64_t since_probe; /* VEGAS: successes since the no-load RTT was set */
-  double v_lg_floor;    /* VEGAS: floor(est) that v_lg was computed for */
-  double v_lg;          /* VEGAS: max(1, log10(v_lg_floor)), cached */
+  uint64_t since_probe;  /* VEGAS: successes since the no-load RTT was set */
+  int64_t v_round_start; /* VEGAS: the current round began at */
+  int64_t v_round_min;   /* VEGAS: the round's smallest RTT */
+  bool v_round_busy;     /* VEGAS: a success in the round was not app-limited */
+  double v_lg_floor;     /* VEGAS: floor(est) that v_lg was computed for */
+  double v_lg;           /* VEGAS: max(1, log10(v_lg_floor)), cached */
   _Atomic int64_t min_rtt_ns; /* VEGAS */
   _Atomic int64_t long_rtt_ns;
   _Atomic int64_t last_rtt_ns;
@@ -161,8 +164,7 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
                          "initial_limit must be in [min_limit %u, max_limit "
                          "%u] (got %u)",
                          c->min_limit, c->max_limit, c->initial_limit);
-  if (c->algorithm != BW_LIMITER_VEGAS &&
-      !(c->backoff_ratio >= 0.5 && c->backoff_ratio < 1.0))
+  if (!(c->backoff_ratio >= 0.5 && c->backoff_ratio < 1.0))
     return bw__error_set(err, BW_E_INVAL, "backoff_ratio",
                          "backoff_ratio must be in [0.5, 1) (got %g)",
                          c->backoff_ratio);
@@ -352,6 +354,8 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->userdata = cfg->userdata;
   lim->est = (double)cfg->initial_limit;
   lim->v_lg_floor = -1.0; /* no limit is negative: computed on first use */
+  lim->v_round_start = INT64_MIN; /* the first success ends round 0 */
+  lim->v_round_min = INT64_MAX;
   atomic_init(&lim->limit, cfg->initial_limit);
   atomic_init(&lim->in_flight, 0);
   atomic_init(&lim->generation, 0);
@@ -701,9 +705,10 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
 }
 
 static double bw__vegas(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                        uint32_t inflight, bool drop) {
+                        uint32_t inflight, bool drop, int64_t now) {
   double est = lim->est, fl = floor(est), lg, queue, next;
-  int64_t min_rtt = BW__LOAD(lim->min_rtt_ns);
+  int64_t min_rtt = BW__LOAD(lim->min_rtt_ns), rmin;
+  bool busy;
   /* log10 costs more than the rest of the update: it is recomputed only
    * when the whole-number limit moves (the same value, bit for bit). */
   if (fl != lim->v_lg_floor) {
@@ -713,35 +718,49 @@ static double bw__vegas(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
   lg = lim->v_lg;
   if (drop) {
     if (!bw__lim_new_congestion(lim, p)) return est;
-    next = est - lg;
-  } else {
-    /* The no-load RTT only ever falls; if the dependency got slower for
-     * good, every sample would read as queueing. So every so often the next
-     * sample becomes the new baseline (Netflix probes the same way, with
-     * jitter across instances; here it is deterministic). */
-    lim->since_probe++;
-    if (lim->v_probe > 0 &&
-        (double)lim->since_probe > (double)lim->v_probe * floor(est)) {
-      lim->since_probe = 0;
-      atomic_store_explicit(&lim->min_rtt_ns, rtt, memory_order_relaxed);
-      return est;
-    }
-    if (min_rtt == 0 || rtt < min_rtt) {
-      /* A new no-load RTT: the baseline moved, this sample decides nothing. */
-      atomic_store_explicit(&lim->min_rtt_ns, rtt, memory_order_relaxed);
-      return est;
-    }
-    if ((double)inflight * 2.0 < est) return est; /* app-limited */
-    queue = ceil(est * (1.0 - (double)min_rtt / (double)rtt));
-    if (queue <= lg)
-      next = est + lim->v_beta * lg; /* (almost) no queue: grow fast */
-    else if (queue < lim->v_alpha * lg)
-      next = est + lg;
-    else if (queue > lim->v_beta * lg)
-      next = est - lg;
-    else
-      return est;
+    atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
+    return fmax((double)lim->min, est * lim->backoff);
   }
+  /* A round is one round trip: it ends with the first success that was
+   * sent after it began. Its smallest RTT is its sample. */
+  lim->since_probe++;
+  if (rtt < lim->v_round_min) lim->v_round_min = rtt;
+  if ((double)inflight * 2.0 >= est) lim->v_round_busy = true;
+  if (p->start_ns < lim->v_round_start) return est;
+  rmin = lim->v_round_min;
+  busy = lim->v_round_busy;
+  lim->v_round_start = now;
+  lim->v_round_min = INT64_MAX;
+  lim->v_round_busy = false;
+  /* The no-load RTT only ever falls; if the dependency got slower for
+   * good, every sample would read as queueing. So every so often the next
+   * round's RTT becomes the new baseline (Netflix probes the same way, with
+   * jitter across instances; here it is deterministic). */
+  if (lim->v_probe > 0 &&
+      (double)lim->since_probe > (double)lim->v_probe * floor(est)) {
+    lim->since_probe = 0;
+    atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
+    return est;
+  }
+  if (min_rtt == 0 || rmin < min_rtt) {
+    /* A new no-load RTT: the baseline moved, this round decides nothing. */
+    atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
+    return est;
+  }
+  if (!busy) return est; /* app-limited */
+  queue = ceil(est * (1.0 - (double)min_rtt / (double)rmin));
+  if (queue < lim->v_alpha * lg &&
+      atomic_load_explicit(&lim->slow_start, memory_order_relaxed))
+    next = est * 2.0; /* slow start, until the first decrease */
+  else if (queue <= lg)
+    next = est + lim->v_beta * lg; /* (almost) no queue: grow fast */
+  else if (queue < lim->v_alpha * lg)
+    next = est + lg;
+  else if (queue > lim->v_beta * lg) {
+    atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
+    next = est - lg;
+  } else
+    return est;
   next = bw__clamp(next, (double)lim->min, (double)lim->max);
   return est * (1.0 - lim->v_smoothing) + next * lim->v_smoothing;
 }
@@ -815,7 +834,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     pthread_mutex_lock(&lim->lock);
     lim->est = lim->alg == BW_LIMITER_GRADIENT2
                    ? bw__gradient2(lim, p, rtt, inflight, drop)
-                   : bw__vegas(lim, p, rtt, inflight, drop);
+                   : bw__vegas(lim, p, rtt, inflight, drop, now);
     next = (uint32_t)floor(lim->est);
     if (next < lim->min) next = lim->min;
     old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
