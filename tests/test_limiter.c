@@ -812,6 +812,40 @@ static void gradient2_follows_the_long_to_short_rtt_ratio(void **state) {
   assert_u64_eq(s.drops, 1);
 }
 
+/* A slow success is a congestion signal like a drop, and the same rule
+ * holds: one decrease per congestion event. A and B were in flight
+ * together; A's 400 ms decreases (20.672, as above); B's 400 ms would give
+ * 20.562 (long 208, g 0.78) but reports the same event: unchanged, though
+ * it still feeds the long-term average. C, sent after the decrease, may
+ * decrease again: rtt 1000, long 366.4, g 0.5496 -> 19.60987. */
+static void gradient2_decreases_once_per_congestion_event(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t a, b;
+  bw_limiter_stats_t s;
+  config(e, &cfg, BW_LIMITER_GRADIENT2, 20);
+  cfg.gradient2_warmup = 2;
+  cfg.gradient2_long_window = 9;
+  make(e, &cfg);
+  hold(e, 15);
+  step(e, 100, BW_LIMIT_SUCCESS);
+  step(e, 100, BW_LIMIT_SUCCESS); /* 21.6, long 100 */
+  a = take(e->lim);
+  b = take(e->lim);
+  bw_clock_manual_advance(e->clock, 400 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  assert_dbl_eq(stats(e->lim).estimate, 20.672, EPS);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_SUCCESS), BW_OK);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 20.672, EPS);
+  assert_i64_eq(s.long_rtt_ns, 208 * MS);
+  step(e, 1000, BW_LIMIT_SUCCESS);
+  s = stats(e->lim);
+  assert_dbl_eq(s.estimate, 19.60987, 1e-5);
+  assert_u64_eq(s.limit, 19);
+  let_go(e);
+}
+
 static void gradient2_stays_within_min_and_max(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
@@ -1311,6 +1345,7 @@ int main(void) {
       T(limit_changed_events_are_json_lines),
       T(gradient2_follows_the_long_to_short_rtt_ratio),
       T(gradient2_stays_within_min_and_max),
+      T(gradient2_decreases_once_per_congestion_event),
       T(vegas_grows_and_shrinks_with_the_queue_estimate),
       T(vegas_decides_once_per_round_on_its_smallest_rtt),
       T(vegas_smoothing_moves_part_of_the_way),

@@ -27,10 +27,10 @@
  *   in slow start, before the first decrease), a long one shrinks it, with
  *   thresholds proportional to log10(limit); a drop multiplies it by
  *   backoff_ratio.
- * Every algorithm decreases on drops once per congestion event: a drop from
- * a call admitted before the last such decrease is counted but changes
- * nothing (permit.generation records the generation, high 32 bits, and
- * the limit in force, low 32 bits, at acquire).
+ * Every algorithm decreases on drops (GRADIENT2 also on slow successes)
+ * once per congestion event: a drop from a call admitted before the last
+ * such decrease is counted but changes nothing (permit.generation records the
+ * generation, high 32 bits, and the limit in force, low 32 bits, at acquire).
  * The limit always stays in [min_limit, max_limit].
  *
  * Limit changes are reported, rate-limited by change_interval_ms, to an

@@ -701,6 +701,7 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
   gradient = bw__clamp(lim->g2_tolerance * longr / shortr, 0.5, 1.0);
   next = est * gradient + (double)lim->g2_queue;
   next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
+  if (next < est && !bw__lim_new_congestion(lim, p)) return est;
   return bw__clamp(next, (double)lim->min, (double)lim->max);
 }
 
