@@ -309,7 +309,7 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
     pthread_mutex_destroy(&b->slock);
     goto nomem;
   }
-  now = bw_clock_now(b->clock);
+  now = bw__clock_now(b->clock);
   atomic_init(&b->sw, BW__PACK(BW_CLOSED, 1));
   atomic_init(&b->metrics_only, cfg->metrics_only);
   atomic_init(&b->current_break_ns, b->break_ns);
@@ -639,7 +639,7 @@ static void bw__trip(bw_breaker_t *b, uint64_t w, const char *reason,
   /* The release path may not have read the clock (the consecutive rule needs
    * no time); the break starts now, read under the lock. */
   if (atomic_load_explicit(&b->sw, memory_order_acquire) == w)
-    bw__to_open(b, w, bw_clock_now(b->clock), reason, ctx);
+    bw__to_open(b, w, bw__clock_now(b->clock), reason, ctx);
   pthread_mutex_unlock(&b->tlock);
 }
 
@@ -708,7 +708,7 @@ static void bw__open_stuck(bw_breaker_t *b, uint64_t w, int64_t now) {
 }
 
 static int bw__acquire_slow(bw_breaker_t *b, bw_permit_t *p, uint64_t w) {
-  int64_t now = bw_clock_now(b->clock);
+  int64_t now = bw__clock_now(b->clock);
   for (;;) {
     switch (BW__ST(w)) {
     case BW_CLOSED:
@@ -773,7 +773,7 @@ int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
   if (BW__LIKELY(st == BW_CLOSED || st == BW_DISABLED)) {
     bw__admit(b);
     p->generation = BW__GEN(w);
-    p->start_ns = b->slow_ns > 0 ? bw_clock_now(b->clock) : 0;
+    p->start_ns = b->slow_ns > 0 ? bw__clock_now(b->clock) : 0;
     p->kind = BW_PERMIT_NORMAL;
     p->reserved = 0;
     p->context = NULL;
@@ -782,7 +782,7 @@ int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
   /* The other hot path: rejecting while OPEN costs one clock read and one
    * striped increment. */
   if (st == BW_OPEN) {
-    int64_t now = bw_clock_now(b->clock);
+    int64_t now = bw__clock_now(b->clock);
     if (now < atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) &&
         !atomic_load_explicit(&b->metrics_only, memory_order_relaxed)) {
       unsigned si = bw__stripe();
@@ -925,7 +925,7 @@ int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
   s = &b->stripes[si];
   if (b->slow_ns > 0 || b->rule == BW_TRIP_TIME_WINDOW ||
       p->kind == BW_PERMIT_PROBE)
-    now = bw_clock_now(b->clock);
+    now = bw__clock_now(b->clock);
   if (b->slow_ns > 0 && outcome != BW_IGNORED &&
       now - p->start_ns >= b->slow_ns)
     slow = true;
@@ -976,7 +976,7 @@ int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b) {
     if (atomic_load_explicit(&b->metrics_only, memory_order_relaxed)) return 0;
     return bw__ceil_ms(
         atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
-        bw_clock_now(b->clock));
+        bw__clock_now(b->clock));
   case BW_ISOLATED:
     return atomic_load_explicit(&b->metrics_only, memory_order_relaxed) ? 0
                                                                         : -1;
@@ -986,7 +986,7 @@ int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b) {
 }
 
 void bw_breaker_poll(bw_breaker_t *b) {
-  int64_t now = bw_clock_now(b->clock);
+  int64_t now = bw__clock_now(b->clock);
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
   if (BW__ST(w) != BW_OPEN && BW__ST(w) != BW_HALF_OPEN) return;
   pthread_mutex_lock(&b->tlock);
@@ -1001,7 +1001,7 @@ void bw_breaker_poll(bw_breaker_t *b) {
 }
 
 static void bw__operator(bw_breaker_t *b, bw_state_t to, bw_event_type_t ev) {
-  int64_t now = bw_clock_now(b->clock);
+  int64_t now = bw__clock_now(b->clock);
   uint64_t w;
   bw_state_t from;
   pthread_mutex_lock(&b->tlock);
@@ -1031,7 +1031,7 @@ void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
       atomic_exchange_explicit(&b->metrics_only, on, memory_order_relaxed);
   if (was != on && b->sink != NULL) {
     bw_field_t f;
-    int64_t now = bw_clock_now(b->clock);
+    int64_t now = bw__clock_now(b->clock);
     f.key = "metrics_only";
     f.type = BW_FIELD_BOOL;
     f.v.b = on;
@@ -1042,7 +1042,7 @@ void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
 
 void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out) {
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
-  int64_t now = bw_clock_now(b->clock);
+  int64_t now = bw__clock_now(b->clock);
   bw__window_t win;
   memset(out, 0, sizeof(*out));
   out->state = BW__ST(w);

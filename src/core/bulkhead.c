@@ -269,12 +269,12 @@ static bool bw__bh_take(bw_bulkhead_t *bh) {
  * (the clock-free fast path). BW_E_DEADLINE (counted) if the thread deadline
  * has passed. */
 static int bw__bh_now(bw_bulkhead_t *bh, int64_t *now, int64_t *td) {
-  *td = bw_deadline_current().at_ns;
+  *td = bw__current.at_ns;
   if (bh->timeout_ns == 0 && *td == BW_DEADLINE_NONE_NS) {
     *now = 0;
     return BW_OK;
   }
-  *now = bw_clock_now(bh->clock);
+  *now = bw__clock_now(bh->clock);
   if (*td != BW_DEADLINE_NONE_NS && *now >= *td) {
     bw__bump(&bh->stripes[bw__stripe()].rejected_deadline, bw__stripe());
     return BW_E_DEADLINE;
@@ -339,7 +339,7 @@ static void bw__bh_pump(bw_bulkhead_t *bh, bw_bulkhead_waiter_t **ready) {
   int64_t now = 0;
   bool have_now = false;
   while (bh->head != NULL && bw__bh_take(bh)) {
-    if (!have_now) now = bw_clock_now(bh->clock), have_now = true;
+    if (!have_now) now = bw__clock_now(bh->clock), have_now = true;
     bw__bh_grant_head(bh, now, ready);
   }
 }
@@ -527,7 +527,7 @@ int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {
   if (cur == 0) return BW_E_INVAL;
   /* A permit without a deadline needs no clock reading. */
   timed = bw_bulkhead_deadline_ns(p) != BW_DEADLINE_NONE_NS;
-  now = timed ? bw_clock_now(bh->clock) : 0;
+  now = timed ? bw__clock_now(bh->clock) : 0;
   late = bw_bulkhead_expired(p, now);
   if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0) {
     do {
@@ -546,7 +546,7 @@ int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {
   } else {
     pthread_mutex_lock(&bh->lock);
     if (bh->head != NULL) {
-      if (!timed) now = bw_clock_now(bh->clock);
+      if (!timed) now = bw__clock_now(bh->clock);
       bw__bh_grant_head(bh, now, &ready); /* our slot moves on */
     } else {
       cur = atomic_load_explicit(&bh->in_use, memory_order_relaxed);

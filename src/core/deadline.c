@@ -17,7 +17,9 @@
 #define BW__BUDGET_MAX_S INT64_C(1000000000)
 #define BW__BUDGET_MAX_MS (BW__BUDGET_MAX_S * 1000)
 
-static _Thread_local bw_deadline_t bw__current = {BW_DEADLINE_NONE_NS};
+/* Shared with the core's hot paths through internal.h (bw__deadline_now). */
+_Thread_local bw_deadline_t bw__current
+    __attribute__((tls_model("initial-exec"))) = {BW_DEADLINE_NONE_NS};
 
 /* Converts a uint64 holding an int64's two's-complement bits back, without
  * relying on implementation-defined conversion. */

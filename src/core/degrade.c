@@ -201,7 +201,7 @@ bw_degrade_t *bw_degrade_new(const bw_degrade_config_t *cfg, bw_error_t *err) {
   d->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   d->breaker_seen = BW_CLOSED;
   d->regime_seen = BW_REGIME_NORMAL;
-  d->entered_ns = bw_clock_now(d->clock);
+  d->entered_ns = bw__clock_now(d->clock);
   atomic_init(&d->level_atomic, 0);
   /* pthread_mutex_init may fail only for lack of resources. */
   if (pthread_mutex_init(&d->lock, NULL) != 0) goto nomem;
@@ -303,7 +303,7 @@ int bw_degrade_pick(bw_degrade_t *d, bw_degrade_pick_t *out) {
   pthread_mutex_lock(&d->lock);
   /* Read under the lock: a reading taken before it could be older than the
    * entry time another thread just set, and change times must not go back. */
-  now = bw_clock_now(d->clock);
+  now = bw__clock_now(d->clock);
   out->level = d->level;
   out->probe = false;
   out->generation = d->generation;
@@ -325,7 +325,7 @@ int bw_degrade_report(bw_degrade_t *d, const bw_degrade_pick_t *p,
   if (d == NULL || p == NULL) return BW_E_INVAL;
   if ((unsigned)outcome > (unsigned)BW_IGNORED) return BW_E_INVAL;
   pthread_mutex_lock(&d->lock);
-  now = bw_clock_now(d->clock); /* under the lock, as in pick */
+  now = bw__clock_now(d->clock); /* under the lock, as in pick */
   if (p->generation > d->generation || p->level >= d->count ||
       (p->probe && p->level + 1 >= d->count)) {
     rc = BW_E_INVAL; /* not a pick of this machine */
@@ -386,7 +386,7 @@ int bw_degrade_observe_breaker(bw_degrade_t *d, bw_state_t state) {
    * not a new edge: the dependency was already known to be down. */
   if (is_open && !was_open && d->level + 1 < d->count)
     bw__change_locked(d, d->level + 1, BW_DEGRADE_BREAKER,
-                      bw_clock_now(d->clock));
+                      bw__clock_now(d->clock));
   d->breaker_seen = state;
   pthread_mutex_unlock(&d->lock);
   return BW_OK;
@@ -401,7 +401,7 @@ int bw_degrade_observe_gauge(bw_degrade_t *d, bw_regime_t regime) {
   if (regime == BW_REGIME_CRITICAL && d->regime_seen != BW_REGIME_CRITICAL &&
       d->level + 1 < d->count)
     bw__change_locked(d, d->level + 1, BW_DEGRADE_GAUGE,
-                      bw_clock_now(d->clock));
+                      bw__clock_now(d->clock));
   d->regime_seen = regime;
   pthread_mutex_unlock(&d->lock);
   return BW_OK;
@@ -412,7 +412,7 @@ int bw_degrade_force_down_to(bw_degrade_t *d, uint32_t level) {
   if (level >= d->count) return BW_E_RANGE;
   pthread_mutex_lock(&d->lock);
   if (d->level < level)
-    bw__change_locked(d, level, BW_DEGRADE_FORCED, bw_clock_now(d->clock));
+    bw__change_locked(d, level, BW_DEGRADE_FORCED, bw__clock_now(d->clock));
   pthread_mutex_unlock(&d->lock);
   return BW_OK;
 }
@@ -436,7 +436,7 @@ void bw_degrade_stats(const bw_degrade_t *d, bw_degrade_stats_t *out) {
   int64_t now;
   memset(out, 0, sizeof(*out));
   pthread_mutex_lock(lock);
-  now = bw_clock_now(d->clock);
+  now = bw__clock_now(d->clock);
   out->level = d->level;
   out->level_name = d->level_names[d->level];
   out->level_count = d->count;

@@ -256,9 +256,11 @@ char *bw_format_iso8601_ms(int64_t wall_ns, char *buf, size_t size) {
     snprintf(buf, size, "1970-01-01T00:00:00.000Z");
     return buf;
   }
-  snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-           (int)ms);
+  /* A buffer under 25 bytes (event.h) gets a truncated string. */
+  if (snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+               tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+               tm.tm_min, tm.tm_sec, (int)ms) < 0)
+    buf[0] = '\0';
   return buf;
 }
 
@@ -295,7 +297,7 @@ void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
   bw_event_t ev;
   if (sink == NULL) return;
   ev.type = type;
-  ev.wall_ns = bw_clock_now(wall);
+  ev.wall_ns = bw__clock_now(wall);
   ev.mono_ns = mono_ns;
   ev.name = name;
   ev.reason = reason ? reason : "";

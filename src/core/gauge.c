@@ -117,7 +117,7 @@ bw_gauge_t *bw_gauge_new(const bw_gauge_config_t *cfg, bw_error_t *err) {
   g->sink = cfg->sink;
   g->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   g->userdata = cfg->userdata;
-  g->since_ns = bw_clock_now(g->clock);
+  g->since_ns = bw__clock_now(g->clock);
   bw__error_clear(err);
   return g;
 nomem:
@@ -165,7 +165,7 @@ int bw_gauge_update(bw_gauge_t *g, double p) {
   g->pressure = p;
   g->updates++;
   if (to != from) {
-    int64_t now = bw_clock_now(g->clock);
+    int64_t now = bw__clock_now(g->clock);
     if (now > g->since_ns) g->time_ns[from] += now - g->since_ns;
     g->since_ns = now > g->since_ns ? now : g->since_ns;
     g->transitions++;
@@ -217,7 +217,7 @@ void bw_gauge_stats(const bw_gauge_t *g, bw_gauge_stats_t *out) {
   int r;
   memset(out, 0, sizeof(*out));
   pthread_mutex_lock(&m->lock);
-  now = bw_clock_now(g->clock);
+  now = bw__clock_now(g->clock);
   r = atomic_load_explicit(&m->regime, memory_order_relaxed);
   out->regime = (bw_regime_t)r;
   out->pressure = g->pressure;

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "breakwater/breakwater.h"
 
@@ -39,6 +40,38 @@ static inline unsigned bw__stripe(void) {
 /* How many stripes have ever been handed out: readers that sum stripes on a
  * warm path need scan only [0, bw__stripes_used()). */
 unsigned bw__stripes_used(void);
+
+/* The calling thread's current deadline (deadline.c), read inline by hot
+ * paths; bw_deadline_current() is the public way. */
+extern _Thread_local bw_deadline_t bw__current
+    __attribute__((tls_model("initial-exec")));
+
+/* ---- clocks (clock.c) ------------------------------------------------------
+ * bw__gettime is the vDSO's clock_gettime where it can be found, else
+ * libc's. bw__clock_now reads the built-in monotonic clocks without going
+ * through their function pointers (~1 ns each), any other clock as
+ * bw_clock_now does. */
+typedef int (*bw__gettime_fn)(clockid_t, struct timespec *);
+extern bw__gettime_fn bw__gettime;
+extern const bw_clock_t bw__clock_mono;
+extern const bw_clock_t bw__clock_coarse;
+#ifdef CLOCK_MONOTONIC_COARSE
+#define BW__COARSE_ID CLOCK_MONOTONIC_COARSE
+#else
+#define BW__COARSE_ID CLOCK_MONOTONIC
+#endif
+
+static inline int64_t bw__read_clock(clockid_t id) {
+  struct timespec ts;
+  bw__gettime(id, &ts);
+  return (int64_t)ts.tv_sec * BW_NS_PER_S + ts.tv_nsec;
+}
+
+static inline int64_t bw__clock_now(const bw_clock_t *c) {
+  if (c == &bw__clock_coarse) return bw__read_clock(BW__COARSE_ID);
+  if (c == &bw__clock_mono) return bw__read_clock(CLOCK_MONOTONIC);
+  return c->now_ns(c);
+}
 
 /* Adds n to a striped counter of `stripe`. */
 static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,

@@ -560,19 +560,19 @@ int bw_pipeline_execute(const bw_pipeline_t *pl, const bw_clock_t *clock,
   bw_pipeline_call_t local;
   memset(&local, 0, sizeof local); /* begin fills it; cppcheck cannot see it */
   bw_pipeline_call_t *c = out != NULL ? out : &local;
-  int step = bw_pipeline_begin(pl, c, bw_clock_now(clock));
+  int step = bw_pipeline_begin(pl, c, bw__clock_now(clock));
   while (step != BW_STEP_DONE) {
     if (step == BW_STEP_WAIT) {
       sleep_ms(c->delay_ms);
-      step = bw_pipeline_resume(c, bw_clock_now(clock));
+      step = bw_pipeline_resume(c, bw__clock_now(clock));
     } else {
       int64_t ra = BW_RETRY_AFTER_NONE;
       bw_verdict_t v = fn(userdata, c, &ra);
       if (ra < BW_RETRY_AFTER_NEVER) ra = BW_RETRY_AFTER_NONE;
-      step = bw_pipeline_report(c, v, ra, bw_clock_now(clock));
+      step = bw_pipeline_report(c, v, ra, bw__clock_now(clock));
       if (step < 0) /* a verdict fn made up: count it as transient */
         step = bw_pipeline_report(c, BW_VERDICT_TRANSIENT, ra,
-                                  bw_clock_now(clock));
+                                  bw__clock_now(clock));
     }
   }
   return (int)c->failure;

@@ -313,7 +313,7 @@ int bw_queue_dequeue(bw_queue_t *q, bw_queue_item_t *out) {
       /* One reading per call: every item this call judges is judged against
        * the same instant, and items without deadlines cost no clock read. */
       if (!have_now) {
-        now = bw_clock_now(q->clock);
+        now = bw__clock_now(q->clock);
         have_now = true;
       }
       if (now >= dl) {

@@ -104,7 +104,7 @@ bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
       (int64_t)llround((double)BW__UNITS_PER_NS * 1e9 / cfg->rate_per_sec);
   rl->tau_units = (int64_t)(cfg->burst - 1) * rl->t_units;
   rl->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
-  rl->origin_ns = bw_clock_now(rl->clock);
+  rl->origin_ns = bw__clock_now(rl->clock);
   /* TAT = now: the whole burst is available at once. */
   atomic_init(&rl->tat, 0);
   return rl;
@@ -134,7 +134,7 @@ const char *bw_ratelimit_name(const bw_ratelimit_t *rl) {
 /* Now in units since creation (mod 2^64: unsigned, so wrapping is defined).
  */
 static inline uint64_t bw__units_now(const bw_ratelimit_t *rl) {
-  uint64_t d = (uint64_t)bw_clock_now(rl->clock) - (uint64_t)rl->origin_ns;
+  uint64_t d = (uint64_t)bw__clock_now(rl->clock) - (uint64_t)rl->origin_ns;
   return d << BW__FRAC_BITS;
 }
 

@@ -609,7 +609,7 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
   if (bw__reg_check_name(name, &len, err) != BW_OK) return NULL;
   h = bw__name_hash(reg, name, len);
   pthread_mutex_lock(&reg->lock);
-  now = bw_clock_now(reg->clock);
+  now = bw__clock_now(reg->clock);
   o = bw__find_obj(reg, name, len, h);
   if (o != NULL) {
     o->holds++;
@@ -669,7 +669,7 @@ bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg, const char *name) {
   o = bw__find_obj(reg, name, len, h);
   if (o != NULL) {
     o->holds++;
-    bw__touch(reg, o, bw_clock_now(reg->clock));
+    bw__touch(reg, o, bw__clock_now(reg->clock));
     b = o->breaker;
   }
   pthread_mutex_unlock(&reg->lock);
@@ -688,7 +688,7 @@ void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b) {
     /* Holding is using: idle time counts from the end of the last hold, so
      * an object used for an hour under one hold is not idle the moment it
      * is put back. */
-    bw__touch(reg, o, bw_clock_now(reg->clock));
+    bw__touch(reg, o, bw__clock_now(reg->clock));
   }
   pthread_mutex_unlock(&reg->lock);
 }
@@ -699,7 +699,7 @@ size_t bw_registry_evict_idle(bw_registry_t *reg) {
   int64_t now;
   if (reg == NULL) return 0;
   pthread_mutex_lock(&reg->lock);
-  now = bw_clock_now(reg->clock);
+  now = bw__clock_now(reg->clock);
   for (o = reg->lru_tail; o != NULL; o = prev) {
     int64_t idle = bw__idle_ms(o, now);
     uint64_t calls = 0;

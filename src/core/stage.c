@@ -206,7 +206,7 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   s->levels = cfg->priority_levels;
   memcpy(s->ceiling, cfg->gauge.ceiling, sizeof(s->ceiling));
   s->window_ns = cfg->rate_window_ms * BW_NS_PER_MS;
-  s->win_start = bw_clock_now(s->clock);
+  s->win_start = bw__clock_now(s->clock);
   s->alpha = cfg->rate_alpha;
   s->min_retry_ms = cfg->min_retry_after_ms;
   s->max_retry_ms = cfg->max_retry_after_ms;
@@ -326,14 +326,14 @@ static int64_t bw__retry_after(bw_stage_t *s) {
   int64_t ms, extra;
   const bw_stage_t *d;
   pthread_mutex_lock(&s->lock);
-  bw__fold(s, bw_clock_now(s->clock));
+  bw__fold(s, bw__clock_now(s->clock));
   ms = bw__base_retry(s);
   pthread_mutex_unlock(&s->lock);
   for (d = s->next; d != NULL; d = d->next) {
     bw_stage_t *m = (bw_stage_t *)(uintptr_t)d;
     int64_t b = 0;
     pthread_mutex_lock(&m->lock);
-    bw__fold(m, bw_clock_now(m->clock));
+    bw__fold(m, bw__clock_now(m->clock));
     if (bw_queue_size(m->q) + m->in_flight > 0) b = bw__base_retry(m);
     pthread_mutex_unlock(&m->lock);
     if (b > ms) ms = b;
@@ -355,7 +355,7 @@ int64_t bw_stage_retry_after_ms(bw_stage_t *s) {
 double bw_stage_service_rate(bw_stage_t *s) {
   double r;
   pthread_mutex_lock(&s->lock);
-  bw__fold(s, bw_clock_now(s->clock));
+  bw__fold(s, bw__clock_now(s->clock));
   r = s->measured ? s->rate : 0.0;
   pthread_mutex_unlock(&s->lock);
   return r;
@@ -384,7 +384,7 @@ int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
   if (priority >= s->levels) return BW_E_RANGE;
   memset(res, 0, sizeof(*res));
   pthread_mutex_lock(&s->lock);
-  bw__fold(s, bw_clock_now(s->clock));
+  bw__fold(s, bw__clock_now(s->clock));
   s->submitted++;
   regime = bw__feed(s, &eff);
   if (priority > s->ceiling[regime]) {
@@ -425,7 +425,7 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
   if (s == NULL || out == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&s->lock);
   for (;;) {
-    now = bw_clock_now(s->clock);
+    now = bw__clock_now(s->clock);
     bw__fold(s, now);
     if (s->in_flight >= s->concurrency) {
       rc = BW_E_FULL;
@@ -446,7 +446,7 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
         break;
       }
       pthread_mutex_unlock(&s->lock);
-      s->on_expired(&qi, bw_clock_now(s->clock), s->userdata);
+      s->on_expired(&qi, bw__clock_now(s->clock), s->userdata);
       pthread_mutex_lock(&s->lock);
       continue;
     }
@@ -478,7 +478,7 @@ int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
     pthread_mutex_unlock(&s->lock);
     return BW_E_INVAL;
   }
-  now = bw_clock_now(s->clock);
+  now = bw__clock_now(s->clock);
   bw__fold(s, now);
   s->in_flight--;
   if (outcome == BW_STAGE_PROCESSED)
@@ -501,7 +501,7 @@ void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out) {
   bw_gauge_stats_t gs;
   memset(out, 0, sizeof(*out));
   pthread_mutex_lock(&s->lock);
-  bw__fold(s, bw_clock_now(s->clock));
+  bw__fold(s, bw__clock_now(s->clock));
   bw_queue_stats(s->q, &qs);
   bw_gauge_stats(s->g, &gs);
   out->submitted = s->submitted;

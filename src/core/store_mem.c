@@ -301,7 +301,7 @@ typedef struct mem_queue_s {
 } mem_queue_t;
 
 static int64_t mq_now(const mem_queue_t *m) {
-  return bw_clock_now(m->cfg.clock);
+  return bw__clock_now(m->cfg.clock);
 }
 
 static void mq_emit(const mem_queue_t *m, const bw__qev_buf_t *eb) {
@@ -759,7 +759,7 @@ int bw_idem_execute(bw_idem_store_t *s, const char *key, int64_t wait_ms,
                     bw_idem_fn fn, void *userdata, bw_idem_record_t *out) {
   bw_idem_record_t rec;
   const bw_clock_t *mono = bw_clock_monotonic();
-  int64_t start = bw_clock_now(mono);
+  int64_t start = bw__clock_now(mono);
   int rc;
   if (out) memset(out, 0, sizeof(*out));
   if (s == NULL || fn == NULL || wait_ms < 0 || check_key(key) != BW_OK)
@@ -798,7 +798,7 @@ int bw_idem_execute(bw_idem_store_t *s, const char *key, int64_t wait_ms,
     }
     bw_idem_record_clear(&rec);
     if (wait_ms == 0) return BW_E_FULL;
-    if (bw_clock_now(mono) - start >= wait_ms * BW_NS_PER_MS)
+    if (bw__clock_now(mono) - start >= wait_ms * BW_NS_PER_MS)
       return BW_E_TIMEOUT;
     sleep_1ms();
   }
@@ -999,7 +999,7 @@ static int mi_begin(bw_idem_store_t *s, const char *key,
   int64_t now;
   int rc = BW_OK;
   pthread_mutex_lock(&m->lock);
-  now = bw_clock_now(m->cfg.clock);
+  now = bw__clock_now(m->cfg.clock);
   pp = mi_slot(m, key);
   if (*pp != NULL && (*pp)->expires_ns <= now) mi_remove(m, pp);
   x = *pp;
@@ -1073,7 +1073,7 @@ static int mi_complete(bw_idem_store_t *s, const char *key, uint64_t token,
     x->status = status;
     x->result = copy;
     x->len = len;
-    x->expires_ns = bw_clock_now(m->cfg.clock) + m->cfg.ttl_ms * BW_NS_PER_MS;
+    x->expires_ns = bw__clock_now(m->cfg.clock) + m->cfg.ttl_ms * BW_NS_PER_MS;
     copy = NULL;
     m->st.completed++;
   }
