@@ -9,7 +9,9 @@
  * - bulkhead, timeout_ms 30000 with the default clock (coarse, since the
  *   timeout is >= 1 s) and with the precise clock given explicitly;
  * - aimd, gradient2, vegas with the default precise clock and with the
- *   coarse one (two readings per call: start and RTT).
+ *   coarse one (two readings per call: start and RTT), then with
+ *   rtt_sample_every 8 (one call in 8 timed: no clock read and, for
+ *   gradient2 and vegas, no lock on the other 7).
  * Every row's allocations during the timed loops are counted (target 0).
  *
  * --peers runs `bash bench/peers/run.sh --only bulkhead` (cockatiel's
@@ -116,18 +118,25 @@ typedef struct {
   int kind; /* 0 bulkhead, 1 + bw_limiter_algorithm_t */
   int64_t timeout_ms;
   const bw_clock_t *(*clock)(void); /* NULL: the default */
+  uint32_t sample;                  /* limiters: rtt_sample_every (0 = 1) */
 } row_t;
 
 static const row_t g_rows[] = {
-    {"bulkhead timeout 0 (no clock)", 0, 0, NULL},
-    {"bulkhead timeout 30 s, default (coarse)", 0, 30000, NULL},
-    {"bulkhead timeout 30 s, precise clock", 0, 30000, bw_clock_monotonic},
-    {"aimd, default (precise)", 1, 0, NULL},
-    {"aimd, coarse clock", 1, 0, bw_clock_monotonic_coarse},
-    {"gradient2, default (precise)", 2, 0, NULL},
-    {"gradient2, coarse clock", 2, 0, bw_clock_monotonic_coarse},
-    {"vegas, default (precise)", 3, 0, NULL},
-    {"vegas, coarse clock", 3, 0, bw_clock_monotonic_coarse},
+    {"bulkhead timeout 0 (no clock)", 0, 0, NULL, 0},
+    {"bulkhead timeout 30 s, default (coarse)", 0, 30000, NULL, 0},
+    {"bulkhead timeout 30 s, precise clock", 0, 30000, bw_clock_monotonic, 0},
+    {"aimd, default (precise)", 1, 0, NULL, 0},
+    {"aimd, coarse clock", 1, 0, bw_clock_monotonic_coarse, 0},
+    {"gradient2, default (precise)", 2, 0, NULL, 0},
+    {"gradient2, coarse clock", 2, 0, bw_clock_monotonic_coarse, 0},
+    {"vegas, default (precise)", 3, 0, NULL, 0},
+    {"vegas, coarse clock", 3, 0, bw_clock_monotonic_coarse, 0},
+    {"aimd, precise, RTT 1 call in 8", 1, 0, NULL, 8},
+    {"aimd, coarse, RTT 1 call in 8", 1, 0, bw_clock_monotonic_coarse, 8},
+    {"gradient2, precise, RTT 1 call in 8", 2, 0, NULL, 8},
+    {"gradient2, coarse, RTT 1 call in 8", 2, 0, bw_clock_monotonic_coarse, 8},
+    {"vegas, precise, RTT 1 call in 8", 3, 0, NULL, 8},
+    {"vegas, coarse, RTT 1 call in 8", 3, 0, bw_clock_monotonic_coarse, 8},
 };
 
 static bw_limit_t *make(const row_t *r) {
@@ -148,6 +157,7 @@ static bw_limit_t *make(const row_t *r) {
     cfg.algorithm = (bw_limiter_algorithm_t)(r->kind - 1);
     cfg.initial_limit = 64;
     cfg.clock = r->clock != NULL ? r->clock() : NULL;
+    if (r->sample > 0) cfg.rtt_sample_every = r->sample;
     l = bw_limiter_as_limit(bw_limiter_new(&cfg, &err));
   }
   if (l == NULL) {

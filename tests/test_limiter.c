@@ -213,6 +213,10 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
        "probe_headroom must be in [0, 1], 0 for off (got 1.5)"},
       {0, "overload_memory_ms",
        "overload_memory_ms must be in 0..86400000, 0 for off (got -1)"},
+      {1, "rtt_sample_every",
+       "rtt_sample_every must be in 1..1024, 1 for every call (got 0)"},
+      {2, "rtt_sample_every",
+       "rtt_sample_every must be in 1..1024, 1 for every call (got 1025)"},
   };
   static const bw_clock_t no_function = {NULL, NULL};
   (void)state;
@@ -300,6 +304,12 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       break;
     case 25:
       cfg.overload_memory_ms = -1;
+      break;
+    case 26:
+      cfg.rtt_sample_every = 0;
+      break;
+    case 27:
+      cfg.rtt_sample_every = 1025;
       break;
     }
     memset(&err, 0, sizeof(err));
@@ -1068,6 +1078,107 @@ static void vegas_with_probing_off_keeps_the_smallest_rtt(void **state) {
   let_go(e);
 }
 
+/* ==== RTT sampling ========================================================
+ */
+
+/* One call in rtt_sample_every is timed, the first one included; the
+ * others read no clock and carry BW_LIMITER_UNTIMED. */
+static void rtt_sampling_times_one_call_in_n(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t p[9];
+  bw_limiter_config_init(&cfg);
+  assert_u64_eq(cfg.rtt_sample_every, 1);
+  config(e, &cfg, BW_LIMITER_AIMD, 20);
+  cfg.rtt_sample_every = 4;
+  make(e, &cfg);
+  for (int i = 0; i < 9; i++) {
+    p[i] = take(e->lim);
+    if (i % 4 == 0)
+      assert_i64_eq(p[i].start_ns, BWT_T0_NS);
+    else
+      assert_i64_eq(p[i].start_ns, BW_LIMITER_UNTIMED);
+  }
+  for (int i = 0; i < 9; i++)
+    assert_status(bw_limiter_release(e->lim, &p[i], BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(stats(e->lim).successes, 9);
+  assert_u64_eq(stats(e->lim).in_flight, 0);
+}
+
+/* GRADIENT2 and VEGAS learn only from timed successes: an untimed one
+ * changes neither the estimate nor the RTT averages. */
+static void untimed_successes_are_no_rtt_samples(void **state) {
+  env_t *e = *state;
+  for (int a = 1; a <= 2; a++) {
+    bw_limiter_config_t cfg;
+    bw_limiter_stats_t before, after;
+    config(e, &cfg, (bw_limiter_algorithm_t)a, 20);
+    cfg.rtt_sample_every = 2;
+    make(e, &cfg);
+    hold(e, 15);          /* timed (the first), then untimed, ... */
+    if (e->held % 2 != 0) /* make the next call a timed one */
+      hold(e, 1);
+    step(e, 100, BW_LIMIT_SUCCESS); /* timed: a sample */
+    before = stats(e->lim);
+    assert_i64_eq(before.last_rtt_ns, 100 * MS);
+    step(e, 400, BW_LIMIT_SUCCESS); /* untimed: no sample */
+    after = stats(e->lim);
+    assert_dbl_eq(after.estimate, before.estimate, 0);
+    assert_i64_eq(after.last_rtt_ns, 100 * MS);
+    assert_i64_eq(after.min_rtt_ns, before.min_rtt_ns);
+    assert_i64_eq(after.long_rtt_ns, before.long_rtt_ns);
+    assert_u64_eq(after.successes, before.successes + 1);
+    step(e, 400, BW_LIMIT_SUCCESS); /* timed again */
+    assert_i64_eq(stats(e->lim).last_rtt_ns, 400 * MS);
+    let_go(e);
+  }
+}
+
+/* AIMD grows on every success, timed or not; its slow-call rule needs an
+ * RTT, so only a timed slow success counts as a drop. */
+static void aimd_grows_on_untimed_successes(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 20);
+  cfg.rtt_sample_every = 2;
+  cfg.aimd_timeout_ms = 1000;
+  make(e, &cfg);
+  hold(e, 11); /* in flight 12 at acquire: 24 >= 20, not app-limited */
+  /* calls 0..10 held (0, 2, ... timed): call 11 is untimed, 12 timed */
+  step(e, 6000, BW_LIMIT_SUCCESS); /* untimed, slow: still a success */
+  assert_u64_eq(bw_limiter_limit(e->lim), 21);
+  assert_u64_eq(stats(e->lim).drops, 0);
+  step(e, 6000, BW_LIMIT_SUCCESS); /* timed, slow: a drop, 21 * 0.9 */
+  assert_u64_eq(stats(e->lim).drops, 1);
+  assert_u64_eq(bw_limiter_limit(e->lim), 18);
+  let_go(e);
+}
+
+/* A timed-out call keeps its slot for half its RTT; an untimed one for
+ * half the latest timed one's. */
+static void an_untimed_timeout_is_held_like_the_latest_timed_one(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 20);
+  cfg.rtt_sample_every = 2;
+  make(e, &cfg);
+  step(e, 2000, BW_LIMIT_TIMED_OUT); /* timed: held to t = 3000 */
+  assert_u64_eq(stats(e->lim).held, 1);
+  step(e, 10, BW_LIMIT_TIMED_OUT); /* untimed: 1000 ms too, to 3010 */
+  assert_u64_eq(stats(e->lim).held, 2);
+  assert_u64_eq(stats(e->lim).in_flight, 2);
+  bw_clock_manual_advance(e->clock, 989 * MS); /* t = 2999 */
+  step(e, 0, BW_LIMIT_IGNORED);
+  assert_u64_eq(stats(e->lim).held, 2);
+  bw_clock_manual_advance(e->clock, 1 * MS); /* t = 3000: the first ends */
+  step(e, 0, BW_LIMIT_IGNORED);              /* an acquire frees it */
+  assert_u64_eq(stats(e->lim).held, 1);
+  bw_clock_manual_advance(e->clock, 10 * MS); /* the second one's end */
+  step(e, 0, BW_LIMIT_IGNORED);
+  assert_u64_eq(stats(e->lim).held, 0);
+  assert_u64_eq(stats(e->lim).in_flight, 0);
+}
+
 /* ==== the limit interface ================================================
  */
 
@@ -1348,6 +1459,10 @@ int main(void) {
       T(gradient2_decreases_once_per_congestion_event),
       T(vegas_grows_and_shrinks_with_the_queue_estimate),
       T(vegas_decides_once_per_round_on_its_smallest_rtt),
+      T(rtt_sampling_times_one_call_in_n),
+      T(untimed_successes_are_no_rtt_samples),
+      T(aimd_grows_on_untimed_successes),
+      T(an_untimed_timeout_is_held_like_the_latest_timed_one),
       T(vegas_smoothing_moves_part_of_the_way),
       T(vegas_never_leaves_min_and_max),
       T(vegas_relearns_the_no_load_rtt_after_the_probe_interval),

@@ -37,12 +37,14 @@
  * on_change callback and as limit_changed events to a sink (fields
  * old_limit, new_limit, algorithm).
  *
- * Clocks: the permit reads the clock at acquire and the RTT at release, two
- * readings per call. The default is the precise bw_clock_monotonic()
- * (~27 ns a read here). bw_clock_monotonic_coarse() (~5 ns) advances in
- * 4 ms ticks, so it measures an RTT to within one tick (+-4 ms): right for
- * dependencies whose RTTs are tens of milliseconds or more (an HTTP partner
- * at 80-180 ms), wrong for sub-10 ms ones, whose RTTs it reads as 0 or 4 ms.
+ * Clocks: a timed permit reads the clock at acquire and the RTT at
+ * release, two readings per call. The default is the precise
+ * bw_clock_monotonic() (~26 ns a read here). bw_clock_monotonic_coarse()
+ * (~2.4 ns) advances in 4 ms ticks, so it measures an RTT to within one
+ * tick (+-4 ms): right for dependencies whose RTTs are tens of milliseconds
+ * or more (an HTTP partner at 80-180 ms), wrong for sub-10 ms ones, whose
+ * RTTs it reads as 0 or 4 ms. rtt_sample_every times one call in N and
+ * reads no clock for the others (docs/limiter.md, "RTT sampling").
  *
  * Thread-safe. try_acquire is a lock-free CAS on the in-flight count; AIMD's
  * release is lock-free too; GRADIENT2 and VEGAS update their estimates under
@@ -157,7 +159,21 @@ typedef struct bw_limiter_config_s {
   double timeout_hold_ratio;
   double probe_headroom;
   int64_t overload_memory_ms;
+  /* RTT sampling: time one call in rtt_sample_every (per thread, the first
+   * one included); the others read no clock and carry start_ns =
+   * BW_LIMITER_UNTIMED. An untimed SUCCESS still counts, proves its
+   * in-flight level and grows AIMD, but is no RTT sample: GRADIENT2 and
+   * VEGAS skip it, and AIMD's aimd_timeout_ms applies to timed calls only.
+   * An untimed TIMED_OUT call is held (timeout_hold_ratio) for as long as
+   * the latest timed one, or the latest success's RTT before any. DROPPED
+   * needs no RTT. For hot paths where two clock reads per call matter
+   * (bench/bench_limit: they are most of a call's cost); default 1 (every
+   * call); 1..1024. */
+  uint32_t rtt_sample_every;
 } bw_limiter_config_t;
+
+/* permit.start_ns of a call the limiter does not time (rtt_sample_every). */
+#define BW_LIMITER_UNTIMED INT64_MIN
 
 typedef struct bw_limiter_s bw_limiter_t;
 
@@ -196,7 +212,8 @@ BW_EXTERN int bw_limiter_config_validate(const bw_limiter_config_t *cfg,
 BW_EXTERN bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg,
                                        bw_error_t *err);
 /* Admits a call if fewer than `limit` are in flight: BW_OK (p filled:
- * start_ns = now, reserved = in flight including this call) or BW_E_FULL
+ * start_ns = now, or BW_LIMITER_UNTIMED for a call not timed (see
+ * rtt_sample_every), reserved = in flight including this call) or BW_E_FULL
  * (p untouched). BW_E_INVAL for NULL arguments. Lock-free. */
 BW_EXTERN int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);
 /* Ends an admitted call and feeds its sample to the algorithm. BW_OK;

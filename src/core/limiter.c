@@ -28,6 +28,10 @@ typedef struct bw__lim_stripe_s {
   _Atomic uint64_t successes;
   _Atomic uint64_t drops;
   _Atomic uint64_t ignored;
+  /* Calls acquired on this stripe, modulo sample_every: the call that
+   * finds 0 is timed. Threads sharing a stripe may lose a tick (a plain
+   * load and store), which only moves the sampling a little. */
+  _Atomic uint32_t tick;
 } BW__PAIR_ALIGNED bw__lim_stripe_t;
 
 struct bw_limiter_s {
@@ -47,6 +51,7 @@ struct bw_limiter_s {
   double v_smoothing;
   uint32_t v_probe;
   const bw_clock_t *clock;
+  uint32_t sample_every; /* time one call in this many, per stripe */
   bw_limiter_change_cb on_change;
   void *userdata;
   int64_t change_interval_ns; /* 0 = report every change */
@@ -95,6 +100,7 @@ struct bw_limiter_s {
   _Atomic int64_t min_rtt_ns; /* VEGAS */
   _Atomic int64_t long_rtt_ns;
   _Atomic int64_t last_rtt_ns;
+  _Atomic int64_t timeout_rtt_ns; /* the latest timed TIMED_OUT call's RTT */
   _Atomic uint64_t changes;
   _Atomic int64_t report_after_ns; /* next report allowed from */
   _Atomic uint32_t reported_limit; /* the limit the last report gave */
@@ -128,6 +134,7 @@ void bw_limiter_config_init(bw_limiter_config_t *cfg) {
   cfg->timeout_hold_ratio = 0.5;
   cfg->probe_headroom = 0.125;
   cfg->overload_memory_ms = 60000;
+  cfg->rtt_sample_every = 1;
   cfg->gradient2_tolerance = 1.5;
   cfg->gradient2_smoothing = 0.2;
   cfg->gradient2_long_window = 600;
@@ -237,6 +244,11 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
                          "(got %lld)",
                          (long long)BW__LIM_MAX_MS,
                          (long long)c->overload_memory_ms);
+  if (c->rtt_sample_every < 1 || c->rtt_sample_every > 1024)
+    return bw__error_set(err, BW_E_INVAL, "rtt_sample_every",
+                         "rtt_sample_every must be in 1..1024, 1 for every "
+                         "call (got %u)",
+                         c->rtt_sample_every);
   if (c->change_interval_ms < 0 || c->change_interval_ms > BW__LIM_MAX_MS)
     return bw__error_set(err, BW_E_INVAL, "change_interval_ms",
                          "change_interval_ms must be in 0..%lld, 0 for every "
@@ -364,6 +376,7 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->hold_ratio = cfg->timeout_hold_ratio;
   lim->headroom = cfg->probe_headroom;
   lim->memory_ns = cfg->overload_memory_ms * BW_NS_PER_MS;
+  lim->sample_every = cfg->rtt_sample_every;
   atomic_init(&lim->proven, 0);
   atomic_init(&lim->disproven, UINT32_MAX);
   atomic_init(&lim->disproven_until_ns, INT64_MIN);
@@ -459,6 +472,18 @@ static bool bw__held_keep(bw_limiter_t *lim, int64_t until) {
   return kept;
 }
 
+/* Whether the call acquired now on stripe s is timed (one in sample_every
+ * per stripe, the first one included). */
+static bool bw__lim_timed(bw_limiter_t *lim, unsigned s) {
+  _Atomic uint32_t *t = &lim->stripes[s].tick;
+  uint32_t k;
+  if (lim->sample_every == 1) return true;
+  k = atomic_load_explicit(t, memory_order_relaxed);
+  atomic_store_explicit(t, k + 1 >= lim->sample_every ? 0 : k + 1,
+                        memory_order_relaxed);
+  return k == 0;
+}
+
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   uint32_t cur, lim_now;
   unsigned s;
@@ -466,7 +491,7 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   if (lim == NULL || p == NULL) return BW_E_INVAL;
   next_held = atomic_load_explicit(&lim->held_next_ns, memory_order_acquire);
   if (BW__UNLIKELY(next_held != INT64_MAX)) {
-    int64_t now = bw_clock_now(lim->clock);
+    int64_t now = bw__clock_now(lim->clock);
     if (now >= next_held) bw__held_expire(lim, now);
   }
   s = bw__stripe();
@@ -487,7 +512,8 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
       (uint64_t)atomic_load_explicit(&lim->generation, memory_order_acquire)
           << 32 |
       lim_now;
-  p->start_ns = bw_clock_now(lim->clock);
+  p->start_ns =
+      bw__lim_timed(lim, s) ? bw__clock_now(lim->clock) : BW_LIMITER_UNTIMED;
   p->kind = BW_PERMIT_NORMAL;
   p->reserved = cur + 1;
   p->context = NULL;
@@ -533,10 +559,10 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
   if (lim->change_interval_ns == 0) {
     /* The callback alone needs no clock reading; an event carries one. */
     bw__lim_report(lim, old, now,
-                   lim->sink != NULL ? bw_clock_now(lim->clock) : 0);
+                   lim->sink != NULL ? bw__clock_now(lim->clock) : 0);
     return;
   }
-  t = bw_clock_now(lim->clock);
+  t = bw__clock_now(lim->clock);
   due = atomic_load_explicit(&lim->report_after_ns, memory_order_relaxed);
   if (t < due) return;
   if (!atomic_compare_exchange_strong_explicit(
@@ -770,19 +796,29 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
   uint32_t cur, inflight;
   int64_t now = 0, rtt = 0;
-  bool drop, hold = false;
+  bool drop, hold = false, timed;
   unsigned s;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
   if ((unsigned)outcome > (unsigned)BW_LIMIT_TIMED_OUT) return BW_E_INVAL;
-  /* The clock is read only where the reading is used: a success's RTT, a
-   * timed-out call's hold, a drop's overload memory. */
-  if (outcome == BW_LIMIT_SUCCESS || outcome == BW_LIMIT_TIMED_OUT ||
+  timed = p->start_ns != BW_LIMITER_UNTIMED;
+  /* The clock is read only where the reading is used: a timed success's
+   * RTT, a timed-out call's hold, a drop's overload memory. */
+  if ((outcome == BW_LIMIT_SUCCESS && timed) || outcome == BW_LIMIT_TIMED_OUT ||
       (outcome == BW_LIMIT_DROPPED && lim->memory_ns > 0)) {
-    now = bw_clock_now(lim->clock);
-    rtt = now - p->start_ns;
+    now = bw__clock_now(lim->clock);
+    if (timed) rtt = now - p->start_ns;
   }
   if (outcome == BW_LIMIT_TIMED_OUT) {
     atomic_fetch_add_explicit(&lim->timed_out, 1, memory_order_relaxed);
+    /* An untimed call is held as long as the latest timed one was (callers
+     * time out after a fixed budget, so that is a fair guess), or, before
+     * any, for the latest success's RTT. */
+    if (!timed) {
+      rtt = BW__LOAD(lim->timeout_rtt_ns);
+      if (rtt == 0) rtt = BW__LOAD(lim->last_rtt_ns);
+    } else if (rtt > 0 && BW__LOAD(lim->timeout_rtt_ns) != rtt) {
+      atomic_store_explicit(&lim->timeout_rtt_ns, rtt, memory_order_relaxed);
+    }
     hold = lim->hold_ratio > 0.0 && rtt > 0;
   }
   cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
@@ -807,7 +843,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     return BW_OK;
   }
   drop = outcome != BW_LIMIT_SUCCESS;
-  if (!drop) {
+  if (!drop && timed) {
     if (rtt < 0) {
       bw__bump(&lim->stripes[s].ignored, s);
       return BW_E_INVAL;
@@ -829,8 +865,11 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   else
     bw__guard_success(lim, inflight);
   if (lim->alg == BW_LIMITER_AIMD) {
+    /* AIMD grows on successes, timed or not: only its slow-call rule
+     * needs the RTT. */
     bw__aimd(lim, p, inflight, drop, now);
-  } else {
+  } else if (timed || drop) {
+    /* An untimed success is no sample for an RTT-driven algorithm. */
     uint32_t old, next;
     pthread_mutex_lock(&lim->lock);
     lim->est = lim->alg == BW_LIMITER_GRADIENT2
