@@ -119,6 +119,13 @@ static uint32_t step(env_t *e, int64_t rtt_ms, bw_limit_outcome_t o) {
   return p.reserved;
 }
 
+/* A call sent 1 ms after the previous one came back: for Vegas, a call
+ * sent strictly after the round began, so each such call ends a round. */
+static uint32_t vstep(env_t *e, int64_t rtt_ms, bw_limit_outcome_t o) {
+  bw_clock_manual_advance(e->clock, MS);
+  return step(e, rtt_ms, o);
+}
+
 /* ==== configuration ======================================================
  */
 
@@ -882,8 +889,8 @@ static void gradient2_stays_within_min_and_max(void **state) {
  */
 
 /* alpha 3, beta 6, smoothing 1, backoff 0.9; lg = max(1, log10(floor(E))).
- * Calls one after another: each call is a round of its own (it was sent
- * after the previous round ended), so each success decides.
+ * Calls one after another, each sent 1 ms after the previous one came
+ * back: each is a round of its own, so each success decides.
  *   queue = ceil(E * (1 - min_rtt / rtt))
  *   slow start and queue < alpha * lg -> 2 * E
  *   queue <= lg          -> E + beta * lg
@@ -901,13 +908,13 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
   hold(e, 15);
 
   /* 1: the first RTT only sets the no-load RTT. */
-  step(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_i64_eq(s.min_rtt_ns, 100 * MS);
   assert_dbl_eq(s.estimate, 20, 0);
 
   /* 2: rtt 100: queue 0, in slow start: doubled. */
-  step(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_dbl_eq(s.estimate, 40, 0);
   assert_u64_eq(s.limit, 40);
@@ -915,12 +922,12 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
 
   /* 3: rtt 125: queue ceil(40 * 0.2) = 8; lg = log10(40) = 1.60206,
    *    alpha * lg = 4.806, beta * lg = 9.612: between, unchanged. */
-  step(e, 125, BW_LIMIT_SUCCESS);
+  vstep(e, 125, BW_LIMIT_SUCCESS);
   assert_dbl_eq(stats(e->lim).estimate, 40, 0);
 
   /* 4: rtt 200: queue ceil(40 * 0.5) = 20 > 9.612:
    *    40 - 1.60206 = 38.39794, and slow start is over. */
-  step(e, 200, BW_LIMIT_SUCCESS);
+  vstep(e, 200, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_dbl_eq(s.estimate, 40 - log10(40.0), EPS);
   assert_dbl_eq(s.estimate, 38.39794, 1e-5);
@@ -928,7 +935,7 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
 
   /* 5: rtt 100: queue 0 <= lg = log10(38) = 1.57978, no longer doubled:
    *    38.39794 + 6 * 1.57978 = 47.87664 */
-  step(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_dbl_eq(s.estimate, 47.87664, 1e-5);
   assert_u64_eq(s.limit, 47);
@@ -936,19 +943,19 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
   /* 6: rtt 110: queue ceil(47.877 * (1 - 100 / 110)) = ceil(4.352) = 5;
    *    lg = log10(47) = 1.67210 < 5 < alpha * lg = 5.016:
    *    47.87664 + 1.67210 = 49.54874 */
-  step(e, 110, BW_LIMIT_SUCCESS);
+  vstep(e, 110, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_dbl_eq(s.estimate, 49.54874, 1e-5);
   assert_u64_eq(s.limit, 49);
 
   /* 7: rtt 90 < min: a new no-load RTT, nothing else. */
-  step(e, 90, BW_LIMIT_SUCCESS);
+  vstep(e, 90, BW_LIMIT_SUCCESS);
   s = stats(e->lim);
   assert_i64_eq(s.min_rtt_ns, 90 * MS);
   assert_dbl_eq(s.estimate, 49.54874, 1e-5);
 
   /* 8: a drop: 49.54874 * 0.9 = 44.59387 */
-  step(e, 90, BW_LIMIT_DROPPED);
+  vstep(e, 90, BW_LIMIT_DROPPED);
   s = stats(e->lim);
   assert_dbl_eq(s.estimate, 44.59387, 1e-5);
   assert_u64_eq(s.limit, 44);
@@ -956,7 +963,7 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
 
   /* 9: app-limited (1 * 2 < 44.6): even a long queue changes nothing. */
   let_go(e);
-  step(e, 900, BW_LIMIT_SUCCESS);
+  vstep(e, 900, BW_LIMIT_SUCCESS);
   assert_dbl_eq(stats(e->lim).estimate, 44.59387, 1e-5);
 
   /* 20 -> 40 -> 38 -> 47 -> 49 -> 44 */
@@ -967,16 +974,16 @@ static void vegas_grows_and_shrinks_with_the_queue_estimate(void **state) {
 }
 
 /* Calls in flight together: the round that begins when the first success
- * comes back (t = 100) ends only with a success sent at or after that
- * moment (C); A and B, sent before, fold their RTTs into the round and
- * decide nothing. The round decides on its smallest RTT: A's 110 gives
- * queue ceil(20 * (1 - 100 / 110)) = 2 < alpha * lg = 3.9, slow start:
- * doubled. The last RTT (300: queue 14 > beta * lg = 7.8) would have
- * shrunk it. */
+ * comes back (t = 100) ends only with a success sent after that moment
+ * (C, at 101; one sent at 100 itself would not end it); A and B, sent
+ * before, fold their RTTs into the round and decide nothing. The round
+ * decides on its smallest RTT: A's 110 gives queue
+ * ceil(20 * (1 - 100 / 110)) = 2 < alpha * lg = 3.9, slow start: doubled.
+ * The last RTT (299: queue 14 > beta * lg = 7.8) would have shrunk it. */
 static void vegas_decides_once_per_round_on_its_smallest_rtt(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
-  bw_permit_t p0, a, b, c;
+  bw_permit_t p0, a, b, c, d;
   config(e, &cfg, BW_LIMITER_VEGAS, 20);
   make(e, &cfg);
   hold(e, 15);
@@ -986,18 +993,21 @@ static void vegas_decides_once_per_round_on_its_smallest_rtt(void **state) {
   bw_clock_manual_advance(e->clock, 100 * MS);
   assert_status(bw_limiter_release(e->lim, &p0, BW_LIMIT_SUCCESS), BW_OK);
   assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
-  c = take(e->lim); /* sent as the round began */
-  bw_clock_manual_advance(e->clock, 10 * MS);
+  d = take(e->lim); /* sent as the round began: does not end it */
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  c = take(e->lim); /* sent after the round began */
+  bw_clock_manual_advance(e->clock, 9 * MS);
   assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
   assert_dbl_eq(stats(e->lim).estimate, 20, 0);
   bw_clock_manual_advance(e->clock, 190 * MS);
   assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_SUCCESS), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &d, BW_LIMIT_SUCCESS), BW_OK);
   assert_dbl_eq(stats(e->lim).estimate, 20, 0);
   bw_clock_manual_advance(e->clock, 100 * MS);
   assert_status(bw_limiter_release(e->lim, &c, BW_LIMIT_SUCCESS), BW_OK);
   assert_dbl_eq(stats(e->lim).estimate, 40, 0);
   assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
-  assert_i64_eq(stats(e->lim).last_rtt_ns, 300 * MS);
+  assert_i64_eq(stats(e->lim).last_rtt_ns, 299 * MS);
   let_go(e);
 }
 
@@ -1008,8 +1018,8 @@ static void vegas_smoothing_moves_part_of_the_way(void **state) {
   cfg.vegas_smoothing = 0.5;
   make(e, &cfg);
   hold(e, 15);
-  step(e, 100, BW_LIMIT_SUCCESS);
-  step(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
   /* slow start: 20 * 0.5 + 40 * 0.5 = 30 */
   assert_dbl_eq(stats(e->lim).estimate, 30, 0);
   assert_u64_eq(bw_limiter_limit(e->lim), 30);
@@ -1024,12 +1034,12 @@ static void vegas_never_leaves_min_and_max(void **state) {
   cfg.min_limit = 19;
   make(e, &cfg);
   hold(e, 15);
-  step(e, 100, BW_LIMIT_SUCCESS);
-  step(e, 100, BW_LIMIT_SUCCESS); /* 40 -> 22 */
+  vstep(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS); /* 40 -> 22 */
   assert_dbl_eq(stats(e->lim).estimate, 22, 0);
   let_go(e);
   for (int i = 0; i < 5; i++)
-    step(e, 1, BW_LIMIT_DROPPED); /* 22 * 0.9 = 19.8, then 19 */
+    vstep(e, 1, BW_LIMIT_DROPPED); /* 22 * 0.9 = 19.8, then 19 */
   assert_dbl_eq(stats(e->lim).estimate, 19, 0);
   assert_u64_eq(bw_limiter_limit(e->lim), 19);
 }
@@ -1047,18 +1057,18 @@ static void vegas_relearns_the_no_load_rtt_after_the_probe_interval(
   cfg.vegas_probe_multiplier = 1;
   make(e, &cfg);
   hold(e, 3);
-  step(e, 100, BW_LIMIT_SUCCESS); /* sample 1: min 100 */
+  vstep(e, 100, BW_LIMIT_SUCCESS); /* sample 1: min 100 */
   for (int i = 2; i <= 4; i++) {
-    step(e, 200, BW_LIMIT_SUCCESS); /* samples 2..4: still 100 */
+    vstep(e, 200, BW_LIMIT_SUCCESS); /* samples 2..4: still 100 */
     assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
   }
-  step(e, 200, BW_LIMIT_SUCCESS); /* sample 5 > 4: a new baseline */
+  vstep(e, 200, BW_LIMIT_SUCCESS); /* sample 5 > 4: a new baseline */
   assert_i64_eq(stats(e->lim).min_rtt_ns, 200 * MS);
   assert_dbl_eq(stats(e->lim).estimate, 4, 0);
   for (int i = 0; i < 4; i++)
-    step(e, 300, BW_LIMIT_SUCCESS);
+    vstep(e, 300, BW_LIMIT_SUCCESS);
   assert_i64_eq(stats(e->lim).min_rtt_ns, 200 * MS);
-  step(e, 300, BW_LIMIT_SUCCESS); /* and again 5 samples later */
+  vstep(e, 300, BW_LIMIT_SUCCESS); /* and again 5 samples later */
   assert_i64_eq(stats(e->lim).min_rtt_ns, 300 * MS);
   let_go(e);
 }
@@ -1071,9 +1081,9 @@ static void vegas_with_probing_off_keeps_the_smallest_rtt(void **state) {
   cfg.vegas_probe_multiplier = 0;
   make(e, &cfg);
   hold(e, 3);
-  step(e, 100, BW_LIMIT_SUCCESS);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
   for (int i = 0; i < 50; i++)
-    step(e, 200, BW_LIMIT_SUCCESS);
+    vstep(e, 200, BW_LIMIT_SUCCESS);
   assert_i64_eq(stats(e->lim).min_rtt_ns, 100 * MS);
   let_go(e);
 }

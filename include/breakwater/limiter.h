@@ -47,9 +47,11 @@
  * reads no clock for the others (docs/limiter.md, "RTT sampling").
  *
  * Thread-safe. try_acquire is a lock-free CAS on the in-flight count; AIMD's
- * release is lock-free too; GRADIENT2 and VEGAS update their estimates under
- * a short lock on release (a few floating-point operations). Nothing
- * allocates after creation. */
+ * release is lock-free too; GRADIENT2 updates its estimate under a short
+ * lock on the release of each timed call or drop (a few floating-point
+ * operations); VEGAS folds a success into its round without the lock and
+ * takes it only to end a round (once per round trip) or for a drop.
+ * Nothing allocates after creation. */
 #ifndef BREAKWATER_LIMITER_H
 #define BREAKWATER_LIMITER_H
 

@@ -32,6 +32,7 @@ typedef struct bw__lim_stripe_s {
    * finds 0 is timed. Threads sharing a stripe may lose a tick (a plain
    * load and store), which only moves the sampling a little. */
   _Atomic uint32_t tick;
+  _Atomic uint64_t samples; /* VEGAS: timed successes (its probe count) */
 } BW__PAIR_ALIGNED bw__lim_stripe_t;
 
 struct bw_limiter_s {
@@ -91,13 +92,16 @@ struct bw_limiter_s {
   double long_rtt; /* GRADIENT2: ns */
   double long_sum; /* GRADIENT2 warmup */
   uint64_t long_count;
-  uint64_t since_probe;  /* VEGAS: successes since the no-load RTT was set */
-  int64_t v_round_start; /* VEGAS: the current round began at */
-  int64_t v_round_min;   /* VEGAS: the round's smallest RTT */
-  bool v_round_busy;     /* VEGAS: a success in the round was not app-limited */
+  uint64_t v_probe_base; /* VEGAS: samples when the baseline was last set */
   double v_lg_floor;     /* VEGAS: floor(est) that v_lg was computed for */
   double v_lg;           /* VEGAS: max(1, log10(v_lg_floor)), cached */
   _Atomic int64_t min_rtt_ns; /* VEGAS */
+  /* VEGAS rounds: successes fold into these without the lock; the success
+   * that ends a round takes it and decides. */
+  _Atomic int64_t v_round_start; /* the current round began at */
+  _Atomic int64_t v_round_min;   /* the round's smallest RTT */
+  _Atomic bool v_round_busy;     /* a success of the round was not
+                                    app-limited */
   _Atomic int64_t long_rtt_ns;
   _Atomic int64_t last_rtt_ns;
   _Atomic int64_t timeout_rtt_ns; /* the latest timed TIMED_OUT call's RTT */
@@ -366,8 +370,10 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->userdata = cfg->userdata;
   lim->est = (double)cfg->initial_limit;
   lim->v_lg_floor = -1.0; /* no limit is negative: computed on first use */
-  lim->v_round_start = INT64_MIN; /* the first success ends round 0 */
-  lim->v_round_min = INT64_MAX;
+  atomic_init(&lim->v_round_start, INT64_MIN); /* the first success ends
+                                                  round 0 */
+  atomic_init(&lim->v_round_min, INT64_MAX);
+  atomic_init(&lim->v_round_busy, false);
   atomic_init(&lim->limit, cfg->initial_limit);
   atomic_init(&lim->in_flight, 0);
   atomic_init(&lim->generation, 0);
@@ -731,43 +737,79 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
   return bw__clamp(next, (double)lim->min, (double)lim->max);
 }
 
-static double bw__vegas(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                        uint32_t inflight, bool drop, int64_t now) {
-  double est = lim->est, fl = floor(est), lg, queue, next;
-  int64_t min_rtt = BW__LOAD(lim->min_rtt_ns), rmin;
-  bool busy;
-  /* log10 costs more than the rest of the update: it is recomputed only
-   * when the whole-number limit moves (the same value, bit for bit). */
+/* ---- Vegas: one decision per round trip ------------------------------------
+ * A round ends with the first success that was sent after it began (its
+ * start_ns later than the round's start: with a coarse clock, a call sent
+ * in the round's first tick may have left before it). Every timed success
+ * folds its RTT into the round's minimum, and marks the round busy if it was
+ * admitted at in_flight * 2 >= the limit, with a CAS or a store and no lock;
+ * only the success that ends the round takes the lock and decides. */
+
+/* Without the lock: folds a timed success into the round; true if it ends
+ * the round. */
+static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
+                           uint32_t inflight, unsigned s) {
+  int64_t m = atomic_load_explicit(&lim->v_round_min, memory_order_relaxed);
+  bw__bump(&lim->stripes[s].samples, s);
+  while (rtt < m && !atomic_compare_exchange_weak_explicit(
+                        &lim->v_round_min, &m, rtt, memory_order_relaxed,
+                        memory_order_relaxed)) {
+  }
+  if ((uint64_t)inflight * 2 >= BW__LOAD(lim->limit) &&
+      !BW__LOAD(lim->v_round_busy))
+    atomic_store_explicit(&lim->v_round_busy, true, memory_order_relaxed);
+  return p->start_ns > BW__LOAD(lim->v_round_start);
+}
+
+/* Under lock: max(1, log10(floor(est))). log10 costs more than the rest of
+ * the update, so it is recomputed only when the whole-number limit moves
+ * (the same value, bit for bit). */
+static double bw__vegas_lg(bw_limiter_t *lim) {
+  double fl = floor(lim->est);
   if (fl != lim->v_lg_floor) {
     lim->v_lg_floor = fl;
     lim->v_lg = fmax(1.0, log10(fl));
   }
-  lg = lim->v_lg;
-  if (drop) {
-    if (!bw__lim_new_congestion(lim, p)) return est;
-    atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-    return fmax((double)lim->min, est * lim->backoff);
-  }
-  /* A round is one round trip: it ends with the first success that was
-   * sent after it began. Its smallest RTT is its sample. */
-  lim->since_probe++;
-  if (rtt < lim->v_round_min) lim->v_round_min = rtt;
-  if ((double)inflight * 2.0 >= est) lim->v_round_busy = true;
-  if (p->start_ns < lim->v_round_start) return est;
-  rmin = lim->v_round_min;
-  busy = lim->v_round_busy;
-  lim->v_round_start = now;
-  lim->v_round_min = INT64_MAX;
-  lim->v_round_busy = false;
+  return lim->v_lg;
+}
+
+/* Under lock: a drop backs off multiplicatively, once per congestion event
+ * (TCP Vegas falls back to Reno on a loss). */
+static double bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p) {
+  if (!bw__lim_new_congestion(lim, p)) return lim->est;
+  atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
+  return fmax((double)lim->min, lim->est * lim->backoff);
+}
+
+/* Under lock: ends the round (unless another thread just did) and decides
+ * on its smallest RTT. */
+static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
+                              int64_t now) {
+  double est = lim->est, lg = bw__vegas_lg(lim), queue, next;
+  int64_t min_rtt = BW__LOAD(lim->min_rtt_ns), rmin;
+  uint64_t samples = 0;
+  bool busy;
+  if (p->start_ns <= BW__LOAD(lim->v_round_start))
+    return est; /* another success ended this round first */
+  rmin = atomic_exchange_explicit(&lim->v_round_min, INT64_MAX,
+                                  memory_order_relaxed);
+  busy =
+      atomic_exchange_explicit(&lim->v_round_busy, false, memory_order_relaxed);
+  atomic_store_explicit(&lim->v_round_start, now, memory_order_relaxed);
+  if (rmin == INT64_MAX) return est; /* folded into the round just ended */
   /* The no-load RTT only ever falls; if the dependency got slower for
    * good, every sample would read as queueing. So every so often the next
    * round's RTT becomes the new baseline (Netflix probes the same way, with
    * jitter across instances; here it is deterministic). */
-  if (lim->v_probe > 0 &&
-      (double)lim->since_probe > (double)lim->v_probe * floor(est)) {
-    lim->since_probe = 0;
-    atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
-    return est;
+  if (lim->v_probe > 0) {
+    for (unsigned i = 0, n = bw__stripes_used(); i < n && i < BW__STRIPES; i++)
+      samples += BW__LOAD(lim->stripes[i].samples);
+    if ((double)(samples - lim->v_probe_base) >
+        (double)lim->v_probe * floor(est)) {
+      lim->v_probe_base = samples;
+      atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
+      return est;
+    }
   }
   if (min_rtt == 0 || rmin < min_rtt) {
     /* A new no-load RTT: the baseline moved, this round decides nothing. */
@@ -868,13 +910,16 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     /* AIMD grows on successes, timed or not: only its slow-call rule
      * needs the RTT. */
     bw__aimd(lim, p, inflight, drop, now);
-  } else if (timed || drop) {
-    /* An untimed success is no sample for an RTT-driven algorithm. */
+  } else if ((timed || drop) && (lim->alg != BW_LIMITER_VEGAS || drop ||
+                                 bw__vegas_fold(lim, p, rtt, inflight, s))) {
+    /* An untimed success is no sample for an RTT-driven algorithm; a Vegas
+     * success that does not end its round has been folded in. */
     uint32_t old, next;
     pthread_mutex_lock(&lim->lock);
-    lim->est = lim->alg == BW_LIMITER_GRADIENT2
-                   ? bw__gradient2(lim, p, rtt, inflight, drop)
-                   : bw__vegas(lim, p, rtt, inflight, drop, now);
+    if (lim->alg == BW_LIMITER_GRADIENT2)
+      lim->est = bw__gradient2(lim, p, rtt, inflight, drop);
+    else
+      lim->est = drop ? bw__vegas_drop(lim, p) : bw__vegas_round(lim, p, now);
     next = (uint32_t)floor(lim->est);
     if (next < lim->min) next = lim->min;
     old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
