@@ -2,8 +2,10 @@
  *
  * Real HTTP on loopback with a small, fast partner (100 clients, capacity
  * 50, latencies of a few ms): every logical request ends exactly one way,
- * and every network call the client made is one the partner counted. Only
- * counts are asserted, never times. The virtual run is checked for
+ * and every network call that got a response is one the partner counted;
+ * one that got none (a timeout) may have been abandoned before it reached
+ * the partner, as happens on a loaded machine. Only counts are asserted,
+ * never times. The virtual run is checked for
  * determinism: the same seed writes the same JSON, byte for byte. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +32,10 @@ static void assert_row_conserved(const bw_storm_row_t *r, uint64_t clients) {
     ended += r->failures[k];
   assert_u64_eq(r->requests, clients);
   assert_u64_eq(ended, clients);
-  /* The client's count of network calls is the partner's (/charges). */
-  assert_u64_eq(r->network_calls, r->partner_received);
+  /* The partner (/charges) counted every call that got a response, and
+   * perhaps some that did not: never more than the client sent. */
+  assert_true(r->partner_received <= r->network_calls);
+  assert_true(r->network_calls - r->partner_received <= r->unanswered);
   assert_true(r->network_calls >= r->successes);
 }
 

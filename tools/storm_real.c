@@ -402,6 +402,7 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   bw_curl_stats_t cs;
   bw_curl_stats(s.http, &cs);
   row->network_calls = cs.network_calls;
+  row->unanswered = cs.transport_errors;
   bw_curl_free(s.http);
   s.http = NULL;
   row->requests = cfg->clients;

@@ -37,6 +37,11 @@ typedef struct bw_storm_row_s {
   uint64_t failures[BW_STORM_F__COUNT];
   uint64_t network_calls;    /* attempts the client sent */
   uint64_t partner_received; /* as the partner counted them */
+  /* Attempts that got no response (timed out, connection errors): each may
+   * or may not have reached the partner, so partner_received lies in
+   * [network_calls - unanswered, network_calls]. 0 in virtual time, where
+   * every call reaches the partner. */
+  uint64_t unanswered;
   uint32_t partner_max_in_flight;
   int64_t duration_ms; /* first arrival to last end */
   double p50_ms, p95_ms, p99_ms;
