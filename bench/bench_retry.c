@@ -236,7 +236,8 @@ int main(int argc, char **argv) {
         med, best);
     med = measure(b_budget_try, rb, &best, &allocs);
     printf(
-        "| budget check: bw_budget_try_retry, ratio (coarse clock) | %.2f "
+        "| budget check: bw_budget_try_retry, ratio (coarse clock), granting "
+        "| %.2f "
         "(%.2f) |\n",
         med, best);
     bw_budget_free(rb);

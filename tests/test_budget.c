@@ -736,6 +736,30 @@ static void a_window_of_10_ms_slides_by_the_millisecond(void **state) {
   assert_u64_eq(stats(b).window_retries, 0);
 }
 
+/* The window's retries against a model kept here: 1 ms buckets, a floor of
+ * 5 retries a window and no share of requests; each bucket asks a varying
+ * number of times (0 to 4, quiet buckets included) for 45 buckets, so
+ * that the retry ring (16 buckets, src/core/budget.c) wraps twice and the
+ * cached sum of the earlier buckets is rebuilt at every step. Every answer
+ * and every window count matches the model's. */
+static void retries_of_every_bucket_count_until_they_leave(void **state) {
+  env_t *e = *state;
+  bw_budget_t *b = ratio(e, 0, 500, 10); /* 500/s * 10 ms: 5 a window */
+  int granted[45] = {0};
+  for (int k = 0; k < 45; k++) {
+    int want = (k * 7 + 3) % 5; /* 3, 0, 2, 4, 1, ... */
+    int in_window = 0, expect = 0;
+    for (int i = k - 9; i < k; i++)
+      if (i >= 0) in_window += granted[i];
+    for (int i = 0; i < want; i++)
+      if (in_window + expect < 5) expect++;
+    granted[k] = asks(b, want);
+    assert_int_equal(granted[k], expect);
+    assert_u64_eq(stats(b).window_retries, (uint64_t)(in_window + expect));
+    bw_clock_manual_advance(e->clock, 1 * MS);
+  }
+}
+
 /* Buckets carry a 32-bit epoch; a quiet spell of exactly 2^32 buckets must
  * not bring an old bucket back into the window. */
 static void a_quiet_spell_of_2_pow_32_buckets_does_not_alias(void **state) {
@@ -946,6 +970,7 @@ int main(void) {
       T(retries_leave_the_window_too),
       T(a_window_of_10_ms_slides_by_the_millisecond),
       T(a_quiet_spell_of_2_pow_32_buckets_does_not_alias),
+      T(retries_of_every_bucket_count_until_they_leave),
       T(the_verbs_allocate_nothing),
       T(other_threads_counts_are_in_every_threads_window),
       T(a_clock_at_zero_counts_the_first_bucket),

@@ -23,15 +23,12 @@
  * success and failure, and asks before each retry. A denied retry gives up
  * with reason "budget". Every function is thread-safe, lock-free and
  * allocation-free after bw_budget_new. The token bucket's tokens stay within
- * [0, max_tokens] at every instant. The ratio budget never grants more
- * retries in a window than the allowance of the requests it has seen, under
- * any contention: a granted retry is counted, then (after a full fence)
- * checked against every thread's count and taken back if over. The price
- * is on the other side: threads racing for the last places may all take
- * theirs back, so a retry may be refused while the window is short of the
- * allowance by at most the retries other threads are deciding at that
- * instant (never more than the number of other threads inside try_retry);
- * without contention the allowance is granted exactly. */
+ * [0, max_tokens] at every instant. The ratio budget grants exactly the
+ * allowance of the requests it has seen, under any contention: never more
+ * retries in a window, and no refusal while the window has room (a grant is
+ * one CAS on the window's retry count, made only if that count leaves
+ * room). A thread whose clock reading is a bucket behind another thread's
+ * decision is refused. At most 2^28 - 1 retries are granted a bucket. */
 #ifndef BREAKWATER_BUDGET_H
 #define BREAKWATER_BUDGET_H
 
@@ -102,7 +99,9 @@ BW_EXTERN void bw_budget_on_request(bw_budget_t *b);
 BW_EXTERN void bw_budget_on_success(bw_budget_t *b);
 BW_EXTERN void bw_budget_on_failure(bw_budget_t *b);
 /* Asks for one retry: true (and counted as a retry) or false (denied).
- * NULL b: false. */
+ * Thread-safe, lock-free; ratio: a grant is one CAS, a refusal writes
+ * nothing to the window (but for the first decision in a bucket, which
+ * moves the retry count to it). NULL b: false. */
 BW_EXTERN bool bw_budget_try_retry(bw_budget_t *b);
 /* A snapshot (each counter read atomically, not all at one instant). NULL b
  * fills zeros; NULL out is ignored. */

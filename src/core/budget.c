@@ -6,12 +6,15 @@
  *   Asking for a retry is a single load. An outcome that cannot move the
  *   tokens (a success on a full bucket, a failure on an empty one) writes
  *   nothing, so a healthy dependency's calls share no written cache line.
- * - Ratio: per-thread stripes of 10 buckets, each bucket two words packing
- *   (bucket epoch << 32 | count) for requests and retries, like the
- *   breaker's time window. Writers touch only their own stripe; a retry
- *   decision sums the stripes handed out so far, each from a cached sum of
- *   its 9 frozen buckets plus its current one. A grant is counted, fenced
- *   and checked again (bw__ratio_try): never more than the allowance.
+ * - Ratio: requests in per-thread stripes of 10 buckets, each bucket a word
+ *   packing (bucket epoch << 32 | count), like the breaker's time window.
+ *   Writers touch only their own stripe; a retry decision sums the stripes
+ *   that ever counted a request in this budget, each from a cached sum of
+ *   its 9 frozen buckets plus its current one. Retries are counted in one
+ * window-wide ring: the current bucket's count in a word a grant moves by CAS
+ * ("if the window holds fewer than the allowance, one more"), the older
+ * buckets' final counts and their cached sum beside it (bw__ratio_try): exactly
+ * the allowance, never more, with no fence.
  * - Counters (requests, outcomes, decisions) live in per-thread stripes. */
 #include <math.h>
 #include <string.h>
@@ -27,23 +30,23 @@
 #define BW__MIN_WINDOW_MS INT64_C(10)
 #define BW__MAX_WINDOW_MS INT64_C(86400000) /* a day */
 #define BW__MAX_FLOOR_RPS 1e9
-/* The ratio window, per stripe: 23 words padded to 256 bytes, so that two
- * stripes never share a line pair.
+/* The ratio window's requests, per stripe: 12 words padded to 128 bytes,
+ * so that two stripes never share a line pair.
  *   [0]        the bucket index the stripe last counted in (64-bit)
- *   [1], [2]   exclusive stripes: the sums of requests / retries over the 9
- *              buckets before that one, tagged (index mod 2^24) << 40 | sum
- *              (9 buckets of 32-bit counts fit in 40 bits)
- *   [3 + 2j]   bucket j's requests, (epoch << 32 | count)
- *   [4 + 2j]   bucket j's retries */
-#define BW__WIN_STRIDE 32u
+ *   [1]        exclusive stripes: the sum of requests over the 9 buckets
+ *              before that one, tagged (index mod 2^24) << 40 | sum (9
+ *              buckets of 32-bit counts fit in 40 bits)
+ *   [2 + j]    bucket j's requests, (epoch << 32 | count) */
+#define BW__WIN_STRIDE 16u
 #define BW__W_LAST 0u
 #define BW__W_PREV_REQ 1u
-#define BW__W_PREV_RET 2u
-#define BW__W_BUCKET 3u
-#define BW__W_END (BW__W_BUCKET + 2 * BW__BUCKETS)
+#define BW__W_BUCKET 2u
+#define BW__W_END (BW__W_BUCKET + BW__BUCKETS)
 #define BW__TAG_SHIFT 40
 #define BW__TAG_MASK UINT64_C(0xFFFFFF)
 #define BW__SUM_MASK ((UINT64_C(1) << BW__TAG_SHIFT) - 1)
+/* The window's retries: a ring of 16 buckets' counts (bw__ratio_try). */
+#define BW__RING 16u
 
 #define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
@@ -69,10 +72,28 @@ struct bw_budget_s {
   bool coarse; /* clock is bw_clock_monotonic_coarse(): read it inline */
   char *name;
   _Atomic uint64_t *win; /* ratio: BW__STRIPES * BW__WIN_STRIDE words */
+  /* Ratio: 1 + the highest stripe that ever counted a request here. Read
+   * by every decision instead of the library-wide count of stripes handed
+   * out (a call into another unit, and stripes that never counted here);
+   * raised, rarely, by a stripe's first request. */
+  _Atomic unsigned req_stripes;
 
   /* Written by failures (and by successes while not full): its own pair of
    * lines, away from the read-only fields every call reads. */
   BW__PAIR_ALIGNED _Atomic int64_t tokens;
+
+  /* Ratio: the window's retries (bw__ratio_try). Written by grants: their
+   * own pair of lines.
+   *   ret_head  the newest bucket's retries, (epoch << 28 | count), moved
+   *             by CAS only;
+   *   ret_prev  the cached sum of the 9 buckets before ret_head's, tagged
+   *             (bucket mod 2^32) << 32 | sum;
+   *   ret_ring  older buckets' final counts, (epoch << 28 | count), bucket
+   *             e in ring[e mod 16], filed before ret_head leaves e. */
+  BW__PAIR_ALIGNED _Atomic uint64_t ret_head;
+  _Atomic uint64_t ret_prev;
+  _Atomic int64_t ret_bucket; /* ret_head's bucket in full: a hint */
+  _Atomic uint64_t ret_ring[BW__RING];
 
   bw__bstripe_t stripes[BW__STRIPES];
 };
@@ -262,7 +283,7 @@ static void bw__tokens_add(bw_budget_t *b, int64_t delta) {
   }
 }
 
-/* ---- ratio window ----------------------------------------------------------
+/* ---- ratio window: requests ------------------------------------------------
  */
 
 static int64_t bw__floor_div(int64_t a, int64_t d) {
@@ -275,81 +296,42 @@ static int64_t bw__floor_div(int64_t a, int64_t d) {
  * the word's (a thread that read the clock long ago) is dropped: its bucket
  * has been recycled for a newer one. Counts saturate at 2^32 - 1 per stripe
  * per bucket. */
-static bool bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
+static void bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
                          unsigned stripe) {
   uint64_t cur = BW__LOAD(*word);
   for (;;) {
     uint32_t e = (uint32_t)(cur >> 32);
     uint64_t next;
     if (e == epoch) {
-      if ((uint32_t)cur == UINT32_MAX) return false;
+      if ((uint32_t)cur == UINT32_MAX) return;
       next = cur + 1;
     } else if ((int32_t)(epoch - e) < 0) {
-      return false;
+      return;
     } else {
       next = ((uint64_t)epoch << 32) | 1u;
     }
     /* An exclusive stripe has one writer: a plain store is enough. */
     if (stripe < BW__EXCL_STRIPES) {
       atomic_store_explicit(word, next, memory_order_relaxed);
-      return true;
-    }
-    if (atomic_compare_exchange_weak_explicit(
-            word, &cur, next, memory_order_relaxed, memory_order_relaxed))
-      return true;
-  }
-}
-
-/* Takes back one count that bw__win_bump added to `word` in bucket `epoch`
- * (a retry counted, then refused). The word still holds that bucket: only
- * its stripe's writers move it, and they move it to this very bucket or
- * later ones only after this thread's clock has (a shared stripe's peer
- * with a newer bucket may have recycled it: then the count is gone
- * already, and nothing is taken). */
-static void bw__win_unbump(_Atomic uint64_t *word, uint32_t epoch,
-                           unsigned stripe) {
-  uint64_t cur = BW__LOAD(*word);
-  for (;;) {
-    if ((uint32_t)(cur >> 32) != epoch || (uint32_t)cur == 0) return;
-    if (stripe < BW__EXCL_STRIPES) {
-      atomic_store_explicit(word, cur - 1, memory_order_relaxed);
       return;
     }
     if (atomic_compare_exchange_weak_explicit(
-            word, &cur, cur - 1, memory_order_relaxed, memory_order_relaxed))
+            word, &cur, next, memory_order_relaxed, memory_order_relaxed))
       return;
   }
 }
 
 /* Sums a stripe's words whose bucket is `lo` to 9 buckets before `epoch`
  * (lo 0: the whole window; lo 1: the window without its newest bucket). */
-static void bw__stripe_scan(const _Atomic uint64_t *w, uint32_t epoch,
-                            uint32_t lo, uint64_t *rq, uint64_t *rt) {
+static uint64_t bw__stripe_scan(const _Atomic uint64_t *w, uint32_t epoch,
+                                uint32_t lo) {
+  uint64_t rq = 0;
   for (unsigned j = 0; j < BW__BUCKETS; j++) {
-    uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
-    uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
+    uint64_t a = BW__LOAD(w[BW__W_BUCKET + j]);
     uint32_t da = epoch - (uint32_t)(a >> 32);
-    uint32_t dr = epoch - (uint32_t)(r >> 32);
-    if (da >= lo && da < BW__BUCKETS) *rq += (uint32_t)a;
-    if (dr >= lo && dr < BW__BUCKETS) *rt += (uint32_t)r;
+    if (da >= lo && da < BW__BUCKETS) rq += (uint32_t)a;
   }
-}
-
-typedef struct bw__sums_s {
-  uint64_t req, ret;
-} bw__sums_t;
-
-/* bw__stripe_scan over a whole window, the sums returned in registers. */
-__attribute__((always_inline)) static inline bw__sums_t bw__stripe_sums(
-    const _Atomic uint64_t *w, uint32_t epoch) {
-  bw__sums_t out = {0, 0};
-  for (unsigned j = 0; j < BW__BUCKETS; j++) {
-    uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
-    uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
-    if (epoch - (uint32_t)(a >> 32) < BW__BUCKETS) out.req += (uint32_t)a;
-    if (epoch - (uint32_t)(r >> 32) < BW__BUCKETS) out.ret += (uint32_t)r;
-  }
-  return out;
+  return rq;
 }
 
 static inline uint32_t bw__slot(int64_t cur) {
@@ -362,18 +344,21 @@ static inline uint32_t bw__slot(int64_t cur) {
 }
 
 /* The budget's clock. The library's coarse clock, the default for windows
- * of a second or more, is read here directly, the same reading as
- * bw_clock_now gives, without the two indirect calls in between: on the
- * ratio budget's hot paths they cost about a nanosecond. */
+ * of a second or more, is read here directly through the vDSO (internal.h),
+ * the same reading as bw_clock_now gives, without the indirect calls in
+ * between: on the ratio budget's hot paths they cost about a nanosecond. */
 static inline int64_t bw__now(const bw_budget_t *b) {
-#ifdef CLOCK_MONOTONIC_COARSE
-  if (BW__LIKELY(b->coarse)) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * BW_NS_PER_S + ts.tv_nsec;
-  }
-#endif
-  return bw_clock_now(b->clock);
+  if (BW__LIKELY(b->coarse)) return bw__read_clock(BW__COARSE_ID);
+  return bw__clock_now(b->clock);
+}
+
+/* Whether `now` falls in bucket `guess` (any guess is safe: it is checked).
+ * In unsigned arithmetic: no overflow whatever the clock returns, and "now
+ * before the bucket's start" becomes a huge difference. */
+static inline bool bw__in_bucket(const bw_budget_t *b, int64_t now,
+                                 int64_t guess) {
+  return (uint64_t)now - (uint64_t)guess * (uint64_t)b->bucket_ns <
+         (uint64_t)b->bucket_ns;
 }
 
 /* The bucket index of `now`. A division costs more than the rest of a
@@ -382,10 +367,7 @@ static inline int64_t bw__now(const bw_budget_t *b) {
 static inline int64_t bw__bucket_of(const bw_budget_t *b,
                                     const _Atomic uint64_t *own, int64_t now) {
   int64_t last = (int64_t)BW__LOAD(own[BW__W_LAST]);
-  /* In unsigned arithmetic: no overflow whatever the clock returns, and
-   * "now before the bucket's start" becomes a huge d. */
-  uint64_t d = (uint64_t)now - (uint64_t)last * (uint64_t)b->bucket_ns;
-  if (BW__LIKELY(d < (uint64_t)b->bucket_ns)) return last;
+  if (BW__LIKELY(bw__in_bucket(b, now, last))) return last;
   return bw__floor_div(now, b->bucket_ns);
 }
 
@@ -419,33 +401,40 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
      * the 9 before `cur` are frozen from now on: sum them once, for the
      * readers. Stored before `last`; a reader that still sees an older
      * tag scans instead. */
-    uint64_t pq = 0, pt = 0;
     uint64_t tag = ((uint64_t)cur & BW__TAG_MASK) << BW__TAG_SHIFT;
-    bw__stripe_scan(w, (uint32_t)cur, 1, &pq, &pt);
-    atomic_store_explicit(&w[BW__W_PREV_REQ], tag | pq, memory_order_relaxed);
-    atomic_store_explicit(&w[BW__W_PREV_RET], tag | pt, memory_order_relaxed);
+    atomic_store_explicit(&w[BW__W_PREV_REQ],
+                          tag | bw__stripe_scan(w, (uint32_t)cur, 1),
+                          memory_order_relaxed);
   }
   atomic_store_explicit(&w[BW__W_LAST], (uint64_t)cur, memory_order_release);
 }
 
-/* Counts a request (slot 0) or a retry (slot 1) in bucket `cur` (whose
- * position in the ring is j = bw__slot(cur)) of this thread's stripe `w`.
- * False if the count was dropped (see bw__win_bump). */
-static inline bool bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
-                                  unsigned si, unsigned slot) {
-  int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
-  if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, last, si);
-  return bw__win_bump(&w[BW__W_BUCKET + 2 * j + slot], (uint32_t)cur, si);
+/* Raises req_stripes to include stripe si. */
+static void bw__req_stripes_raise(bw_budget_t *b, unsigned si) {
+  unsigned n = BW__LOAD(b->req_stripes);
+  while (n <= si && !atomic_compare_exchange_weak_explicit(
+                        &b->req_stripes, &n, si + 1, memory_order_release,
+                        memory_order_relaxed)) {
+  }
 }
 
-/* Requests and retries in the window that ends with bucket `cur` (ring
- * position j = bw__slot(cur)): that bucket and the 9 before it. */
-__attribute__((always_inline)) static inline bw__sums_t bw__win_read(
+/* Counts a request in bucket `cur` (whose position in the ring is j =
+ * bw__slot(cur)) of this thread's stripe `w`. */
+static inline void bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
+                                  unsigned si) {
+  int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
+  if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, last, si);
+  bw__win_bump(&w[BW__W_BUCKET + j], (uint32_t)cur, si);
+}
+
+/* Requests in the window that ends with bucket `cur` (ring position j =
+ * bw__slot(cur)): that bucket and the 9 before it. */
+__attribute__((always_inline)) static inline uint64_t bw__win_requests(
     const bw_budget_t *b, int64_t cur, uint32_t j) {
   uint32_t epoch = (uint32_t)cur;
   uint64_t tag = (uint64_t)cur & BW__TAG_MASK;
-  unsigned used = bw__stripes_used();
-  uint64_t rq = 0, rt = 0;
+  unsigned used = atomic_load_explicit(&b->req_stripes, memory_order_acquire);
+  uint64_t rq = 0;
   for (unsigned s = 0; s < used; s++) {
     const _Atomic uint64_t *w = b->win + (size_t)s * BW__WIN_STRIDE;
     int64_t last =
@@ -455,28 +444,89 @@ __attribute__((always_inline)) static inline bw__sums_t bw__win_read(
     if (cur - last >= (int64_t)BW__BUCKETS) continue;
     if (s < BW__EXCL_STRIPES && last == cur) {
       /* The owner's cached sum of the 9 earlier buckets, plus the current
-       * bucket: 4 words instead of 20. */
+       * bucket: 2 words instead of 10. */
       uint64_t pq = BW__LOAD(w[BW__W_PREV_REQ]);
-      uint64_t pt = BW__LOAD(w[BW__W_PREV_RET]);
-      if ((pq >> BW__TAG_SHIFT) == tag && (pt >> BW__TAG_SHIFT) == tag) {
-        uint64_t a = BW__LOAD(w[BW__W_BUCKET + 2 * j]);
-        uint64_t r = BW__LOAD(w[BW__W_BUCKET + 2 * j + 1]);
+      if ((pq >> BW__TAG_SHIFT) == tag) {
+        uint64_t a = BW__LOAD(w[BW__W_BUCKET + j]);
         rq += (pq & BW__SUM_MASK) +
               ((uint32_t)(a >> 32) == epoch ? (uint32_t)a : 0);
-        rt += (pt & BW__SUM_MASK) +
-              ((uint32_t)(r >> 32) == epoch ? (uint32_t)r : 0);
         continue;
       }
     }
-    {
-      bw__sums_t sum = bw__stripe_sums(w, epoch);
-      rq += sum.req;
-      rt += sum.ret;
-    }
+    rq += bw__stripe_scan(w, epoch, 0);
   }
-  {
-    bw__sums_t out = {rq, rt};
-    return out;
+  return rq;
+}
+
+/* ---- ratio window: retries -------------------------------------------------
+ *
+ * One window-wide count, so that a grant is a single CAS that checks and
+ * counts at once: exact under any contention, with no fence. ret_head holds
+ * the newest bucket that saw a retry decision and its count, packed as
+ * (epoch << 28 | count) with the bucket index mod 2^36 as the epoch; only
+ * CAS moves it, so its modification order is the order of the grants. A
+ * thread that finds an older bucket there first files that bucket's count
+ * in ret_ring (keeping the larger of two counts of one bucket: a thread
+ * that lost the race may file a smaller one late), then moves ret_head to
+ * its bucket with count 0. Only the winner of that CAS filed the final
+ * count (no grant can follow in the old bucket once ret_head has moved),
+ * and it filed it before the CAS (release), so a thread that reads
+ * ret_head (acquire) in a bucket sees every older bucket's final count.
+ * Those never change again, so their sum is cached in ret_prev, tagged
+ * with the bucket mod 2^32, by whoever computes it first.
+ *
+ * The ring has 16 entries, indexed by epoch mod 16 (consistent across the
+ * epoch's wrap). Counts saturate at 2^28 - 1 retries a bucket (beyond,
+ * refused). An epoch aliases only after 2^36 buckets without a retry
+ * decision (2.2 years of the smallest, 1 ms, buckets), and then it can only
+ * count retries that are not there: it refuses, never over-grants. */
+#define BW__RC_BITS 28
+#define BW__RC_MAX ((UINT64_C(1) << BW__RC_BITS) - 1)
+#define BW__RE_MASK ((UINT64_C(1) << 36) - 1)
+
+static inline uint64_t bw__repoch(int64_t cur) {
+  return (uint64_t)cur & BW__RE_MASK;
+}
+static inline uint64_t bw__re(uint64_t w) {
+  return w >> BW__RC_BITS;
+}
+static inline uint64_t bw__rc(uint64_t w) {
+  return w & BW__RC_MAX;
+}
+/* a - b for epochs, mod 2^36: below 2^35 when a is b or later. */
+static inline uint64_t bw__rdiff(uint64_t a, uint64_t b) {
+  return (a - b) & BW__RE_MASK;
+}
+
+/* The sum of the final counts of the 9 buckets before `cur` (the caller
+ * has read ret_head at cur's epoch, with acquire). Cached in ret_prev. */
+__attribute__((noinline)) static uint64_t bw__ret_prev_compute(bw_budget_t *b,
+                                                               int64_t cur) {
+  uint64_t epoch = bw__repoch(cur), sum = 0;
+  for (unsigned k = 0; k < BW__RING; k++) {
+    uint64_t w = BW__LOAD(b->ret_ring[k]);
+    uint64_t d = bw__rdiff(epoch, bw__re(w));
+    if (d >= 1 && d < BW__BUCKETS) sum += bw__rc(w);
+  }
+  /* 9 counts below 2^28: the sum fits in 32 bits. */
+  atomic_store_explicit(&b->ret_prev, ((uint64_t)(uint32_t)cur << 32) | sum,
+                        memory_order_relaxed);
+  return sum;
+}
+
+/* Files bucket e's count n (the word w = e << 28 | n) in the ring, unless
+ * the entry already holds a newer bucket or a larger count of this one. */
+__attribute__((noinline)) static void bw__ret_ring_put(bw_budget_t *b,
+                                                       uint64_t want) {
+  _Atomic uint64_t *slot = &b->ret_ring[bw__re(want) % BW__RING];
+  uint64_t w = BW__LOAD(*slot);
+  for (;;) {
+    uint64_t d = bw__rdiff(bw__re(want), bw__re(w));
+    if (d >= (UINT64_C(1) << 35) || (d == 0 && bw__rc(w) >= bw__rc(want)))
+      return;
+    if (atomic_compare_exchange_weak_explicit(
+            slot, &w, want, memory_order_relaxed, memory_order_relaxed))
+      return;
   }
 }
 
@@ -494,32 +544,6 @@ static inline bool bw__ratio_allows(const bw_budget_t *b, uint64_t req,
          (double)(int64_t)ret * 100.0 < b->percent * (double)(int64_t)req;
 }
 
-/* A seq_cst fence (x86-64: one locked instruction). GCC's ThreadSanitizer
- * drops standalone fences (-Wtsan says so), which would take the bound away
- * in the TSan runs: there, the same locked instruction is written out on
- * x86-64 (TSan sees no memory access in it; every access here is atomic,
- * so it has no race to miss), and elsewhere a seq_cst read-modify-write of
- * a dummy word stands in. */
-#if defined(__SANITIZE_THREAD__)
-#define BW__TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BW__TSAN 1
-#endif
-#endif
-#if defined(BW__TSAN) && !defined(__x86_64__)
-static _Atomic unsigned bw__fence_word;
-#endif
-static inline void bw__full_fence(void) {
-#if defined(BW__TSAN) && defined(__x86_64__)
-  __asm__ __volatile__("lock orq $0, (%%rsp)" ::: "memory", "cc");
-#elif defined(BW__TSAN)
-  atomic_fetch_add_explicit(&bw__fence_word, 0, memory_order_seq_cst);
-#else
-  atomic_thread_fence(memory_order_seq_cst);
-#endif
-}
-
 /* ---- the verbs
  * ---------------------------------------------------------------
  */
@@ -535,7 +559,11 @@ void bw_budget_on_request(bw_budget_t *b) {
     bw__bump(&b->stripes[si].requests, si);
     own = b->win + (size_t)si * BW__WIN_STRIDE;
     cur = bw__bucket_of(b, own, now);
-    bw__win_record(own, cur, bw__slot(cur), si, 0);
+    bw__win_record(own, cur, bw__slot(cur), si);
+    /* After the count (release): a reader that sees the stripe in use sees
+     * the count too. */
+    if (BW__UNLIKELY(si >= BW__LOAD(b->req_stripes)))
+      bw__req_stripes_raise(b, si);
   } else {
     si = bw__stripe();
     bw__bump(&b->stripes[si].requests, si);
@@ -561,48 +589,75 @@ void bw_budget_on_failure(bw_budget_t *b) {
 /* The ratio budget's decision (bw_budget_try_retry): the clock is read
  * first, so that nothing but b lives across the call.
  *
- * The protocol (Dekker's: publish, full fence, then look at the others):
- * 1. read the window; no room: refused, nothing written (the common answer
- *    in a storm stays read-only);
- * 2. count this retry in the thread's own stripe;
- * 3. a seq_cst fence;
- * 4. read the window again, this retry included; if the retries before it
- *    leave no room, take the count back: refused.
- * Reading, then counting without the fence is not enough: a store may wait
- * in its core's store buffer while later loads go ahead (x86 allows it), so
- * two threads could each miss the other's retry, and a thread could have
- * several retries others do not see yet. With the fence, of any two
- * retries counted at once, the one whose fence comes later in the single
- * total order of seq_cst fences sees the other in step 4; so the k-th
- * granted retry of a window (in that order) sees at least k - 1 others and
- * is granted only if k - 1 < allowance: never more retries than the
- * allowance of the requests it saw. The price: a retry that another thread
- * has counted but will take back still counts in steps 1 and 4, so when
- * threads race for the last places, they may all be refused and the window
- * end short of the allowance by at most the other threads deciding at that
- * instant. */
-static bool bw__ratio_try(bw_budget_t *b) {
+ * Requests are summed from the stripes (relaxed: the bound is against the
+ * requests seen). Retries: one CAS on ret_head from (bucket, n) to (bucket,
+ * n + 1), made only if the 9 earlier buckets' sum plus n leaves room. A
+ * CAS succeeds only on the value it checked, so grants are totally ordered
+ * by ret_head's modification order and the k-th grant of a bucket saw the
+ * k - 1 before it: never more retries in a window than the allowance, and
+ * no retry refused while the window has room (no count to take back, as a
+ * count-then-check protocol would need, and no fence: a locked CAS is the
+ * only synchronisation, and it is the count). A lost CAS re-reads and
+ * decides again. Memory orders: the load of ret_head and a failed CAS
+ * acquire, a CAS that succeeds is acq_rel; only the move to a new bucket
+ * needs them (its release publishes the old bucket's filed count, see
+ * above); the exactness of the count itself needs none, only the single
+ * modification order of one word. A thread whose clock reading is older
+ * than ret_head's
+ * bucket (it read the clock just before another thread's, across a bucket
+ * boundary) is refused: its window has already ended for the others. */
+__attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
   int64_t now = bw__now(b); /* one bucket for the whole decision */
   unsigned si = bw__stripe();
-  _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
-  int64_t cur = bw__bucket_of(b, own, now);
-  uint32_t j = bw__slot(cur);
-  bw__sums_t sum = bw__win_read(b, cur, j);
-  if (bw__ratio_allows(b, sum.req, sum.ret) &&
-      bw__win_record(own, cur, j, si, 1)) {
-    bw__full_fence();
-    sum = bw__win_read(b, cur, j);
-    /* sum includes this retry (a thread's own store comes before its later
-     * loads), unless a peer on a shared stripe, a bucket ahead, recycled
-     * the word in between: then the count is gone, and so is the grant. */
-    if (BW__LIKELY(si < BW__EXCL_STRIPES ||
-                   (uint32_t)(BW__LOAD(own[BW__W_BUCKET + 2 * j + 1]) >> 32) ==
-                       (uint32_t)cur) &&
-        sum.ret > 0 && bw__ratio_allows(b, sum.req, sum.ret - 1)) {
+  const _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
+  int64_t cur = (int64_t)BW__LOAD(own[BW__W_LAST]);
+  uint64_t epoch, req, h;
+  /* The bucket of now: the one this thread last counted a request in, or
+   * the one of the last retry decision (a thread that only asks), or, if
+   * neither, a division. */
+  if (BW__UNLIKELY(!bw__in_bucket(b, now, cur))) {
+    int64_t last = cur;
+    cur = atomic_load_explicit(&b->ret_bucket, memory_order_relaxed);
+    if (!bw__in_bucket(b, now, cur)) cur = bw__floor_div(now, b->bucket_ns);
+    /* Move this thread's own stripe to the bucket (as its next request
+     * would): its cached sum then serves the reads of this bucket, where
+     * an idle stripe would be scanned word by word. */
+    if (si < BW__EXCL_STRIPES && cur > last)
+      bw__win_roll(b->win + (size_t)si * BW__WIN_STRIDE, cur, last, si);
+  }
+  epoch = bw__repoch(cur);
+  req = bw__win_requests(b, cur, bw__slot(cur));
+  h = atomic_load_explicit(&b->ret_head, memory_order_acquire);
+  for (;;) {
+    uint64_t p, prev;
+    if (BW__UNLIKELY(bw__re(h) != epoch)) {
+      /* A stale clock reading (another thread is in a later bucket
+       * already): refused. */
+      if (bw__rdiff(epoch, bw__re(h)) >= (UINT64_C(1) << 35)) break;
+      /* The first decision in this bucket: file the old bucket's count,
+       * then move ret_head here. */
+      bw__ret_ring_put(b, h);
+      if (!atomic_compare_exchange_weak_explicit(
+              &b->ret_head, &h, epoch << BW__RC_BITS, memory_order_acq_rel,
+              memory_order_acquire))
+        continue;
+      h = epoch << BW__RC_BITS;
+      atomic_store_explicit(&b->ret_bucket, cur, memory_order_relaxed);
+      (void)bw__ret_prev_compute(b, cur);
+    }
+    p = BW__LOAD(b->ret_prev);
+    prev = BW__LIKELY((uint32_t)(p >> 32) == (uint32_t)cur)
+               ? (uint32_t)p
+               : bw__ret_prev_compute(b, cur);
+    if (!bw__ratio_allows(b, req, prev + bw__rc(h)) ||
+        BW__UNLIKELY(bw__rc(h) == BW__RC_MAX))
+      break;
+    if (atomic_compare_exchange_weak_explicit(&b->ret_head, &h, h + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_acquire)) {
       bw__bump(&b->stripes[si].allowed, si);
       return true;
     }
-    bw__win_unbump(&own[BW__W_BUCKET + 2 * j + 1], (uint32_t)cur, si);
   }
   bw__bump(&b->stripes[si].denied, si);
   return false;
@@ -624,6 +679,22 @@ bool bw_budget_try_retry(bw_budget_t *b) {
   return ok;
 }
 
+/* Retries in the window ending with bucket `cur`: ret_head's count if its
+ * bucket is inside, and the ring's other buckets inside (not ret_head's
+ * own: a ring entry of that bucket may be a partial count a racing thread
+ * filed). */
+static uint64_t bw__win_retries(const bw_budget_t *b, int64_t cur) {
+  uint64_t epoch = bw__repoch(cur);
+  uint64_t h = atomic_load_explicit(&b->ret_head, memory_order_acquire);
+  uint64_t sum = bw__rdiff(epoch, bw__re(h)) < BW__BUCKETS ? bw__rc(h) : 0;
+  for (unsigned k = 0; k < BW__RING; k++) {
+    uint64_t w = BW__LOAD(b->ret_ring[k]);
+    if (bw__re(w) != bw__re(h) && bw__rdiff(epoch, bw__re(w)) < BW__BUCKETS)
+      sum += bw__rc(w);
+  }
+  return sum;
+}
+
 void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
   if (out == NULL) return;
   memset(out, 0, sizeof(*out));
@@ -640,8 +711,7 @@ void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
     out->tokens = (double)BW__LOAD(b->tokens) / BW__MILLI;
   else {
     int64_t cur = bw__floor_div(bw__now(b), b->bucket_ns);
-    bw__sums_t sum = bw__win_read(b, cur, bw__slot(cur));
-    out->window_requests = sum.req;
-    out->window_retries = sum.ret;
+    out->window_requests = bw__win_requests(b, cur, bw__slot(cur));
+    out->window_retries = bw__win_retries(b, cur);
   }
 }
