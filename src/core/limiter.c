@@ -102,6 +102,8 @@ struct bw_limiter_s {
   _Atomic int64_t v_round_min;   /* the round's smallest RTT */
   _Atomic bool v_round_busy;     /* a success of the round was not
                                     app-limited */
+  _Atomic unsigned v_stripes;    /* stripes that counted a sample: the
+                                    probe sums these */
   _Atomic int64_t long_rtt_ns;
   _Atomic int64_t last_rtt_ns;
   _Atomic int64_t timeout_rtt_ns; /* the latest timed TIMED_OUT call's RTT */
@@ -740,25 +742,44 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
 /* ---- Vegas: one decision per round trip ------------------------------------
  * A round ends with the first success that was sent after it began (its
  * start_ns later than the round's start: with a coarse clock, a call sent
- * in the round's first tick may have left before it). Every timed success
- * folds its RTT into the round's minimum, and marks the round busy if it was
- * admitted at in_flight * 2 >= the limit, with a CAS or a store and no lock;
- * only the success that ends the round takes the lock and decides. */
+ * in the round's first tick may have left before it). Every other timed
+ * success folds its RTT into the round's minimum, and marks the round busy
+ * if it was admitted at in_flight * 2 >= the limit, with a CAS or a store
+ * and no lock; only the success that ends the round takes the lock, takes
+ * the round's figures with its own, and decides. A fold that lands between
+ * that read and the reset is lost: one sample, never a decision. */
 
-/* Without the lock: folds a timed success into the round; true if it ends
- * the round. */
-static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                           uint32_t inflight, unsigned s) {
+static bool bw__vegas_busy(const bw_limiter_t *lim, uint32_t inflight) {
+  return (uint64_t)inflight * 2 >= BW__LOAD(lim->limit);
+}
+
+static void bw__vegas_fold_in(bw_limiter_t *lim, int64_t rtt,
+                              uint32_t inflight) {
   int64_t m = atomic_load_explicit(&lim->v_round_min, memory_order_relaxed);
-  bw__bump(&lim->stripes[s].samples, s);
   while (rtt < m && !atomic_compare_exchange_weak_explicit(
                         &lim->v_round_min, &m, rtt, memory_order_relaxed,
                         memory_order_relaxed)) {
   }
-  if ((uint64_t)inflight * 2 >= BW__LOAD(lim->limit) &&
-      !BW__LOAD(lim->v_round_busy))
+  if (bw__vegas_busy(lim, inflight) && !BW__LOAD(lim->v_round_busy))
     atomic_store_explicit(&lim->v_round_busy, true, memory_order_relaxed);
-  return p->start_ns > BW__LOAD(lim->v_round_start);
+}
+
+/* Without the lock: counts a timed success and folds it into the round,
+ * or, if it ends the round, returns true without folding (the round's end
+ * takes it in under the lock). */
+static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
+                           uint32_t inflight, unsigned s) {
+  bw__bump(&lim->stripes[s].samples, s);
+  if (BW__UNLIKELY(s >= BW__LOAD(lim->v_stripes))) {
+    unsigned n = BW__LOAD(lim->v_stripes);
+    while (n <= s && !atomic_compare_exchange_weak_explicit(
+                         &lim->v_stripes, &n, s + 1, memory_order_release,
+                         memory_order_relaxed)) {
+    }
+  }
+  if (p->start_ns > BW__LOAD(lim->v_round_start)) return true;
+  bw__vegas_fold_in(lim, rtt, inflight);
+  return false;
 }
 
 /* Under lock: max(1, log10(floor(est))). log10 costs more than the rest of
@@ -781,28 +802,34 @@ static double bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p) {
   return fmax((double)lim->min, lim->est * lim->backoff);
 }
 
-/* Under lock: ends the round (unless another thread just did) and decides
- * on its smallest RTT. */
+/* Under lock: ends the round with this success (rtt, admitted at
+ * inflight), unless another thread just did, and decides on the round's
+ * smallest RTT. Plain loads and stores: the lock orders the round's ends,
+ * and a fold racing with them costs one sample (above). */
 static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
-                              int64_t now) {
+                              int64_t rtt, uint32_t inflight, int64_t now) {
   double est = lim->est, lg = bw__vegas_lg(lim), queue, next;
   int64_t min_rtt = BW__LOAD(lim->min_rtt_ns), rmin;
   uint64_t samples = 0;
   bool busy;
-  if (p->start_ns <= BW__LOAD(lim->v_round_start))
-    return est; /* another success ended this round first */
-  rmin = atomic_exchange_explicit(&lim->v_round_min, INT64_MAX,
-                                  memory_order_relaxed);
-  busy =
-      atomic_exchange_explicit(&lim->v_round_busy, false, memory_order_relaxed);
+  if (p->start_ns <= BW__LOAD(lim->v_round_start)) {
+    /* Another success ended this round first: this one is in the next. */
+    bw__vegas_fold_in(lim, rtt, inflight);
+    return est;
+  }
+  rmin = BW__LOAD(lim->v_round_min);
+  if (rtt < rmin) rmin = rtt;
+  busy = BW__LOAD(lim->v_round_busy) || bw__vegas_busy(lim, inflight);
+  atomic_store_explicit(&lim->v_round_min, INT64_MAX, memory_order_relaxed);
+  atomic_store_explicit(&lim->v_round_busy, false, memory_order_relaxed);
   atomic_store_explicit(&lim->v_round_start, now, memory_order_relaxed);
-  if (rmin == INT64_MAX) return est; /* folded into the round just ended */
   /* The no-load RTT only ever falls; if the dependency got slower for
    * good, every sample would read as queueing. So every so often the next
    * round's RTT becomes the new baseline (Netflix probes the same way, with
    * jitter across instances; here it is deterministic). */
   if (lim->v_probe > 0) {
-    for (unsigned i = 0, n = bw__stripes_used(); i < n && i < BW__STRIPES; i++)
+    unsigned n = atomic_load_explicit(&lim->v_stripes, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
       samples += BW__LOAD(lim->stripes[i].samples);
     if ((double)(samples - lim->v_probe_base) >
         (double)lim->v_probe * floor(est)) {
@@ -919,7 +946,8 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     if (lim->alg == BW_LIMITER_GRADIENT2)
       lim->est = bw__gradient2(lim, p, rtt, inflight, drop);
     else
-      lim->est = drop ? bw__vegas_drop(lim, p) : bw__vegas_round(lim, p, now);
+      lim->est = drop ? bw__vegas_drop(lim, p)
+                      : bw__vegas_round(lim, p, rtt, inflight, now);
     next = (uint32_t)floor(lim->est);
     if (next < lim->min) next = lim->min;
     old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
