@@ -819,6 +819,32 @@ static void other_threads_counts_are_in_every_threads_window(void **state) {
   assert_u64_eq(stats(b).window_retries, 0);
 }
 
+/* Whatever the clock reads, a fresh ratio budget grants its allowance:
+ * 100 requests at 20 % allow 20 retries, with 1 ms buckets (window 10 ms)
+ * and no floor, for a clock at 1 s, at 2^35 ms (a host up a year), at a
+ * wall-clock-like 1.78e12 ms and a day later, and at -5 s. (A retry count
+ * that started at bucket 0 read as "ahead" of every bucket whose index mod
+ * 2^36 is 2^35 or more and refused them all.) */
+static void a_ratio_budget_grants_whatever_the_clock_reads(void **state) {
+  env_t *e = *state;
+  static const int64_t starts_ms[] = {1000, INT64_C(1) << 35,
+                                      INT64_C(1780000000000),
+                                      INT64_C(1780000000000) + 86400000, -5000};
+  for (size_t k = 0; k < sizeof(starts_ms) / sizeof(starts_ms[0]); k++) {
+    bw_clock_free(e->clock);
+    e->clock = bw_clock_manual_new(starts_ms[k] * BW_NS_PER_MS);
+    assert_non_null(e->clock);
+    ratio(e, 20, 0, 10);
+    requests(e->b, 100);
+    assert_int_equal(asks(e->b, 30), 20);
+    bw_clock_manual_advance(e->clock, 3 * BW_NS_PER_MS); /* same window */
+    assert_int_equal(asks(e->b, 5), 0);
+    bw_clock_manual_advance(e->clock, 10 * BW_NS_PER_MS); /* a new window */
+    requests(e->b, 10);
+    assert_int_equal(asks(e->b, 5), 2);
+  }
+}
+
 /* A clock that starts at 0 puts the first events in bucket 0, the index a
  * fresh stripe's words start at: they count all the same. */
 static void a_clock_at_zero_counts_the_first_bucket(void **state) {
@@ -974,6 +1000,7 @@ int main(void) {
       T(the_verbs_allocate_nothing),
       T(other_threads_counts_are_in_every_threads_window),
       T(a_clock_at_zero_counts_the_first_bucket),
+      T(a_ratio_budget_grants_whatever_the_clock_reads),
 #undef T
       cmocka_unit_test(a_null_budget_is_harmless),
       cmocka_unit_test(creation_survives_every_allocation_failure),

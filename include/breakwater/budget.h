@@ -99,9 +99,10 @@ BW_EXTERN void bw_budget_on_request(bw_budget_t *b);
 BW_EXTERN void bw_budget_on_success(bw_budget_t *b);
 BW_EXTERN void bw_budget_on_failure(bw_budget_t *b);
 /* Asks for one retry: true (and counted as a retry) or false (denied).
- * Thread-safe, lock-free; ratio: a grant is one CAS, a refusal writes
- * nothing to the window (but for the first decision in a bucket, which
- * moves the retry count to it). NULL b: false. */
+ * Thread-safe, lock-free; ratio: a grant is one CAS; a refusal changes no
+ * count (it may still write caches: the first decision in a bucket moves
+ * the retry count to it and sums the earlier buckets once, and a thread's
+ * first decision in a bucket moves its own stripe there). NULL b: false. */
 BW_EXTERN bool bw_budget_try_retry(bw_budget_t *b);
 /* A snapshot (each counter read atomically, not all at one instant). NULL b
  * fills zeros; NULL out is ignored. */

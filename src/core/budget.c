@@ -216,6 +216,8 @@ int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
   return rc;
 }
 
+static void bw__ret_init(bw_budget_t *b);
+
 bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
   bw_budget_t *b;
   if (bw_budget_config_validate(cfg, err) != BW_OK) return NULL;
@@ -241,6 +243,7 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
                                 sizeof(uint64_t));
     if (b->win == NULL) goto nomem;
     atomic_init(&b->tokens, 0);
+    bw__ret_init(b);
   }
   return b;
 nomem:
@@ -302,10 +305,11 @@ static void bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
   for (;;) {
     uint32_t e = (uint32_t)(cur >> 32);
     uint64_t next;
-    if (e == epoch) {
+    if (e == epoch && cur != 0) {
       if ((uint32_t)cur == UINT32_MAX) return;
       next = cur + 1;
-    } else if ((int32_t)(epoch - e) < 0) {
+    } else if (cur != 0 && (int32_t)(epoch - e) < 0) {
+      /* (0 is an empty word, whatever bucket 0 would compare as) */
       return;
     } else {
       next = ((uint64_t)epoch << 32) | 1u;
@@ -479,7 +483,9 @@ __attribute__((always_inline)) static inline uint64_t bw__win_requests(
  * epoch's wrap). Counts saturate at 2^28 - 1 retries a bucket (beyond,
  * refused). An epoch aliases only after 2^36 buckets without a retry
  * decision (2.2 years of the smallest, 1 ms, buckets), and then it can only
- * count retries that are not there: it refuses, never over-grants. */
+ * count retries that are not there: it refuses, never over-grants. The head
+ * starts in the creation bucket; after 2^35 idle buckets the full-width
+ * ret_bucket, not the epoch, says the head is old (bw__ratio_try). */
 #define BW__RC_BITS 28
 #define BW__RC_MAX ((UINT64_C(1) << BW__RC_BITS) - 1)
 #define BW__RE_MASK ((UINT64_C(1) << 36) - 1)
@@ -496,6 +502,16 @@ static inline uint64_t bw__rc(uint64_t w) {
 /* a - b for epochs, mod 2^36: below 2^35 when a is b or later. */
 static inline uint64_t bw__rdiff(uint64_t a, uint64_t b) {
   return (a - b) & BW__RE_MASK;
+}
+
+/* ret_head starts in the creation bucket with no retry: a head at epoch 0
+ * would read as "ahead" of every bucket whose index mod 2^36 is 2^35 or
+ * more (a clock far from 0, or before it) and refuse them all. */
+static void bw__ret_init(bw_budget_t *b) {
+  int64_t cur = bw__floor_div(bw__now(b), b->bucket_ns);
+  atomic_init(&b->ret_head, bw__repoch(cur) << BW__RC_BITS);
+  atomic_init(&b->ret_bucket, cur);
+  atomic_init(&b->ret_prev, (uint64_t)(uint32_t)cur << 32);
 }
 
 /* The sum of the final counts of the 9 buckets before `cur` (the caller
@@ -521,8 +537,14 @@ __attribute__((noinline)) static void bw__ret_ring_put(bw_budget_t *b,
   _Atomic uint64_t *slot = &b->ret_ring[bw__re(want) % BW__RING];
   uint64_t w = BW__LOAD(*slot);
   for (;;) {
-    uint64_t d = bw__rdiff(bw__re(want), bw__re(w));
-    if (d >= (UINT64_C(1) << 35) || (d == 0 && bw__rc(w) >= bw__rc(want)))
+    /* How much newer the entry is than want: a little (a racing thread
+     * filed a later bucket of this slot first), or the same bucket with a
+     * count at least as large, keeps it. An empty entry (0), or one 2^34
+     * buckets or more "newer" (in truth an ancient one the epoch wrapped
+     * past), is replaced. */
+    uint64_t dn = bw__rdiff(bw__re(w), bw__re(want));
+    if (w != 0 && ((dn != 0 && dn < (UINT64_C(1) << 34)) ||
+                   (dn == 0 && bw__rc(w) >= bw__rc(want))))
       return;
     if (atomic_compare_exchange_weak_explicit(
             slot, &w, want, memory_order_relaxed, memory_order_relaxed))
@@ -632,8 +654,14 @@ __attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
     uint64_t p, prev;
     if (BW__UNLIKELY(bw__re(h) != epoch)) {
       /* A stale clock reading (another thread is in a later bucket
-       * already): refused. */
-      if (bw__rdiff(epoch, bw__re(h)) >= (UINT64_C(1) << 35)) break;
+       * already): refused. Behind by half the epoch's range or more, the
+       * head is rather an old bucket the epoch wrapped past (a budget
+       * idle for 2^35 buckets): ret_bucket, the head's bucket in full,
+       * tells the two apart. */
+      if (bw__rdiff(epoch, bw__re(h)) >= (UINT64_C(1) << 35) &&
+          cur - atomic_load_explicit(&b->ret_bucket, memory_order_relaxed) <
+              (INT64_C(1) << 35))
+        break;
       /* The first decision in this bucket: file the old bucket's count,
        * then move ret_head here. */
       bw__ret_ring_put(b, h);
