@@ -14,7 +14,11 @@
 
 #include "internal.h"
 
-#if defined(__linux__) && defined(__GLIBC__)
+/* x86-64 only: there the vDSO's clock_gettime takes the same struct
+ * timespec as libc's (a 32-bit target with a 64-bit time_t would hand the
+ * vDSO's 32-bit call a 64-bit struct), and that is where it was measured. */
+#if defined(__linux__) && defined(__GLIBC__) && defined(__x86_64__) && \
+    !defined(__ILP32__)
 #include <dlfcn.h>
 #ifdef RTLD_NOLOAD
 #define BW__HAVE_VDSO 1
@@ -33,12 +37,20 @@ __attribute__((constructor)) static void bw__clock_find_vdso(void) {
   if (h == NULL) return;
   f = dlsym(h, "__vdso_clock_gettime");
   if (f != NULL) {
-    struct timespec ts;
+    struct timespec a = {0, 0}, v = {0, 0}, z = {0, 0};
     bw__gettime_fn fn;
     /* A function pointer from dlsym's object pointer: POSIX guarantees the
      * conversion works; ISO C does not spell it, hence the memcpy. */
     memcpy(&fn, &f, sizeof(fn));
-    if (fn(CLOCK_MONOTONIC, &ts) == 0) bw__gettime = fn;
+    /* Used only if it reads what libc reads (within a second, in order). */
+    if (clock_gettime(CLOCK_MONOTONIC, &a) == 0 &&
+        fn(CLOCK_MONOTONIC, &v) == 0 &&
+        clock_gettime(CLOCK_MONOTONIC, &z) == 0) {
+      int64_t ta = (int64_t)a.tv_sec * BW_NS_PER_S + a.tv_nsec;
+      int64_t tv = (int64_t)v.tv_sec * BW_NS_PER_S + v.tv_nsec;
+      int64_t tz = (int64_t)z.tv_sec * BW_NS_PER_S + z.tv_nsec;
+      if (tv >= ta && tv <= tz && tz - ta < BW_NS_PER_S) bw__gettime = fn;
+    }
   }
   dlclose(h);
 }

@@ -62,7 +62,8 @@ extern const bw_clock_t bw__clock_coarse;
 #endif
 
 static inline int64_t bw__read_clock(clockid_t id) {
-  struct timespec ts;
+  /* Initialised: MemorySanitizer does not see the vDSO write it. */
+  struct timespec ts = {0, 0};
   bw__gettime(id, &ts);
   return (int64_t)ts.tv_sec * BW_NS_PER_S + ts.tv_nsec;
 }
