@@ -161,16 +161,16 @@ typedef struct bw_limiter_config_s {
   double timeout_hold_ratio;
   double probe_headroom;
   int64_t overload_memory_ms;
-  /* RTT sampling: time one call in rtt_sample_every (per thread, the first
-   * one included); the others read no clock and carry start_ns =
-   * BW_LIMITER_UNTIMED. An untimed SUCCESS still counts, proves its
-   * in-flight level and grows AIMD, but is no RTT sample: GRADIENT2 and
-   * VEGAS skip it, and AIMD's aimd_timeout_ms applies to timed calls only.
-   * An untimed TIMED_OUT call is held (timeout_hold_ratio) for as long as
-   * the latest timed one, or the latest success's RTT before any. DROPPED
-   * needs no RTT. For hot paths where two clock reads per call matter
-   * (bench/bench_limit: they are most of a call's cost); default 1 (every
-   * call); 1..1024. */
+  /* RTT sampling: time one call in rtt_sample_every (counted per stripe,
+   * which is per thread up to 64 threads, the first call included); the others
+   * read no clock and carry start_ns = BW_LIMITER_UNTIMED. An untimed SUCCESS
+   * still counts, proves its in-flight level and grows AIMD, but is no RTT
+   * sample: GRADIENT2 and VEGAS skip it, and AIMD's aimd_timeout_ms applies to
+   * timed calls only. An untimed TIMED_OUT call is held (timeout_hold_ratio)
+   * for as long as the latest timed one, or the latest success's RTT before
+   * any. DROPPED needs no RTT. For hot paths where two clock reads per call
+   * matter (bench/bench_limit: they are most of a call's cost); default 1
+   * (every call); 1..1024. */
   uint32_t rtt_sample_every;
 } bw_limiter_config_t;
 

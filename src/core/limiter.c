@@ -749,18 +749,23 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
  * the round's figures with its own, and decides. A fold that lands between
  * that read and the reset is lost: one sample, never a decision. */
 
-static bool bw__vegas_busy(const bw_limiter_t *lim, uint32_t inflight) {
-  return (uint64_t)inflight * 2 >= BW__LOAD(lim->limit);
+/* Admitted at in_flight * 2 >= the limit in force then (the permit's low
+ * 32 bits; the current limit for a permit filled elsewhere). */
+static bool bw__vegas_busy(const bw_limiter_t *lim, const bw_permit_t *p,
+                           uint32_t inflight) {
+  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
+  if (then == 0) then = BW__LOAD(lim->limit);
+  return (uint64_t)inflight * 2 >= then;
 }
 
-static void bw__vegas_fold_in(bw_limiter_t *lim, int64_t rtt,
-                              uint32_t inflight) {
+static void bw__vegas_fold_in(bw_limiter_t *lim, const bw_permit_t *p,
+                              int64_t rtt, uint32_t inflight) {
   int64_t m = atomic_load_explicit(&lim->v_round_min, memory_order_relaxed);
   while (rtt < m && !atomic_compare_exchange_weak_explicit(
                         &lim->v_round_min, &m, rtt, memory_order_relaxed,
                         memory_order_relaxed)) {
   }
-  if (bw__vegas_busy(lim, inflight) && !BW__LOAD(lim->v_round_busy))
+  if (bw__vegas_busy(lim, p, inflight) && !BW__LOAD(lim->v_round_busy))
     atomic_store_explicit(&lim->v_round_busy, true, memory_order_relaxed);
 }
 
@@ -778,7 +783,7 @@ static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
     }
   }
   if (p->start_ns > BW__LOAD(lim->v_round_start)) return true;
-  bw__vegas_fold_in(lim, rtt, inflight);
+  bw__vegas_fold_in(lim, p, rtt, inflight);
   return false;
 }
 
@@ -814,12 +819,12 @@ static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
   bool busy;
   if (p->start_ns <= BW__LOAD(lim->v_round_start)) {
     /* Another success ended this round first: this one is in the next. */
-    bw__vegas_fold_in(lim, rtt, inflight);
+    bw__vegas_fold_in(lim, p, rtt, inflight);
     return est;
   }
   rmin = BW__LOAD(lim->v_round_min);
   if (rtt < rmin) rmin = rtt;
-  busy = BW__LOAD(lim->v_round_busy) || bw__vegas_busy(lim, inflight);
+  busy = BW__LOAD(lim->v_round_busy) || bw__vegas_busy(lim, p, inflight);
   atomic_store_explicit(&lim->v_round_min, INT64_MAX, memory_order_relaxed);
   atomic_store_explicit(&lim->v_round_busy, false, memory_order_relaxed);
   atomic_store_explicit(&lim->v_round_start, now, memory_order_relaxed);
@@ -864,7 +869,9 @@ static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
   uint32_t cur, inflight;
-  int64_t now = 0, rtt = 0;
+  /* INT64_MIN until the clock is read: a growth cap then stays in force
+   * (bw__growth_cap lifts an expired one only with a reading). */
+  int64_t now = INT64_MIN, rtt = 0;
   bool drop, hold = false, timed;
   unsigned s;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
