@@ -38,9 +38,10 @@ typedef struct bw_storm_row_s {
   uint64_t network_calls;    /* attempts the client sent */
   uint64_t partner_received; /* as the partner counted them */
   /* Attempts that got no response (timed out, connection errors): each may
-   * or may not have reached the partner, so partner_received lies in
-   * [network_calls - unanswered, network_calls]. 0 in virtual time, where
-   * every call reaches the partner. */
+   * or may not have reached the partner, so in a run that completed,
+   * partner_received lies in [network_calls - unanswered, network_calls]
+   * (a cut run's attempts aborted at the end are in neither). 0 in virtual
+   * time, where every call reaches the partner. */
   uint64_t unanswered;
   uint32_t partner_max_in_flight;
   int64_t duration_ms; /* first arrival to last end */
