@@ -1441,6 +1441,49 @@ static void a_drop_near_the_limit_caps_growth_for_the_memory(void **state) {
     assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
 }
 
+/* With RTT sampling, an untimed success reads no clock for its RTT, but a
+ * growth step while a wall is remembered reads it to see whether the
+ * memory is over: the same growth as every call timed (the test above),
+ * with one call in 1024 timed. */
+static void an_untimed_growth_step_sees_the_memory_run_out(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t ps[64];
+  config(e, &cfg, BW_LIMITER_AIMD, 20);
+  cfg.overload_memory_ms = 1000;
+  cfg.rtt_sample_every = 1024;
+  lim = make(e, &cfg);
+  for (int i = 0; i < 20; i++)
+    ps[i] = take(lim);
+  assert_status(bw_limiter_release(lim, &ps[19], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(stats(lim).disproven, 20);
+  for (int i = 0; i < 19; i++)
+    assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+  for (int round = 0; round < 4; round++) { /* capped at 19 */
+    uint32_t n = bw_limiter_limit(lim);
+    for (uint32_t i = 0; i < n; i++) {
+      ps[i] = take(lim);
+      assert_i64_eq(ps[i].start_ns, BW_LIMITER_UNTIMED);
+    }
+    for (uint32_t i = 0; i < n; i++)
+      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(bw_limiter_limit(lim), 19);
+  bw_clock_manual_advance(e->clock, 1000 * MS); /* the memory is over */
+  for (int round = 0; round < 4 && bw_limiter_limit(lim) == 19; round++) {
+    uint32_t n = bw_limiter_limit(lim);
+    for (uint32_t i = 0; i < n; i++) {
+      ps[i] = take(lim);
+      assert_i64_eq(ps[i].start_ns, BW_LIMITER_UNTIMED);
+    }
+    for (uint32_t i = 0; i < n; i++)
+      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(bw_limiter_limit(lim), 20);
+  assert_u64_eq(stats(lim).disproven, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults),
@@ -1473,6 +1516,7 @@ int main(void) {
       T(untimed_successes_are_no_rtt_samples),
       T(aimd_grows_on_untimed_successes),
       T(an_untimed_timeout_is_held_like_the_latest_timed_one),
+      T(an_untimed_growth_step_sees_the_memory_run_out),
       T(vegas_smoothing_moves_part_of_the_way),
       T(vegas_never_leaves_min_and_max),
       T(vegas_relearns_the_no_load_rtt_after_the_probe_interval),

@@ -659,6 +659,9 @@ static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
   if (lim->memory_ns > 0) {
     uint32_t dv = atomic_load_explicit(&lim->disproven, memory_order_relaxed);
     if (dv != UINT32_MAX) {
+      /* An untimed call has no reading yet: a growth step with a wall
+       * remembered is rare enough to read the clock for. */
+      if (now == INT64_MIN) now = bw__clock_now(lim->clock);
       if (now >=
           atomic_load_explicit(&lim->disproven_until_ns, memory_order_relaxed))
         atomic_compare_exchange_strong_explicit(
@@ -869,8 +872,8 @@ static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
   uint32_t cur, inflight;
-  /* INT64_MIN until the clock is read: a growth cap then stays in force
-   * (bw__growth_cap lifts an expired one only with a reading). */
+  /* INT64_MIN until the clock is read (bw__growth_cap reads it if it needs
+   * it). */
   int64_t now = INT64_MIN, rtt = 0;
   bool drop, hold = false, timed;
   unsigned s;
