@@ -73,10 +73,11 @@ step "examples and benchmarks run"
 ./build-test/examples/seed000_agents >/dev/null
 ./build-test/examples/seed002_fallback_park >/dev/null
 ./build-test/examples/seed003_stage >/dev/null
+./build-test/examples/limiter_gate vegas >/dev/null
 # Real HTTP on loopback (about 2 s). CI installs libevent and libcurl, so
 # a missing binary is a failure here, not a skip.
 ./build-test/examples/seed004_http_call >/dev/null
-echo "examples degrade_levels, seed000_agents, seed002_fallback_park, seed003_stage, seed004_http_call ran"
+echo "examples degrade_levels, seed000_agents, seed002_fallback_park, seed003_stage, limiter_gate, seed004_http_call ran"
 ./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_retry --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_contention --runs 2 >/dev/null
