@@ -713,7 +713,7 @@ static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
 /* Under lock: the new fractional estimate, or the old one. */
 static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
                             int64_t rtt, uint32_t inflight, bool drop) {
-  double est = lim->est, shortr, longr, gradient, next;
+  double est = lim->est, shortr, longr, ratio, gradient, next;
   if (drop)
     return bw__lim_new_congestion(lim, p)
                ? fmax((double)lim->min, est * lim->backoff)
@@ -729,13 +729,15 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
         lim->long_rtt * (1.0 - lim->g2_factor) + shortr * lim->g2_factor;
   }
   longr = lim->long_rtt;
+  ratio = longr / shortr; /* the one division (a dozen cycles or more) */
   /* After a long spell of high latency the average lags far behind a
    * recovered RTT: pull it down faster than the average alone would. */
-  if (longr / shortr > 2.0) lim->long_rtt *= 0.95;
-  atomic_store_explicit(&lim->long_rtt_ns, (int64_t)llround(lim->long_rtt),
+  if (ratio > 2.0) lim->long_rtt *= 0.95;
+  /* Rounded to the nearest ns (the average is positive). */
+  atomic_store_explicit(&lim->long_rtt_ns, (int64_t)(lim->long_rtt + 0.5),
                         memory_order_relaxed);
   if ((double)inflight < est / 2.0) return est; /* app-limited */
-  gradient = bw__clamp(lim->g2_tolerance * longr / shortr, 0.5, 1.0);
+  gradient = bw__clamp(lim->g2_tolerance * ratio, 0.5, 1.0);
   next = est * gradient + (double)lim->g2_queue;
   next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
   if (next < est && !bw__lim_new_congestion(lim, p)) return est;
