@@ -69,7 +69,6 @@ struct bw_budget_s {
                              min_retries_per_sec * window_ms */
   int64_t bucket_ns;      /* ratio: window_ms / 10 in ns */
   const bw_clock_t *clock;
-  bool coarse; /* clock is bw_clock_monotonic_coarse(): read it inline */
   char *name;
   _Atomic uint64_t *win; /* ratio: BW__STRIPES * BW__WIN_STRIDE words */
   /* Ratio: 1 + the highest stripe that ever counted a request here. Read
@@ -238,7 +237,6 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
     b->clock = cfg->clock               ? cfg->clock
                : cfg->window_ms >= 1000 ? bw_clock_monotonic_coarse()
                                         : bw_clock_monotonic();
-    b->coarse = b->clock == bw_clock_monotonic_coarse();
     b->win = bw__calloc_aligned((size_t)BW__STRIPES * BW__WIN_STRIDE *
                                 sizeof(uint64_t));
     if (b->win == NULL) goto nomem;
@@ -347,12 +345,10 @@ static inline uint32_t bw__slot(int64_t cur) {
   return (uint32_t)(m < 0 ? m + (int64_t)BW__BUCKETS : m);
 }
 
-/* The budget's clock. The library's coarse clock, the default for windows
- * of a second or more, is read here directly through the vDSO (internal.h),
- * the same reading as bw_clock_now gives, without the indirect calls in
- * between: on the ratio budget's hot paths they cost about a nanosecond. */
+/* The budget's clock: bw__clock_now reads the library's clocks (the coarse
+ * one is the default for windows of a second or more) through the vDSO,
+ * without the function pointer. */
 static inline int64_t bw__now(const bw_budget_t *b) {
-  if (BW__LIKELY(b->coarse)) return bw__read_clock(BW__COARSE_ID);
   return bw__clock_now(b->clock);
 }
 
@@ -411,15 +407,6 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
                           memory_order_relaxed);
   }
   atomic_store_explicit(&w[BW__W_LAST], (uint64_t)cur, memory_order_release);
-}
-
-/* Raises req_stripes to include stripe si. */
-static void bw__req_stripes_raise(bw_budget_t *b, unsigned si) {
-  unsigned n = BW__LOAD(b->req_stripes);
-  while (n <= si && !atomic_compare_exchange_weak_explicit(
-                        &b->req_stripes, &n, si + 1, memory_order_release,
-                        memory_order_relaxed)) {
-  }
 }
 
 /* Counts a request in bucket `cur` (whose position in the ring is j =
@@ -585,7 +572,7 @@ void bw_budget_on_request(bw_budget_t *b) {
     /* After the count (release): a reader that sees the stripe in use sees
      * the count too. */
     if (BW__UNLIKELY(si >= BW__LOAD(b->req_stripes)))
-      bw__req_stripes_raise(b, si);
+      bw__raise_stripes(&b->req_stripes, si);
   } else {
     si = bw__stripe();
     bw__bump(&b->stripes[si].requests, si);

@@ -74,6 +74,40 @@ static inline int64_t bw__clock_now(const bw_clock_t *c) {
   return c->now_ns(c);
 }
 
+/* Monotone updates without a lock (relaxed): raise *a to v if it is lower,
+ * lower it to v if it is higher. */
+static inline void bw__raise_u32(_Atomic uint32_t *a, uint32_t v) {
+  uint32_t cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (v > cur &&
+         !atomic_compare_exchange_weak_explicit(
+             a, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+static inline void bw__lower_u32(_Atomic uint32_t *a, uint32_t v) {
+  uint32_t cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (v < cur &&
+         !atomic_compare_exchange_weak_explicit(
+             a, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+static inline void bw__lower_i64(_Atomic int64_t *a, int64_t v) {
+  int64_t cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (v < cur &&
+         !atomic_compare_exchange_weak_explicit(
+             a, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+/* Raises an object's stripe high-water mark (1 + the highest stripe that
+ * counted there) to include stripe s, with release: a reader that loads the
+ * mark with acquire sees what the stripe counted before it was raised. */
+static inline void bw__raise_stripes(_Atomic unsigned *hwm, unsigned s) {
+  unsigned n = atomic_load_explicit(hwm, memory_order_relaxed);
+  while (n <= s &&
+         !atomic_compare_exchange_weak_explicit(
+             hwm, &n, s + 1, memory_order_release, memory_order_relaxed)) {
+  }
+}
+
 /* Adds n to a striped counter of `stripe`. */
 static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,
                               uint64_t n) {

@@ -615,37 +615,32 @@ static bool bw__lim_new_congestion(bw_limiter_t *lim, const bw_permit_t *p) {
  *   such drop renews it), so the limit does not probe the same wall again
  *   and again. */
 
+/* The limit in force when p was admitted (its low 32 bits), or the current
+ * one for a permit filled elsewhere (0 there). */
+static uint32_t bw__limit_at_acquire(const bw_limiter_t *lim,
+                                     const bw_permit_t *p) {
+  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
+  return then != 0 ? then : BW__LOAD(lim->limit);
+}
+
 static void bw__guard_success(bw_limiter_t *lim, uint32_t inflight) {
-  uint32_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
   if (inflight >= UINT32_MAX / 2) return; /* a permit without a count */
-  while (inflight > pv && !atomic_compare_exchange_weak_explicit(
-                              &lim->proven, &pv, inflight, memory_order_relaxed,
-                              memory_order_relaxed)) {
-  }
+  bw__raise_u32(&lim->proven, inflight);
 }
 
 static void bw__guard_drop(bw_limiter_t *lim, const bw_permit_t *p,
                            uint32_t inflight, int64_t now) {
-  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu), dv;
   if (lim->memory_ns == 0 || inflight >= UINT32_MAX / 2) return;
-  if (then == 0) then = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-  if ((uint64_t)inflight * 10 < (uint64_t)then * 9) return; /* far below */
-  dv = atomic_load_explicit(&lim->disproven, memory_order_relaxed);
-  while (inflight < dv && !atomic_compare_exchange_weak_explicit(
-                              &lim->disproven, &dv, inflight,
-                              memory_order_relaxed, memory_order_relaxed)) {
-  }
+  if ((uint64_t)inflight * 10 < (uint64_t)bw__limit_at_acquire(lim, p) * 9)
+    return; /* far below */
+  bw__lower_u32(&lim->disproven, inflight);
   atomic_store_explicit(&lim->disproven_until_ns, now + lim->memory_ns,
                         memory_order_relaxed);
 }
 
 /* After a decrease to `next`: a level above it is no longer proven. */
 static void bw__guard_decreased(bw_limiter_t *lim, uint32_t next) {
-  uint32_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
-  while (pv > next && !atomic_compare_exchange_weak_explicit(
-                          &lim->proven, &pv, next, memory_order_relaxed,
-                          memory_order_relaxed)) {
-  }
+  bw__lower_u32(&lim->proven, next);
 }
 
 /* The highest limit growth may reach at `now`, never below `cur`. */
@@ -758,18 +753,12 @@ static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
  * 32 bits; the current limit for a permit filled elsewhere). */
 static bool bw__vegas_busy(const bw_limiter_t *lim, const bw_permit_t *p,
                            uint32_t inflight) {
-  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
-  if (then == 0) then = BW__LOAD(lim->limit);
-  return (uint64_t)inflight * 2 >= then;
+  return (uint64_t)inflight * 2 >= bw__limit_at_acquire(lim, p);
 }
 
 static void bw__vegas_fold_in(bw_limiter_t *lim, const bw_permit_t *p,
                               int64_t rtt, uint32_t inflight) {
-  int64_t m = atomic_load_explicit(&lim->v_round_min, memory_order_relaxed);
-  while (rtt < m && !atomic_compare_exchange_weak_explicit(
-                        &lim->v_round_min, &m, rtt, memory_order_relaxed,
-                        memory_order_relaxed)) {
-  }
+  bw__lower_i64(&lim->v_round_min, rtt);
   if (bw__vegas_busy(lim, p, inflight) && !BW__LOAD(lim->v_round_busy))
     atomic_store_explicit(&lim->v_round_busy, true, memory_order_relaxed);
 }
@@ -780,13 +769,8 @@ static void bw__vegas_fold_in(bw_limiter_t *lim, const bw_permit_t *p,
 static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
                            uint32_t inflight, unsigned s) {
   bw__bump(&lim->stripes[s].samples, s);
-  if (BW__UNLIKELY(s >= BW__LOAD(lim->v_stripes))) {
-    unsigned n = BW__LOAD(lim->v_stripes);
-    while (n <= s && !atomic_compare_exchange_weak_explicit(
-                         &lim->v_stripes, &n, s + 1, memory_order_release,
-                         memory_order_relaxed)) {
-    }
-  }
+  if (BW__UNLIKELY(s >= BW__LOAD(lim->v_stripes)))
+    bw__raise_stripes(&lim->v_stripes, s);
   if (p->start_ns > BW__LOAD(lim->v_round_start)) return true;
   bw__vegas_fold_in(lim, p, rtt, inflight);
   return false;
