@@ -59,13 +59,33 @@ static void on_grant(bw_bulkhead_waiter_t *w, const bw_permit_t *p, void *ud) {
   atomic_store_explicit(&r->granted, 1, memory_order_release);
 }
 
+/* Counts one more call inside and raises *max to the most seen at once. */
+static void enter_and_note_max(_Atomic int *inside, _Atomic int *max) {
+  int in = atomic_fetch_add(inside, 1) + 1;
+  int seen = atomic_load(max);
+  while (in > seen && !atomic_compare_exchange_weak(max, &seen, in)) {
+  }
+}
+
+/* Every attempt ended one way, every admitted permit was released once, and
+ * nothing is left in use or waiting. */
+static void assert_drained(const bw_bulkhead_stats_t *st, uint64_t attempts,
+                           uint64_t admitted) {
+  assert_int_equal(attempts, (uint64_t)THREADS * OPS_PER_THREAD);
+  assert_int_equal(st->admitted + st->rejected_full + st->wait_timeouts +
+                       st->cancelled + st->rejected_deadline,
+                   attempts);
+  assert_int_equal(st->rejected_deadline, 0);
+  assert_int_equal(st->admitted, admitted);
+  assert_int_equal(st->released, admitted);
+  assert_int_equal(st->in_use, 0);
+  assert_int_equal(st->waiting, 0);
+}
+
 /* Inside the bulkhead: count ourselves, check the bound, move time a bit,
  * then leave and release. */
 static void run_call(worker_t *w, const bw_permit_t *p, uint64_t x) {
-  int in = atomic_fetch_add(&g_inside, 1) + 1;
-  int seen = atomic_load(&g_max_inside);
-  while (in > seen && !atomic_compare_exchange_weak(&g_max_inside, &seen, in)) {
-  }
+  enter_and_note_max(&g_inside, &g_max_inside);
   w->admitted++;
   /* 1 ms per call on a shared manual clock; timeout_ms is 3, so calls that
    * straddle enough advances by other threads time out. */
@@ -146,16 +166,8 @@ static void conserves_and_never_exceeds_max_concurrent(void **state) {
   }
   bw_bulkhead_stats(bh, &st);
 
-  assert_int_equal(attempts, (uint64_t)THREADS * OPS_PER_THREAD);
-  assert_int_equal(st.admitted + st.rejected_full + st.wait_timeouts +
-                       st.cancelled + st.rejected_deadline,
-                   attempts);
-  assert_int_equal(st.rejected_deadline, 0);
-  assert_int_equal(st.admitted, admitted);
-  assert_int_equal(st.released, admitted);
+  assert_drained(&st, attempts, admitted);
   assert_int_equal(st.timeouts, timeouts);
-  assert_int_equal(st.in_use, 0);
-  assert_int_equal(st.waiting, 0);
   assert_int_equal(st.available, MAX_CONCURRENT);
   assert_true(atomic_load(&g_max_inside) <= MAX_CONCURRENT);
   assert_true(atomic_load(&g_max_inside) >= 1);
@@ -210,13 +222,7 @@ static void *lwork(void *arg) {
       continue;
     }
     w->admitted++;
-    {
-      int in = atomic_fetch_add(&g_lim_inside, 1) + 1;
-      int seen = atomic_load(&g_lim_max_inside);
-      while (in > seen &&
-             !atomic_compare_exchange_weak(&g_lim_max_inside, &seen, in)) {
-      }
-    }
+    enter_and_note_max(&g_lim_inside, &g_lim_max_inside);
     /* RTTs of 0..3 ms; slow phases every 20000 calls; 5% drops. */
     bw_clock_manual_advance(
         w->clock, (int64_t)(x % 4) * 1000000 * ((i / 20000) % 2 == 1 ? 3 : 1));
@@ -348,13 +354,7 @@ static void *fwork(void *arg) {
     if (under_deadline) bw_deadline_set(prev);
     if (rc != BW_OK) continue;
     w->admitted++;
-    {
-      int in = atomic_fetch_add(&g_f_inside, 1) + 1;
-      int seen = atomic_load(&g_f_max_inside);
-      while (in > seen &&
-             !atomic_compare_exchange_weak(&g_f_max_inside, &seen, in)) {
-      }
-    }
+    enter_and_note_max(&g_f_inside, &g_f_max_inside);
     if (bw_bulkhead_deadline_ns(&p) == INT64_MAX) {
       w->free_permits++;
       /* A clock-free admission (start 0); only the blocking form may also
@@ -405,16 +405,8 @@ static void clock_free_admissions_conserve_and_never_exceed_the_max(
     bad += w[i].mismatches;
   }
   bw_bulkhead_stats(bh, &st);
-  assert_int_equal(attempts, (uint64_t)THREADS * OPS_PER_THREAD);
-  assert_int_equal(st.admitted + st.rejected_full + st.wait_timeouts +
-                       st.rejected_deadline + st.cancelled,
-                   attempts);
-  assert_int_equal(st.rejected_deadline, 0);
-  assert_int_equal(st.admitted, admitted);
-  assert_int_equal(st.released, admitted);
+  assert_drained(&st, attempts, admitted);
   assert_int_equal(st.timeouts, 0);
-  assert_int_equal(st.in_use, 0);
-  assert_int_equal(st.waiting, 0);
   assert_int_equal(free_p + timed_p, admitted);
   assert_true(free_p > 0);
   assert_true(timed_p > 0);

@@ -713,7 +713,5 @@ static void idem_abandon_and_lease_expiry_free_the_key(void **state) {
       BWS_TEST(empty_payloads_round_trip, backend),                      \
       BWS_TEST(idem_second_call_gets_the_stored_result, backend),        \
       BWS_TEST(idem_abandon_and_lease_expiry_free_the_key, backend)
-/* How many entries BWS_TABLE makes. */
-#define BWS_TABLE_SIZE 16
 
 #endif

@@ -126,6 +126,21 @@ static uint32_t vstep(env_t *e, int64_t rtt_ms, bw_limit_outcome_t o) {
   return step(e, rtt_ms, o);
 }
 
+/* One round at the limit: as many calls as the limit admits, all in flight
+ * together, then all released SUCCESS. With expect_untimed, each permit
+ * must be one the limiter did not time. */
+static void full_round(bw_limiter_t *lim, bool expect_untimed) {
+  bw_permit_t ps[64];
+  uint32_t n = bw_limiter_limit(lim);
+  assert_true(n <= 64);
+  for (uint32_t i = 0; i < n; i++) {
+    ps[i] = take(lim);
+    if (expect_untimed) assert_i64_eq(ps[i].start_ns, BW_LIMITER_UNTIMED);
+  }
+  for (uint32_t i = 0; i < n; i++)
+    assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+}
+
 /* ==== configuration ======================================================
  */
 
@@ -1376,11 +1391,7 @@ static void growth_stops_just_above_the_proven_level(void **state) {
   cfg.probe_headroom = 0.125;
   lim = make(e, &cfg);
   for (int round = 0; round < 3; round++) {
-    uint32_t n = bw_limiter_limit(lim);
-    for (uint32_t i = 0; i < n; i++)
-      ps[i] = take(lim);
-    for (uint32_t i = 0; i < n; i++)
-      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+    full_round(lim, false);
   }
   s = stats(lim);
   assert_u64_eq(s.limit, s.proven + 4);
@@ -1408,11 +1419,7 @@ static void a_drop_near_the_limit_caps_growth_for_the_memory(void **state) {
   /* Saturated successes would grow it by one each (congestion avoidance,
    * +1 per `limit` successes); the cap holds it at 19. */
   for (int round = 0; round < 4; round++) {
-    uint32_t n = bw_limiter_limit(lim);
-    for (uint32_t i = 0; i < n; i++)
-      ps[i] = take(lim);
-    for (uint32_t i = 0; i < n; i++)
-      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+    full_round(lim, false);
   }
   assert_u64_eq(bw_limiter_limit(lim), 19);
   /* The memory runs out: the next growth step goes past 19. (Successes
@@ -1420,11 +1427,7 @@ static void a_drop_near_the_limit_caps_growth_for_the_memory(void **state) {
    * step takes about two rounds here.) */
   bw_clock_manual_advance(e->clock, 1000 * MS);
   for (int round = 0; round < 4 && bw_limiter_limit(lim) == 19; round++) {
-    uint32_t n = bw_limiter_limit(lim);
-    for (uint32_t i = 0; i < n; i++)
-      ps[i] = take(lim);
-    for (uint32_t i = 0; i < n; i++)
-      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+    full_round(lim, false);
   }
   assert_u64_eq(bw_limiter_limit(lim), 20);
   assert_u64_eq(stats(lim).disproven, 0);
@@ -1461,24 +1464,12 @@ static void an_untimed_growth_step_sees_the_memory_run_out(void **state) {
   for (int i = 0; i < 19; i++)
     assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
   for (int round = 0; round < 4; round++) { /* capped at 19 */
-    uint32_t n = bw_limiter_limit(lim);
-    for (uint32_t i = 0; i < n; i++) {
-      ps[i] = take(lim);
-      assert_i64_eq(ps[i].start_ns, BW_LIMITER_UNTIMED);
-    }
-    for (uint32_t i = 0; i < n; i++)
-      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+    full_round(lim, true);
   }
   assert_u64_eq(bw_limiter_limit(lim), 19);
   bw_clock_manual_advance(e->clock, 1000 * MS); /* the memory is over */
   for (int round = 0; round < 4 && bw_limiter_limit(lim) == 19; round++) {
-    uint32_t n = bw_limiter_limit(lim);
-    for (uint32_t i = 0; i < n; i++) {
-      ps[i] = take(lim);
-      assert_i64_eq(ps[i].start_ns, BW_LIMITER_UNTIMED);
-    }
-    for (uint32_t i = 0; i < n; i++)
-      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+    full_round(lim, true);
   }
   assert_u64_eq(bw_limiter_limit(lim), 20);
   assert_u64_eq(stats(lim).disproven, 0);
