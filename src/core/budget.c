@@ -345,13 +345,6 @@ static inline uint32_t bw__slot(int64_t cur) {
   return (uint32_t)(m < 0 ? m + (int64_t)BW__BUCKETS : m);
 }
 
-/* The budget's clock: bw__clock_now reads the library's clocks (the coarse
- * one is the default for windows of a second or more) through the vDSO,
- * without the function pointer. */
-static inline int64_t bw__now(const bw_budget_t *b) {
-  return bw__clock_now(b->clock);
-}
-
 /* Whether `now` falls in bucket `guess` (any guess is safe: it is checked).
  * In unsigned arithmetic: no overflow whatever the clock returns, and "now
  * before the bucket's start" becomes a huge difference. */
@@ -495,7 +488,7 @@ static inline uint64_t bw__rdiff(uint64_t a, uint64_t b) {
  * would read as "ahead" of every bucket whose index mod 2^36 is 2^35 or
  * more (a clock far from 0, or before it) and refuse them all. */
 static void bw__ret_init(bw_budget_t *b) {
-  int64_t cur = bw__floor_div(bw__now(b), b->bucket_ns);
+  int64_t cur = bw__floor_div(bw__clock_now(b->clock), b->bucket_ns);
   atomic_init(&b->ret_head, bw__repoch(cur) << BW__RC_BITS);
   atomic_init(&b->ret_bucket, cur);
   atomic_init(&b->ret_prev, (uint64_t)(uint32_t)cur << 32);
@@ -561,7 +554,8 @@ void bw_budget_on_request(bw_budget_t *b) {
   unsigned si;
   if (BW__UNLIKELY(b == NULL)) return;
   if (b->kind == BW_BUDGET_RATIO) {
-    int64_t now = bw__now(b); /* first: nothing else lives across it */
+    int64_t now =
+        bw__clock_now(b->clock); /* first: nothing else lives across it */
     _Atomic uint64_t *own;
     int64_t cur;
     si = bw__stripe();
@@ -616,7 +610,7 @@ void bw_budget_on_failure(bw_budget_t *b) {
  * bucket (it read the clock just before another thread's, across a bucket
  * boundary) is refused: its window has already ended for the others. */
 __attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
-  int64_t now = bw__now(b); /* one bucket for the whole decision */
+  int64_t now = bw__clock_now(b->clock); /* one bucket for the whole decision */
   unsigned si = bw__stripe();
   const _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
   int64_t cur = (int64_t)BW__LOAD(own[BW__W_LAST]);
@@ -725,7 +719,7 @@ void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
   if (b->kind == BW_BUDGET_TOKEN_BUCKET)
     out->tokens = (double)BW__LOAD(b->tokens) / BW__MILLI;
   else {
-    int64_t cur = bw__floor_div(bw__now(b), b->bucket_ns);
+    int64_t cur = bw__floor_div(bw__clock_now(b->clock), b->bucket_ns);
     out->window_requests = bw__win_requests(b, cur, bw__slot(cur));
     out->window_retries = bw__win_retries(b, cur);
   }

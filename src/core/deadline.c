@@ -17,7 +17,7 @@
 #define BW__BUDGET_MAX_S INT64_C(1000000000)
 #define BW__BUDGET_MAX_MS (BW__BUDGET_MAX_S * 1000)
 
-/* Shared with the core's hot paths through internal.h (bw__deadline_now). */
+/* Shared with the core's hot paths through internal.h (bw__current). */
 _Thread_local bw_deadline_t bw__current
     __attribute__((tls_model("initial-exec"))) = {BW_DEADLINE_NONE_NS};
 

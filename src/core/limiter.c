@@ -66,8 +66,9 @@ struct bw_limiter_s {
    * and a drop from an older generation decreases nothing (one decrease per
    * congestion event, as TCP backs off once per window). */
   _Atomic uint32_t generation;
-  /* AIMD: true until the first decrease (+1 per success: slow start), then
-   * +1 per `limit` successes (congestion avoidance, counted in acks). */
+  /* AIMD and VEGAS: true until the first decrease (slow start). AIMD adds 1
+   * per success in it, then 1 per `limit` successes (congestion avoidance,
+   * counted in acks). */
   _Atomic bool slow_start;
   _Atomic uint32_t acks;
 
@@ -317,35 +318,16 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
     return NULL;
   }
   lim->name = bw__strdup(cfg->name);
-  if (lim->name == NULL) {
-    bw__free_aligned(lim);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
-    return NULL;
-  }
+  if (lim->name == NULL) goto nomem;
   lim->held_cap = cfg->max_limit < 65536u ? cfg->max_limit : 65536u;
   lim->held = cfg->timeout_hold_ratio > 0.0
                   ? bw__calloc(lim->held_cap, sizeof(*lim->held))
                   : NULL;
-  if (cfg->timeout_hold_ratio > 0.0 && lim->held == NULL) {
-    bw__free(lim->name);
-    bw__free_aligned(lim);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
-    return NULL;
-  }
-  if (pthread_mutex_init(&lim->lock, NULL) != 0) {
-    bw__free(lim->held);
-    bw__free(lim->name);
-    bw__free_aligned(lim);
-    bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
-    return NULL;
-  }
+  if (cfg->timeout_hold_ratio > 0.0 && lim->held == NULL) goto nomem;
+  if (pthread_mutex_init(&lim->lock, NULL) != 0) goto nolock;
   if (pthread_mutex_init(&lim->hlock, NULL) != 0) {
     pthread_mutex_destroy(&lim->lock);
-    bw__free(lim->held);
-    bw__free(lim->name);
-    bw__free_aligned(lim);
-    bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
-    return NULL;
+    goto nolock;
   }
   lim->iface.vt = &bw__lim_vtables[cfg->algorithm];
   lim->alg = cfg->algorithm;
@@ -393,6 +375,18 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->held_overflow, 0);
   bw__error_clear(err);
   return lim;
+nolock:
+  bw__free(lim->held);
+  bw__free(lim->name);
+  bw__free_aligned(lim);
+  bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
+  return NULL;
+nomem:
+  bw__free(lim->held);
+  bw__free(lim->name);
+  bw__free_aligned(lim);
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
+  return NULL;
 }
 
 void bw_limiter_free(bw_limiter_t *lim) {
@@ -649,7 +643,8 @@ static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
   if (lim->headroom > 0.0) {
     uint64_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
     uint64_t head = (uint64_t)((double)pv * lim->headroom);
-    if (pv + (head < 4 ? 4 : head) < cap) cap = pv + (head < 4 ? 4 : head);
+    if (head < 4) head = 4;
+    if (pv + head < cap) cap = pv + head;
   }
   if (lim->memory_ns > 0) {
     uint32_t dv = atomic_load_explicit(&lim->disproven, memory_order_relaxed);

@@ -476,7 +476,7 @@ int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
 
 int bw_pipeline_begin(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
                       int64_t now_ns) {
-  return bw_pipeline_begin_at(pl, c, bw_deadline_current(), now_ns);
+  return bw_pipeline_begin_at(pl, c, bw__current, now_ns);
 }
 
 /* An attempt's end, checked by the callers (c->timed_out set by them). */

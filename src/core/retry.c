@@ -1950,10 +1950,7 @@ static void bw__begin(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns,
   r->start_ns = now_ns;
   r->deadline_ns = d.at_ns;
   r->dj_prev = 0.0;
-  r->rng.s[0] = 0;
-  r->rng.s[1] = 0;
-  r->rng.s[2] = 0;
-  r->rng.s[3] = 0;
+  r->rng.s[1] = 0; /* 0: the stream is seeded at its first draw */
   r->has_key = false;
   r->idempotency_key[0] = '\0';
   if (p != NULL && report && p->budget != NULL) bw_budget_on_request(p->budget);
@@ -1961,7 +1958,7 @@ static void bw__begin(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns,
 
 void bw_retry_begin(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns) {
   if (r == NULL) return;
-  bw__begin(r, p, now_ns, bw_deadline_current(), true);
+  bw__begin(r, p, now_ns, bw__current, true);
 }
 
 void bw_retry_set_deadline(bw_retry_t *r, bw_deadline_t d) {
@@ -2275,8 +2272,8 @@ int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn, void *userdata,
       opts != NULL && opts->clock != NULL ? opts->clock : bw_clock_monotonic();
   sleep_fn = opts != NULL && opts->sleep != NULL ? opts->sleep : bw__nanosleep;
   sleep_ud = opts != NULL && opts->sleep != NULL ? opts->sleep_userdata : NULL;
-  now = bw_clock_now(clock);
-  d = bw_deadline_current();
+  now = bw__clock_now(clock);
+  d = bw__current;
   if (d.at_ns != BW_DEADLINE_NONE_NS && now >= d.at_ns) {
     /* Nobody is waiting for the answer: send nothing, and do not count a
      * request the dependency never saw against the budget. */
@@ -2289,7 +2286,7 @@ int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn, void *userdata,
     int64_t hint = BW_RETRY_AFTER_NONE;
     int rc;
     last = fn(userdata, r.attempts + 1, &hint);
-    now = bw_clock_now(clock);
+    now = bw__clock_now(clock);
     rc = bw_retry_next(&r, last, hint, now, &delay);
     if (rc == BW_RETRY_DONE) {
       if (reason != NULL) *reason = BW_GIVEUP_NONE;
@@ -2298,7 +2295,7 @@ int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn, void *userdata,
     if (rc == BW_RETRY_GIVE_UP) return bw__call_gave_up(&r, last, opts, reason);
     if (rc != BW_RETRY) return rc; /* fn returned a bad verdict or hint */
     sleep_fn(sleep_ud, delay);
-    now = bw_clock_now(clock);
+    now = bw__clock_now(clock);
     /* A sleep that overslept past the deadline must not start an attempt
      * whose answer nobody waits for. */
     if (r.deadline_ns != BW_DEADLINE_NONE_NS && now >= r.deadline_ns) {
