@@ -363,11 +363,6 @@ static uint64_t bw__sum_rejected(const bw_breaker_t *b) {
   return n;
 }
 
-static int64_t bw__floor_div(int64_t a, int64_t d) {
-  int64_t q = a / d;
-  return (a % d != 0 && (a < 0) != (d < 0)) ? q - 1 : q;
-}
-
 /* Flushes unsummarised rejections as one event (slock held by caller). */
 static void bw__summary_emit_locked(bw_breaker_t *b, int64_t now,
                                     bw_state_t st) {
@@ -549,13 +544,14 @@ static void bw__flush_summary(bw_breaker_t *b, int64_t now, bw_state_t st) {
   pthread_mutex_unlock(&b->slock);
 }
 
-static void bw__emit_transition(bw_breaker_t *b, int64_t now,
-                                bw_event_type_t type, const char *reason,
-                                bw_state_t from, int64_t break_ms,
-                                const bw_context_t *ctx) {
+void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
+                                 const char *name, int64_t now,
+                                 bw_event_type_t type, const char *reason,
+                                 bw_state_t from, int64_t break_ms,
+                                 const bw_context_t *ctx) {
   bw_field_t f[2];
   size_t n = 0;
-  if (b->sink == NULL) return;
+  if (sink == NULL) return;
   if (break_ms >= 0) {
     f[n].key = "break_ms";
     f[n].type = BW_FIELD_INT;
@@ -566,7 +562,23 @@ static void bw__emit_transition(bw_breaker_t *b, int64_t now,
   f[n].type = BW_FIELD_STR;
   f[n].v.s = bw_state_name(from);
   n++;
-  bw__emit(b->sink, b->wall, now, type, b->name, reason, f, n, ctx);
+  bw__emit(sink, wall, now, type, name, reason, f, n, ctx);
+}
+
+static void bw__emit_transition(bw_breaker_t *b, int64_t now,
+                                bw_event_type_t type, const char *reason,
+                                bw_state_t from, int64_t break_ms,
+                                const bw_context_t *ctx) {
+  bw__emit_breaker_transition(b->sink, b->wall, b->name, now, type, reason,
+                              from, break_ms, ctx);
+}
+
+int64_t bw__break_after(int64_t base_ns, double multiplier, uint64_t opens,
+                        int64_t cap_ns) {
+  /* base * multiplier^(opens-1), capped; computed in double and capped
+   * before converting so growth can never overflow. */
+  double d = (double)base_ns * pow(multiplier, (double)(opens - 1));
+  return d >= (double)cap_ns ? cap_ns : (int64_t)d;
 }
 
 static void bw__to_open(bw_breaker_t *b, uint64_t w, int64_t now,
@@ -574,13 +586,8 @@ static void bw__to_open(bw_breaker_t *b, uint64_t w, int64_t now,
   bw_state_t from = BW__ST(w);
   int64_t brk;
   b->consecutive_opens++;
-  {
-    /* break_ms * multiplier^(n-1), capped; computed in double and capped
-     * before converting so growth can never overflow. */
-    double d = (double)b->break_ns *
-               pow(b->break_multiplier, (double)(b->consecutive_opens - 1));
-    brk = d >= (double)b->max_break_ns ? b->max_break_ns : (int64_t)d;
-  }
+  brk = bw__break_after(b->break_ns, b->break_multiplier,
+                        (uint64_t)b->consecutive_opens, b->max_break_ns);
   if (from != BW_CLOSED) bw__flush_summary(b, now, from);
   atomic_store_explicit(&b->current_break_ns, brk, memory_order_relaxed);
   atomic_store_explicit(&b->open_until_ns, now + brk, memory_order_relaxed);

@@ -287,11 +287,6 @@ static void bw__tokens_add(bw_budget_t *b, int64_t delta) {
 /* ---- ratio window: requests ------------------------------------------------
  */
 
-static int64_t bw__floor_div(int64_t a, int64_t d) {
-  int64_t q = a / d;
-  return (a % d != 0 && (a < 0) != (d < 0)) ? q - 1 : q;
-}
-
 /* Adds one to a packed (epoch << 32 | count) word, recycling it when it
  * still holds an older bucket. A count whose bucket is already older than
  * the word's (a thread that read the clock long ago) is dropped: its bucket

@@ -150,11 +150,6 @@ static bool bw__take_lit(bw__scan_t *s, const char *lit, size_t n) {
  * hold; days past the end of a month simply run into the next one (callers
  * check the day against bw__days_in_month when that matters). */
 
-static int64_t bw__floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static int64_t bw__days_from_civil(int64_t year, int month, int day) {
   int64_t y = month <= 2 ? year - 1 : year; /* the year that began in March */
   int64_t era = bw__floor_div(y, 400);

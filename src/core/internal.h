@@ -74,6 +74,12 @@ static inline int64_t bw__clock_now(const bw_clock_t *c) {
   return c->now_ns(c);
 }
 
+/* a / d rounded toward negative infinity (C's / truncates toward 0). */
+static inline int64_t bw__floor_div(int64_t a, int64_t d) {
+  int64_t q = a / d;
+  return (a % d != 0 && (a < 0) != (d < 0)) ? q - 1 : q;
+}
+
 /* Monotone updates without a lock (relaxed): raise *a to v if it is lower,
  * lower it to v if it is higher. */
 static inline void bw__raise_u32(_Atomic uint32_t *a, uint32_t v) {
@@ -143,6 +149,18 @@ static inline int64_t bw__ceil_ms(int64_t ns) {
   return ns <= 0 ? 0 : (ns + BW_NS_PER_MS - 1) / BW_NS_PER_MS;
 }
 
+/* A breaker's state change as an event (breaker.c; the shared-memory
+ * breaker too): fields break_ms (when >= 0) and from. NULL sink: nothing. */
+void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
+                                 const char *name, int64_t now,
+                                 bw_event_type_t type, const char *reason,
+                                 bw_state_t from, int64_t break_ms,
+                                 const bw_context_t *ctx);
+/* A breaker's break after its opens-th consecutive opening: base x
+ * multiplier^(opens - 1), capped at cap_ns (computed in double, capped
+ * before converting: no overflow). */
+int64_t bw__break_after(int64_t base_ns, double multiplier, uint64_t opens,
+                        int64_t cap_ns);
 /* Event emission with this thread's / the permit's context. */
 void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
               bw_event_type_t type, const char *name, const char *reason,

@@ -391,18 +391,19 @@ int bw_redis_breaker_release(bw_redis_breaker_t *b, const bw_permit_t *p,
     if (atomic_load_explicit(&s->tail, memory_order_relaxed) != 0)
       atomic_store_explicit(&s->tail, 0, memory_order_relaxed);
   } else if (outcome == BW_FAILURE) {
-    uint32_t pending;
     bw__bump(&s->dec_f, si);
     bw__bump(&s->tail, si);
-    /* Sync at once when this failure may trip the shared rule. */
-    pending = atomic_fetch_add_explicit(&b->fail_since_sync, 1,
-                                        memory_order_relaxed) +
-              1;
-    if (b->rule == BW_TRIP_CONSECUTIVE &&
-        atomic_load_explicit(&b->shared_consec, memory_order_relaxed) +
-                pending >=
-            b->failure_threshold)
-      bw__rb_wake(b);
+    /* Sync at once when this failure may trip the shared rule (only the
+     * consecutive rule counts failures since the last sync). */
+    if (b->rule == BW_TRIP_CONSECUTIVE) {
+      uint32_t pending = atomic_fetch_add_explicit(&b->fail_since_sync, 1,
+                                                   memory_order_relaxed) +
+                         1;
+      if (atomic_load_explicit(&b->shared_consec, memory_order_relaxed) +
+              pending >=
+          b->failure_threshold)
+        bw__rb_wake(b);
+    }
   }
   if (p->kind == BW_PERMIT_PROBE) {
     if (outcome == BW_FAILURE)

@@ -29,8 +29,6 @@
 #define BW__GEN(w) ((w) >> 8)
 #define BW__PACK(st, gen) (((uint64_t)(gen) << 8) | (uint64_t)(st))
 #define BW__MAX_PROBES 64u
-#define BW__MAX_BUCKETS 1000u
-#define BW__MAX_MS (INT64_MAX / BW_NS_PER_MS / 4)
 #define BW__TLOCK_NS BW_NS_PER_S
 #define BW__TLOCK_TRIES 20000 /* ~2 s: longer than the 1 s lease */
 #define BW__EXP_BITS 44
@@ -284,11 +282,6 @@ static uint64_t bw__sum(const bw_shm_breaker_t *b, int which) {
   return n;
 }
 
-static int64_t bw__floor_div(int64_t a, int64_t d) {
-  int64_t q = a / d;
-  return (a % d != 0 && a < 0) ? q - 1 : q;
-}
-
 static uint64_t bw__slot_word(uint64_t gen, int64_t start_ns, int64_t lease) {
   uint64_t exp_ms =
       (uint64_t)((start_ns + lease + BW_NS_PER_MS - 1) / BW_NS_PER_MS);
@@ -309,20 +302,8 @@ static void bw__emit_tx(const bw_shm_breaker_t *b, int64_t now,
                         bw_event_type_t type, const char *reason,
                         bw_state_t from, int64_t break_ms,
                         const bw_context_t *ctx) {
-  bw_field_t f[2];
-  size_t n = 0;
-  if (b->sink == NULL) return;
-  if (break_ms >= 0) {
-    f[n].key = "break_ms";
-    f[n].type = BW_FIELD_INT;
-    f[n].v.i = break_ms;
-    n++;
-  }
-  f[n].key = "from";
-  f[n].type = BW_FIELD_STR;
-  f[n].v.s = bw_state_name(from);
-  n++;
-  bw__emit(b->sink, b->wall, now, type, b->name, reason, f, n, ctx);
+  bw__emit_breaker_transition(b->sink, b->wall, b->name, now, type, reason,
+                              from, break_ms, ctx);
 }
 
 /* ---- transitions (transition lease held) --------------------------------- */
@@ -338,10 +319,9 @@ static void bw__enter(bw__brk_t *s, uint64_t w, bw_state_t to, int64_t now) {
 static int64_t bw__to_open(bw_shm_breaker_t *b, uint64_t w, int64_t now) {
   bw__brk_t *s = b->s;
   uint64_t n = BW__SHM_LOAD(s->consecutive_opens) + 1;
-  double d = (double)b->cfg.break_ms * BW_NS_PER_MS *
-             pow(b->cfg.break_multiplier, (double)(n - 1));
-  int64_t cap = b->cfg.max_break_ms * BW_NS_PER_MS;
-  int64_t brk = d >= (double)cap ? cap : (int64_t)d;
+  int64_t brk =
+      bw__break_after(b->cfg.break_ms * BW_NS_PER_MS, b->cfg.break_multiplier,
+                      n, b->cfg.max_break_ms * BW_NS_PER_MS);
   atomic_store_explicit(&s->consecutive_opens, n, memory_order_relaxed);
   atomic_store_explicit(&s->current_break_ns, brk, memory_order_relaxed);
   atomic_store_explicit(&s->open_until_ns, now + brk, memory_order_relaxed);
