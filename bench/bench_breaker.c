@@ -35,13 +35,7 @@ static double bench_fetch_add(void) {
 }
 
 static double bench_clock(const bw_clock_t *c) {
-  volatile int64_t sink = 0;
-  long long n = g_n / 4;
-  double t = bench_now_s();
-  for (long long i = 0; i < n; i++)
-    sink += bw_clock_now(c);
-  (void)sink;
-  return (bench_now_s() - t) * 1e9 / (double)n;
+  return bench_clock_ns(c, g_n / 4);
 }
 
 /* ---- breakers ---------------------------------------------------------------

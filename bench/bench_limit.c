@@ -52,12 +52,7 @@ static double floor_atomic_pair(void) {
 }
 
 static double floor_clock(const bw_clock_t *c) {
-  volatile int64_t sink = 0;
-  double t = bench_now_s();
-  for (long long i = 0; i < g_n; i++)
-    sink += bw_clock_now(c);
-  (void)sink;
-  return (bench_now_s() - t) * 1e9 / (double)g_n;
+  return bench_clock_ns(c, g_n);
 }
 
 /* ---- one loop over the interface ----------------------------------------- */

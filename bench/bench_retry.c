@@ -38,11 +38,7 @@ static double measure(bench_fn fn, void *arg, double *best,
 /* The floor, measured in the same run: this VM has slow phases in which
  * every figure doubles; read the others against it. */
 static double b_floor_clock(void *arg) {
-  const bw_clock_t *c = arg;
-  double t = bench_now_s();
-  for (long long i = 0; i < g_n; i++)
-    g_sink += bw_clock_now(c);
-  return (bench_now_s() - t) * 1e9 / (double)g_n;
+  return bench_clock_ns(arg, g_n);
 }
 
 static double b_floor_rand(void *arg) {

@@ -11,12 +11,24 @@
 #include <string.h>
 #include <time.h>
 
+#include "breakwater/clock.h"
 #include "breakwater/common.h"
 
 static inline double bench_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ns per read of clock c over n reads through bw_clock_now: the floor the
+ * benches print next to the rows that read a clock. */
+static inline double bench_clock_ns(const bw_clock_t *c, long long n) {
+  volatile int64_t sink = 0;
+  double t = bench_now_s();
+  for (long long i = 0; i < n; i++)
+    sink += bw_clock_now(c);
+  (void)sink;
+  return (bench_now_s() - t) * 1e9 / (double)n;
 }
 
 static inline int bench_cmp_double_(const void *a, const void *b) {

@@ -13,7 +13,6 @@
 #include "partner_flags.h"
 
 #define PARTNER_DEFAULT_PORT 8404
-#define DAY_MS INT64_C(86400000)
 
 typedef struct opts_s {
   const char *host;
@@ -87,16 +86,6 @@ void bw_cmd_partner_help(FILE *out) {
 }
 
 /* "ok_max_ms" -> "--ok-max-ms". */
-static void flag_of(const char *field, char *out, size_t size) {
-  size_t i, j = 0;
-  if (size < 3) return;
-  out[j++] = '-';
-  out[j++] = '-';
-  for (i = 0; field[i] != '\0' && j + 1 < size; i++)
-    out[j++] = field[i] == '_' ? '-' : field[i];
-  out[j] = '\0';
-}
-
 static void on_stop(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
   (void)what;
@@ -147,7 +136,8 @@ int bw_cmd_partner(int argc, char **argv) {
     bw_error_t err;
     srv = bw_partner_server_new(base, &cfg, &err);
     if (srv == NULL) {
-      flag_of(err.field[0] != '\0' ? err.field : "?", flag, sizeof(flag));
+      bw_partner_flag_of(err.field[0] != '\0' ? err.field : "?", flag,
+                         sizeof(flag));
       fprintf(stderr, "breakwater partner: %s: %s\n", flag, err.message);
       event_base_free(base);
       /* A configuration the flags could not express is a usage error; a

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DAY_MS INT64_C(86400000)
-
 size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,
                              const char *prefix, char help[][96]) {
   snprintf(help[0], 96, "%srequests in flight served normally (default %u)",
@@ -25,14 +23,26 @@ size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,
            prefix, (long long)p->retry_after_s);
   bw_cli_flag_t knobs[BW_PARTNER_KNOB_FLAGS] = {
       BW_CLI_U32("capacity", &p->capacity, 1, 1000000, "N", help[0]),
-      BW_CLI_I64("ok-min-ms", &p->ok_min_ms, 0, DAY_MS, "MS", help[1]),
-      BW_CLI_I64("ok-max-ms", &p->ok_max_ms, 0, DAY_MS, "MS", help[2]),
-      BW_CLI_I64("slow-min-ms", &p->slow_min_ms, 0, DAY_MS, "MS", help[3]),
-      BW_CLI_I64("slow-max-ms", &p->slow_max_ms, 0, DAY_MS, "MS", help[4]),
+      BW_CLI_I64("ok-min-ms", &p->ok_min_ms, 0, BW_TOOL_DAY_MS, "MS", help[1]),
+      BW_CLI_I64("ok-max-ms", &p->ok_max_ms, 0, BW_TOOL_DAY_MS, "MS", help[2]),
+      BW_CLI_I64("slow-min-ms", &p->slow_min_ms, 0, BW_TOOL_DAY_MS, "MS",
+                 help[3]),
+      BW_CLI_I64("slow-max-ms", &p->slow_max_ms, 0, BW_TOOL_DAY_MS, "MS",
+                 help[4]),
       BW_CLI_DOUBLE("throttle-ratio", &p->throttle_ratio, 0.0, 1.0, "R",
                     help[5]),
       BW_CLI_I64("retry-after-s", &p->retry_after_s, -1, 86400, "S", help[6]),
   };
   memcpy(f, knobs, sizeof knobs);
   return BW_PARTNER_KNOB_FLAGS;
+}
+
+void bw_partner_flag_of(const char *field, char *out, size_t size) {
+  size_t i, j = 0;
+  if (size < 3) return;
+  out[j++] = '-';
+  out[j++] = '-';
+  for (i = 0; field[i] != '\0' && j + 1 < size; i++)
+    out[j++] = field[i] == '_' ? '-' : field[i];
+  out[j] = '\0';
 }

@@ -10,6 +10,9 @@
 
 #define BW_PARTNER_KNOB_FLAGS 7
 
+/* The upper bound of the tools' millisecond flags: a day. */
+#define BW_TOOL_DAY_MS INT64_C(86400000)
+
 /* The partner model's knobs as flags (--capacity, --ok-min-ms, --ok-max-ms,
  * --slow-min-ms, --slow-max-ms, --throttle-ratio, --retry-after-s), shared
  * by `partner`, `storm` and `lab storm`; targets point into *p, whose
@@ -18,5 +21,9 @@
  * the count, BW_PARTNER_KNOB_FLAGS. */
 size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,
                              const char *prefix, char help[][96]);
+
+/* The flag that sets a config field: "ok_min_ms" -> "--ok-min-ms", into out
+ * (truncated to size; nothing written when size < 3). */
+void bw_partner_flag_of(const char *field, char *out, size_t size);
 
 #endif

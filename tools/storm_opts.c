@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DAY_MS INT64_C(86400000)
-
 void bw_storm_opts_init(bw_storm_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->mode = "all";
@@ -30,9 +28,9 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
       BW_CLI_STRING("arrival", &o->arrival, "KIND",
                     "burst (all at once) or ramp (evenly over --ramp-ms); "
                     "default burst"),
-      BW_CLI_I64("ramp-ms", &o->ramp_ms, 1, DAY_MS, "MS",
+      BW_CLI_I64("ramp-ms", &o->ramp_ms, 1, BW_TOOL_DAY_MS, "MS",
                  "the ramp's length (default 10000)"),
-      BW_CLI_I64("timeout-ms", &o->timeout_ms, 1, DAY_MS, "MS",
+      BW_CLI_I64("timeout-ms", &o->timeout_ms, 1, BW_TOOL_DAY_MS, "MS",
                  "each attempt's timeout (default 2000, seed 004's)"),
       BW_CLI_I64("seed", &o->seed, 1, INT64_MAX, "N",
                  "every random choice derives from it (default 4)"),
@@ -68,15 +66,6 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
 }
 
 /* "ok_max_ms" -> "--ok-max-ms". */
-static void flag_of(const char *field, char *out, size_t size) {
-  size_t j = 0;
-  out[j++] = '-';
-  out[j++] = '-';
-  for (size_t i = 0; field[i] != '\0' && j + 1 < size; i++)
-    out[j++] = field[i] == '_' ? '-' : field[i];
-  out[j] = '\0';
-}
-
 int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
                         int *nmodes, bw_sim_partner_config_t *partner,
                         char *err, size_t err_size) {
@@ -102,7 +91,7 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
   bw_error_t e;
   if (bw_sim_partner_config_validate(partner, &e) != BW_OK) {
     char flag[64];
-    flag_of(e.field, flag, sizeof flag);
+    bw_partner_flag_of(e.field, flag, sizeof flag);
     snprintf(err, err_size, "%s: %s", flag, e.message);
     return -1;
   }

@@ -45,6 +45,9 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real);
  * partner's configuration (through bw_sim_partner_config_validate). Fills
  * modes[] (1 or BW_LAB__COUNT) and the partner config. 0, or -1 with a
  * sentence naming the flag in err. */
+int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
+                        int *nmodes, bw_sim_partner_config_t *partner,
+                        char *err, size_t err_size);
 /* Parses and checks a storm's flags (storm_opts_init, flags, bw_cli_parse,
  * bw_storm_opts_check). Returns -1 to go on (modes, *nmodes and *partner
  * filled), or the exit status to return at once: 0 after printing help,
@@ -62,9 +65,5 @@ int bw_storm_parse(const char *prog, const char *help_cmd,
 int bw_storm_emit(const char *prog, const bw_storm_opts_t *o,
                   const bw_storm_meta_t *meta, const bw_storm_row_t *rows,
                   int nrows, const bw_storm_timeline_t *timeline);
-
-int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
-                        int *nmodes, bw_sim_partner_config_t *partner,
-                        char *err, size_t err_size);
 
 #endif
