@@ -317,14 +317,24 @@ static inline void bwt_redis_cleanup(bwt_redis_t *r) {
     if (bwt__redis_all[i] == r) bwt__redis_all[i] = NULL;
 }
 
-/* An integer field of a hash (0 when missing); -1 when Redis does not
- * answer. */
-static inline long long bwt_redis_hget_ll(const bwt_redis_t *r, const char *key,
-                                          const char *field) {
+/* An integer field of a hash in database `db` (0 when missing); -1 when
+ * Redis does not answer. */
+static inline long long bwt_redis_hget_ll_db(const bwt_redis_t *r, int db,
+                                             const char *key,
+                                             const char *field) {
   redisContext *c = bwt_redis_connect(r);
-  redisReply *rep;
+  redisReply *rep = NULL;
   long long v = -1;
   if (c == NULL) return -1;
+  if (db != 0) {
+    rep = redisCommand(c, "SELECT %d", db);
+    if (rep == NULL || rep->type != REDIS_REPLY_STATUS) {
+      if (rep != NULL) freeReplyObject(rep);
+      redisFree(c);
+      return -1;
+    }
+    freeReplyObject(rep);
+  }
   rep = redisCommand(c, "HGET %s %s", key, field);
   if (rep != NULL) {
     if (rep->type == REDIS_REPLY_STRING)
@@ -335,6 +345,12 @@ static inline long long bwt_redis_hget_ll(const bwt_redis_t *r, const char *key,
   }
   redisFree(c);
   return v;
+}
+
+/* The same in database 0. */
+static inline long long bwt_redis_hget_ll(const bwt_redis_t *r, const char *key,
+                                          const char *field) {
+  return bwt_redis_hget_ll_db(r, 0, key, field);
 }
 
 /* Runs FLUSHALL; 0 or -1. */

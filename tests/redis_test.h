@@ -42,6 +42,37 @@ static inline void bwt_redis_start_or_fail(bwt_redis_t *srv,
   }
 }
 
+static inline void bwt_redis_restart_or_fail(bwt_redis_t *srv) {
+  if (bwt_redis_restart(srv) != 0) {
+    print_error("cannot restart redis-server: %s\n", srv->error);
+    fail();
+  }
+}
+
+/* One call through a Redis breaker: acquired, then released with o. */
+static inline void bwt_rb_call(bw_redis_breaker_t *b, bw_outcome_t o) {
+  bw_permit_t p;
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_redis_breaker_release(b, &p, o), BW_OK);
+}
+
+static inline void bwt_rb_calls(bw_redis_breaker_t *b, bw_outcome_t o, int n) {
+  for (int i = 0; i < n; i++)
+    bwt_rb_call(b, o);
+}
+
+/* A stats snapshot (pre-filled with a pattern, so unfilled fields show). */
+static inline bw_redis_breaker_stats_t bwt_rb_stats(
+    const bw_redis_breaker_t *b) {
+  bw_redis_breaker_stats_t s;
+  memset(&s, 0xA5, sizeof(s));
+  bw_redis_breaker_stats(b, &s);
+  return s;
+}
+
+/* The Redis key of a breaker's shared state. */
+#define BWT_RB_KEY_STATE(name) "bw:{brk:" name "}:state"
+
 /* A breaker on srv, on the test's manual clock, wall clock and sink, synced
  * by hand (no thread), on the local clock. */
 static inline void bwt_redis_breaker_config(const bwt_env_t *e,

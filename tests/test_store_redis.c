@@ -45,27 +45,6 @@ static bw_redis_breaker_t *rb_new(const bw_redis_breaker_config_t *cfg) {
   return b;
 }
 
-static void rb_call(bw_redis_breaker_t *b, bw_outcome_t o) {
-  bw_permit_t p;
-  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
-  assert_status(bw_redis_breaker_release(b, &p, o), BW_OK);
-}
-
-static void rb_calls(bw_redis_breaker_t *b, bw_outcome_t o, int n) {
-  int i;
-  for (i = 0; i < n; i++)
-    rb_call(b, o);
-}
-
-static bw_redis_breaker_stats_t rb_stats(const bw_redis_breaker_t *b) {
-  bw_redis_breaker_stats_t s;
-  memset(&s, 0xA5, sizeof(s));
-  bw_redis_breaker_stats(b, &s);
-  return s;
-}
-
-#define KEY_STATE(name) "bw:{brk:" name "}:state"
-
 /* ---- bad input --------------------------------------------------------- */
 
 static void test_unsupported_options_name_the_field(void **state) {
@@ -158,7 +137,7 @@ static void test_wrong_password_is_a_clear_error(void **state) {
   /* The right password works. */
   rb_config(e, &cfg, &srv, "authb");
   b = rb_new(&cfg);
-  assert_false(rb_stats(b).fallback);
+  assert_false(bwt_rb_stats(b).fallback);
   bw_redis_breaker_free(b);
   bwt_redis_cleanup(&srv);
 }
@@ -174,7 +153,7 @@ static void test_unreachable_redis_starts_in_fallback(void **state) {
   rb_config(e, &cfg, &g_redis, "nowhere");
   cfg.redis.port = port;
   b = rb_new(&cfg);
-  s = rb_stats(b);
+  s = bwt_rb_stats(b);
   assert_true(s.fallback);
   assert_u64_eq(s.unavailable_events, 1);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
@@ -185,10 +164,10 @@ static void test_unreachable_redis_starts_in_fallback(void **state) {
   assert_string_equal(bw_event_type_name(BW_EV_REDIS_RESTORED),
                       "redis_restored");
   /* It keeps serving from local state. */
-  rb_calls(b, BW_SUCCESS, 3);
+  bwt_rb_calls(b, BW_SUCCESS, 3);
   assert_status(bw_redis_breaker_sync(b), BW_E_IO);
-  assert_u64_eq(rb_stats(b).unavailable_events, 1);
-  assert_u64_eq(rb_stats(b).calls, 3);
+  assert_u64_eq(bwt_rb_stats(b).unavailable_events, 1);
+  assert_u64_eq(bwt_rb_stats(b).calls, 3);
   bw_redis_breaker_free(b);
 
   /* The queue has no local fallback: it refuses to start, naming why. */
@@ -212,12 +191,12 @@ static void test_one_seed_in_two_processes_still_counts_both(void **state) {
   cfg.breaker.failure_threshold = 5;
   bw_redis_breaker_t *a = rb_new(&cfg);
   bw_redis_breaker_t *b = rb_new(&cfg); /* the same seed, 42 */
-  rb_calls(a, BW_FAILURE, 3);
-  rb_calls(b, BW_FAILURE, 3);
+  bwt_rb_calls(a, BW_FAILURE, 3);
+  bwt_rb_calls(b, BW_FAILURE, 3);
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   assert_state(bw_redis_breaker_state(b), BW_OPEN);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("same"), "tf"), 6);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("same"), "tf"), 6);
   bw_redis_breaker_free(a);
   bw_redis_breaker_free(b);
 }
@@ -237,22 +216,22 @@ static void test_counts_add_up_across_breakers(void **state) {
   b = rb_new(&cfg);
 
   assert_status(bw_redis_breaker_acquire(a, &old), BW_OK);
-  rb_calls(a, BW_FAILURE, 2);
-  rb_calls(b, BW_FAILURE, 1);
+  bwt_rb_calls(a, BW_FAILURE, 2);
+  bwt_rb_calls(b, BW_FAILURE, 1);
   /* Nothing crossed the network yet: both still CLOSED. */
   assert_state(bw_redis_breaker_state(a), BW_CLOSED);
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
-  assert_u64_eq(rb_stats(b).shared_consecutive_failures, 3);
+  assert_u64_eq(bwt_rb_stats(b).shared_consecutive_failures, 3);
   assert_state(bw_redis_breaker_state(b), BW_CLOSED);
   /* The fourth failure, in b: 4 in total across both. */
-  rb_call(b, BW_FAILURE);
+  bwt_rb_call(b, BW_FAILURE);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   assert_state(bw_redis_breaker_state(b), BW_OPEN);
   assert_state(bw_redis_breaker_state(a), BW_CLOSED); /* not synced yet */
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_state(bw_redis_breaker_state(a), BW_OPEN);
-  assert_u64_eq(rb_stats(a).generation, 2);
+  assert_u64_eq(bwt_rb_stats(a).generation, 2);
   assert_i64_eq(bw_redis_breaker_retry_in_ms(a), 1000);
   {
     bw_permit_t p;
@@ -261,13 +240,14 @@ static void test_counts_add_up_across_breakers(void **state) {
   }
   /* A call admitted before the opening decides nothing now. */
   assert_status(bw_redis_breaker_release(a, &old, BW_SUCCESS), BW_E_STALE);
-  assert_u64_eq(rb_stats(a).stale, 1);
+  assert_u64_eq(bwt_rb_stats(a).stale, 1);
   /* Each process saw the opening once: one circuit_opened per object. */
   assert_u64_eq(bwt_count(e->rec, BW_EV_CIRCUIT_OPENED), 2);
   assert_contains(bwt_nth_of(e->rec, BW_EV_CIRCUIT_OPENED, 0)->reason,
                   "4 consecutive failures across processes");
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("pay"), "tf"), 4);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("pay"), "state"), 1);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("pay"), "tf"), 4);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("pay"), "state"),
+                1);
 
   /* After the break: one probe per process; two successes close it. */
   bwt_advance_ms(e, 1000);
@@ -281,21 +261,21 @@ static void test_counts_add_up_across_breakers(void **state) {
   }
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_state(bw_redis_breaker_state(a), BW_HALF_OPEN); /* 1 of 2 */
-  rb_call(b, BW_SUCCESS);                                /* b's probe */
+  bwt_rb_call(b, BW_SUCCESS);                            /* b's probe */
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   assert_state(bw_redis_breaker_state(b), BW_CLOSED);
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_state(bw_redis_breaker_state(a), BW_CLOSED);
-  assert_u64_eq(rb_stats(a).generation, 3);
+  assert_u64_eq(bwt_rb_stats(a).generation, 3);
   assert_u64_eq(bwt_count(e->rec, BW_EV_CIRCUIT_CLOSED), 2);
   /* A success resets the shared consecutive count. */
-  assert_u64_eq(rb_stats(a).shared_consecutive_failures, 0);
+  assert_u64_eq(bwt_rb_stats(a).shared_consecutive_failures, 0);
   bw_redis_breaker_free(a);
   bw_redis_breaker_free(b);
   /* Every call of both objects is recorded once (free pushes the rest):
    * a: the stale one, 2 failures, 1 probe; b: 2 failures, 1 probe. */
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("pay"), "tc"), 7);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("pay"), "tr"), 3);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("pay"), "tc"), 7);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("pay"), "tr"), 3);
 }
 
 static void test_probe_failure_reopens(void **state) {
@@ -306,20 +286,20 @@ static void test_probe_failure_reopens(void **state) {
   cfg.breaker.failure_threshold = 2;
   cfg.breaker.break_ms = 500;
   a = rb_new(&cfg);
-  rb_calls(a, BW_FAILURE, 2);
+  bwt_rb_calls(a, BW_FAILURE, 2);
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_state(bw_redis_breaker_state(a), BW_OPEN);
   bwt_advance_ms(e, 499);
   assert_state(bw_redis_breaker_state(a), BW_OPEN);
   bwt_advance_ms(e, 1);
-  rb_call(a, BW_FAILURE); /* the probe fails */
+  bwt_rb_call(a, BW_FAILURE); /* the probe fails */
   {
     bw_permit_t p; /* no second probe in this generation */
     assert_status(bw_redis_breaker_acquire(a, &p), BW_E_OPEN);
   }
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_state(bw_redis_breaker_state(a), BW_OPEN);
-  assert_u64_eq(rb_stats(a).generation, 3);
+  assert_u64_eq(bwt_rb_stats(a).generation, 3);
   assert_i64_eq(bw_redis_breaker_retry_in_ms(a), 500);
   bw_redis_breaker_free(a);
 }
@@ -337,24 +317,24 @@ static void test_time_window_ratio_across_breakers(void **state) {
   a = rb_new(&cfg);
   cfg.seed = 7;
   b = rb_new(&cfg);
-  rb_calls(a, BW_SUCCESS, 4);
-  rb_calls(a, BW_FAILURE, 3);
-  rb_calls(b, BW_FAILURE, 2);
+  bwt_rb_calls(a, BW_SUCCESS, 4);
+  bwt_rb_calls(a, BW_FAILURE, 3);
+  bwt_rb_calls(b, BW_FAILURE, 2);
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   /* 9 calls < minimum_calls: never opens, even at 5/9 failures. */
   assert_state(bw_redis_breaker_state(b), BW_CLOSED);
-  assert_u64_eq(rb_stats(b).shared_window_calls, 9);
-  assert_u64_eq(rb_stats(b).shared_window_failures, 5);
+  assert_u64_eq(bwt_rb_stats(b).shared_window_calls, 9);
+  assert_u64_eq(bwt_rb_stats(b).shared_window_failures, 5);
   /* Buckets older than the window no longer count. */
   bwt_advance_ms(e, 10000);
-  rb_call(b, BW_FAILURE);
+  bwt_rb_call(b, BW_FAILURE);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   assert_state(bw_redis_breaker_state(b), BW_CLOSED);
-  assert_u64_eq(rb_stats(b).shared_window_calls, 1);
+  assert_u64_eq(bwt_rb_stats(b).shared_window_calls, 1);
   /* 10 calls in the window, 6 failures: opens. */
-  rb_calls(a, BW_SUCCESS, 4);
-  rb_calls(a, BW_FAILURE, 5);
+  bwt_rb_calls(a, BW_SUCCESS, 4);
+  bwt_rb_calls(a, BW_FAILURE, 5);
   assert_status(bw_redis_breaker_sync(a), BW_OK);
   assert_state(bw_redis_breaker_state(a), BW_OPEN);
   assert_contains(bwt_nth_of(e->rec, BW_EV_CIRCUIT_OPENED, 0)->reason,
@@ -386,8 +366,8 @@ static void test_limit_interface(void **state) {
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   assert_status(bw_limit_try_acquire(l, &p), BW_E_OPEN);
   assert_u64_eq(bw_limit_current(l), 0);
-  assert_u64_eq(rb_stats(b).failures, 3);
-  assert_u64_eq(rb_stats(b).ignored, 1);
+  assert_u64_eq(bwt_rb_stats(b).failures, 3);
+  assert_u64_eq(bwt_rb_stats(b).ignored, 1);
   bw_limit_free(l);
 }
 
@@ -416,7 +396,7 @@ static void test_pipeline_limit_step_refuses_when_shared_open(void **state) {
     assert_int_equal(step, BW_STEP_DONE);
   }
   /* The limit step released DROPPED: two failures, pushed by a sync. */
-  assert_u64_eq(rb_stats(b).failures, 2);
+  assert_u64_eq(bwt_rb_stats(b).failures, 2);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   step = bw_pipeline_begin(pl, &c, bwt_now(e));
   assert_int_equal(step, BW_STEP_DONE);
@@ -442,21 +422,21 @@ static void test_kill_and_restart_conserves_counts(void **state) {
   cfg.redis.backoff_initial_ms = 50;
   cfg.redis.backoff_max_ms = 400;
   b = rb_new(&cfg);
-  rb_calls(b, BW_SUCCESS, 10);
-  rb_calls(b, BW_FAILURE, 2);
+  bwt_rb_calls(b, BW_SUCCESS, 10);
+  bwt_rb_calls(b, BW_FAILURE, 2);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
-  rb_calls(b, BW_SUCCESS, 3); /* counted, not pushed when Redis dies */
+  bwt_rb_calls(b, BW_SUCCESS, 3); /* counted, not pushed when Redis dies */
 
   bwt_redis_kill(&srv);
   /* Keep calling: decisions stay local and instant. */
-  rb_calls(b, BW_SUCCESS, 5);
+  bwt_rb_calls(b, BW_SUCCESS, 5);
   assert_status(bw_redis_breaker_sync(b), BW_E_IO);
-  s = rb_stats(b);
+  s = bwt_rb_stats(b);
   assert_true(s.fallback);
   assert_u64_eq(s.unavailable_events, 1);
   /* The local fallback applies the rule to local counts: 5 failures open
    * it. */
-  rb_calls(b, BW_FAILURE, 5);
+  bwt_rb_calls(b, BW_FAILURE, 5);
   assert_status(bw_redis_breaker_acquire(b, &p), BW_E_OPEN);
   assert_state(bw_redis_breaker_state(b), BW_OPEN);
   /* More failed attempts (after each backoff) emit nothing new. */
@@ -465,19 +445,16 @@ static void test_kill_and_restart_conserves_counts(void **state) {
     assert_status(bw_redis_breaker_sync(b), BW_E_IO);
   }
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
-  assert_true(rb_stats(b).sync_failures >= 2);
+  assert_true(bwt_rb_stats(b).sync_failures >= 2);
 
-  if (bwt_redis_restart(&srv) != 0) {
-    print_error("cannot restart redis-server: %s\n", srv.error);
-    fail();
-  }
+  bwt_redis_restart_or_fail(&srv);
   /* Bounded: the backoff is at most 400 ms of the manual clock. */
   for (i = 0; i < 10 && !ok; i++) {
     bwt_advance_ms(e, 400);
     ok = bw_redis_breaker_sync(b) == BW_OK;
   }
   assert_true(ok);
-  s = rb_stats(b);
+  s = bwt_rb_stats(b);
   assert_false(s.fallback);
   assert_u64_eq(s.restored_events, 1);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_RESTORED), 1);
@@ -487,12 +464,12 @@ static void test_kill_and_restart_conserves_counts(void **state) {
   assert_u64_eq(s.calls, 25);
   assert_u64_eq(s.pending_calls, 0);
   assert_u64_eq(s.shared_total_calls, 25);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("fault"), "tc"), 25);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("fault"), "tf"), 7);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("fault"), "tc"), 25);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("fault"), "tf"), 7);
   /* The shared state is adopted again (still CLOSED: the failures decided
    * locally while Redis was away do not trip the shared rule). */
   assert_state(bw_redis_breaker_state(b), BW_CLOSED);
-  rb_call(b, BW_SUCCESS);
+  bwt_rb_call(b, BW_SUCCESS);
   bw_redis_breaker_free(b);
   bwt_redis_cleanup(&srv);
 }
@@ -509,17 +486,17 @@ static void test_hung_redis_lost_reply_is_not_double_counted(void **state) {
   cfg.redis.command_timeout_ms = 100;
   cfg.redis.backoff_max_ms = 200;
   b = rb_new(&cfg);
-  rb_calls(b, BW_SUCCESS, 7);
+  bwt_rb_calls(b, BW_SUCCESS, 7);
   bwt_redis_pause(&srv);
   /* The script is sent, the reply never comes: a timeout, then fallback.
    * Redis may still run the script when it wakes up: the re-sent batch must
    * then be recognised. */
   assert_status(bw_redis_breaker_sync(b), BW_E_IO);
-  s = rb_stats(b);
+  s = bwt_rb_stats(b);
   assert_true(s.fallback);
   assert_contains(bwt_nth_of(e->rec, BW_EV_REDIS_UNAVAILABLE, 0)->reason,
                   "timed out");
-  rb_calls(b, BW_FAILURE, 2);
+  bwt_rb_calls(b, BW_FAILURE, 2);
   bwt_redis_resume(&srv);
   for (i = 0; i < 10 && !ok; i++) {
     bwt_advance_ms(e, 200);
@@ -528,10 +505,10 @@ static void test_hung_redis_lost_reply_is_not_double_counted(void **state) {
   assert_true(ok);
   /* Redis runs the frozen script once it thaws (here, always so far): the
    * re-sent batch is then a duplicate, recognised and skipped. */
-  assert_true(rb_stats(b).duplicate_batches <= 1);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("hung"), "tc"), 9);
-  assert_u64_eq(rb_stats(b).shared_total_calls, 9);
-  assert_u64_eq(rb_stats(b).restored_events, 1);
+  assert_true(bwt_rb_stats(b).duplicate_batches <= 1);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("hung"), "tc"), 9);
+  assert_u64_eq(bwt_rb_stats(b).shared_total_calls, 9);
+  assert_u64_eq(bwt_rb_stats(b).restored_events, 1);
   bw_redis_breaker_free(b);
   bwt_redis_cleanup(&srv);
 }
@@ -663,17 +640,21 @@ static void test_forked_workers_share_one_breaker(void **state) {
   for (i = 0; i < WORKERS; i++)
     assert_int_equal(read_byte(up[i][0], 20000), 'A');
   /* WORKERS failures in total, threshold 2 * WORKERS: still closed. */
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("fleet"), "state"), 0);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("fleet"), "consec"),
-                WORKERS);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("fleet"), "state"),
+                0);
+  assert_i64_eq(
+      bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("fleet"), "consec"),
+      WORKERS);
   for (i = 0; i < WORKERS; i++)
     assert_int_equal(write(down[i][1], "G", 1), 1);
   for (i = 0; i < WORKERS; i++)
     assert_int_equal(read_byte(up[i][0], 20000), 'B');
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("fleet"), "state"), 1);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("fleet"), "tf"),
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("fleet"), "state"),
+                1);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("fleet"), "tf"),
                 2 * WORKERS);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("fleet"), "gen"), 2);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("fleet"), "gen"),
+                2);
   for (i = 0; i < WORKERS; i++)
     assert_int_equal(write(down[i][1], "C", 1), 1);
   /* Every worker saw OPEN within two of its syncs, was rejected, and

@@ -57,25 +57,6 @@ static bw_redis_breaker_t *ra_new(const bw_redis_breaker_config_t *cfg,
   return b;
 }
 
-static void ra_call(bw_redis_breaker_t *b, bw_outcome_t o) {
-  bw_permit_t p;
-  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
-  assert_status(bw_redis_breaker_release(b, &p, o), BW_OK);
-}
-
-static void ra_calls(bw_redis_breaker_t *b, bw_outcome_t o, int n) {
-  int i;
-  for (i = 0; i < n; i++)
-    ra_call(b, o);
-}
-
-static bw_redis_breaker_stats_t ra_stats(const bw_redis_breaker_t *b) {
-  bw_redis_breaker_stats_t s;
-  memset(&s, 0xA5, sizeof(s));
-  bw_redis_breaker_stats(b, &s);
-  return s;
-}
-
 /* Runs the loop until a loopexit timer `ms` of real time away (one bounded
  * step). */
 static void loop_step(struct event_base *base, long ms) {
@@ -99,8 +80,6 @@ static struct event_base *new_base(void) {
   assert_non_null(base);
   return base;
 }
-
-#define KEY_STATE(name) "bw:{brk:" name "}:state"
 
 /* ---- bad input --------------------------------------------------------- */
 
@@ -170,11 +149,11 @@ static void test_async_and_threaded_breakers_share_state(void **state) {
 
   /* 3 failures on the async breaker, 2 on the threaded one: 5 consecutive
    * across processes, the threshold. */
-  ra_calls(a, BW_FAILURE, 3);
-  LOOP_UNTIL(base, ra_stats(a).pending_calls == 0, 200);
-  assert_u64_eq(ra_stats(a).pending_calls, 0);
+  bwt_rb_calls(a, BW_FAILURE, 3);
+  LOOP_UNTIL(base, bwt_rb_stats(a).pending_calls == 0, 200);
+  assert_u64_eq(bwt_rb_stats(a).pending_calls, 0);
   assert_state(bw_redis_breaker_state(b), BW_CLOSED);
-  ra_calls(t, BW_FAILURE, 2);
+  bwt_rb_calls(t, BW_FAILURE, 2);
 
   /* Bounded: every breaker learns OPEN at one of its next syncs. */
   LOOP_UNTIL(base,
@@ -188,9 +167,9 @@ static void test_async_and_threaded_breakers_share_state(void **state) {
   assert_status(bw_redis_breaker_acquire(b, &p), BW_E_OPEN);
   assert_status(bw_redis_breaker_acquire(a, &p), BW_E_OPEN);
 
-  sa = ra_stats(a);
-  sb = ra_stats(b);
-  st = ra_stats(t);
+  sa = bwt_rb_stats(a);
+  sb = bwt_rb_stats(b);
+  st = bwt_rb_stats(t);
   assert_false(sa.fallback);
   assert_false(sb.fallback);
   assert_u64_eq(sa.unavailable_events, 0);
@@ -213,9 +192,12 @@ static void test_async_and_threaded_breakers_share_state(void **state) {
   /* Free pushes what is pending (the rejections). */
   bw_redis_breaker_free(a);
   bw_redis_breaker_free(b);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("shared"), "tf"), 5);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("shared"), "tc"), 5);
-  assert_i64_eq(bwt_redis_hget_ll(&g_redis, KEY_STATE("shared"), "tr"), 2);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("shared"), "tf"),
+                5);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("shared"), "tc"),
+                5);
+  assert_i64_eq(bwt_redis_hget_ll(&g_redis, BWT_RB_KEY_STATE("shared"), "tr"),
+                2);
   event_base_free(base);
 }
 
@@ -233,37 +215,35 @@ static void test_kill_and_restart_one_event_each_exact_totals(void **state) {
   bwt_redis_start_or_fail(&srv, NULL, true);
   ra_config(e, &cfg, &srv, "fault", 21);
   a = ra_new(&cfg, base);
-  ra_calls(a, BW_SUCCESS, 10);
-  ra_calls(a, BW_FAILURE, 2);
-  LOOP_UNTIL(base, ra_stats(a).pending_calls == 0, 200);
-  assert_u64_eq(ra_stats(a).pending_calls, 0);
-  ra_calls(a, BW_SUCCESS, 3); /* counted, not yet pushed when Redis dies */
+  bwt_rb_calls(a, BW_SUCCESS, 10);
+  bwt_rb_calls(a, BW_FAILURE, 2);
+  LOOP_UNTIL(base, bwt_rb_stats(a).pending_calls == 0, 200);
+  assert_u64_eq(bwt_rb_stats(a).pending_calls, 0);
+  bwt_rb_calls(a, BW_SUCCESS, 3); /* counted, not yet pushed when Redis dies */
 
   bwt_redis_kill(&srv);
-  ra_calls(a, BW_SUCCESS, 5); /* decisions stay local and instant */
-  LOOP_UNTIL(base, ra_stats(a).fallback, 300);
-  s = ra_stats(a);
+  bwt_rb_calls(a, BW_SUCCESS, 5); /* decisions stay local and instant */
+  LOOP_UNTIL(base, bwt_rb_stats(a).fallback, 300);
+  s = bwt_rb_stats(a);
   assert_true(s.fallback);
   assert_u64_eq(s.unavailable_events, 1);
   /* The local fallback applies the rule to local counts. */
-  ra_calls(a, BW_FAILURE, 5);
+  bwt_rb_calls(a, BW_FAILURE, 5);
   assert_status(bw_redis_breaker_acquire(a, &p), BW_E_OPEN);
   assert_state(bw_redis_breaker_state(a), BW_OPEN);
   /* Reconnect attempts on the loop (backoff <= 40 ms) fail quietly. */
-  failures_before = ra_stats(a).sync_failures;
-  LOOP_UNTIL(base, ra_stats(a).sync_failures >= failures_before + 3, 300);
-  assert_true(ra_stats(a).sync_failures >= failures_before + 3);
-  assert_u64_eq(ra_stats(a).unavailable_events, 1);
+  failures_before = bwt_rb_stats(a).sync_failures;
+  LOOP_UNTIL(base, bwt_rb_stats(a).sync_failures >= failures_before + 3, 300);
+  assert_true(bwt_rb_stats(a).sync_failures >= failures_before + 3);
+  assert_u64_eq(bwt_rb_stats(a).unavailable_events, 1);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_RESTORED), 0);
 
-  if (bwt_redis_restart(&srv) != 0) {
-    print_error("cannot restart redis-server: %s\n", srv.error);
-    fail();
-  }
-  LOOP_UNTIL(base, !ra_stats(a).fallback && ra_stats(a).pending_calls == 0,
+  bwt_redis_restart_or_fail(&srv);
+  LOOP_UNTIL(base,
+             !bwt_rb_stats(a).fallback && bwt_rb_stats(a).pending_calls == 0,
              500);
-  s = ra_stats(a);
+  s = bwt_rb_stats(a);
   assert_false(s.fallback);
   assert_u64_eq(s.restored_events, 1);
   assert_u64_eq(s.unavailable_events, 1);
@@ -275,17 +255,17 @@ static void test_kill_and_restart_one_event_each_exact_totals(void **state) {
   assert_u64_eq(s.calls, 25);
   assert_u64_eq(s.pending_calls, 0);
   assert_u64_eq(s.shared_total_calls, 25);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("fault"), "tc"), 25);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("fault"), "tf"), 7);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("fault"), "tc"), 25);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("fault"), "tf"), 7);
   assert_state(bw_redis_breaker_state(a), BW_CLOSED);
   /* Later syncs do not report anything new. */
-  LOOP_UNTIL(base, ra_stats(a).syncs >= s.syncs + 3, 200);
-  assert_true(ra_stats(a).syncs >= s.syncs + 3);
+  LOOP_UNTIL(base, bwt_rb_stats(a).syncs >= s.syncs + 3, 200);
+  assert_true(bwt_rb_stats(a).syncs >= s.syncs + 3);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_RESTORED), 1);
   /* Free pushes what the loop has not synced yet, after the outage too. */
-  ra_calls(a, BW_SUCCESS, 4);
+  bwt_rb_calls(a, BW_SUCCESS, 4);
   bw_redis_breaker_free(a);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("fault"), "tc"), 29);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("fault"), "tc"), 29);
   event_base_free(base);
   bwt_redis_cleanup(&srv);
 }
@@ -302,55 +282,34 @@ static void test_hung_redis_hits_the_reply_deadline(void **state) {
   /* The defaults (200 ms): a slow, shared machine does not time out a
    * healthy server, and the frozen one still hits the deadline. */
   a = ra_new(&cfg, base);
-  ra_calls(a, BW_SUCCESS, 4);
-  ra_calls(a, BW_FAILURE, 1);
+  bwt_rb_calls(a, BW_SUCCESS, 4);
+  bwt_rb_calls(a, BW_FAILURE, 1);
   bwt_redis_pause(&srv);
   /* The script is sent and never answered: the deadline timer fires. */
-  LOOP_UNTIL(base, ra_stats(a).fallback, 300);
-  s = ra_stats(a);
+  LOOP_UNTIL(base, bwt_rb_stats(a).fallback, 300);
+  s = bwt_rb_stats(a);
   assert_true(s.fallback);
   assert_u64_eq(s.unavailable_events, 1);
   assert_u64_eq(s.pending_calls, 5);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
   assert_contains(bwt_nth_of(e->rec, BW_EV_REDIS_UNAVAILABLE, 0)->reason,
                   "_timeout_ms");
-  ra_calls(a, BW_SUCCESS, 2);
+  bwt_rb_calls(a, BW_SUCCESS, 2);
   bwt_redis_resume(&srv);
-  LOOP_UNTIL(base, !ra_stats(a).fallback && ra_stats(a).pending_calls == 0,
+  LOOP_UNTIL(base,
+             !bwt_rb_stats(a).fallback && bwt_rb_stats(a).pending_calls == 0,
              500);
-  s = ra_stats(a);
+  s = bwt_rb_stats(a);
   assert_false(s.fallback);
   assert_u64_eq(s.restored_events, 1);
   assert_u64_eq(s.unavailable_events, 1);
   /* Whether or not the frozen server ran the lost batch, it counts once. */
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("hung"), "tc"), 7);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("hung"), "tf"), 1);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("hung"), "tc"), 7);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("hung"), "tf"), 1);
   assert_u64_eq(s.shared_total_calls, 7);
   bw_redis_breaker_free(a);
   event_base_free(base);
   bwt_redis_cleanup(&srv);
-}
-
-/* An integer field of a hash in database `db` (0 when missing, -1 when Redis
- * does not answer). */
-static long long hget_db(const bwt_redis_t *r, int db, const char *key,
-                         const char *field) {
-  redisContext *c = bwt_redis_connect(r);
-  redisReply *rep;
-  long long v = -1;
-  if (c == NULL) return -1;
-  rep = redisCommand(c, "SELECT %d", db);
-  if (rep != NULL && rep->type == REDIS_REPLY_STATUS) {
-    freeReplyObject(rep);
-    rep = redisCommand(c, "HGET %s %s", key, field);
-    if (rep != NULL && rep->type == REDIS_REPLY_STRING)
-      v = strtoll(rep->str, NULL, 10);
-    else if (rep != NULL && rep->type == REDIS_REPLY_NIL)
-      v = 0;
-  }
-  if (rep != NULL) freeReplyObject(rep);
-  redisFree(c);
-  return v;
 }
 
 static void test_auth_and_select_on_every_reconnect(void **state) {
@@ -366,25 +325,24 @@ static void test_auth_and_select_on_every_reconnect(void **state) {
   cfg.redis.password = "pw-one";
   cfg.redis.db = 3;
   a = ra_new(&cfg, base);
-  ra_calls(a, BW_SUCCESS, 6);
-  LOOP_UNTIL(base, ra_stats(a).pending_calls == 0, 200);
-  assert_u64_eq(ra_stats(a).pending_calls, 0);
-  assert_i64_eq(hget_db(&srv, 3, KEY_STATE("authdb"), "tc"), 6);
-  assert_i64_eq(hget_db(&srv, 0, KEY_STATE("authdb"), "tc"), 0);
+  bwt_rb_calls(a, BW_SUCCESS, 6);
+  LOOP_UNTIL(base, bwt_rb_stats(a).pending_calls == 0, 200);
+  assert_u64_eq(bwt_rb_stats(a).pending_calls, 0);
+  assert_i64_eq(bwt_redis_hget_ll_db(&srv, 3, BWT_RB_KEY_STATE("authdb"), "tc"),
+                6);
+  assert_i64_eq(bwt_redis_hget_ll_db(&srv, 0, BWT_RB_KEY_STATE("authdb"), "tc"),
+                0);
 
   /* The server comes back wanting another password: AUTH fails on each
    * reconnect, the breaker stays in fallback, quietly. */
   bwt_redis_kill(&srv);
   snprintf(srv.password, sizeof(srv.password), "%s", "pw-two");
-  if (bwt_redis_restart(&srv) != 0) {
-    print_error("cannot restart redis-server: %s\n", srv.error);
-    fail();
-  }
-  ra_calls(a, BW_FAILURE, 2);
-  LOOP_UNTIL(base, ra_stats(a).fallback, 300);
-  failures_before = ra_stats(a).sync_failures;
-  LOOP_UNTIL(base, ra_stats(a).sync_failures >= failures_before + 3, 300);
-  s = ra_stats(a);
+  bwt_redis_restart_or_fail(&srv);
+  bwt_rb_calls(a, BW_FAILURE, 2);
+  LOOP_UNTIL(base, bwt_rb_stats(a).fallback, 300);
+  failures_before = bwt_rb_stats(a).sync_failures;
+  LOOP_UNTIL(base, bwt_rb_stats(a).sync_failures >= failures_before + 3, 300);
+  s = bwt_rb_stats(a);
   assert_true(s.sync_failures >= failures_before + 3);
   assert_true(s.fallback);
   assert_u64_eq(s.unavailable_events, 1);
@@ -394,20 +352,21 @@ static void test_auth_and_select_on_every_reconnect(void **state) {
   /* The right password again: restored once, the counts in db 3. */
   bwt_redis_kill(&srv);
   snprintf(srv.password, sizeof(srv.password), "%s", "pw-one");
-  if (bwt_redis_restart(&srv) != 0) {
-    print_error("cannot restart redis-server: %s\n", srv.error);
-    fail();
-  }
-  LOOP_UNTIL(base, !ra_stats(a).fallback && ra_stats(a).pending_calls == 0,
+  bwt_redis_restart_or_fail(&srv);
+  LOOP_UNTIL(base,
+             !bwt_rb_stats(a).fallback && bwt_rb_stats(a).pending_calls == 0,
              500);
-  s = ra_stats(a);
+  s = bwt_rb_stats(a);
   assert_false(s.fallback);
   assert_u64_eq(s.restored_events, 1);
   assert_u64_eq(s.unavailable_events, 1);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_RESTORED), 1);
-  assert_i64_eq(hget_db(&srv, 3, KEY_STATE("authdb"), "tc"), 8);
-  assert_i64_eq(hget_db(&srv, 3, KEY_STATE("authdb"), "tf"), 2);
-  assert_i64_eq(hget_db(&srv, 0, KEY_STATE("authdb"), "tc"), 0);
+  assert_i64_eq(bwt_redis_hget_ll_db(&srv, 3, BWT_RB_KEY_STATE("authdb"), "tc"),
+                8);
+  assert_i64_eq(bwt_redis_hget_ll_db(&srv, 3, BWT_RB_KEY_STATE("authdb"), "tf"),
+                2);
+  assert_i64_eq(bwt_redis_hget_ll_db(&srv, 0, BWT_RB_KEY_STATE("authdb"), "tc"),
+                0);
   bw_redis_breaker_free(a);
   event_base_free(base);
   bwt_redis_cleanup(&srv);
@@ -428,13 +387,13 @@ static void test_free_with_a_command_pending(void **state) {
   /* Far beyond the 100 ms of loop below: the reply stays pending. */
   cfg.redis.command_timeout_ms = 5000;
   a = ra_new(&cfg, base);
-  syncs = ra_stats(a).syncs;
-  ra_calls(a, BW_SUCCESS, 7);
-  ra_calls(a, BW_FAILURE, 2);
+  syncs = bwt_rb_stats(a).syncs;
+  bwt_rb_calls(a, BW_SUCCESS, 7);
+  bwt_rb_calls(a, BW_FAILURE, 2);
   bwt_redis_pause(&srv);
   /* Ten sync intervals: the first tick sends the script; no reply. */
   loop_step(base, 100);
-  s = ra_stats(a);
+  s = bwt_rb_stats(a);
   assert_u64_eq(s.syncs, syncs);
   assert_u64_eq(s.sync_failures, 0);
   assert_false(s.fallback);
@@ -446,8 +405,8 @@ static void test_free_with_a_command_pending(void **state) {
   bw_redis_breaker_free(a);
   /* The loop has nothing of the breaker's left. */
   assert_int_equal(event_base_loop(base, EVLOOP_NONBLOCK), 1);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("pending"), "tc"), 9);
-  assert_i64_eq(bwt_redis_hget_ll(&srv, KEY_STATE("pending"), "tf"), 2);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("pending"), "tc"), 9);
+  assert_i64_eq(bwt_redis_hget_ll(&srv, BWT_RB_KEY_STATE("pending"), "tf"), 2);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 0);
   event_base_free(base);
   bwt_redis_cleanup(&srv);
@@ -467,17 +426,17 @@ static void test_unreachable_falls_back_and_frees_while_reconnecting(
   assert_true(dead.port > 0);
   ra_config(e, &cfg, &dead, "unreachable", 51);
   a = ra_new(&cfg, base);
-  s = ra_stats(a);
+  s = bwt_rb_stats(a);
   assert_true(s.fallback);
   assert_u64_eq(s.unavailable_events, 1);
   /* Reconnects on the loop keep failing, with no new event. */
-  LOOP_UNTIL(base, ra_stats(a).sync_failures >= 4, 300);
-  s = ra_stats(a);
+  LOOP_UNTIL(base, bwt_rb_stats(a).sync_failures >= 4, 300);
+  s = bwt_rb_stats(a);
   assert_true(s.sync_failures >= 4);
   assert_u64_eq(s.unavailable_events, 1);
   assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
   /* The local breaker decides. */
-  ra_calls(a, BW_FAILURE, 5);
+  bwt_rb_calls(a, BW_FAILURE, 5);
   assert_status(bw_redis_breaker_acquire(a, &p), BW_E_OPEN);
   /* Free between attempts, and again right after an attempt started. */
   bw_redis_breaker_free(a);
