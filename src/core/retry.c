@@ -1724,29 +1724,49 @@ __attribute__((always_inline)) static inline int64_t bw__decorrelated(
                       prev, true);
 }
 
-/* The jittered delay of retry n (n >= 1) from a caller's generator (the
- * public bw_retry_delay_ms). rng must be usable unless the jitter is NONE. */
-static int64_t bw__delay(const bw_retry_policy_t *p, uint32_t n, bw_rand_t *rng,
-                         double *dj_prev) {
+/* The jittered delay of retry n (n >= 1), drawing 64 random bits with
+ * next(ctx) and a uniform integer in [lo, hi] with range(ctx, lo, hi): from
+ * a caller's generator (bw__delay) or the iterator's own stream
+ * (bw__delay_it). Always inlined with constant functions, so each caller
+ * draws directly. */
+typedef uint64_t (*bw__next_fn)(void *ctx);
+typedef int64_t (*bw__range_fn)(void *ctx, int64_t lo, int64_t hi);
+__attribute__((always_inline)) static inline int64_t bw__jittered(
+    const bw_retry_policy_t *p, uint32_t n, bw__next_fn next,
+    bw__range_fn range, void *ctx, double *dj_prev) {
   int64_t d, v;
   if (p->jitter == BW_JITTER_DECORRELATED)
-    return bw__decorrelated(p, n, bw_rand_next(rng) >> 11, dj_prev);
+    return bw__decorrelated(p, n, next(ctx) >> 11, dj_prev);
   d = bw__curve(p, n);
   switch (p->jitter) {
   case BW_JITTER_FULL:
     /* Uniform in [min_ms, d] (tenacity's wait_random_exponential): drawing
      * below min_ms and clamping would pile the draws up at min_ms. */
-    return bw_rand_range(rng, p->min_ms, d);
+    return range(ctx, p->min_ms, d);
   case BW_JITTER_EQUAL:
     v = d / 2 < p->min_ms ? p->min_ms : d / 2;
-    return bw_rand_range(rng, v, d);
+    return range(ctx, v, d);
   case BW_JITTER_ADDITIVE:
-    v = d + bw_rand_range(rng, 0, p->jitter_ms);
+    v = d + range(ctx, 0, p->jitter_ms);
     return v > p->max_ms ? p->max_ms : v;
   case BW_JITTER_NONE:
   default:
     return d;
   }
+}
+
+static uint64_t bw__rng_next(void *rng) {
+  return bw_rand_next(rng);
+}
+static int64_t bw__rng_range(void *rng, int64_t lo, int64_t hi) {
+  return bw_rand_range(rng, lo, hi);
+}
+
+/* The jittered delay of retry n (n >= 1) from a caller's generator (the
+ * public bw_retry_delay_ms). rng must be usable unless the jitter is NONE. */
+static int64_t bw__delay(const bw_retry_policy_t *p, uint32_t n, bw_rand_t *rng,
+                         double *dj_prev) {
+  return bw__jittered(p, n, bw__rng_next, bw__rng_range, rng, dj_prev);
 }
 
 int64_t bw_retry_delay_ms(const bw_retry_policy_t *p, uint32_t n,
@@ -1917,27 +1937,17 @@ static inline int64_t bw__draw_range(bw_retry_t *r, int64_t lo, int64_t hi) {
   return lo + (int64_t)(m >> 64);
 }
 
+static uint64_t bw__it_next(void *r) {
+  return bw__draw(r);
+}
+static int64_t bw__it_range(void *r, int64_t lo, int64_t hi) {
+  return bw__draw_range(r, lo, hi);
+}
+
 /* The jittered delay of retry n (n >= 1) from the iterator's stream: the
  * same distributions as bw__delay. */
 static int64_t bw__delay_it(bw_retry_t *r, uint32_t n) {
-  const bw_retry_policy_t *p = r->policy;
-  int64_t d, v;
-  if (p->jitter == BW_JITTER_DECORRELATED)
-    return bw__decorrelated(p, n, bw__draw(r) >> 11, &r->dj_prev);
-  d = bw__curve(p, n);
-  switch (p->jitter) {
-  case BW_JITTER_FULL:
-    return bw__draw_range(r, p->min_ms, d);
-  case BW_JITTER_EQUAL:
-    v = d / 2 < p->min_ms ? p->min_ms : d / 2;
-    return bw__draw_range(r, v, d);
-  case BW_JITTER_ADDITIVE:
-    v = d + bw__draw_range(r, 0, p->jitter_ms);
-    return v > p->max_ms ? p->max_ms : v;
-  case BW_JITTER_NONE:
-  default:
-    return d;
-  }
+  return bw__jittered(r->policy, n, bw__it_next, bw__it_range, r, &r->dj_prev);
 }
 
 static void bw__begin(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns,
