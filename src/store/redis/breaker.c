@@ -431,7 +431,7 @@ static void bw__rb_event(bw_redis_breaker_t *b, bw_event_type_t type,
 }
 
 /* Redis became unreachable: fall back (once per outage). */
-static void bw__rb_unavailable(bw_redis_breaker_t *b, int64_t now) {
+void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
   uint64_t w, nw;
   atomic_fetch_add_explicit(&b->sync_failures, 1, memory_order_relaxed);
   bw__rconn_failed(&b->conn, now);
@@ -532,8 +532,7 @@ static void bw__rb_argv(bw_redis_breaker_t *b, int64_t now, const char **argv) {
 /* Applies the script's reply to the outstanding batch: the batch is
  * confirmed and the shared state adopted. BW_OK, or BW_E_IO (unexpected
  * reply; conn.last_error says so). Does not free r. */
-static int bw__rb_adopt_reply(bw_redis_breaker_t *b, const redisReply *r,
-                              int64_t now) {
+int bw__rb_adopt(bw_redis_breaker_t *b, const redisReply *r, int64_t now) {
   uint64_t w, nw, old_gen, gen;
   bw_state_t old_st, st;
   int64_t rem_ms;
@@ -600,13 +599,10 @@ static int bw__rb_push(bw_redis_breaker_t *b, int64_t now) {
   bw__rb_argv(b, now, argv);
   r = bw__rconn_eval(&b->conn, 0, 3, BW__RB_NARGS, argv, NULL);
   if (r == NULL) return BW_E_IO;
-  rc = bw__rb_adopt_reply(b, r, now);
+  rc = bw__rb_adopt(b, r, now);
   freeReplyObject(r);
   return rc;
 }
-
-static void bw__rb_restored(bw_redis_breaker_t *b, uint64_t pushed_before,
-                            int64_t now);
 
 static int bw__rb_sync_locked(bw_redis_breaker_t *b) {
   int64_t now = bw__rb_now(b);
@@ -618,7 +614,7 @@ static int bw__rb_sync_locked(bw_redis_breaker_t *b) {
     /* In the reconnect backoff nothing is tried. */
     if (now < b->conn.next_attempt_ns) return BW_E_IO;
     if (bw__rconn_connect(&b->conn, NULL) != BW_OK) {
-      bw__rb_unavailable(b, now);
+      bw__rb_fail(b, now);
       return BW_E_IO;
     }
   }
@@ -628,18 +624,18 @@ static int bw__rb_sync_locked(bw_redis_breaker_t *b) {
     bool resent = b->have_batch;
     if (!b->have_batch) bw__rb_take(b);
     if (bw__rb_push(b, now) != BW_OK) {
-      bw__rb_unavailable(b, now);
+      bw__rb_fail(b, now);
       return BW_E_IO;
     }
     if (!resent) break;
   }
-  if (was_unavailable) bw__rb_restored(b, pushed_before, now);
+  if (was_unavailable) bw__rb_restore(b, pushed_before, now);
   return BW_OK;
 }
 
 /* The outage is over: back to the shared state, one redis_restored. */
-static void bw__rb_restored(bw_redis_breaker_t *b, uint64_t pushed_before,
-                            int64_t now) {
+void bw__rb_restore(bw_redis_breaker_t *b, uint64_t pushed_before,
+                    int64_t now) {
   {
     uint64_t w, nw;
     char reason[160];
@@ -857,7 +853,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
   }
   pthread_mutex_lock(&b->sync_mu);
   if (st != BW_OK)
-    bw__rb_unavailable(b, bw__rb_now(b));
+    bw__rb_fail(b, bw__rb_now(b));
   else
     (void)bw__rb_sync_locked(b);
   pthread_mutex_unlock(&b->sync_mu);
@@ -1028,17 +1024,4 @@ bool bw__rb_next_batch(bw_redis_breaker_t *b, int64_t now, const char **argv) {
   if (!resent) bw__rb_take(b);
   bw__rb_argv(b, now, argv);
   return resent;
-}
-
-int bw__rb_adopt(bw_redis_breaker_t *b, const redisReply *r, int64_t now) {
-  return bw__rb_adopt_reply(b, r, now);
-}
-
-void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
-  bw__rb_unavailable(b, now);
-}
-
-void bw__rb_restore(bw_redis_breaker_t *b, uint64_t pushed_before,
-                    int64_t now) {
-  bw__rb_restored(b, pushed_before, now);
 }

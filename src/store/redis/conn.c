@@ -376,17 +376,22 @@ void bw__rcl_event(bw__rclient_t *cl, bw_event_type_t type, const char *reason,
            cl->name, reason, f, n, NULL);
 }
 
+/* Counts an error and, on the first one of an outage, reports the outage. */
+static void bw__rcl_down(bw__rclient_t *cl) {
+  atomic_fetch_add_explicit(&cl->errors, 1, memory_order_relaxed);
+  if (!cl->unavailable) {
+    cl->unavailable = true;
+    bw__rcl_event(cl, BW_EV_REDIS_UNAVAILABLE, cl->conn.last_error, NULL, 0);
+  }
+}
+
 /* With cl->mu held: connected (or BW_E_IO). Emits redis_restored once when
  * an outage ends. */
 int bw__rcl_ready(bw__rclient_t *cl) {
   if (cl->conn.c == NULL &&
       bw__rconn_ensure(&cl->conn, bw_clock_now(bw_clock_monotonic())) !=
           BW_OK) {
-    atomic_fetch_add_explicit(&cl->errors, 1, memory_order_relaxed);
-    if (!cl->unavailable) {
-      cl->unavailable = true;
-      bw__rcl_event(cl, BW_EV_REDIS_UNAVAILABLE, cl->conn.last_error, NULL, 0);
-    }
+    bw__rcl_down(cl);
     return BW_E_IO;
   }
   if (cl->unavailable) {
@@ -403,18 +408,15 @@ int bw__rcl_failed(bw__rclient_t *cl) {
     cl->conn.oom = false;
     return BW_E_NOMEM;
   }
-  atomic_fetch_add_explicit(&cl->errors, 1, memory_order_relaxed);
   if (cl->conn.server_error) {
     /* Redis is up and said no: this call fails, nothing else does (no
      * reconnect backoff, no redis_unavailable). */
+    atomic_fetch_add_explicit(&cl->errors, 1, memory_order_relaxed);
     cl->conn.server_error = false;
     return BW_E_IO;
   }
   bw__rconn_failed(&cl->conn, bw_clock_now(bw_clock_monotonic()));
-  if (!cl->unavailable) {
-    cl->unavailable = true;
-    bw__rcl_event(cl, BW_EV_REDIS_UNAVAILABLE, cl->conn.last_error, NULL, 0);
-  }
+  bw__rcl_down(cl);
   return BW_E_IO;
 }
 

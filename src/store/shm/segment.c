@@ -344,7 +344,8 @@ void bw_shm_stats(const bw_shm_t *shm, bw_shm_stats_t *out) {
 /* ---- objects ------------------------------------------------------------- */
 
 static const char *bw__kind_name(uint32_t kind) {
-  return kind < 4 ? bw__shm_kind_names[kind] : "object";
+  static const char *const names[] = {"object", "breaker", "budget", "limit"};
+  return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
 
 /* Checks a published entry and returns its block, or NULL (err set). */

@@ -74,9 +74,6 @@ struct bw_shm_s {
   char name[BW_NAME_MAX + 2];
 };
 
-static const char *const bw__shm_kind_names[] = {"object", "breaker", "budget",
-                                                 "limit"};
-
 /* Fills a fresh block (zeroed already) before it is published. */
 typedef void (*bw__shm_init_fn)(void *block, const void *arg);
 /* Compares a published block's configuration with `arg`: BW_OK or an error
