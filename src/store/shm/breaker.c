@@ -45,10 +45,6 @@ enum {
   BW__C_COUNT
 };
 
-typedef struct bw__shm_ctr_s {
-  _Atomic uint64_t c[BW__SHM_ALIGN / 8];
-} bw__shm_ctr_t;
-
 /* The immutable configuration, compared field by field on attach. Fields a
  * rule does not use are stored as 0. */
 typedef struct bw__brk_cfg_s {
@@ -272,14 +268,7 @@ const char *bw_shm_breaker_name(const bw_shm_breaker_t *b) {
 /* ---- helpers ------------------------------------------------------------- */
 
 static inline void bw__count(bw_shm_breaker_t *b, int which) {
-  BW__SHM_ADD(b->s->ctr[bw__shm_stripe()].c[which], 1);
-}
-
-static uint64_t bw__sum(const bw_shm_breaker_t *b, int which) {
-  uint64_t n = 0;
-  for (unsigned i = 0; i < BW__SHM_STRIPES; i++)
-    n += BW__SHM_LOAD(b->s->ctr[i].c[which]);
-  return n;
+  bw__shm_bump(b->s->ctr, which);
 }
 
 static uint64_t bw__slot_word(uint64_t gen, int64_t start_ns, int64_t lease) {
@@ -652,7 +641,7 @@ void bw_shm_breaker_reset(bw_shm_breaker_t *b) {
 
 void bw_shm_breaker_stats(const bw_shm_breaker_t *b, bw_breaker_stats_t *out) {
   const bw__brk_t *s;
-  uint64_t w;
+  uint64_t w, sum[BW__C_COUNT];
   int64_t now, since;
   if (out == NULL) return;
   memset(out, 0, sizeof(*out));
@@ -669,13 +658,14 @@ void bw_shm_breaker_stats(const bw_shm_breaker_t *b, bw_breaker_stats_t *out) {
       out->window_failure_ratio =
           (double)out->window_failures / (double)out->window_calls;
   }
-  out->successes = bw__sum(b, BW__C_SUCCESSES);
-  out->failures = bw__sum(b, BW__C_FAILURES);
-  out->ignored = bw__sum(b, BW__C_IGNORED);
+  bw__shm_sum_all(s->ctr, sum, BW__C_COUNT);
+  out->successes = sum[BW__C_SUCCESSES];
+  out->failures = sum[BW__C_FAILURES];
+  out->ignored = sum[BW__C_IGNORED];
   out->calls = out->successes + out->failures + out->ignored;
-  out->stale = bw__sum(b, BW__C_STALE);
-  out->admitted = bw__sum(b, BW__C_ADMITTED);
-  out->rejected = bw__sum(b, BW__C_REJECTED);
+  out->stale = sum[BW__C_STALE];
+  out->admitted = sum[BW__C_ADMITTED];
+  out->rejected = sum[BW__C_REJECTED];
   out->opens = BW__SHM_LOAD(s->opens);
   out->half_opens = BW__SHM_LOAD(s->half_opens);
   out->closes = BW__SHM_LOAD(s->closes);
@@ -720,10 +710,10 @@ static uint32_t bw__lim_limit(const bw_limit_t *l) {
 
 static uint32_t bw__lim_in_flight(const bw_limit_t *l) {
   const bw_shm_breaker_t *b = (const bw_shm_breaker_t *)l;
-  uint64_t released = bw__sum(b, BW__C_SUCCESSES) + bw__sum(b, BW__C_FAILURES) +
-                      bw__sum(b, BW__C_IGNORED);
-  uint64_t admitted = bw__sum(b, BW__C_ADMITTED);
-  uint64_t n = admitted > released ? admitted - released : 0;
+  uint64_t sum[BW__C_COUNT], released, n;
+  bw__shm_sum_all(b->s->ctr, sum, BW__C_COUNT);
+  released = sum[BW__C_SUCCESSES] + sum[BW__C_FAILURES] + sum[BW__C_IGNORED];
+  n = sum[BW__C_ADMITTED] > released ? sum[BW__C_ADMITTED] - released : 0;
   return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 

@@ -18,16 +18,12 @@ enum {
   BW__B_COUNT
 };
 
-typedef struct bw__bud_ctr_s {
-  _Atomic uint64_t c[BW__SHM_ALIGN / 8];
-} bw__bud_ctr_t;
-
 typedef struct bw__bud_s {
   bw__shm_obj_t hdr;
   int64_t max_milli;   /* immutable */
   int64_t ratio_milli; /* immutable */
   BW__PAIR_ALIGNED _Atomic int64_t tokens;
-  BW__PAIR_ALIGNED bw__bud_ctr_t ctr[BW__SHM_STRIPES];
+  BW__PAIR_ALIGNED bw__shm_ctr_t ctr[BW__SHM_STRIPES];
 } bw__bud_t;
 
 struct bw_shm_budget_s {
@@ -118,7 +114,7 @@ const char *bw_shm_budget_name(const bw_shm_budget_t *b) {
 }
 
 static inline void bw__bcount(bw_shm_budget_t *b, int which) {
-  BW__SHM_ADD(b->s->ctr[bw__shm_stripe()].c[which], 1);
+  bw__shm_bump(b->s->ctr, which);
 }
 
 /* Adds delta milli-tokens, held inside [0, max]; a no-op write is skipped. */
@@ -162,13 +158,11 @@ bool bw_shm_budget_try_retry(bw_shm_budget_t *b) {
 }
 
 void bw_shm_budget_stats(const bw_shm_budget_t *b, bw_budget_stats_t *out) {
-  uint64_t sum[BW__B_COUNT] = {0};
+  uint64_t sum[BW__B_COUNT];
   if (out == NULL) return;
   memset(out, 0, sizeof(*out));
   if (b == NULL) return;
-  for (unsigned i = 0; i < BW__SHM_STRIPES; i++)
-    for (int k = 0; k < BW__B_COUNT; k++)
-      sum[k] += BW__SHM_LOAD(b->s->ctr[i].c[k]);
+  bw__shm_sum_all(b->s->ctr, sum, BW__B_COUNT);
   out->requests = sum[BW__B_REQUESTS];
   out->successes = sum[BW__B_SUCCESSES];
   out->failures = sum[BW__B_FAILURES];

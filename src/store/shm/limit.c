@@ -23,16 +23,12 @@ enum {
   BW__L_COUNT
 };
 
-typedef struct bw__lim_ctr_s {
-  _Atomic uint64_t c[BW__SHM_ALIGN / 8];
-} bw__lim_ctr_t;
-
 typedef struct bw__lim_s {
   bw__shm_obj_t hdr;
   uint32_t max; /* immutable */
   uint32_t reserved;
   int64_t lease_ms; /* immutable */
-  BW__PAIR_ALIGNED bw__lim_ctr_t ctr[BW__SHM_STRIPES];
+  BW__PAIR_ALIGNED bw__shm_ctr_t ctr[BW__SHM_STRIPES];
   /* followed by max * BW__SLOT_WORDS words */
 } bw__lim_t;
 
@@ -153,7 +149,7 @@ const char *bw_shm_limit_name(const bw_shm_limit_t *l) {
 }
 
 static inline void bw__lcount(bw_shm_limit_t *l, int which) {
-  BW__SHM_ADD(l->s->ctr[bw__shm_stripe()].c[which], 1);
+  bw__shm_bump(l->s->ctr, which);
 }
 
 static inline _Atomic uint64_t *bw__slot(const bw_shm_limit_t *l, uint32_t i) {
@@ -232,13 +228,11 @@ static uint32_t bw__in_flight(const bw_shm_limit_t *l) {
 }
 
 void bw_shm_limit_stats(const bw_shm_limit_t *l, bw_shm_limit_stats_t *out) {
-  uint64_t sum[BW__L_COUNT] = {0};
+  uint64_t sum[BW__L_COUNT];
   if (out == NULL) return;
   memset(out, 0, sizeof(*out));
   if (l == NULL) return;
-  for (unsigned i = 0; i < BW__SHM_STRIPES; i++)
-    for (int k = 0; k < BW__L_COUNT; k++)
-      sum[k] += BW__SHM_LOAD(l->s->ctr[i].c[k]);
+  bw__shm_sum_all(l->s->ctr, sum, BW__L_COUNT);
   out->max_concurrent = l->max;
   out->in_flight = bw__in_flight(l);
   out->admitted = sum[BW__L_ADMITTED];

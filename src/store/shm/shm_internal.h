@@ -112,6 +112,27 @@ static inline unsigned bw__shm_stripe(void) {
   return bw__shm_stripe_slow();
 }
 
+/* One process's stripe of an object's counters in the segment (a line pair
+ * of its own: processes do not share a line). */
+typedef struct bw__shm_ctr_s {
+  _Atomic uint64_t c[BW__SHM_ALIGN / 8];
+} bw__shm_ctr_t;
+
+/* Adds 1 to counter `which` on this process's stripe of ctr[]. */
+static inline void bw__shm_bump(bw__shm_ctr_t *ctr, int which) {
+  BW__SHM_ADD(ctr[bw__shm_stripe()].c[which], 1);
+}
+
+/* Counters 0..n-1 summed over the stripes into sum[] (zeroed first). */
+static inline void bw__shm_sum_all(const bw__shm_ctr_t *ctr, uint64_t *sum,
+                                   int n) {
+  for (int k = 0; k < n; k++)
+    sum[k] = 0;
+  for (unsigned i = 0; i < BW__SHM_STRIPES; i++)
+    for (int k = 0; k < n; k++)
+      sum[k] += BW__SHM_LOAD(ctr[i].c[k]);
+}
+
 static inline size_t bw__shm_round(size_t n) {
   return (n + BW__SHM_ALIGN - 1) / BW__SHM_ALIGN * BW__SHM_ALIGN;
 }
