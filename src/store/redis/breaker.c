@@ -479,12 +479,6 @@ static void bw__rb_take(bw_redis_breaker_t *b) {
   b->have_batch = true;
 }
 
-static int64_t bw__rb_int(const redisReply *r) {
-  if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
-  if (r->type == REDIS_REPLY_STRING) return strtoll(r->str, NULL, 10);
-  return 0;
-}
-
 /* Formats the outstanding batch as the script's KEYS + ARGV into argv
  * (BW__RB_NARGS entries; the strings live in b until the next call). */
 static void bw__rb_argv(bw_redis_breaker_t *b, int64_t now, const char **argv) {
@@ -545,19 +539,20 @@ int bw__rb_adopt(bw_redis_breaker_t *b, const redisReply *r, int64_t now) {
   b->have_batch = false;
   atomic_fetch_add_explicit(&b->pushed_calls, b->b_tc, memory_order_relaxed);
   atomic_fetch_add_explicit(&b->syncs, 1, memory_order_relaxed);
-  st = (bw_state_t)bw__rb_int(r->element[0]);
-  gen = (uint64_t)bw__rb_int(r->element[1]);
-  rem_ms = bw__rb_int(r->element[2]);
-  atomic_store_explicit(&b->shared_consec, (uint32_t)bw__rb_int(r->element[3]),
+  st = (bw_state_t)bw__reply_int(r->element[0]);
+  gen = (uint64_t)bw__reply_int(r->element[1]);
+  rem_ms = bw__reply_int(r->element[2]);
+  atomic_store_explicit(&b->shared_consec,
+                        (uint32_t)bw__reply_int(r->element[3]),
                         memory_order_relaxed);
-  atomic_store_explicit(&b->shared_wc, (uint64_t)bw__rb_int(r->element[4]),
+  atomic_store_explicit(&b->shared_wc, (uint64_t)bw__reply_int(r->element[4]),
                         memory_order_relaxed);
-  atomic_store_explicit(&b->shared_wf, (uint64_t)bw__rb_int(r->element[5]),
+  atomic_store_explicit(&b->shared_wf, (uint64_t)bw__reply_int(r->element[5]),
                         memory_order_relaxed);
   atomic_store_explicit(&b->shared_total_calls,
-                        (uint64_t)bw__rb_int(r->element[6]),
+                        (uint64_t)bw__reply_int(r->element[6]),
                         memory_order_relaxed);
-  if (bw__rb_int(r->element[7]) == 0)
+  if (bw__reply_int(r->element[7]) == 0)
     atomic_fetch_add_explicit(&b->duplicate_batches, 1, memory_order_relaxed);
   /* Adopt: open_until before the word, so a reader of the word sees it. */
   if (st == BW_OPEN)

@@ -367,6 +367,13 @@ char *bw__rconn_key(const bw__rconn_t *rc, const char *a, const char *b,
   return k;
 }
 
+char *bw__rcat(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 1;
+  char *k = bw__malloc(n);
+  if (k != NULL) snprintf(k, n, "%s%s", a, b);
+  return k;
+}
+
 /* ---- a serialised client (shared by the queue and the idempotency store)
  */
 

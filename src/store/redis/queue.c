@@ -9,11 +9,6 @@
 #include "redis_internal.h"
 #include "store_internal.h"
 
-static int64_t bw__rint(const redisReply *r) {
-  if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
-  return 0;
-}
-
 /* ---- queue guard ----------------------------------------------------------
  */
 
@@ -199,9 +194,9 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, 3, &rc);
   if (r == NULL) goto out;
-  admitted = bw__rint(r->element[0]);
-  size = bw__rint(r->element[1]);
-  warn = bw__rint(r->element[2]);
+  admitted = bw__reply_int(r->element[0]);
+  size = bw__reply_int(r->element[1]);
+  warn = bw__reply_int(r->element[2]);
   freeReplyObject(r);
   if (size_out != NULL) *size_out = (uint64_t)size;
   if (admitted) {
@@ -230,10 +225,7 @@ out:
 
 /* The processing list of `consumer` (bw__malloc'd). */
 static char *bw__rq_proc_key(const bw_redis_queue_t *q, const char *consumer) {
-  size_t n = strlen(q->k_proc) + strlen(consumer) + 1;
-  char *k = bw__malloc(n);
-  if (k != NULL) snprintf(k, n, "%s%s", q->k_proc, consumer);
-  return k;
+  return bw__rcat(q->k_proc, consumer);
 }
 
 /* With cl.mu held: runs script (1 dequeue, 2 recover) on the queue and
@@ -313,7 +305,7 @@ int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rq_call(&q->cl, -1, 0, 4, argv, lens, 0, &rc);
   if (r == NULL) goto out;
-  if (bw__rint(r) >= 1) {
+  if (bw__reply_int(r) >= 1) {
     atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
     rc = BW_OK;
   } else {
@@ -335,10 +327,12 @@ int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rq_consumer_call(q, 2, consumer, 3, &rc);
   if (r == NULL) goto out;
-  if (moved != NULL) *moved = (uint64_t)bw__rint(r->element[0]);
-  atomic_fetch_add_explicit(&q->recovered, (uint64_t)bw__rint(r->element[0]),
+  if (moved != NULL) *moved = (uint64_t)bw__reply_int(r->element[0]);
+  atomic_fetch_add_explicit(&q->recovered,
+                            (uint64_t)bw__reply_int(r->element[0]),
                             memory_order_relaxed);
-  if (bw__rint(r->element[2])) bw__rq_warn(q, bw__rint(r->element[1]));
+  if (bw__reply_int(r->element[2]))
+    bw__rq_warn(q, bw__reply_int(r->element[1]));
   freeReplyObject(r);
   rc = BW_OK;
 out:
@@ -354,7 +348,7 @@ static int bw__rq_llen(bw_redis_queue_t *q, const char *key, uint64_t *size) {
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rq_call(&q->cl, -1, 0, 2, argv, NULL, 0, &rc);
   if (r == NULL) goto out;
-  *size = (uint64_t)bw__rint(r);
+  *size = (uint64_t)bw__reply_int(r);
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -481,10 +475,7 @@ bw_redis_idem_t *bw_redis_idem_new(const bw_redis_idem_config_t *cfg,
 }
 
 static char *bw__ri_key(const bw_redis_idem_t *d, const char *key) {
-  size_t n = strlen(d->k_base) + strlen(key) + 1;
-  char *k = bw__malloc(n);
-  if (k != NULL) snprintf(k, n, "%s%s", d->k_base, key);
-  return k;
+  return bw__rcat(d->k_base, key);
 }
 
 int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
@@ -508,7 +499,7 @@ int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
   pthread_mutex_lock(&d->cl.mu);
   r = bw__rq_call(&d->cl, 0, 1, 2, argv, NULL, 1, &rc);
   if (r == NULL) goto out;
-  *status = (bw_idem_state_t)bw__rint(r->element[0]);
+  *status = (bw_idem_state_t)bw__reply_int(r->element[0]);
   if (*status == BW_IDEM_DONE && r->elements >= 2 &&
       r->element[1]->type == REDIS_REPLY_STRING) {
     const redisReply *v = r->element[1];
@@ -579,7 +570,7 @@ int bw_redis_idem_abandon(bw_redis_idem_t *d, const char *key) {
   pthread_mutex_lock(&d->cl.mu);
   r = bw__rq_call(&d->cl, 1, 1, 1, argv, NULL, 0, &rc);
   if (r == NULL) goto out;
-  rc = bw__rint(r) == 1 ? BW_OK : BW_E_NOTFOUND;
+  rc = bw__reply_int(r) == 1 ? BW_OK : BW_E_NOTFOUND;
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);

@@ -8,9 +8,18 @@
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "breakwater/store_redis.h"
 #include "internal.h"
+
+/* A reply's integer: an integer reply, or a numeric string reply (HGET,
+ * some scripts); 0 for anything else. */
+static inline int64_t bw__reply_int(const redisReply *r) {
+  if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
+  if (r->type == REDIS_REPLY_STRING) return strtoll(r->str, NULL, 10);
+  return 0;
+}
 
 #define BW__RCONN_MAX_SCRIPTS 8
 
@@ -68,6 +77,8 @@ void bw__rconn_destroy(bw__rconn_t *rc);
  * memory. */
 char *bw__rconn_key(const bw__rconn_t *rc, const char *a, const char *b,
                     const char *c);
+/* a then b in a new string (bw__free it); NULL when out of memory. */
+char *bw__rcat(const char *a, const char *b);
 
 /* A connection shared by the threads of one object, serialised by `mu`,
  * with outage reporting: one redis_unavailable event when it breaks, one

@@ -285,12 +285,6 @@ static redisReply *bw__rqs_call(bw__rqs_t *q, const char *op, int nextra,
   return r;
 }
 
-static int64_t bw__qi(const redisReply *r) {
-  if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
-  if (r->type == REDIS_REPLY_STRING) return strtoll(r->str, NULL, 10);
-  return 0;
-}
-
 static void bw__rqs_warn(bw__rqs_t *q, uint64_t depth) {
   bw_field_t f[3];
   char reason[128];
@@ -338,13 +332,13 @@ static int bw__rqs_enqueue(bw_queue_store_t *base, const bw_blob_t *items,
   r = bw__rqs_call(q, "enqueue", (int)(n + 2), av, al, 5 + n, NULL, &rc);
   if (r == NULL) goto out;
   {
-    uint64_t ok = (uint64_t)bw__qi(r->element[0]);
-    uint64_t refused = (uint64_t)bw__qi(r->element[1]);
-    uint64_t warn = (uint64_t)bw__qi(r->element[2]);
-    uint64_t first = (uint64_t)bw__qi(r->element[3]);
-    q->st.dlq_dropped += (uint64_t)bw__qi(r->element[4]);
+    uint64_t ok = (uint64_t)bw__reply_int(r->element[0]);
+    uint64_t refused = (uint64_t)bw__reply_int(r->element[1]);
+    uint64_t warn = (uint64_t)bw__reply_int(r->element[2]);
+    uint64_t first = (uint64_t)bw__reply_int(r->element[3]);
+    q->st.dlq_dropped += (uint64_t)bw__reply_int(r->element[4]);
     for (i = 0; i < n; i++)
-      if (ids != NULL) ids[i] = (uint64_t)bw__qi(r->element[5 + i]);
+      if (ids != NULL) ids[i] = (uint64_t)bw__reply_int(r->element[5 + i]);
     q->st.enqueued += ok;
     q->st.refused_full += refused;
     if (accepted != NULL) *accepted = (size_t)ok;
@@ -380,9 +374,9 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rqs_call(q, "claim", 2, av, NULL, 3, &now, &rc);
   if (r == NULL) goto out;
-  moved = (size_t)bw__qi(r->element[0]);
-  got = (size_t)bw__qi(r->element[1]);
-  q->st.dlq_dropped += (uint64_t)bw__qi(r->element[2]);
+  moved = (size_t)bw__reply_int(r->element[0]);
+  got = (size_t)bw__reply_int(r->element[1]);
+  q->st.dlq_dropped += (uint64_t)bw__reply_int(r->element[2]);
   if (r->elements != 3 + moved * 3 + got * 5) {
     rc = bw__rqs_bad(q, r);
     got = 0;
@@ -401,20 +395,20 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
       break;
     }
     it->len = p->len;
-    it->id = (uint64_t)bw__qi(r->element[pos]);
-    it->receipt = (uint64_t)bw__qi(r->element[pos + 1]);
-    it->deliveries = (uint32_t)bw__qi(r->element[pos + 2]);
-    it->enqueued_ns = bw__qi(r->element[pos + 3]);
+    it->id = (uint64_t)bw__reply_int(r->element[pos]);
+    it->receipt = (uint64_t)bw__reply_int(r->element[pos + 1]);
+    it->deliveries = (uint32_t)bw__reply_int(r->element[pos + 2]);
+    it->enqueued_ns = bw__reply_int(r->element[pos + 3]);
     it->lease_until_ns = now + visibility_ms * BW_NS_PER_MS;
   }
   for (k = 0, pos = 3 + got * 5; k < moved; k++, pos += 3) {
     char msg[64];
     snprintf(msg, sizeof(msg), "delivered %lld times without an ack",
-             (long long)bw__qi(r->element[pos + 2]));
+             (long long)bw__reply_int(r->element[pos + 2]));
     bw__rqs_dead(q, BW_DLQ_MAX_DELIVERIES, msg,
-                 (uint64_t)bw__qi(r->element[pos]),
-                 (uint64_t)bw__qi(r->element[pos + 1]),
-                 (uint64_t)bw__qi(r->element[pos + 2]), 1);
+                 (uint64_t)bw__reply_int(r->element[pos]),
+                 (uint64_t)bw__reply_int(r->element[pos + 1]),
+                 (uint64_t)bw__reply_int(r->element[pos + 2]), 1);
   }
   got = i;
   q->st.claimed += got;
@@ -443,7 +437,7 @@ static int bw__rqs_settle(bw__rqs_t *q, const char *op, uint64_t id,
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rqs_call(q, op, nargs, av, NULL, 1, NULL, &rc);
   if (r == NULL) goto out;
-  switch (bw__qi(r->element[0])) {
+  switch (bw__reply_int(r->element[0])) {
   case -1:
     rc = BW_E_NOTFOUND;
     break;
@@ -454,17 +448,18 @@ static int bw__rqs_settle(bw__rqs_t *q, const char *op, uint64_t id,
   case 1: {
     char msg[160];
     bool rej = strcmp(op, "reject") == 0;
-    if (r->elements >= 4) q->st.dlq_dropped += (uint64_t)bw__qi(r->element[3]);
+    if (r->elements >= 4)
+      q->st.dlq_dropped += (uint64_t)bw__reply_int(r->element[3]);
     if (!rej) {
       q->st.nacked++;
       snprintf(msg, sizeof(msg), "nacked after %lld deliveries",
-               (long long)bw__qi(r->element[2]));
+               (long long)bw__reply_int(r->element[2]));
     } else {
       snprintf(msg, sizeof(msg), "%s", extra);
     }
     bw__rqs_dead(q, rej ? BW_DLQ_REJECTED : BW_DLQ_MAX_DELIVERIES, msg, id,
-                 (uint64_t)bw__qi(r->element[1]),
-                 (uint64_t)bw__qi(r->element[2]), 1);
+                 (uint64_t)bw__reply_int(r->element[1]),
+                 (uint64_t)bw__reply_int(r->element[2]), 1);
     rc = BW_OK;
     break;
   }
@@ -527,10 +522,10 @@ static int bw__rqs_dlq_list(bw_queue_store_t *base, uint64_t after_id,
       break;
     }
     d->len = p->len;
-    d->id = (uint64_t)bw__qi(r->element[i]);
-    d->item_id = (uint64_t)bw__qi(r->element[i + 1]);
-    d->deliveries = (uint32_t)bw__qi(r->element[i + 2]);
-    d->time_ns = bw__qi(r->element[i + 3]);
+    d->id = (uint64_t)bw__reply_int(r->element[i]);
+    d->item_id = (uint64_t)bw__reply_int(r->element[i + 1]);
+    d->deliveries = (uint32_t)bw__reply_int(r->element[i + 2]);
+    d->time_ns = bw__reply_int(r->element[i + 3]);
     if (r->element[i + 4]->type == REDIS_REPLY_STRING)
       snprintf(d->reason, sizeof(d->reason), "%s", r->element[i + 4]->str);
     if (r->element[i + 5]->type == REDIS_REPLY_STRING)
@@ -567,7 +562,7 @@ static int bw__rqs_requeue(bw_queue_store_t *base, uint64_t dlq_id,
   r = bw__rqs_call_dlq(q, "requeue", dlq_id, &rc);
   if (r == NULL) goto out;
   {
-    int64_t v = bw__qi(r->element[0]);
+    int64_t v = bw__reply_int(r->element[0]);
     if (v == -1) {
       rc = BW_E_NOTFOUND;
     } else if (v == -2) {
@@ -575,8 +570,8 @@ static int bw__rqs_requeue(bw_queue_store_t *base, uint64_t dlq_id,
     } else {
       if (new_id != NULL) *new_id = (uint64_t)v;
       q->st.requeued++;
-      if (r->elements >= 2 && bw__qi(r->element[1]) > 0)
-        bw__rqs_warn(q, (uint64_t)bw__qi(r->element[1]));
+      if (r->elements >= 2 && bw__reply_int(r->element[1]) > 0)
+        bw__rqs_warn(q, (uint64_t)bw__reply_int(r->element[1]));
     }
   }
   freeReplyObject(r);
@@ -592,7 +587,7 @@ static int bw__rqs_dlq_delete(bw_queue_store_t *base, uint64_t dlq_id) {
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rqs_call_dlq(q, "dlq_delete", dlq_id, &rc);
   if (r == NULL) goto out;
-  rc = bw__qi(r->element[0]) == 0 ? BW_OK : BW_E_NOTFOUND;
+  rc = bw__reply_int(r->element[0]) == 0 ? BW_OK : BW_E_NOTFOUND;
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -608,10 +603,10 @@ static int bw__rqs_stats(bw_queue_store_t *base, bw_queue_store_stats_t *out) {
   out->max_size = q->cfg.max_size;
   r = bw__rqs_call(q, "stats", 0, NULL, NULL, 4, NULL, &rc);
   if (r == NULL) goto out;
-  out->depth = (uint64_t)bw__qi(r->element[0]);
-  out->in_flight = (uint64_t)bw__qi(r->element[1]);
-  out->dlq_depth = (uint64_t)bw__qi(r->element[2]);
-  out->warning = bw__qi(r->element[3]) != 0;
+  out->depth = (uint64_t)bw__reply_int(r->element[0]);
+  out->in_flight = (uint64_t)bw__reply_int(r->element[1]);
+  out->dlq_depth = (uint64_t)bw__reply_int(r->element[2]);
+  out->warning = bw__reply_int(r->element[3]) != 0;
   out->fill = (double)out->depth / (double)q->cfg.max_size;
   freeReplyObject(r);
 out:
@@ -756,15 +751,13 @@ static redisReply *bw__ris_run(bw__ris_t *s, const char *key, int argc,
                                const char **argv, const size_t *lens, int *rc) {
   const char *av[9];
   size_t al[9];
-  size_t kn = strlen(s->prefix) + strlen(key) + 1;
-  char *k = bw__malloc(kn);
+  char *k = bw__rcat(s->prefix, key);
   redisReply *r;
   int i;
   if (k == NULL) {
     *rc = BW_E_NOMEM;
     return NULL;
   }
-  snprintf(k, kn, "%s%s", s->prefix, key);
   av[0] = k;
   al[0] = strlen(k);
   for (i = 0; i < argc; i++) {
@@ -808,7 +801,7 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
   av[4] = now_s;
   r = bw__ris_run(s, key, 5, av, NULL, &rc);
   if (r == NULL) goto out;
-  switch (bw__qi(r->element[0])) {
+  switch (bw__reply_int(r->element[0])) {
   case 0:
     out->state = BW_IDEM_NEW;
     out->token = token;
@@ -822,7 +815,7 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
     out->state = BW_IDEM_DONE;
     if (r->elements >= 4) {
       const redisReply *v = r->element[3];
-      out->status = (int)bw__qi(r->element[2]);
+      out->status = (int)bw__reply_int(r->element[2]);
       out->result = bw__qs_copy(v->str, v->len);
       if (out->result == NULL) {
         rc = BW_E_NOMEM;
@@ -832,7 +825,7 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
     }
     s->st.hits++;
   }
-  if (r->elements >= 2) out->expires_ns = bw__qi(r->element[1]);
+  if (r->elements >= 2) out->expires_ns = bw__reply_int(r->element[1]);
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&s->cl.mu);
@@ -843,7 +836,7 @@ out:
  * counting *done, or BW_E_STALE when the token no longer holds the key. */
 static int bw__ris_settled(bw__ris_t *s, redisReply *r, uint64_t *done) {
   int rc = BW_OK;
-  if (bw__qi(r->element[0]) == 0) {
+  if (bw__reply_int(r->element[0]) == 0) {
     (*done)++;
   } else {
     s->st.stale++;
