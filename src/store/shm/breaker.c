@@ -156,56 +156,35 @@ static void bw__brk_init(void *block, const void *arg) {
   atomic_store(&s->state_since_ns, in->now);
 }
 
-#define BW__DIFF_U(f)                                                     \
-  if (a->f != b->f)                                                       \
-  return bw__error_set(err, BW_E_INVAL, #f,                               \
-                       "breaker in shared-memory segment %s was created " \
-                       "with " #f                                         \
-                       " %llu; this configuration has %llu "              \
-                       "(every process must use the same configuration)", \
-                       seg, (unsigned long long)a->f,                     \
-                       (unsigned long long)b->f)
-#define BW__DIFF_D(f)                                                     \
-  if (a->f != b->f)                                                       \
-  return bw__error_set(err, BW_E_INVAL, #f,                               \
-                       "breaker in shared-memory segment %s was created " \
-                       "with " #f                                         \
-                       " %g; this configuration has %g (every "           \
-                       "process must use the same configuration)",        \
-                       seg, a->f, b->f)
+#define BW__DIFF_U(f) \
+  if (a->f != b->f)   \
+  return bw__shm_mismatch_u(err, "breaker", seg, #f, a->f, b->f)
+#define BW__DIFF_D(f) \
+  if (a->f != b->f)   \
+  return bw__shm_mismatch_g(err, "breaker", seg, #f, a->f, b->f)
 
 static int bw__brk_check(const void *block, const void *arg, const char *seg,
                          bw_error_t *err) {
   const bw__brk_cfg_t *a = &((const bw__brk_t *)block)->cfg;
   const bw__brk_cfg_t *b = ((const bw__brk_init_t *)arg)->cfg;
   if (a->rule != b->rule)
-    return bw__error_set(err, BW_E_INVAL, "trip_rule",
-                         "breaker in shared-memory segment %s was created "
-                         "with trip_rule %s; this configuration has %s "
-                         "(every process must use the same configuration)",
-                         seg, bw_trip_rule_name((bw_trip_rule_t)a->rule),
-                         bw_trip_rule_name((bw_trip_rule_t)b->rule));
+    return bw__shm_mismatch(err, "breaker", seg, "trip_rule",
+                            bw_trip_rule_name((bw_trip_rule_t)a->rule),
+                            bw_trip_rule_name((bw_trip_rule_t)b->rule));
   BW__DIFF_U(failure_threshold);
   BW__DIFF_D(failure_ratio);
   BW__DIFF_U(window_ms);
   /* The public name of `buckets`. */
   if (a->buckets != b->buckets)
-    return bw__error_set(err, BW_E_INVAL, "window_buckets",
-                         "breaker in shared-memory segment %s was created "
-                         "with window_buckets %u; this configuration has %u "
-                         "(every process must use the same configuration)",
-                         seg, a->buckets, b->buckets);
+    return bw__shm_mismatch_u(err, "breaker", seg, "window_buckets", a->buckets,
+                              b->buckets);
   BW__DIFF_U(minimum_calls);
   BW__DIFF_U(break_ms);
   BW__DIFF_D(break_multiplier);
   BW__DIFF_U(max_break_ms);
   if (a->half_open_max != b->half_open_max)
-    return bw__error_set(err, BW_E_INVAL, "half_open_max_calls",
-                         "breaker in shared-memory segment %s was created "
-                         "with half_open_max_calls %u; this configuration "
-                         "has %u (every process must use the same "
-                         "configuration)",
-                         seg, a->half_open_max, b->half_open_max);
+    return bw__shm_mismatch_u(err, "breaker", seg, "half_open_max_calls",
+                              a->half_open_max, b->half_open_max);
   BW__DIFF_U(success_threshold);
   BW__DIFF_U(half_open_timeout_ms);
   return BW_OK;

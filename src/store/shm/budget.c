@@ -51,19 +51,13 @@ static int bw__bud_check(const void *block, const void *arg, const char *seg,
   const bw__bud_t *s = block;
   const bw__bud_init_t *in = arg;
   if (s->max_milli != in->max_milli)
-    return bw__error_set(err, BW_E_INVAL, "max_tokens",
-                         "budget in shared-memory segment %s was created "
-                         "with max_tokens %g; this configuration has %g "
-                         "(every process must use the same configuration)",
-                         seg, (double)s->max_milli / BW__MILLI,
-                         (double)in->max_milli / BW__MILLI);
+    return bw__shm_mismatch_g(err, "budget", seg, "max_tokens",
+                              (double)s->max_milli / BW__MILLI,
+                              (double)in->max_milli / BW__MILLI);
   if (s->ratio_milli != in->ratio_milli)
-    return bw__error_set(err, BW_E_INVAL, "token_ratio",
-                         "budget in shared-memory segment %s was created "
-                         "with token_ratio %g; this configuration has %g "
-                         "(every process must use the same configuration)",
-                         seg, (double)s->ratio_milli / BW__MILLI,
-                         (double)in->ratio_milli / BW__MILLI);
+    return bw__shm_mismatch_g(err, "budget", seg, "token_ratio",
+                              (double)s->ratio_milli / BW__MILLI,
+                              (double)in->ratio_milli / BW__MILLI);
   return BW_OK;
 }
 

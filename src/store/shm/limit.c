@@ -68,17 +68,11 @@ static int bw__lim_check(const void *block, const void *arg, const char *seg,
   const bw__lim_t *s = block;
   const bw__lim_init_t *in = arg;
   if (s->max != in->max)
-    return bw__error_set(err, BW_E_INVAL, "max_concurrent",
-                         "limit in shared-memory segment %s was created with "
-                         "max_concurrent %u; this configuration has %u "
-                         "(every process must use the same configuration)",
-                         seg, s->max, in->max);
+    return bw__shm_mismatch_u(err, "limit", seg, "max_concurrent", s->max,
+                              in->max);
   if (s->lease_ms != in->lease_ms)
-    return bw__error_set(err, BW_E_INVAL, "lease_ms",
-                         "limit in shared-memory segment %s was created with "
-                         "lease_ms %lld; this configuration has %lld (every "
-                         "process must use the same configuration)",
-                         seg, (long long)s->lease_ms, (long long)in->lease_ms);
+    return bw__shm_mismatch_i(err, "limit", seg, "lease_ms", s->lease_ms,
+                              in->lease_ms);
   return BW_OK;
 }
 

@@ -343,6 +343,39 @@ void bw_shm_stats(const bw_shm_t *shm, bw_shm_stats_t *out) {
 
 /* ---- objects ------------------------------------------------------------- */
 
+int bw__shm_mismatch(bw_error_t *err, const char *kind, const char *seg,
+                     const char *field, const char *was, const char *now) {
+  return bw__error_set(err, BW_E_INVAL, field,
+                       "%s in shared-memory segment %s was created with %s "
+                       "%s; this configuration has %s (every process must "
+                       "use the same configuration)",
+                       kind, seg, field, was, now);
+}
+
+int bw__shm_mismatch_u(bw_error_t *err, const char *kind, const char *seg,
+                       const char *field, uint64_t was, uint64_t now) {
+  char a[24], b[24];
+  snprintf(a, sizeof(a), "%llu", (unsigned long long)was);
+  snprintf(b, sizeof(b), "%llu", (unsigned long long)now);
+  return bw__shm_mismatch(err, kind, seg, field, a, b);
+}
+
+int bw__shm_mismatch_i(bw_error_t *err, const char *kind, const char *seg,
+                       const char *field, int64_t was, int64_t now) {
+  char a[24], b[24];
+  snprintf(a, sizeof(a), "%lld", (long long)was);
+  snprintf(b, sizeof(b), "%lld", (long long)now);
+  return bw__shm_mismatch(err, kind, seg, field, a, b);
+}
+
+int bw__shm_mismatch_g(bw_error_t *err, const char *kind, const char *seg,
+                       const char *field, double was, double now) {
+  char a[32], b[32];
+  snprintf(a, sizeof(a), "%g", was);
+  snprintf(b, sizeof(b), "%g", now);
+  return bw__shm_mismatch(err, kind, seg, field, a, b);
+}
+
 static const char *bw__kind_name(uint32_t kind) {
   static const char *const names[] = {"object", "breaker", "budget", "limit"};
   return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";

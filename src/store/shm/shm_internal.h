@@ -81,6 +81,20 @@ typedef void (*bw__shm_init_fn)(void *block, const void *arg);
 typedef int (*bw__shm_check_fn)(const void *block, const void *arg,
                                 const char *segment, bw_error_t *err);
 
+/* A check_fn's answer when a published object's `field` differs from this
+ * process's configuration: BW_E_INVAL naming the field, with the two values
+ * as text ("<kind> in shared-memory segment <seg> was created with <field>
+ * <was>; this configuration has <now> (every process must use the same
+ * configuration)"). The _u, _i and _g forms format the values. */
+int bw__shm_mismatch(bw_error_t *err, const char *kind, const char *seg,
+                     const char *field, const char *was, const char *now);
+int bw__shm_mismatch_u(bw_error_t *err, const char *kind, const char *seg,
+                       const char *field, uint64_t was, uint64_t now);
+int bw__shm_mismatch_i(bw_error_t *err, const char *kind, const char *seg,
+                       const char *field, int64_t was, int64_t now);
+int bw__shm_mismatch_g(bw_error_t *err, const char *kind, const char *seg,
+                       const char *field, double was, double now);
+
 /* Finds object `name` of `kind` (checking it) or creates it with `size`
  * bytes (init). *out is the block. BW_OK, BW_E_INVAL (another kind, a
  * differing configuration, a corrupt entry), BW_E_LIMIT (segment full). */
