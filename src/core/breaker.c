@@ -349,7 +349,6 @@ const char *bw_breaker_name(const bw_breaker_t *b) {
 
 #define BW__INC(field) \
   atomic_fetch_add_explicit(&(field), 1, memory_order_relaxed)
-#define BW__LOAD(field) atomic_load_explicit(&(field), memory_order_relaxed)
 
 static inline void bw__admit(bw_breaker_t *b) {
   unsigned si = bw__stripe();

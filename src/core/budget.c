@@ -48,8 +48,6 @@
 /* The window's retries: a ring of 16 buckets' counts (bw__ratio_try). */
 #define BW__RING 16u
 
-#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
-
 typedef struct bw__bstripe_s {
   _Atomic uint64_t requests;
   _Atomic uint64_t successes;

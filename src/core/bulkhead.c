@@ -33,8 +33,6 @@
 #define BW__W_GRANTED 0x47524e54
 #define BW__W_DONE 0x444f4e45
 
-#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
-
 typedef struct bw__bh_stripe_s {
   _Atomic uint64_t admitted;
   _Atomic uint64_t rejected_full;

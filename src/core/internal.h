@@ -74,6 +74,9 @@ static inline int64_t bw__clock_now(const bw_clock_t *c) {
   return c->now_ns(c);
 }
 
+/* A relaxed load of an atomic field (counters and hints read on their own). */
+#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
 /* a / d rounded toward negative infinity (C's / truncates toward 0). */
 static inline int64_t bw__floor_div(int64_t a, int64_t d) {
   int64_t q = a / d;

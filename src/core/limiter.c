@@ -20,7 +20,6 @@
 #define BW__LIM_MAX 1000000u
 #define BW__LIM_MAX_WINDOW 100000u
 #define BW__LIM_MAX_MS INT64_C(86400000)
-#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
 typedef struct bw__lim_stripe_s {
   _Atomic uint64_t admitted;

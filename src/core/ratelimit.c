@@ -29,8 +29,6 @@
  * 2^63 units that signed differences can tell apart. */
 #define BW__MAX_AHEAD (INT64_C(1) << 61)
 
-#define BW__LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
-
 typedef struct bw__rstripe_s {
   _Atomic uint64_t admitted;
   _Atomic uint64_t limited;
