@@ -437,6 +437,11 @@ static void bad_releases_are_refused(void **state) {
   s = stats(lim);
   assert_u64_eq(s.drops, 0);
   assert_u64_eq(s.limit, 10);
+  assert_u64_eq(s.in_flight, 0); /* the count put back, not wrapped */
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_E_INVAL);
+  assert_u64_eq(stats(lim).in_flight, 0);
+  p = take(lim); /* the full limit is still there */
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
   assert_status(bw_limiter_try_acquire(NULL, &p), BW_E_INVAL);
   assert_status(bw_limiter_try_acquire(lim, NULL), BW_E_INVAL);
   assert_u64_eq(bw_limiter_limit(NULL), 0);

@@ -488,7 +488,7 @@ static bool bw__lim_timed(bw_limiter_t *lim, unsigned s) {
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   uint32_t cur, lim_now;
   unsigned s;
-  int64_t next_held;
+  int64_t next_held, start;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
   next_held = atomic_load_explicit(&lim->held_next_ns, memory_order_acquire);
   if (BW__UNLIKELY(next_held != INT64_MAX)) {
@@ -497,29 +497,34 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   }
   s = bw__stripe();
   cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
-  for (;;) {
+  lim_now = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+  if (cur >= lim_now) goto full;
+  /* The start is read before the CAS, once a slot looks free: the clock's
+   * loads then need not wait for the locked instruction (a full barrier).
+   * A refusal after this (a racing thread took the last slot) has read the
+   * clock for nothing, which is rare. */
+  start =
+      bw__lim_timed(lim, s) ? bw__clock_now(lim->clock) : BW_LIMITER_UNTIMED;
+  while (!atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur, cur + 1,
+                                                memory_order_acq_rel,
+                                                memory_order_relaxed)) {
     lim_now = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    if (cur >= lim_now) {
-      bw__bump(&lim->stripes[s].rejected, s);
-      return BW_E_FULL;
-    }
-    if (atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur, cur + 1,
-                                              memory_order_acq_rel,
-                                              memory_order_relaxed))
-      break;
+    if (cur >= lim_now) goto full;
   }
   /* The generation in the high half, the limit in force in the low. */
   p->generation =
       (uint64_t)atomic_load_explicit(&lim->generation, memory_order_acquire)
           << 32 |
       lim_now;
-  p->start_ns =
-      bw__lim_timed(lim, s) ? bw__clock_now(lim->clock) : BW_LIMITER_UNTIMED;
+  p->start_ns = start;
   p->kind = BW_PERMIT_NORMAL;
   p->reserved = cur + 1;
   p->context = NULL;
   bw__bump(&lim->stripes[s].admitted, s);
   return BW_OK;
+full:
+  bw__bump(&lim->stripes[s].rejected, s);
+  return BW_E_FULL;
 }
 
 /* ---- the algorithms ------------------------------------------------------
@@ -851,7 +856,7 @@ static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
 
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
-  uint32_t cur, inflight;
+  uint32_t inflight;
   /* INT64_MIN until the clock is read (bw__growth_cap reads it if it needs
    * it). */
   int64_t now = INT64_MIN, rtt = 0;
@@ -880,21 +885,24 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     }
     hold = lim->hold_ratio > 0.0 && rtt > 0;
   }
-  cur = atomic_load_explicit(&lim->in_flight, memory_order_relaxed);
   if (hold) {
     /* The slot stays counted until the hold ends (bw__held_keep). */
-    if (cur == 0) return BW_E_INVAL;
+    if (BW__LOAD(lim->in_flight) == 0) return BW_E_INVAL;
     if (!bw__held_keep(lim, now + (int64_t)((double)rtt * lim->hold_ratio))) {
       atomic_fetch_add_explicit(&lim->held_overflow, 1, memory_order_relaxed);
       hold = false;
     }
   }
   if (!hold) {
-    do {
-      if (cur == 0) return BW_E_INVAL;
-    } while (!atomic_compare_exchange_weak_explicit(
-        &lim->in_flight, &cur, cur - 1, memory_order_acq_rel,
-        memory_order_relaxed));
+    /* One locked subtraction, with no load before it to wait for. With
+     * nothing in flight (a permit released twice) the count is put back;
+     * until then acquirers see it wrapped, at or above any limit: refused,
+     * never admitted past it. */
+    if (BW__UNLIKELY(atomic_fetch_sub_explicit(&lim->in_flight, 1,
+                                               memory_order_acq_rel) == 0)) {
+      atomic_fetch_add_explicit(&lim->in_flight, 1, memory_order_relaxed);
+      return BW_E_INVAL;
+    }
   }
   s = bw__stripe();
   if (outcome == BW_LIMIT_IGNORED) {
