@@ -5,7 +5,9 @@
  * so admitted = successes + drops + ignored, timed_out counts the TIMED_OUT
  * releases, and once every hold has expired (the clock moved past them and
  * an acquire freed them) in_flight and held return to 0. The limit never
- * leaves [min_limit, max_limit]. Runs under ThreadSanitizer in CI. */
+ * leaves [min_limit, max_limit]; with the threads gone, it is the floor of
+ * the estimate (Gradient2's lock-free updates, below). Runs under
+ * ThreadSanitizer in CI. */
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -97,11 +99,76 @@ static void vegas_held_slots_conserve(void **state) {
   held_slots_conserve(BW_LIMITER_VEGAS);
 }
 
+/* Gradient2 updates its estimate and long-term RTT by CAS, and moves the
+ * limit after them; Vegas does both under its lock. Law: with the threads
+ * gone, limit == floor(estimate) (every estimate's move was published or
+ * overtaken by a later one that was), inside [min, max], and every permit
+ * was released once. Threads run near the limit (initial 4, 4 threads), so
+ * the estimate moves on successes and on drops (one in 8), in races. */
+static void *work_near_limit(void *arg) {
+  worker_t *w = arg;
+  bw_permit_t p;
+  for (int i = 0; i < ITERS; i++) {
+    if (bw_limiter_try_acquire(w->lim, &p) != BW_OK) continue;
+    w->admitted++;
+    w->seed = w->seed * 1103515245u + 12345u;
+    assert_status(
+        bw_limiter_release(
+            w->lim, &p,
+            (w->seed >> 16) % 8 == 0 ? BW_LIMIT_DROPPED : BW_LIMIT_SUCCESS),
+        BW_OK);
+  }
+  return NULL;
+}
+
+static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {
+  bw_limiter_config_t cfg;
+  bw_limiter_config_init(&cfg);
+  cfg.algorithm = alg;
+  cfg.initial_limit = 4;
+  cfg.min_limit = 1;
+  cfg.max_limit = 64;
+  cfg.clock = &ticking;
+  bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
+  assert_non_null(lim);
+  pthread_t t[THREADS];
+  worker_t w[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    w[i] = (worker_t){lim, (unsigned)(i + 3) * 104729u, 0, 0};
+    assert_int_equal(pthread_create(&t[i], NULL, work_near_limit, &w[i]), 0);
+  }
+  uint64_t admitted = 0;
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(t[i], NULL);
+    admitted += w[i].admitted;
+  }
+  bw_limiter_stats_t s;
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.admitted, admitted);
+  assert_u64_eq(s.successes + s.drops, admitted);
+  assert_u64_eq(s.in_flight, 0);
+  assert_true(s.drops > 0 && s.limit_changes > 0);
+  assert_true(s.estimate >= 1.0 && s.estimate <= 64.0);
+  assert_u64_eq(s.limit, (uint64_t)s.estimate);
+  bw_limiter_free(lim);
+}
+
+static void gradient2_estimate_and_limit_agree(void **state) {
+  (void)state;
+  estimate_and_limit_agree(BW_LIMITER_GRADIENT2);
+}
+static void vegas_estimate_and_limit_agree(void **state) {
+  (void)state;
+  estimate_and_limit_agree(BW_LIMITER_VEGAS);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(aimd_held_slots_conserve),
       cmocka_unit_test(gradient2_held_slots_conserve),
       cmocka_unit_test(vegas_held_slots_conserve),
+      cmocka_unit_test(gradient2_estimate_and_limit_agree),
+      cmocka_unit_test(vegas_estimate_and_limit_agree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,10 +4,14 @@
  * - `in_flight` and `limit` are atomics: try_acquire is a CAS raising
  *   in_flight below limit. Counters live in per-thread stripes.
  * - AIMD keeps its whole state in `limit` and updates it with a CAS.
- * - GRADIENT2 and VEGAS keep a fractional estimate and RTT averages, updated
- *   under `lock` on release (a handful of flops), then publish floor(estimate)
- *   to `limit`. A lowered limit never revokes permits: calls beyond it finish
- *   and new ones wait until in_flight drops under it. */
+ * - GRADIENT2 keeps a fractional estimate and a long-term RTT average, each
+ *   one atomic double updated by CAS on release (only its first
+ *   gradient2_warmup samples, a plain mean, take `lock`), and publishes
+ *   floor(estimate) to `limit` by CAS.
+ * - VEGAS keeps the estimate and its round's figures under `lock`, taken
+ *   once per round trip (see "Vegas" below).
+ * A lowered limit never revokes permits: calls beyond it finish and new ones
+ * wait until in_flight drops under it. */
 #include "breakwater/limiter.h"
 
 #include <math.h>
@@ -86,15 +90,16 @@ struct bw_limiter_s {
   _Atomic uint64_t timed_out;
   _Atomic uint64_t held_overflow;
 
-  /* GRADIENT2 / VEGAS state, under lock. */
+  /* GRADIENT2 / VEGAS state. VEGAS: all under lock. GRADIENT2: est and
+   * long_rtt by CAS, the warmup's mean under lock. */
   BW__PAIR_ALIGNED pthread_mutex_t lock;
-  double est;
-  double long_rtt; /* GRADIENT2: ns */
-  double long_sum; /* GRADIENT2 warmup */
-  uint64_t long_count;
-  uint64_t v_probe_base; /* VEGAS: samples when the baseline was last set */
-  double v_lg_floor;     /* VEGAS: floor(est) that v_lg was computed for */
-  double v_lg;           /* VEGAS: max(1, log10(v_lg_floor)), cached */
+  _Atomic double est;
+  _Atomic double long_rtt;  /* GRADIENT2: ns */
+  _Atomic uint32_t g2_warm; /* GRADIENT2: warmup samples taken (to warmup) */
+  double long_sum;          /* GRADIENT2 warmup, under lock */
+  uint64_t v_probe_base;    /* VEGAS: samples when the baseline was last set */
+  double v_lg_floor;        /* VEGAS: floor(est) that v_lg was computed for */
+  double v_lg;              /* VEGAS: max(1, log10(v_lg_floor)), cached */
   _Atomic int64_t min_rtt_ns; /* VEGAS */
   /* VEGAS rounds: successes fold into these without the lock; the success
    * that ends a round takes it and decides. */
@@ -351,7 +356,9 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->report_after_ns, INT64_MIN);
   atomic_init(&lim->reported_limit, cfg->initial_limit);
   lim->userdata = cfg->userdata;
-  lim->est = (double)cfg->initial_limit;
+  atomic_init(&lim->est, (double)cfg->initial_limit);
+  atomic_init(&lim->long_rtt, 0.0);
+  atomic_init(&lim->g2_warm, 0);
   lim->v_lg_floor = -1.0; /* no limit is negative: computed on first use */
   atomic_init(&lim->v_round_start, INT64_MIN); /* the first success ends
                                                   round 0 */
@@ -704,38 +711,122 @@ static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
   bw__lim_changed(lim, cur, next);
 }
 
-/* Under lock: the new fractional estimate, or the old one. */
-static double bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p,
-                            int64_t rtt, uint32_t inflight, bool drop) {
-  double est = lim->est, shortr, longr, ratio, gradient, next;
-  if (drop)
-    return bw__lim_new_congestion(lim, p)
-               ? fmax((double)lim->min, est * lim->backoff)
-               : est;
-  shortr = rtt > 0 ? (double)rtt : 1.0;
-  if (lim->long_count < lim->g2_warmup) {
-    lim->long_count++;
-    lim->long_sum += shortr;
-    lim->long_rtt = lim->long_sum / (double)lim->long_count;
-  } else {
-    lim->long_count++;
-    lim->long_rtt =
-        lim->long_rtt * (1.0 - lim->g2_factor) + shortr * lim->g2_factor;
+/* ---- Gradient2, lock-free ---------------------------------------------------
+ * A sample is two CAS loops on atomic doubles: the long-term average first,
+ * then the estimate, each computed from the value it replaces (a lost CAS
+ * recomputes from the winner's value, so every sample is applied once to
+ * each, in some order). Then the limit is moved to floor(estimate) by
+ * bw__g2_publish. With one thread, or without races, the arithmetic is the
+ * same operations in the same order as under a lock. */
+
+/* Folds the RTT `shortr` into the long-term average and returns the ratio
+ * long / short the sample decides on (before the pull-down below). The
+ * first g2_warmup samples set a plain mean, under the lock (a sum and a
+ * count); from then on, an exponential average by CAS. */
+static double bw__g2_long(bw_limiter_t *lim, double shortr) {
+  double l, nl, ratio;
+  if (BW__UNLIKELY(atomic_load_explicit(&lim->g2_warm, memory_order_acquire) <
+                   lim->g2_warmup)) {
+    pthread_mutex_lock(&lim->lock);
+    {
+      uint32_t n = BW__LOAD(lim->g2_warm);
+      if (n < lim->g2_warmup) {
+        lim->long_sum += shortr;
+        nl = lim->long_sum / (double)(n + 1);
+        ratio = nl / shortr;
+        if (ratio > 2.0) nl *= 0.95;
+        atomic_store_explicit(&lim->long_rtt, nl, memory_order_relaxed);
+        /* Release: a sampler that sees the warmup over sees its mean. */
+        atomic_store_explicit(&lim->g2_warm, n + 1, memory_order_release);
+        pthread_mutex_unlock(&lim->lock);
+        goto done;
+      }
+    }
+    pthread_mutex_unlock(&lim->lock);
   }
-  longr = lim->long_rtt;
-  ratio = longr / shortr; /* the one division (a dozen cycles or more) */
-  /* After a long spell of high latency the average lags far behind a
-   * recovered RTT: pull it down faster than the average alone would. */
-  if (ratio > 2.0) lim->long_rtt *= 0.95;
+  l = atomic_load_explicit(&lim->long_rtt, memory_order_relaxed);
+  for (;;) {
+    nl = l * (1.0 - lim->g2_factor) + shortr * lim->g2_factor;
+    ratio = nl / shortr; /* the one division (a dozen cycles or more) */
+    /* After a long spell of high latency the average lags far behind a
+     * recovered RTT: pull it down faster than the average alone would. */
+    if (ratio > 2.0) nl *= 0.95;
+    if (nl == l) break; /* nothing moves: no write, the line stays shared */
+    if (atomic_compare_exchange_weak_explicit(
+            &lim->long_rtt, &l, nl, memory_order_relaxed, memory_order_relaxed))
+      break;
+  }
+done:
   /* Rounded to the nearest ns (the average is positive). */
-  atomic_store_explicit(&lim->long_rtt_ns, (int64_t)(lim->long_rtt + 0.5),
-                        memory_order_relaxed);
-  if ((double)inflight < est / 2.0) return est; /* app-limited */
-  gradient = bw__clamp(lim->g2_tolerance * ratio, 0.5, 1.0);
-  next = est * gradient + (double)lim->g2_queue;
-  next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
-  if (next < est && !bw__lim_new_congestion(lim, p)) return est;
-  return bw__clamp(next, (double)lim->min, (double)lim->max);
+  if (BW__LOAD(lim->long_rtt_ns) != (int64_t)(nl + 0.5))
+    atomic_store_explicit(&lim->long_rtt_ns, (int64_t)(nl + 0.5),
+                          memory_order_relaxed);
+  return ratio;
+}
+
+/* Moves the limit to floor(estimate) (never below min), reporting the
+ * change. After its CAS, a thread whose estimate was overtaken meanwhile
+ * goes round again: the last estimate's writer, or whoever comes after it,
+ * leaves the limit at that estimate's floor. */
+static void bw__g2_publish(bw_limiter_t *lim) {
+  for (;;) {
+    uint32_t old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+    double e = atomic_load_explicit(&lim->est, memory_order_relaxed);
+    uint32_t next = (uint32_t)floor(e);
+    if (next < lim->min) next = lim->min;
+    if (next == old) return;
+    if (atomic_compare_exchange_strong_explicit(&lim->limit, &old, next,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      bw__lim_changed(lim, old, next);
+      if (atomic_load_explicit(&lim->est, memory_order_relaxed) == e) return;
+    }
+  }
+}
+
+/* One Gradient2 sample (a timed success or a drop), lock-free once warm. */
+static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
+                          uint32_t inflight, bool drop, int64_t now) {
+  double ratio = 0.0, est, next;
+  bool decrease = false; /* this sample won its congestion event */
+  uint32_t old, lnext;
+  if (!drop) ratio = bw__g2_long(lim, rtt > 0 ? (double)rtt : 1.0);
+  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
+  for (;;) {
+    if (drop) {
+      if (!decrease && !(decrease = bw__lim_new_congestion(lim, p))) return;
+      next = fmax((double)lim->min, est * lim->backoff);
+    } else {
+      double gradient;
+      if ((double)inflight < est / 2.0) return; /* app-limited */
+      gradient = bw__clamp(lim->g2_tolerance * ratio, 0.5, 1.0);
+      next = est * gradient + (double)lim->g2_queue;
+      next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
+      /* A decrease, like a drop's, once per congestion event. */
+      if (next < est && !decrease &&
+          !(decrease = bw__lim_new_congestion(lim, p)))
+        return;
+      next = bw__clamp(next, (double)lim->min, (double)lim->max);
+    }
+    lnext = (uint32_t)floor(next);
+    if (lnext < lim->min) lnext = lim->min;
+    old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+    if (lnext > old) {
+      uint32_t cap = bw__growth_cap(lim, old, now);
+      if (lnext > cap) {
+        /* Hold the estimate at the cap too, or it would run ahead and
+         * land all at once when the guard lifts. */
+        lnext = cap;
+        next = (double)cap;
+      }
+    }
+    if (next == est) return;
+    if (atomic_compare_exchange_weak_explicit(
+            &lim->est, &est, next, memory_order_relaxed, memory_order_relaxed))
+      break;
+  }
+  if (lnext < old && drop) bw__guard_decreased(lim, lnext);
+  bw__g2_publish(lim);
 }
 
 /* ---- Vegas: one decision per round trip ------------------------------------
@@ -779,7 +870,7 @@ static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
  * the update, so it is recomputed only when the whole-number limit moves
  * (the same value, bit for bit). */
 static double bw__vegas_lg(bw_limiter_t *lim) {
-  double fl = floor(lim->est);
+  double fl = floor(BW__LOAD(lim->est));
   if (fl != lim->v_lg_floor) {
     lim->v_lg_floor = fl;
     lim->v_lg = fmax(1.0, log10(fl));
@@ -790,9 +881,10 @@ static double bw__vegas_lg(bw_limiter_t *lim) {
 /* Under lock: a drop backs off multiplicatively, once per congestion event
  * (TCP Vegas falls back to Reno on a loss). */
 static double bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p) {
-  if (!bw__lim_new_congestion(lim, p)) return lim->est;
+  double est = BW__LOAD(lim->est);
+  if (!bw__lim_new_congestion(lim, p)) return est;
   atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-  return fmax((double)lim->min, lim->est * lim->backoff);
+  return fmax((double)lim->min, est * lim->backoff);
 }
 
 /* Under lock: ends the round with this success (rtt, admitted at
@@ -801,7 +893,7 @@ static double bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p) {
  * and a fold racing with them costs one sample (above). */
 static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
                               int64_t rtt, uint32_t inflight, int64_t now) {
-  double est = lim->est, lg = bw__vegas_lg(lim), queue, next;
+  double est = BW__LOAD(lim->est), lg = bw__vegas_lg(lim), queue, next;
   int64_t min_rtt = BW__LOAD(lim->min_rtt_ns), rmin;
   uint64_t samples = 0;
   bool busy;
@@ -935,18 +1027,18 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     /* AIMD grows on successes, timed or not: only its slow-call rule
      * needs the RTT. */
     bw__aimd(lim, p, inflight, drop, now);
-  } else if ((timed || drop) && (lim->alg != BW_LIMITER_VEGAS || drop ||
-                                 bw__vegas_fold(lim, p, rtt, inflight, s))) {
-    /* An untimed success is no sample for an RTT-driven algorithm; a Vegas
-     * success that does not end its round has been folded in. */
+  } else if (lim->alg == BW_LIMITER_GRADIENT2) {
+    /* An untimed success is no sample for an RTT-driven algorithm. */
+    if (timed || drop) bw__gradient2(lim, p, rtt, inflight, drop, now);
+  } else if ((timed || drop) &&
+             (drop || bw__vegas_fold(lim, p, rtt, inflight, s))) {
+    /* A Vegas success that does not end its round has been folded in. */
     uint32_t old, next;
+    double est;
     pthread_mutex_lock(&lim->lock);
-    if (lim->alg == BW_LIMITER_GRADIENT2)
-      lim->est = bw__gradient2(lim, p, rtt, inflight, drop);
-    else
-      lim->est = drop ? bw__vegas_drop(lim, p)
-                      : bw__vegas_round(lim, p, rtt, inflight, now);
-    next = (uint32_t)floor(lim->est);
+    est = drop ? bw__vegas_drop(lim, p)
+               : bw__vegas_round(lim, p, rtt, inflight, now);
+    next = (uint32_t)floor(est);
     if (next < lim->min) next = lim->min;
     old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
     if (next > old) {
@@ -955,13 +1047,14 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
         /* Hold the estimate at the cap too, or it would run ahead and
          * land all at once when the guard lifts. */
         next = cap;
-        lim->est = (double)cap;
+        est = (double)cap;
       }
     } else if (next < old && drop) {
       bw__guard_decreased(lim, next);
     }
-    /* Only this lock's holder writes `limit` for these algorithms, so a
-     * plain load and a store when it moved replace an exchange: no locked
+    atomic_store_explicit(&lim->est, est, memory_order_relaxed);
+    /* Only this lock's holder writes `limit` for Vegas, so a plain load
+     * and a store when it moved replace an exchange: no locked
      * instruction, and the line stays shared while the limit holds. */
     if (old != next) {
       atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
@@ -991,9 +1084,7 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
   if (lim->alg == BW_LIMITER_AIMD) {
     out->estimate = (double)out->limit;
   } else {
-    pthread_mutex_lock((pthread_mutex_t *)&lim->lock);
-    out->estimate = lim->est;
-    pthread_mutex_unlock((pthread_mutex_t *)&lim->lock);
+    out->estimate = BW__LOAD(lim->est);
   }
   out->limit_changes = BW__LOAD(lim->changes);
   out->last_rtt_ns = BW__LOAD(lim->last_rtt_ns);
