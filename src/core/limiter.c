@@ -711,6 +711,24 @@ static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
   bw__lim_changed(lim, cur, next);
 }
 
+/* The whole-number limit for a new estimate *est (never below min), the
+ * limit in force being `old`. Growth past the guards' cap holds the
+ * estimate at the cap too, or it would run ahead and land all at once when
+ * the guard lifts. */
+static uint32_t bw__lim_whole(bw_limiter_t *lim, double *est, uint32_t old,
+                              int64_t now) {
+  uint32_t next = (uint32_t)floor(*est);
+  if (next < lim->min) next = lim->min;
+  if (next > old) {
+    uint32_t cap = bw__growth_cap(lim, old, now);
+    if (next > cap) {
+      next = cap;
+      *est = (double)cap;
+    }
+  }
+  return next;
+}
+
 /* ---- Gradient2, lock-free ---------------------------------------------------
  * A sample is two CAS loops on atomic doubles: the long-term average first,
  * then the estimate, each computed from the value it replaces (a lost CAS
@@ -808,18 +826,8 @@ static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
         return;
       next = bw__clamp(next, (double)lim->min, (double)lim->max);
     }
-    lnext = (uint32_t)floor(next);
-    if (lnext < lim->min) lnext = lim->min;
     old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    if (lnext > old) {
-      uint32_t cap = bw__growth_cap(lim, old, now);
-      if (lnext > cap) {
-        /* Hold the estimate at the cap too, or it would run ahead and
-         * land all at once when the guard lifts. */
-        lnext = cap;
-        next = (double)cap;
-      }
-    }
+    lnext = bw__lim_whole(lim, &next, old, now);
     if (next == est) return;
     if (atomic_compare_exchange_weak_explicit(
             &lim->est, &est, next, memory_order_relaxed, memory_order_relaxed))
@@ -1038,18 +1046,9 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     pthread_mutex_lock(&lim->lock);
     est = drop ? bw__vegas_drop(lim, p)
                : bw__vegas_round(lim, p, rtt, inflight, now);
-    next = (uint32_t)floor(est);
-    if (next < lim->min) next = lim->min;
     old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    if (next > old) {
-      uint32_t cap = bw__growth_cap(lim, old, now);
-      if (next > cap) {
-        /* Hold the estimate at the cap too, or it would run ahead and
-         * land all at once when the guard lifts. */
-        next = cap;
-        est = (double)cap;
-      }
-    } else if (next < old && drop) {
+    next = bw__lim_whole(lim, &est, old, now);
+    if (next < old && drop) {
       bw__guard_decreased(lim, next);
     }
     atomic_store_explicit(&lim->est, est, memory_order_relaxed);
