@@ -29,6 +29,7 @@ static const bw_clock_t ticking = {ticking_now, NULL};
 typedef struct worker_s {
   bw_limiter_t *lim;
   unsigned seed;
+  bool near_limit; /* outcomes: a drop in 8, else success; or any of 4 */
   uint64_t admitted, timed_out;
 } worker_t;
 
@@ -36,14 +37,36 @@ static void *work(void *arg) {
   worker_t *w = arg;
   bw_permit_t p;
   for (int i = 0; i < ITERS; i++) {
+    bw_limit_outcome_t o;
     if (bw_limiter_try_acquire(w->lim, &p) != BW_OK) continue;
     w->admitted++;
     w->seed = w->seed * 1103515245u + 12345u;
-    bw_limit_outcome_t o = (bw_limit_outcome_t)((w->seed >> 16) % 4);
+    if (w->near_limit)
+      o = (w->seed >> 16) % 8 == 0 ? BW_LIMIT_DROPPED : BW_LIMIT_SUCCESS;
+    else
+      o = (bw_limit_outcome_t)((w->seed >> 16) % 4);
     if (o == BW_LIMIT_TIMED_OUT) w->timed_out++;
     assert_status(bw_limiter_release(w->lim, &p, o), BW_OK);
   }
   return NULL;
+}
+
+/* THREADS workers on lim until each has tried ITERS acquires; sums what
+ * they counted. */
+static void run_workers(bw_limiter_t *lim, bool near_limit, unsigned seed,
+                        uint64_t *admitted, uint64_t *timed_out) {
+  pthread_t t[THREADS];
+  worker_t w[THREADS];
+  *admitted = *timed_out = 0;
+  for (int i = 0; i < THREADS; i++) {
+    w[i] = (worker_t){lim, (unsigned)(i + 1) * seed, near_limit, 0, 0};
+    assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(t[i], NULL);
+    *admitted += w[i].admitted;
+    *timed_out += w[i].timed_out;
+  }
 }
 
 static void held_slots_conserve(bw_limiter_algorithm_t alg) {
@@ -56,18 +79,8 @@ static void held_slots_conserve(bw_limiter_algorithm_t alg) {
   cfg.timeout_hold_ratio = 0.5;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
-  pthread_t t[THREADS];
-  worker_t w[THREADS];
-  for (int i = 0; i < THREADS; i++) {
-    w[i] = (worker_t){lim, (unsigned)(i + 1) * 7919u, 0, 0};
-    assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
-  }
-  uint64_t admitted = 0, timed_out = 0;
-  for (int i = 0; i < THREADS; i++) {
-    pthread_join(t[i], NULL);
-    admitted += w[i].admitted;
-    timed_out += w[i].timed_out;
-  }
+  uint64_t admitted, timed_out;
+  run_workers(lim, false, 7919u, &admitted, &timed_out);
   bw_limiter_stats_t s;
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.admitted, admitted);
@@ -105,22 +118,6 @@ static void vegas_held_slots_conserve(void **state) {
  * overtaken by a later one that was), inside [min, max], and every permit
  * was released once. Threads run near the limit (initial 4, 4 threads), so
  * the estimate moves on successes and on drops (one in 8), in races. */
-static void *work_near_limit(void *arg) {
-  worker_t *w = arg;
-  bw_permit_t p;
-  for (int i = 0; i < ITERS; i++) {
-    if (bw_limiter_try_acquire(w->lim, &p) != BW_OK) continue;
-    w->admitted++;
-    w->seed = w->seed * 1103515245u + 12345u;
-    assert_status(
-        bw_limiter_release(
-            w->lim, &p,
-            (w->seed >> 16) % 8 == 0 ? BW_LIMIT_DROPPED : BW_LIMIT_SUCCESS),
-        BW_OK);
-  }
-  return NULL;
-}
-
 static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
   bw_limiter_config_init(&cfg);
@@ -131,17 +128,9 @@ static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {
   cfg.clock = &ticking;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
-  pthread_t t[THREADS];
-  worker_t w[THREADS];
-  for (int i = 0; i < THREADS; i++) {
-    w[i] = (worker_t){lim, (unsigned)(i + 3) * 104729u, 0, 0};
-    assert_int_equal(pthread_create(&t[i], NULL, work_near_limit, &w[i]), 0);
-  }
-  uint64_t admitted = 0;
-  for (int i = 0; i < THREADS; i++) {
-    pthread_join(t[i], NULL);
-    admitted += w[i].admitted;
-  }
+  uint64_t admitted, timed_out;
+  run_workers(lim, true, 104729u, &admitted, &timed_out);
+  assert_u64_eq(timed_out, 0);
   bw_limiter_stats_t s;
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.admitted, admitted);
