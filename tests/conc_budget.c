@@ -536,8 +536,128 @@ static void ratio_stress_eight_threads_never_exceed(void **state) {
   ratio_stress(8, 100000, 4.0);
 }
 
+/* One thread counts every request (its stripe is the only one in use: the
+ * budget's fast path for that thread's decisions) while it and other
+ * threads, which count none, race for the retries: the counter starts
+ * asking once every other thread has made its first ask (a barrier's
+ * wake-up would let one side finish first). Every round grants the
+ * allowance exactly: 500 requests at 20 %, 100 retries, never one more or
+ * less. */
+typedef struct {
+  bw_budget_t *b;
+  pthread_barrier_t *barrier;
+  atomic_int *stop, *ready, *go;
+  int asks_per_round;
+  uint64_t asks, allowed;
+} asker_t;
+
+/* Waits (bounded) until *flag reaches v. */
+static void spin_until(atomic_int *flag, int v) {
+  for (long i = 0; i < 100000000L && atomic_load(flag) < v; i++) {
+  }
+}
+
+static void *asker_work(void *arg) {
+  asker_t *w = arg;
+  for (int round = 1;; round++) {
+    pthread_barrier_wait(w->barrier); /* requests counted, or stop */
+    if (atomic_load(w->stop)) break;
+    atomic_fetch_add(w->ready, 1);
+    spin_until(w->go, round);
+    for (int i = 0; i < w->asks_per_round; i++) {
+      w->allowed += bw_budget_try_retry(w->b);
+      if (i == 0) atomic_fetch_add(w->ready, 1); /* asking: main starts */
+    }
+    w->asks += (uint64_t)w->asks_per_round;
+    pthread_barrier_wait(w->barrier); /* main checks */
+  }
+  return NULL;
+}
+
+static void one_counter_and_askers(int askers, int asks_each) {
+  enum { REQUESTS = 500, ALLOWANCE = 100, MAX_ASKERS = 7 };
+  bw_clock_t *clock = bw_clock_manual_new(0);
+  bw_budget_t *b = make(BW_BUDGET_RATIO, 20, 0, clock);
+  asker_t w[MAX_ASKERS];
+  pthread_t th[MAX_ASKERS];
+  pthread_barrier_t barrier;
+  atomic_int stop, ready, go;
+  uint64_t allowed_before = 0, granted = 0, wrong = 0, asks = 0, mine = 0;
+  double deadline = stress_now_s() + 2.0;
+  int rounds = 0;
+  assert_true(askers <= MAX_ASKERS);
+  atomic_init(&stop, 0);
+  atomic_init(&ready, 0);
+  atomic_init(&go, 0);
+  assert_int_equal(pthread_barrier_init(&barrier, NULL, (unsigned)askers + 1),
+                   0);
+  for (int i = 0; i < askers; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].b = b;
+    w[i].barrier = &barrier;
+    w[i].stop = &stop;
+    w[i].ready = &ready;
+    w[i].go = &go;
+    w[i].asks_per_round = asks_each;
+    assert_int_equal(pthread_create(&th[i], NULL, asker_work, &w[i]), 0);
+  }
+  while (rounds < 20000 && stress_now_s() < deadline) {
+    bw_budget_stats_t st;
+    bw_clock_manual_advance(clock, 1000 * BW_NS_PER_MS); /* a new window */
+    for (int i = 0; i < REQUESTS; i++)
+      bw_budget_on_request(b);
+    atomic_store(&ready, 0);
+    pthread_barrier_wait(&barrier);
+    spin_until(&ready, askers);
+    atomic_store(&go, rounds + 1);
+    spin_until(&ready, 2 * askers);
+    for (int i = 0; i < asks_each; i++)
+      mine += bw_budget_try_retry(b);
+    asks += (uint64_t)asks_each;
+    pthread_barrier_wait(&barrier);
+    bw_budget_stats(b, &st);
+    wrong += st.allowed - allowed_before != ALLOWANCE;
+    wrong += st.window_retries != ALLOWANCE;
+    allowed_before = st.allowed;
+    rounds++;
+  }
+  atomic_store(&stop, 1);
+  pthread_barrier_wait(&barrier);
+  granted = mine;
+  for (int i = 0; i < askers; i++) {
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+    granted += w[i].allowed;
+    asks += w[i].asks;
+  }
+  fprintf(stderr,
+          "ratio, one counter and %d askers: %d rounds, the counter granted "
+          "%llu of %llu\n",
+          askers, rounds, (unsigned long long)mine,
+          (unsigned long long)granted);
+  assert_true(rounds > 0);
+  assert_int_equal(wrong, 0);
+  {
+    bw_budget_stats_t st;
+    bw_budget_stats(b, &st);
+    assert_int_equal(st.allowed, (uint64_t)rounds * ALLOWANCE);
+    assert_int_equal(st.allowed, granted);
+    assert_int_equal(st.allowed + st.denied, asks);
+    assert_int_equal(st.requests, (uint64_t)rounds * REQUESTS);
+  }
+  pthread_barrier_destroy(&barrier);
+  bw_budget_free(b);
+  bw_clock_free(clock);
+}
+
+static void ratio_one_counter_and_askers_grant_exactly(void **state) {
+  (void)state;
+  one_counter_and_askers(1, 100); /* one a core */
+  one_counter_and_askers(3, 30);  /* preempted inside decisions too */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(ratio_one_counter_and_askers_grant_exactly),
       cmocka_unit_test(token_bucket_loses_no_update),
       cmocka_unit_test(token_bucket_conserves_and_stays_in_bounds),
       cmocka_unit_test(ratio_never_exceeds_the_allowance),

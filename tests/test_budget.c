@@ -760,6 +760,201 @@ static void retries_of_every_bucket_count_until_they_leave(void **state) {
   }
 }
 
+/* A model of the ratio window kept here, in integers: per bucket, the
+ * requests counted and the retries granted. */
+#define MODEL_RING 64
+typedef struct model_s {
+  int64_t bucket_ns;
+  uint64_t pct, floor_n; /* budget_percent, retries the floor allows */
+  int64_t idx[MODEL_RING];
+  uint64_t req[MODEL_RING], ret[MODEL_RING];
+} model_t;
+
+static void model_init(model_t *m, int64_t bucket_ns, uint64_t pct,
+                       uint64_t floor_n) {
+  memset(m, 0, sizeof(*m));
+  m->bucket_ns = bucket_ns;
+  m->pct = pct;
+  m->floor_n = floor_n;
+  for (int i = 0; i < MODEL_RING; i++)
+    m->idx[i] = INT64_MIN;
+}
+
+static int model_slot(model_t *m, int64_t k) {
+  int i = (int)(((k % MODEL_RING) + MODEL_RING) % MODEL_RING);
+  if (m->idx[i] != k) {
+    m->idx[i] = k;
+    m->req[i] = m->ret[i] = 0;
+  }
+  return i;
+}
+
+static void model_window(const model_t *m, int64_t k, uint64_t *req,
+                         uint64_t *ret) {
+  *req = *ret = 0;
+  for (int i = 0; i < MODEL_RING; i++)
+    if (m->idx[i] != INT64_MIN && m->idx[i] <= k && m->idx[i] > k - 10) {
+      *req += m->req[i];
+      *ret += m->ret[i];
+    }
+}
+
+/* The model's answer to one ask at time `now`, counted if granted. */
+static bool model_ask(model_t *m, int64_t now) {
+  int64_t k = now / m->bucket_ns; /* the test's clock stays positive */
+  uint64_t req, ret;
+  model_window(m, k, &req, &ret);
+  if (ret < m->floor_n || ret * 100 < m->pct * req) {
+    m->ret[model_slot(m, k)]++;
+    return true;
+  }
+  return false;
+}
+
+static uint64_t xorshift(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Another thread's turn in the model run: requests then asks, in its own
+ * stripe; answers are checked by the main thread after the join. */
+typedef struct model_peer_s {
+  bw_budget_t *b;
+  int requests, asks;
+  bool answers[8];
+} model_peer_t;
+
+static void *model_peer(void *arg) {
+  model_peer_t *p = arg;
+  requests(p->b, p->requests);
+  for (int i = 0; i < p->asks; i++)
+    p->answers[i] = bw_budget_try_retry(p->b);
+  return NULL;
+}
+
+/* 6000 random steps (clock moves of nothing, within a bucket, onto and just
+ * before a boundary, and of 1 to 25 buckets; 0 to 6 requests; 0 to 5 asks)
+ * on a window of 10 buckets of 100 ms: every answer and every window count
+ * is the model's (the clock stays put in 10 steps of 16). With `peer_every`,
+ * another thread (another stripe, so that the budget's requests are no longer
+ * in one stripe) takes a turn every so many steps, 0 to 40 requests and 0 to 5
+ * asks, its answers checked too. */
+static void run_model(env_t *e, uint64_t pct, uint64_t floor_rps,
+                      int peer_every, uint64_t seed) {
+  const int64_t bucket_ns = 100 * MS;
+  bw_budget_t *b = ratio(e, (double)pct, (double)floor_rps, 1000);
+  model_t m;
+  uint64_t x = seed, allowed = 0, asked = 0, nreq = 0;
+  model_init(&m, bucket_ns, pct, floor_rps); /* a window of 1 s */
+  for (int step = 0; step < 6000; step++) {
+    uint64_t r = xorshift(&x);
+    int64_t now = bw_clock_now(e->clock);
+    uint64_t wreq, wret;
+    bw_budget_stats_t st;
+    switch (r % 16) {
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+      now += (int64_t)((r >> 8) % (uint64_t)bucket_ns);
+      break;
+    case 14:
+      now = (now / bucket_ns + 1) * bucket_ns - (int64_t)((r >> 8) & 1);
+      if (now <= bw_clock_now(e->clock)) now += bucket_ns;
+      break;
+    case 15:
+      now += (int64_t)(1 + (r >> 8) % 25) * bucket_ns;
+      break;
+    default: /* the clock stays */
+      break;
+    }
+    bw_clock_manual_set(e->clock, now);
+    if (peer_every > 0 && step % peer_every == peer_every - 1) {
+      model_peer_t peer = {b, (int)((r >> 20) % 41), (int)((r >> 27) % 6), {0}};
+      pthread_t th;
+      assert_int_equal(pthread_create(&th, NULL, model_peer, &peer), 0);
+      assert_int_equal(pthread_join(th, NULL), 0);
+      m.req[model_slot(&m, now / bucket_ns)] += (uint64_t)peer.requests;
+      nreq += (uint64_t)peer.requests;
+      for (int i = 0; i < peer.asks; i++) {
+        bool want = model_ask(&m, now);
+        if (peer.answers[i] != want) {
+          print_error("step %d, peer ask %d: %d, the model says %d\n", step, i,
+                      peer.answers[i], want);
+          fail();
+        }
+        allowed += want;
+        asked++;
+      }
+    }
+    {
+      int n = (int)((r >> 28) % 7);
+      requests(b, n);
+      m.req[model_slot(&m, now / bucket_ns)] += (uint64_t)n;
+      nreq += (uint64_t)n;
+    }
+    for (int i = 0, n = (int)((r >> 32) % 6); i < n; i++) {
+      bool got = bw_budget_try_retry(b), want = model_ask(&m, now);
+      if (got != want) {
+        print_error("step %d, ask %d: %d, the model says %d\n", step, i, got,
+                    want);
+        fail();
+      }
+      allowed += want;
+      asked++;
+    }
+    model_window(&m, now / bucket_ns, &wreq, &wret);
+    st = stats(b);
+    if (st.window_requests != wreq || st.window_retries != wret) {
+      print_error("step %d: window %" PRIu64 " requests, %" PRIu64
+                  " retries; the model has %" PRIu64 ", %" PRIu64 "\n",
+                  step, st.window_requests, st.window_retries, wreq, wret);
+      fail();
+    }
+  }
+  assert_u64_eq(stats(b).requests, nreq);
+  assert_u64_eq(stats(b).allowed, allowed);
+  assert_u64_eq(stats(b).denied, asked - allowed);
+  assert_true(allowed > 0 && allowed < asked); /* both answers were given */
+}
+
+/* Every decision of one thread, whose stripe holds all the requests (the
+ * budget's fast path), against the model: shares, floors and both. */
+static void decisions_of_one_thread_match_a_model_window(void **state) {
+  env_t *e = *state;
+  run_model(e, 20, 0, 0, 0x9E3779B97F4A7C15u);
+  run_model(e, 7, 3, 0, 0xD1B54A32D192ED03u);
+  run_model(e, 100, 0, 0, 0x8CB92BA72F3D8DD7u);
+  run_model(e, 0, 2, 0, 0xA0761D6478BD642Fu);
+}
+
+/* The same from a thread started for it: the budget's fast path serves
+ * whichever thread counts alone, not only the first thread of the process
+ * (stripe 0). A mismatch fails from that thread, which cmocka reports as
+ * an abort of the test: never a pass. */
+static void *model_alone(void *arg) {
+  run_model(arg, 20, 0, 0, 0x94D049BB133111EBu);
+  run_model(arg, 7, 3, 0, 0xBF58476D1CE4E5B9u);
+  return NULL;
+}
+
+static void decisions_of_another_thread_alone_match_a_model_window(
+    void **state) {
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, model_alone, *state), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+}
+
+/* The same with a second thread taking a turn now and then: requests in two
+ * stripes, and asks from a thread that counted none before. */
+static void decisions_with_two_stripes_match_a_model_window(void **state) {
+  env_t *e = *state;
+  run_model(e, 20, 0, 5, 0xE7037ED1A0B428DBu);
+  run_model(e, 7, 1, 3, 0x8EBC6AF09C88C6E3u);
+}
+
 /* Buckets carry a 32-bit epoch; a quiet spell of exactly 2^32 buckets must
  * not bring an old bucket back into the window. */
 static void a_quiet_spell_of_2_pow_32_buckets_does_not_alias(void **state) {
@@ -997,6 +1192,9 @@ int main(void) {
       T(a_window_of_10_ms_slides_by_the_millisecond),
       T(a_quiet_spell_of_2_pow_32_buckets_does_not_alias),
       T(retries_of_every_bucket_count_until_they_leave),
+      T(decisions_of_one_thread_match_a_model_window),
+      T(decisions_with_two_stripes_match_a_model_window),
+      T(decisions_of_another_thread_alone_match_a_model_window),
       T(the_verbs_allocate_nothing),
       T(other_threads_counts_are_in_every_threads_window),
       T(a_clock_at_zero_counts_the_first_bucket),

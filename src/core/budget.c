@@ -16,6 +16,7 @@
  * buckets' final counts and their cached sum beside it (bw__ratio_try): exactly
  * the allowance, never more, with no fence.
  * - Counters (requests, outcomes, decisions) live in per-thread stripes. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -30,18 +31,23 @@
 #define BW__MIN_WINDOW_MS INT64_C(10)
 #define BW__MAX_WINDOW_MS INT64_C(86400000) /* a day */
 #define BW__MAX_FLOOR_RPS 1e9
-/* The ratio window's requests, per stripe: 12 words padded to 128 bytes,
+#define BW__SOLE_MANY UINT_MAX /* req_sole: several stripes counted */
+/* The ratio window's requests, per stripe: 13 words padded to 128 bytes,
  * so that two stripes never share a line pair.
  *   [0]        the bucket index the stripe last counted in (64-bit)
  *   [1]        exclusive stripes: the sum of requests over the 9 buckets
  *              before that one, tagged (index mod 2^24) << 40 | sum (9
  *              buckets of 32-bit counts fit in 40 bits)
- *   [2 + j]    bucket j's requests, (epoch << 32 | count) */
+ *   [2 + j]    bucket j's requests, (epoch << 32 | count)
+ *   [12]       exclusive stripes: bw__slot of [0], stored with it by the
+ *              owner (0 and 0 at creation), so that the owner finds its
+ *              current bucket's word without a division (bw__ratio_try) */
 #define BW__WIN_STRIDE 16u
 #define BW__W_LAST 0u
 #define BW__W_PREV_REQ 1u
 #define BW__W_BUCKET 2u
 #define BW__W_END (BW__W_BUCKET + BW__BUCKETS)
+#define BW__W_SLOT BW__W_END
 #define BW__TAG_SHIFT 40
 #define BW__TAG_MASK UINT64_C(0xFFFFFF)
 #define BW__SUM_MASK ((UINT64_C(1) << BW__TAG_SHIFT) - 1)
@@ -74,6 +80,13 @@ struct bw_budget_s {
    * out (a call into another unit, and stripes that never counted here);
    * raised, rarely, by a stripe's first request. */
   _Atomic unsigned req_stripes;
+  /* Ratio: 1 + the one exclusive stripe that has counted requests here; 0
+   * while none has, BW__SOLE_MANY once another (or a shared stripe) has
+   * too. Set after the count (release), like req_stripes. While it names
+   * the caller's own stripe, a decision reads that stripe alone
+   * (bw__ratio_try): a budget whose requests one thread counts, whichever
+   * thread that is. */
+  _Atomic unsigned req_sole;
 
   /* Written by failures (and by successes while not full): its own pair of
    * lines, away from the read-only fields every call reads. */
@@ -357,9 +370,9 @@ static inline int64_t bw__bucket_of(const bw_budget_t *b,
   return bw__floor_div(now, b->bucket_ns);
 }
 
-/* The stripe's first count in bucket `cur`. */
-static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
-                         unsigned si) {
+/* The stripe's first count in bucket `cur` (ring position j). */
+static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, uint32_t j,
+                         int64_t last, unsigned si) {
   /* After a quiet spell of a whole window, wipe the stripe: no bucket older
    * than the window may survive, or a 32-bit epoch could alias after 2^32
    * buckets (49 days of 1 ms buckets). */
@@ -391,6 +404,7 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
     atomic_store_explicit(&w[BW__W_PREV_REQ],
                           tag | bw__stripe_scan(w, (uint32_t)cur, 1),
                           memory_order_relaxed);
+    atomic_store_explicit(&w[BW__W_SLOT], j, memory_order_relaxed);
   }
   atomic_store_explicit(&w[BW__W_LAST], (uint64_t)cur, memory_order_release);
 }
@@ -400,7 +414,7 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, int64_t last,
 static inline void bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
                                   unsigned si) {
   int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
-  if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, last, si);
+  if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, j, last, si);
   bw__win_bump(&w[BW__W_BUCKET + j], (uint32_t)cur, si);
 }
 
@@ -543,6 +557,20 @@ static inline bool bw__ratio_allows(const bw_budget_t *b, uint64_t req,
  * ---------------------------------------------------------------
  */
 
+/* A request counted on stripe si while req_sole was `sole` (not si's, not
+ * many): the first counter becomes the sole one if its stripe is
+ * exclusive; anyone else makes it many, for good. */
+__attribute__((noinline)) static void bw__note_sole(bw_budget_t *b, unsigned si,
+                                                    unsigned sole) {
+  unsigned want = si < BW__EXCL_STRIPES ? si + 1 : BW__SOLE_MANY;
+  if (sole == 0 && atomic_compare_exchange_strong_explicit(
+                       &b->req_sole, &sole, want, memory_order_release,
+                       memory_order_relaxed))
+    return;
+  if (sole != si + 1)
+    atomic_store_explicit(&b->req_sole, BW__SOLE_MANY, memory_order_release);
+}
+
 void bw_budget_on_request(bw_budget_t *b) {
   unsigned si;
   if (BW__UNLIKELY(b == NULL)) return;
@@ -560,6 +588,11 @@ void bw_budget_on_request(bw_budget_t *b) {
      * the count too. */
     if (BW__UNLIKELY(si >= BW__LOAD(b->req_stripes)))
       bw__raise_stripes(&b->req_stripes, si);
+    {
+      unsigned sole = BW__LOAD(b->req_sole);
+      if (BW__UNLIKELY(sole != si + 1) && sole != BW__SOLE_MANY)
+        bw__note_sole(b, si, sole);
+    }
   } else {
     si = bw__stripe();
     bw__bump(&b->stripes[si].requests, si);
@@ -582,8 +615,7 @@ void bw_budget_on_failure(bw_budget_t *b) {
   if (b->kind == BW_BUDGET_TOKEN_BUCKET) bw__tokens_add(b, -BW__MILLI);
 }
 
-/* The ratio budget's decision (bw_budget_try_retry): the clock is read
- * first, so that nothing but b lives across the call.
+/* The ratio budget's decision (bw_budget_try_retry).
  *
  * Requests are summed from the stripes (relaxed: the bound is against the
  * requests seen). Retries: one CAS on ret_head from (bucket, n) to (bucket,
@@ -599,31 +631,29 @@ void bw_budget_on_failure(bw_budget_t *b) {
  * needs them (its release publishes the old bucket's filed count, see
  * above); the exactness of the count itself needs none, only the single
  * modification order of one word. A thread whose clock reading is older
- * than ret_head's
- * bucket (it read the clock just before another thread's, across a bucket
- * boundary) is refused: its window has already ended for the others. */
-__attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
-  int64_t now = bw__clock_now(b->clock); /* one bucket for the whole decision */
-  unsigned si = bw__stripe();
-  const _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
-  int64_t cur = (int64_t)BW__LOAD(own[BW__W_LAST]);
-  uint64_t epoch, req, h;
-  /* The bucket of now: the one this thread last counted a request in, or
-   * the one of the last retry decision (a thread that only asks), or, if
-   * neither, a division. */
-  if (BW__UNLIKELY(!bw__in_bucket(b, now, cur))) {
-    int64_t last = cur;
-    cur = atomic_load_explicit(&b->ret_bucket, memory_order_relaxed);
-    if (!bw__in_bucket(b, now, cur)) cur = bw__floor_div(now, b->bucket_ns);
-    /* Move this thread's own stripe to the bucket (as its next request
-     * would): its cached sum then serves the reads of this bucket, where
-     * an idle stripe would be scanned word by word. */
-    if (si < BW__EXCL_STRIPES && cur > last)
-      bw__win_roll(b->win + (size_t)si * BW__WIN_STRIDE, cur, last, si);
-  }
-  epoch = bw__repoch(cur);
-  req = bw__win_requests(b, cur, bw__slot(cur));
-  h = atomic_load_explicit(&b->ret_head, memory_order_acquire);
+ * than ret_head's bucket (it read the clock just before another thread's,
+ * across a bucket boundary) is refused: its window has already ended for
+ * the others.
+ *
+ * Three functions, one decision. bw__ratio_try is the path of nearly
+ * every call of a budget that one thread counts requests in: the caller's
+ * own stripe is the only one that ever counted a request here (req_sole),
+ * already in the bucket of now with its cached sum; ret_head and ret_prev
+ * are in
+ * that bucket too. It makes no call but the clock's, so its values stay in
+ * scratch registers (it saves one callee-saved register, not six), and it
+ * reads the words the general path would read, in the same order, less the
+ * re-read of its own stripe's bucket and the tag check that only another
+ * thread's stripe needs. Anything else hands over, with what it has read,
+ * to bw__ratio_decide (the CAS loop) or bw__ratio_try_slow (the general
+ * path), as tail calls: the same decision either way. */
+
+/* The CAS loop, from a head h read (acquire) at or after the requests. */
+__attribute__((noinline)) static bool bw__ratio_decide(bw_budget_t *b,
+                                                       unsigned si, int64_t cur,
+                                                       uint64_t req,
+                                                       uint64_t h) {
+  uint64_t epoch = bw__repoch(cur);
   for (;;) {
     uint64_t p, prev;
     if (BW__UNLIKELY(bw__re(h) != epoch)) {
@@ -663,6 +693,79 @@ __attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
   }
   bw__bump(&b->stripes[si].denied, si);
   return false;
+}
+
+/* The general decision: any thread, any stripes in use, any bucket. */
+__attribute__((noinline)) static bool bw__ratio_try_slow(bw_budget_t *b,
+                                                         int64_t now) {
+  unsigned si = bw__stripe();
+  const _Atomic uint64_t *own = b->win + (size_t)si * BW__WIN_STRIDE;
+  int64_t cur = (int64_t)BW__LOAD(own[BW__W_LAST]);
+  uint64_t req, h;
+  /* The bucket of now: the one this thread last counted a request in, or
+   * the one of the last retry decision (a thread that only asks), or, if
+   * neither, a division. */
+  if (!bw__in_bucket(b, now, cur)) {
+    int64_t last = cur;
+    cur = atomic_load_explicit(&b->ret_bucket, memory_order_relaxed);
+    if (!bw__in_bucket(b, now, cur)) cur = bw__floor_div(now, b->bucket_ns);
+    /* Move this thread's own stripe to the bucket (as its next request
+     * would): its cached sum then serves the reads of this bucket, where
+     * an idle stripe would be scanned word by word. */
+    if (si < BW__EXCL_STRIPES && cur > last)
+      bw__win_roll(b->win + (size_t)si * BW__WIN_STRIDE, cur, bw__slot(cur),
+                   last, si);
+  }
+  req = bw__win_requests(b, cur, bw__slot(cur));
+  h = atomic_load_explicit(&b->ret_head, memory_order_acquire);
+  return bw__ratio_decide(b, si, cur, req, h);
+}
+
+__attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
+  int64_t now = bw__clock_now(b->clock); /* one bucket for the whole decision */
+  /* bw__stripe_tls is 1 + the caller's stripe (0: none claimed yet), and
+   * req_sole 1 + the only stripe that counted requests here. */
+  unsigned s1 = bw__stripe_tls, si;
+  const _Atomic uint64_t *w;
+  int64_t cur;
+  uint64_t pq, a, req, h, p, n;
+  if (BW__UNLIKELY(s1 == 0 || atomic_load_explicit(&b->req_sole,
+                                                   memory_order_acquire) != s1))
+    return bw__ratio_try_slow(b, now);
+  si = s1 - 1;
+  w = b->win + (size_t)si * BW__WIN_STRIDE;
+  cur = (int64_t)BW__LOAD(w[BW__W_LAST]);
+  if (BW__UNLIKELY(!bw__in_bucket(b, now, cur)))
+    return bw__ratio_try_slow(b, now);
+  /* bw__win_requests for this one stripe, which is this thread's own: the
+   * owner stored the cached sum (tagged with cur) and w[BW__W_SLOT] (the
+   * slot of cur) before w[BW__W_LAST] in the same bw__win_roll (all 0 at
+   * creation, which is bucket 0 with nothing in it), so the tag a reader of
+   * another thread's stripe must check always matches here. */
+  pq = BW__LOAD(w[BW__W_PREV_REQ]);
+  a = BW__LOAD(w[BW__W_BUCKET + BW__LOAD(w[BW__W_SLOT])]);
+  req = (pq & BW__SUM_MASK) +
+        ((uint32_t)(a >> 32) == (uint32_t)cur ? (uint32_t)a : 0);
+  /* bw__ratio_decide's first round, when it needs no call. */
+  h = atomic_load_explicit(&b->ret_head, memory_order_acquire);
+  if (BW__UNLIKELY(bw__re(h) != bw__repoch(cur)))
+    return bw__ratio_decide(b, si, cur, req, h);
+  p = BW__LOAD(b->ret_prev);
+  if (BW__UNLIKELY((uint32_t)(p >> 32) != (uint32_t)cur))
+    return bw__ratio_decide(b, si, cur, req, h);
+  n = bw__rc(h);
+  if (!bw__ratio_allows(b, req, (uint32_t)p + n) ||
+      BW__UNLIKELY(n == BW__RC_MAX)) {
+    bw__bump(&b->stripes[si].denied, si);
+    return false;
+  }
+  if (BW__LIKELY(atomic_compare_exchange_weak_explicit(&b->ret_head, &h, h + 1,
+                                                       memory_order_acq_rel,
+                                                       memory_order_acquire))) {
+    bw__bump(&b->stripes[si].allowed, si);
+    return true;
+  }
+  return bw__ratio_decide(b, si, cur, req, h);
 }
 
 bool bw_budget_try_retry(bw_budget_t *b) {
