@@ -8,8 +8,10 @@
  *   one atomic double updated by CAS on release (only its first
  *   gradient2_warmup samples, a plain mean, take `lock`), and publishes
  *   floor(estimate) to `limit` by CAS.
- * - VEGAS keeps the estimate and its round's figures under `lock`, taken
- *   once per round trip (see "Vegas" below).
+ * - VEGAS folds each timed success into its round's figures (atomics);
+ *   the success that ends a round, elected by CAS, decides and moves the
+ *   estimate by CAS too (see "Vegas" below).
+ * No lock on any release once Gradient2 is warm.
  * A lowered limit never revokes permits: calls beyond it finish and new ones
  * wait until in_flight drops under it. */
 #include "breakwater/limiter.h"
@@ -36,6 +38,10 @@ typedef struct bw__lim_stripe_s {
    * load and store), which only moves the sampling a little. */
   _Atomic uint32_t tick;
   _Atomic uint64_t samples; /* VEGAS: timed successes (its probe count) */
+  /* VEGAS, exclusive stripes only, the owner's: max(1, log10(lg_floor)),
+   * cached (log10 costs more than the rest of a decision). */
+  double lg_floor;
+  double lg;
 } BW__PAIR_ALIGNED bw__lim_stripe_t;
 
 struct bw_limiter_s {
@@ -90,9 +96,8 @@ struct bw_limiter_s {
   _Atomic uint64_t timed_out;
   _Atomic uint64_t held_overflow;
 
-  /* GRADIENT2 / VEGAS state. VEGAS: under lock, but for its rounds'
-   * atomics. GRADIENT2: est and long_rtt by CAS, the warmup's mean under
-   * lock. Laid out by who writes what: once Gradient2 is warm, this first
+  /* GRADIENT2 / VEGAS state, by CAS; only Gradient2's warmup mean is
+   * under lock. Laid out by who writes what: once Gradient2 is warm, this first
    * line pair is only read (the lock is not taken, est moves only when the
    * limit is not app-limited), so its samples read est and g2_warm without
    * a cache miss; what every sample writes is in the next pair. */
@@ -100,12 +105,10 @@ struct bw_limiter_s {
   _Atomic double est;
   _Atomic uint32_t g2_warm; /* GRADIENT2: warmup samples taken (to warmup) */
   double long_sum;          /* GRADIENT2 warmup, under lock */
-  uint64_t v_probe_base;    /* VEGAS: samples when the baseline was last set */
-  double v_lg_floor;        /* VEGAS: floor(est) that v_lg was computed for */
-  double v_lg;              /* VEGAS: max(1, log10(v_lg_floor)), cached */
-  _Atomic int64_t min_rtt_ns; /* VEGAS */
-  /* VEGAS rounds: successes fold into these without the lock; the success
-   * that ends a round takes it and decides. */
+  _Atomic uint64_t v_probe_base; /* VEGAS: samples at the last baseline */
+  _Atomic int64_t min_rtt_ns;    /* VEGAS */
+  /* VEGAS rounds: successes fold into these; the success that ends a
+   * round (elected by CAS on v_round_start) takes them and decides. */
   _Atomic int64_t v_round_start;  /* the current round began at */
   _Atomic int64_t v_round_min;    /* the round's smallest RTT */
   _Atomic bool v_round_busy;      /* a success of the round was not
@@ -365,7 +368,8 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->est, (double)cfg->initial_limit);
   atomic_init(&lim->long_rtt, 0.0);
   atomic_init(&lim->g2_warm, 0);
-  lim->v_lg_floor = -1.0; /* no limit is negative: computed on first use */
+  for (unsigned i = 0; i < BW__STRIPES; i++)
+    lim->stripes[i].lg_floor = -1.0; /* no limit is negative: not cached */
   atomic_init(&lim->v_round_start, INT64_MIN); /* the first success ends
                                                   round 0 */
   atomic_init(&lim->v_round_min, INT64_MAX);
@@ -735,12 +739,27 @@ static uint32_t bw__lim_whole(bw_limiter_t *lim, double *est, uint32_t old,
   return next;
 }
 
+/* Replaces the estimate `est` (as read) by `next` (already clamped) if it
+ * moved: the whole-number step (growth cap) first, then a CAS. False if the
+ * CAS lost (est then holds the winner's value: decide again) or nothing
+ * moved (*lnext == *old then). */
+static bool bw__est_try(bw_limiter_t *lim, double *est, double next,
+                        int64_t now, uint32_t *old, uint32_t *lnext,
+                        bool *moved) {
+  *old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+  *lnext = bw__lim_whole(lim, &next, *old, now);
+  *moved = next != *est;
+  if (!*moved) return true;
+  return atomic_compare_exchange_weak_explicit(
+      &lim->est, est, next, memory_order_relaxed, memory_order_relaxed);
+}
+
 /* ---- Gradient2, lock-free ---------------------------------------------------
  * A sample is two CAS loops on atomic doubles: the long-term average first,
  * then the estimate, each computed from the value it replaces (a lost CAS
  * recomputes from the winner's value, so every sample is applied once to
  * each, in some order). Then the limit is moved to floor(estimate) by
- * bw__g2_publish. With one thread, or without races, the arithmetic is the
+ * bw__lim_publish. With one thread, or without races, the arithmetic is the
  * same operations in the same order as under a lock. */
 
 /* Folds the RTT `shortr` into the long-term average and returns the ratio
@@ -792,7 +811,7 @@ done:
  * change. After its CAS, a thread whose estimate was overtaken meanwhile
  * goes round again: the last estimate's writer, or whoever comes after it,
  * leaves the limit at that estimate's floor. */
-static void bw__g2_publish(bw_limiter_t *lim) {
+static void bw__lim_publish(bw_limiter_t *lim) {
   for (;;) {
     uint32_t old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
     double e = atomic_load_explicit(&lim->est, memory_order_relaxed);
@@ -813,6 +832,7 @@ static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
                           uint32_t inflight, bool drop, int64_t now) {
   double ratio = 0.0, est, next;
   bool decrease = false; /* this sample won its congestion event */
+  bool moved;
   uint32_t old, lnext;
   if (!drop) ratio = bw__g2_long(lim, rtt > 0 ? (double)rtt : 1.0);
   est = atomic_load_explicit(&lim->est, memory_order_relaxed);
@@ -832,15 +852,11 @@ static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
         return;
       next = bw__clamp(next, (double)lim->min, (double)lim->max);
     }
-    old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    lnext = bw__lim_whole(lim, &next, old, now);
-    if (next == est) return;
-    if (atomic_compare_exchange_weak_explicit(
-            &lim->est, &est, next, memory_order_relaxed, memory_order_relaxed))
-      break;
+    if (bw__est_try(lim, &est, next, now, &old, &lnext, &moved)) break;
   }
+  if (!moved) return;
   if (lnext < old && drop) bw__guard_decreased(lim, lnext);
-  bw__g2_publish(lim);
+  bw__lim_publish(lim);
 }
 
 /* ---- Vegas: one decision per round trip ------------------------------------
@@ -848,10 +864,12 @@ static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
  * start_ns later than the round's start: with a coarse clock, a call sent
  * in the round's first tick may have left before it). Every other timed
  * success folds its RTT into the round's minimum, and marks the round busy
- * if it was admitted at in_flight * 2 >= the limit, with a CAS or a store
- * and no lock; only the success that ends the round takes the lock, takes
- * the round's figures with its own, and decides. A fold that lands between
- * that read and the reset is lost: one sample, never a decision. */
+ * if it was admitted at in_flight * 2 >= the limit, with a CAS or a store;
+ * the success that ends the round (elected by a CAS on the round's start)
+ * takes the round's figures with its own and decides, and the estimate
+ * moves by CAS as Gradient2's does. Nothing takes a lock. A fold that lands
+ * between the election and the taking counts in the round just ended: one
+ * sample, never a decision. */
 
 /* Admitted at in_flight * 2 >= the limit in force then (the permit's low
  * 32 bits; the current limit for a permit filled elsewhere). */
@@ -867,97 +885,133 @@ static void bw__vegas_fold_in(bw_limiter_t *lim, const bw_permit_t *p,
     atomic_store_explicit(&lim->v_round_busy, true, memory_order_relaxed);
 }
 
-/* Without the lock: counts a timed success and folds it into the round,
- * or, if it ends the round, returns true without folding (the round's end
- * takes it in under the lock). */
-static bool bw__vegas_fold(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                           uint32_t inflight, unsigned s) {
+/* Counts a timed success, then ends the round with it if it was sent after
+ * the round began and wins the round's end (a CAS on v_round_start, from
+ * the start it read to now: the loser of a race re-reads, and ends the
+ * next round too if it was sent after that one began, as it would have
+ * under a lock); otherwise folds it into the round. True: it ended the
+ * round, unfolded, and decides. */
+static bool bw__vegas_end(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
+                          uint32_t inflight, unsigned s, int64_t now) {
+  int64_t rs;
   bw__bump(&lim->stripes[s].samples, s);
   if (BW__UNLIKELY(s >= BW__LOAD(lim->v_stripes)))
     bw__raise_stripes(&lim->v_stripes, s);
-  if (p->start_ns > BW__LOAD(lim->v_round_start)) return true;
+  rs = BW__LOAD(lim->v_round_start);
+  while (p->start_ns > rs)
+    if (atomic_compare_exchange_weak_explicit(&lim->v_round_start, &rs, now,
+                                              memory_order_relaxed,
+                                              memory_order_relaxed))
+      return true;
   bw__vegas_fold_in(lim, p, rtt, inflight);
   return false;
 }
 
-/* Under lock: max(1, log10(floor(est))). log10 costs more than the rest of
- * the update, so it is recomputed only when the whole-number limit moves
- * (the same value, bit for bit). */
-static double bw__vegas_lg(bw_limiter_t *lim) {
-  double fl = floor(BW__LOAD(lim->est));
-  if (fl != lim->v_lg_floor) {
-    lim->v_lg_floor = fl;
-    lim->v_lg = fmax(1.0, log10(fl));
+/* max(1, log10(floor(est))), cached per exclusive stripe (its owner's
+ * alone): log10 costs more than the rest of a decision, so it is computed
+ * again only when the whole-number limit moved (the same value, bit for
+ * bit). */
+static double bw__vegas_lg(bw_limiter_t *lim, unsigned s, double est) {
+  double fl = floor(est);
+  bw__lim_stripe_t *st;
+  if (s >= BW__EXCL_STRIPES) return fmax(1.0, log10(fl));
+  st = &lim->stripes[s];
+  if (fl != st->lg_floor) {
+    st->lg_floor = fl;
+    st->lg = fmax(1.0, log10(fl));
   }
-  return lim->v_lg;
+  return st->lg;
 }
 
-/* Under lock: a drop backs off multiplicatively, once per congestion event
- * (TCP Vegas falls back to Reno on a loss). */
-static double bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p) {
-  double est = BW__LOAD(lim->est);
-  if (!bw__lim_new_congestion(lim, p)) return est;
+/* A drop backs off multiplicatively, once per congestion event (TCP Vegas
+ * falls back to Reno on a loss). */
+static void bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p,
+                           int64_t now) {
+  double est;
+  uint32_t old, lnext;
+  bool moved;
+  if (!bw__lim_new_congestion(lim, p)) return;
   atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-  return fmax((double)lim->min, est * lim->backoff);
+  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
+  while (!bw__est_try(lim, &est, fmax((double)lim->min, est * lim->backoff),
+                      now, &old, &lnext, &moved)) {
+  }
+  if (!moved) return;
+  if (lnext < old) bw__guard_decreased(lim, lnext);
+  bw__lim_publish(lim);
 }
 
-/* Under lock: ends the round with this success (rtt, admitted at
- * inflight), unless another thread just did, and decides on the round's
- * smallest RTT. Plain loads and stores: the lock orders the round's ends,
- * and a fold racing with them costs one sample (above). */
-static double bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
-                              int64_t rtt, uint32_t inflight, int64_t now) {
-  double est = BW__LOAD(lim->est), lg = bw__vegas_lg(lim), queue, next;
-  int64_t min_rtt = BW__LOAD(lim->min_rtt_ns), rmin;
-  uint64_t samples = 0;
-  bool busy;
-  if (p->start_ns <= BW__LOAD(lim->v_round_start)) {
-    /* Another success ended this round first: this one is in the next. */
-    bw__vegas_fold_in(lim, p, rtt, inflight);
-    return est;
-  }
+/* Ends the round this success won (bw__vegas_end): takes the round's
+ * figures (exchanged for a fresh round's) with its own, and decides on the
+ * round's smallest RTT. A fold that lands between the election and the
+ * exchange counts in the round just ended: one sample, never a decision. */
+static void bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
+                            int64_t rtt, uint32_t inflight, unsigned s,
+                            int64_t now) {
+  double est = atomic_load_explicit(&lim->est, memory_order_relaxed), next;
+  int64_t min_rtt, rmin;
+  uint32_t old, lnext;
+  bool busy, moved, leave_slow_start;
+  /* Each figure is taken with an exchange, so that two rounds ending at
+   * once never both count it, but only if there is one to take: calls
+   * going one at a time fold nothing (every call is a round of its own),
+   * and their round's end then costs one locked instruction, its CAS. */
   rmin = BW__LOAD(lim->v_round_min);
+  if (rmin != INT64_MAX)
+    rmin = atomic_exchange_explicit(&lim->v_round_min, INT64_MAX,
+                                    memory_order_relaxed);
   if (rtt < rmin) rmin = rtt;
-  busy = BW__LOAD(lim->v_round_busy) || bw__vegas_busy(lim, p, inflight);
-  atomic_store_explicit(&lim->v_round_min, INT64_MAX, memory_order_relaxed);
-  atomic_store_explicit(&lim->v_round_busy, false, memory_order_relaxed);
-  atomic_store_explicit(&lim->v_round_start, now, memory_order_relaxed);
+  busy = (BW__LOAD(lim->v_round_busy) &&
+          atomic_exchange_explicit(&lim->v_round_busy, false,
+                                   memory_order_relaxed)) ||
+         bw__vegas_busy(lim, p, inflight);
   /* The no-load RTT only ever falls; if the dependency got slower for
    * good, every sample would read as queueing. So every so often the next
    * round's RTT becomes the new baseline (Netflix probes the same way, with
    * jitter across instances; here it is deterministic). */
   if (lim->v_probe > 0) {
     unsigned n = atomic_load_explicit(&lim->v_stripes, memory_order_acquire);
+    uint64_t samples = 0, base = BW__LOAD(lim->v_probe_base);
     for (unsigned i = 0; i < n; i++)
       samples += BW__LOAD(lim->stripes[i].samples);
-    if ((double)(samples - lim->v_probe_base) >
-        (double)lim->v_probe * floor(est)) {
-      lim->v_probe_base = samples;
+    if ((double)(samples - base) > (double)lim->v_probe * floor(est) &&
+        atomic_compare_exchange_strong_explicit(&lim->v_probe_base, &base,
+                                                samples, memory_order_relaxed,
+                                                memory_order_relaxed)) {
       atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
-      return est;
+      return;
     }
   }
-  if (min_rtt == 0 || rmin < min_rtt) {
-    /* A new no-load RTT: the baseline moved, this round decides nothing. */
-    atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
-    return est;
-  }
-  if (!busy) return est; /* app-limited */
-  queue = ceil(est * (1.0 - (double)min_rtt / (double)rmin));
-  if (queue < lim->v_alpha * lg &&
-      atomic_load_explicit(&lim->slow_start, memory_order_relaxed))
-    next = est * 2.0; /* slow start, until the first decrease */
-  else if (queue <= lg)
-    next = est + lim->v_beta * lg; /* (almost) no queue: grow fast */
-  else if (queue < lim->v_alpha * lg)
-    next = est + lg;
-  else if (queue > lim->v_beta * lg) {
+  /* A new no-load RTT: the baseline moved, this round decides nothing. */
+  min_rtt = BW__LOAD(lim->min_rtt_ns);
+  while (min_rtt == 0 || rmin < min_rtt)
+    if (atomic_compare_exchange_weak_explicit(&lim->min_rtt_ns, &min_rtt, rmin,
+                                              memory_order_relaxed,
+                                              memory_order_relaxed))
+      return;
+  if (!busy) return; /* app-limited */
+  do {
+    double lg = bw__vegas_lg(lim, s, est);
+    double queue = ceil(est * (1.0 - (double)min_rtt / (double)rmin));
+    leave_slow_start = false;
+    if (queue < lim->v_alpha * lg &&
+        atomic_load_explicit(&lim->slow_start, memory_order_relaxed))
+      next = est * 2.0; /* slow start, until the first decrease */
+    else if (queue <= lg)
+      next = est + lim->v_beta * lg; /* (almost) no queue: grow fast */
+    else if (queue < lim->v_alpha * lg)
+      next = est + lg;
+    else if (queue > lim->v_beta * lg) {
+      leave_slow_start = true;
+      next = est - lg;
+    } else
+      return;
+    next = bw__clamp(next, (double)lim->min, (double)lim->max);
+    next = est * (1.0 - lim->v_smoothing) + next * lim->v_smoothing;
+  } while (!bw__est_try(lim, &est, next, now, &old, &lnext, &moved));
+  if (leave_slow_start)
     atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-    next = est - lg;
-  } else
-    return est;
-  next = bw__clamp(next, (double)lim->min, (double)lim->max);
-  return est * (1.0 - lim->v_smoothing) + next * lim->v_smoothing;
+  if (moved) bw__lim_publish(lim);
 }
 
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
@@ -1040,28 +1094,11 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   } else if (lim->alg == BW_LIMITER_GRADIENT2) {
     /* An untimed success is no sample for an RTT-driven algorithm. */
     if (timed || drop) bw__gradient2(lim, p, rtt, inflight, drop, now);
-  } else if ((timed || drop) &&
-             (drop || bw__vegas_fold(lim, p, rtt, inflight, s))) {
+  } else if (drop) {
+    bw__vegas_drop(lim, p, now);
+  } else if (timed && bw__vegas_end(lim, p, rtt, inflight, s, now)) {
     /* A Vegas success that does not end its round has been folded in. */
-    uint32_t old, next;
-    double est;
-    pthread_mutex_lock(&lim->lock);
-    est = drop ? bw__vegas_drop(lim, p)
-               : bw__vegas_round(lim, p, rtt, inflight, now);
-    old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    next = bw__lim_whole(lim, &est, old, now);
-    if (next < old && drop) {
-      bw__guard_decreased(lim, next);
-    }
-    atomic_store_explicit(&lim->est, est, memory_order_relaxed);
-    /* Only this lock's holder writes `limit` for Vegas, so a plain load
-     * and a store when it moved replace an exchange: no locked
-     * instruction, and the line stays shared while the limit holds. */
-    if (old != next) {
-      atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
-      bw__lim_changed(lim, old, next);
-    }
-    pthread_mutex_unlock(&lim->lock);
+    bw__vegas_round(lim, p, rtt, inflight, s, now);
   }
   /* A timed success's RTT is the latest, written only when it changes
    * (with a coarse clock most RTTs repeat, and an unchanged line stays
