@@ -325,7 +325,23 @@ static int query_int(sqlite3 *h, const char *sql, int64_t *out) {
   return rc;
 }
 
-static int check_or_create(sqlite3 *h, const char *path, bw_error_t *err) {
+/* PRAGMA journal_mode=WAL, retried while another connection holds the
+ * lock it needs. SQLite answers SQLITE_BUSY to this pragma without calling
+ * the busy handler when another connection is switching the same new file
+ * at the same time (several threads or processes opening a fresh store:
+ * tests/conc_store.c saw it in about 1 run in 15), so the connection's
+ * busy timeout is applied here by hand: a retry every millisecond, for at
+ * most timeout_ms. */
+static int set_wal(sqlite3 *h, int64_t timeout_ms) {
+  for (int64_t waited = 0;; waited++) {
+    int rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    if ((rc & 0xff) != SQLITE_BUSY || waited >= timeout_ms) return rc;
+    sqlite3_sleep(1);
+  }
+}
+
+static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
+                           bw_error_t *err) {
   int64_t app = 0, ver = 0, objects = 0;
   /* one read transaction: a consistent view while another process may be
    * creating the schema right now */
@@ -350,7 +366,7 @@ static int check_or_create(sqlite3 *h, const char *path, bw_error_t *err) {
      * the schema, checked again under the write lock in case another
      * process created it meanwhile. */
     char *msg = NULL;
-    rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    rc = set_wal(h, timeout_ms);
     if (rc == SQLITE_OK)
       rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = query_int(h, "PRAGMA application_id", &app);
@@ -406,7 +422,6 @@ bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err) {
   bw_sqlite_t *db;
   int rc;
   char sql[64];
-  char *jm = NULL;
   if (cfg == NULL) {
     set_err(err, BW_E_INVAL, "", "config is NULL");
     return NULL;
@@ -446,10 +461,10 @@ bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err) {
   }
   sqlite3_extended_result_codes(db->h, 1);
   sqlite3_busy_timeout(db->h, (int)cfg->busy_timeout_ms);
-  if (check_or_create(db->h, cfg->path, err) != BW_OK) goto fail;
+  if (check_or_create(db->h, cfg->path, cfg->busy_timeout_ms, err) != BW_OK)
+    goto fail;
   /* WAL is persistent in the file, but an old file may have lost it. */
-  rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL", NULL, NULL, &jm);
-  sqlite3_free(jm);
+  rc = set_wal(db->h, cfg->busy_timeout_ms);
   snprintf(sql, sizeof(sql), "PRAGMA synchronous=%s",
            cfg->synchronous == BW_SQLITE_SYNC_FULL ? "FULL" : "NORMAL");
   if (rc == SQLITE_OK) rc = sqlite3_exec(db->h, sql, NULL, NULL, NULL);
