@@ -10,6 +10,7 @@
  * ThreadSanitizer in CI. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "breakwater/limiter.h"
 #include "bw_test.h"
@@ -113,9 +114,9 @@ static void vegas_held_slots_conserve(void **state) {
 }
 
 /* Gradient2 updates its estimate and long-term RTT by CAS, and moves the
- * limit after them; Vegas does both under its lock. Law: with the threads
- * gone, limit == floor(estimate) (every estimate's move was published or
- * overtaken by a later one that was), inside [min, max], and every permit
+ * limit after them; Vegas does the same at the end of a round. Law: with the
+ * threads gone, limit == floor(estimate) (every estimate's move was published
+ * or overtaken by a later one that was), inside [min, max], and every permit
  * was released once. Threads run near the limit (initial 4, 4 threads), so
  * the estimate moves on successes and on drops (one in 8), in races. */
 static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {
@@ -151,6 +152,63 @@ static void vegas_estimate_and_limit_agree(void **state) {
   estimate_and_limit_agree(BW_LIMITER_VEGAS);
 }
 
+/* Releases with nothing in flight (a permit released twice), from 4
+ * threads at once: each gives its slot back with one atomic subtraction
+ * and puts it back on finding nothing there, or a count another such
+ * release wrapped. Law: every one is refused with BW_E_INVAL, and once
+ * they are done nothing is in flight and the whole limit can be taken. */
+typedef struct {
+  bw_limiter_t *lim;
+  atomic_int *go;
+  int refused;
+} twice_t;
+
+static void *release_twice(void *arg) {
+  twice_t *w = arg;
+  bw_permit_t p;
+  memset(&p, 0, sizeof(p));
+  p.start_ns = BW_LIMITER_UNTIMED;
+  while (!atomic_load(w->go)) {
+  }
+  for (int i = 0; i < ITERS * 5; i++)
+    w->refused +=
+        bw_limiter_release(w->lim, &p, BW_LIMIT_IGNORED) == BW_E_INVAL;
+  return NULL;
+}
+
+static void releases_with_nothing_in_flight_leave_nothing(void **state) {
+  (void)state;
+  for (int round = 0; round < 10; round++) {
+    bw_limiter_config_t cfg;
+    bw_limiter_config_init(&cfg);
+    cfg.initial_limit = 10;
+    bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
+    assert_non_null(lim);
+    atomic_int go;
+    atomic_init(&go, 0);
+    pthread_t t[THREADS];
+    twice_t w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+      w[i] = (twice_t){lim, &go, 0};
+      assert_int_equal(pthread_create(&t[i], NULL, release_twice, &w[i]), 0);
+    }
+    atomic_store(&go, 1);
+    for (int i = 0; i < THREADS; i++) {
+      assert_int_equal(pthread_join(t[i], NULL), 0);
+      assert_int_equal(w[i].refused, ITERS * 5);
+    }
+    bw_limiter_stats_t s;
+    bw_limiter_stats(lim, &s);
+    assert_u64_eq(s.in_flight, 0);
+    bw_permit_t p[10];
+    for (int i = 0; i < 10; i++)
+      assert_status(bw_limiter_try_acquire(lim, &p[i]), BW_OK);
+    for (int i = 0; i < 10; i++)
+      assert_status(bw_limiter_release(lim, &p[i], BW_LIMIT_IGNORED), BW_OK);
+    bw_limiter_free(lim);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(aimd_held_slots_conserve),
@@ -158,6 +216,7 @@ int main(void) {
       cmocka_unit_test(vegas_held_slots_conserve),
       cmocka_unit_test(gradient2_estimate_and_limit_agree),
       cmocka_unit_test(vegas_estimate_and_limit_agree),
+      cmocka_unit_test(releases_with_nothing_in_flight_leave_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

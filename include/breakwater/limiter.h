@@ -46,12 +46,12 @@
  * RTTs it reads as 0 or 4 ms. rtt_sample_every times one call in N and
  * reads no clock for the others (docs/limiter.md, "RTT sampling").
  *
- * Thread-safe. try_acquire is a lock-free CAS on the in-flight count; AIMD's
- * release is lock-free too; GRADIENT2 updates its estimate under a short
- * lock on the release of each timed call or drop (a few floating-point
- * operations); VEGAS folds a success into its round without the lock and
- * takes it only to end a round (once per round trip) or for a drop.
- * Nothing allocates after creation. */
+ * Thread-safe, and lock-free on every call: try_acquire is a CAS on the
+ * in-flight count, release an atomic subtraction, and each algorithm moves
+ * its state by CAS (AIMD the limit; GRADIENT2 its averages and estimate on
+ * each timed call or drop, only its first gradient2_warmup samples under a
+ * lock; VEGAS its round's figures, and its estimate once per round trip or
+ * for a drop). Nothing allocates after creation. */
 #ifndef BREAKWATER_LIMITER_H
 #define BREAKWATER_LIMITER_H
 
@@ -73,11 +73,12 @@ typedef enum bw_limiter_algorithm_e {
 /* "aimd", "gradient2", "vegas" or "unknown". */
 BW_EXTERN const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a);
 
-/* Reports changes of the whole-number limit, on the releasing thread.
- * GRADIENT2 and VEGAS call it under their lock, in the order of the changes;
- * it must not acquire or release on the same limiter. AIMD calls it without
- * a lock: each report's old and new values are exact, but two threads'
- * reports may arrive out of order. With change_interval_ms = 0 every change
+/* Reports changes of the whole-number limit, on the releasing thread,
+ * without a lock: each report's old and new values are exact, but two
+ * threads' reports may arrive out of order, and under a race a limit may be
+ * reported that held only a moment (an estimate overtaken as it was
+ * published, then corrected). It must not acquire or release on the same
+ * limiter. With change_interval_ms = 0 every change
  * is reported; otherwise the first change at least change_interval_ms after
  * the previous report is reported as (the limit that report gave, now), and
  * changes inside the interval only count in stats.limit_changes until then.
@@ -139,10 +140,9 @@ typedef struct bw_limiter_config_s {
    * rate-limited by change_interval_ms): name = the limiter's, reason
    * "<algorithm>: limit <old> -> <new>", fields old_limit (uint),
    * new_limit (uint), algorithm (str), in that order; mono_ns is the
-   * limiter's clock. Emitted on the releasing thread (GRADIENT2 and VEGAS
-   * under their lock, in order; AIMD without, so two threads' events may
-   * arrive out of order). Default NULL (none); the sink must outlive the
-   * limiter. */
+   * limiter's clock. Emitted on the releasing thread without a lock, so
+   * two threads' events may arrive out of order. Default NULL (none); the
+   * sink must outlive the limiter. */
   bw_sink_t *sink;
   /* Event timestamps; default NULL: bw_clock_realtime(). */
   const bw_clock_t *wall_clock;

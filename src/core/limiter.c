@@ -519,7 +519,7 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   /* The start is read before the CAS, once a slot looks free: the clock's
    * loads then need not wait for the locked instruction (a full barrier).
    * A refusal after this (a racing thread took the last slot) has read the
-   * clock for nothing, which is rare. */
+   * clock for nothing and used a sampling turn, which is rare. */
   start =
       bw__lim_timed(lim, s) ? bw__clock_now(lim->clock) : BW_LIMITER_UNTIMED;
   while (!atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur, cur + 1,
@@ -750,8 +750,9 @@ static bool bw__est_try(bw_limiter_t *lim, double *est, double next,
   *lnext = bw__lim_whole(lim, &next, *old, now);
   *moved = next != *est;
   if (!*moved) return true;
+  /* seq_cst: see bw__lim_publish. */
   return atomic_compare_exchange_weak_explicit(
-      &lim->est, est, next, memory_order_relaxed, memory_order_relaxed);
+      &lim->est, est, next, memory_order_seq_cst, memory_order_relaxed);
 }
 
 /* ---- Gradient2, lock-free ---------------------------------------------------
@@ -812,17 +813,23 @@ done:
  * goes round again: the last estimate's writer, or whoever comes after it,
  * leaves the limit at that estimate's floor. */
 static void bw__lim_publish(bw_limiter_t *lim) {
+  /* seq_cst, with the estimate's CAS (bw__est_try): the writer of a new
+   * estimate then reads the limit, and the publisher of a limit re-reads
+   * the estimate; with weaker orders both could read the value from before
+   * the other's write (a store-buffering outcome, possible on ARM), and the
+   * limit would stay off the estimate's floor. On x86 the locked CAS is a
+   * full barrier anyway: no cost. */
   for (;;) {
-    uint32_t old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    double e = atomic_load_explicit(&lim->est, memory_order_relaxed);
+    uint32_t old = atomic_load_explicit(&lim->limit, memory_order_seq_cst);
+    double e = atomic_load_explicit(&lim->est, memory_order_seq_cst);
     uint32_t next = (uint32_t)floor(e);
     if (next < lim->min) next = lim->min;
     if (next == old) return;
     if (atomic_compare_exchange_strong_explicit(&lim->limit, &old, next,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed)) {
+                                                memory_order_seq_cst,
+                                                memory_order_seq_cst)) {
       bw__lim_changed(lim, old, next);
-      if (atomic_load_explicit(&lim->est, memory_order_relaxed) == e) return;
+      if (atomic_load_explicit(&lim->est, memory_order_seq_cst) == e) return;
     }
   }
 }
@@ -869,7 +876,12 @@ static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
  * takes the round's figures with its own and decides, and the estimate
  * moves by CAS as Gradient2's does. Nothing takes a lock. A fold that lands
  * between the election and the taking counts in the round just ended: one
- * sample, never a decision. */
+ * sample, never a decision. If the winner is held up (preempted) between
+ * its election and the taking for a whole round, the next round's winner
+ * takes those figures instead, and the two decide in reverse order, each
+ * on real samples; a decrease's end of slow start is likewise seen by an
+ * overlapping round's end only after its CAS. Both need a preemption at
+ * that instant, and cost the accuracy of one round, not a wrong count. */
 
 /* Admitted at in_flight * 2 >= the limit in force then (the permit's low
  * 32 bits; the current limit for a permit filled elsewhere). */
@@ -1047,7 +1059,8 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   }
   if (hold) {
     /* The slot stays counted until the hold ends (bw__held_keep). */
-    if (BW__LOAD(lim->in_flight) == 0) return BW_E_INVAL;
+    uint32_t n = BW__LOAD(lim->in_flight);
+    if (n == 0 || n > UINT32_MAX / 2) return BW_E_INVAL; /* see below */
     if (!bw__held_keep(lim, now + (int64_t)((double)rtt * lim->hold_ratio))) {
       atomic_fetch_add_explicit(&lim->held_overflow, 1, memory_order_relaxed);
       hold = false;
@@ -1056,10 +1069,14 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   if (!hold) {
     /* One locked subtraction, with no load before it to wait for. With
      * nothing in flight (a permit released twice) the count is put back;
-     * until then acquirers see it wrapped, at or above any limit: refused,
-     * never admitted past it. */
-    if (BW__UNLIKELY(atomic_fetch_sub_explicit(&lim->in_flight, 1,
-                                               memory_order_acq_rel) == 0)) {
+     * until then it reads wrapped, far above any count in flight (at most
+     * BW__LIM_MAX plus held slots): acquirers are refused, never admitted
+     * past the limit, and another release that overlaps (it finds the
+     * wrapped value, not 0) puts its own back too, so the count returns to
+     * 0 whatever the interleaving. */
+    uint32_t was =
+        atomic_fetch_sub_explicit(&lim->in_flight, 1, memory_order_acq_rel);
+    if (BW__UNLIKELY(was == 0 || was > UINT32_MAX / 2)) {
       atomic_fetch_add_explicit(&lim->in_flight, 1, memory_order_relaxed);
       return BW_E_INVAL;
     }
