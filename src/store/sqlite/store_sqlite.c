@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "breakwater/event.h"
 #include "store_internal.h" /* src/core: header-only, public API only */
@@ -329,15 +330,27 @@ static int query_int(sqlite3 *h, const char *sql, int64_t *out) {
  * lock it needs. SQLite answers SQLITE_BUSY to this pragma without calling
  * the busy handler when another connection is switching the same new file
  * at the same time (several threads or processes opening a fresh store:
- * tests/conc_store.c saw it in about 1 run in 15), so the connection's
- * busy timeout is applied here by hand: a retry every millisecond, for at
- * most timeout_ms. */
+ * tests/conc_store.c saw it in about 1 run in 15), so the wait is done
+ * here: the busy handler off (each attempt would otherwise wait its whole
+ * timeout), a retry every millisecond until timeout_ms have passed on the
+ * monotonic clock, then the connection's busy timeout back. */
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int set_wal(sqlite3 *h, int64_t timeout_ms) {
-  for (int64_t waited = 0;; waited++) {
-    int rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-    if ((rc & 0xff) != SQLITE_BUSY || waited >= timeout_ms) return rc;
+  int64_t until = mono_ms() + timeout_ms;
+  int rc;
+  sqlite3_busy_timeout(h, 0);
+  for (;;) {
+    rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    if ((rc & 0xff) != SQLITE_BUSY || mono_ms() >= until) break;
     sqlite3_sleep(1);
   }
+  sqlite3_busy_timeout(h, (int)timeout_ms);
+  return rc;
 }
 
 static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
