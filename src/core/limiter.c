@@ -392,16 +392,14 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   bw__error_clear(err);
   return lim;
 nolock:
-  bw__free(lim->held);
-  bw__free(lim->name);
-  bw__free_aligned(lim);
   bw__error_set(err, BW_E_NOMEM, "", "cannot create the limiter's lock");
-  return NULL;
+  goto fail;
 nomem:
+  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
+fail:
   bw__free(lim->held);
   bw__free(lim->name);
   bw__free_aligned(lim);
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
   return NULL;
 }
 
@@ -755,6 +753,24 @@ static bool bw__est_try(bw_limiter_t *lim, double *est, double next,
       &lim->est, est, next, memory_order_seq_cst, memory_order_relaxed);
 }
 
+/* GRADIENT2 and VEGAS: a drop backs the estimate off multiplicatively,
+ * once per congestion event, and ends slow start (which only Vegas reads:
+ * TCP Vegas falls back to Reno on a loss). */
+static void bw__est_drop(bw_limiter_t *lim, const bw_permit_t *p, int64_t now) {
+  double est;
+  uint32_t old, lnext;
+  bool moved;
+  if (!bw__lim_new_congestion(lim, p)) return;
+  atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
+  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
+  while (!bw__est_try(lim, &est, fmax((double)lim->min, est * lim->backoff),
+                      now, &old, &lnext, &moved)) {
+  }
+  if (!moved) return;
+  if (lnext < old) bw__guard_decreased(lim, lnext);
+  bw__lim_publish(lim);
+}
+
 /* ---- Gradient2, lock-free ---------------------------------------------------
  * A sample is two CAS loops on atomic doubles: the long-term average first,
  * then the estimate, each computed from the value it replaces (a lost CAS
@@ -834,36 +850,27 @@ static void bw__lim_publish(bw_limiter_t *lim) {
   }
 }
 
-/* One Gradient2 sample (a timed success or a drop), lock-free once warm. */
+/* One Gradient2 sample from a timed success (drops: bw__est_drop),
+ * lock-free once warm. */
 static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                          uint32_t inflight, bool drop, int64_t now) {
-  double ratio = 0.0, est, next;
+                          uint32_t inflight, int64_t now) {
+  double ratio = bw__g2_long(lim, rtt > 0 ? (double)rtt : 1.0), est, next;
   bool decrease = false; /* this sample won its congestion event */
   bool moved;
   uint32_t old, lnext;
-  if (!drop) ratio = bw__g2_long(lim, rtt > 0 ? (double)rtt : 1.0);
   est = atomic_load_explicit(&lim->est, memory_order_relaxed);
-  for (;;) {
-    if (drop) {
-      if (!decrease && !(decrease = bw__lim_new_congestion(lim, p))) return;
-      next = fmax((double)lim->min, est * lim->backoff);
-    } else {
-      double gradient;
-      if ((double)inflight < est / 2.0) return; /* app-limited */
-      gradient = bw__clamp(lim->g2_tolerance * ratio, 0.5, 1.0);
-      next = est * gradient + (double)lim->g2_queue;
-      next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
-      /* A decrease, like a drop's, once per congestion event. */
-      if (next < est && !decrease &&
-          !(decrease = bw__lim_new_congestion(lim, p)))
-        return;
-      next = bw__clamp(next, (double)lim->min, (double)lim->max);
-    }
-    if (bw__est_try(lim, &est, next, now, &old, &lnext, &moved)) break;
-  }
-  if (!moved) return;
-  if (lnext < old && drop) bw__guard_decreased(lim, lnext);
-  bw__lim_publish(lim);
+  do {
+    double gradient;
+    if ((double)inflight < est / 2.0) return; /* app-limited */
+    gradient = bw__clamp(lim->g2_tolerance * ratio, 0.5, 1.0);
+    next = est * gradient + (double)lim->g2_queue;
+    next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
+    /* A decrease, like a drop's, once per congestion event. */
+    if (next < est && !decrease && !(decrease = bw__lim_new_congestion(lim, p)))
+      return;
+    next = bw__clamp(next, (double)lim->min, (double)lim->max);
+  } while (!bw__est_try(lim, &est, next, now, &old, &lnext, &moved));
+  if (moved) bw__lim_publish(lim);
 }
 
 /* ---- Vegas: one decision per round trip ------------------------------------
@@ -933,24 +940,6 @@ static double bw__vegas_lg(bw_limiter_t *lim, unsigned s, double est) {
     st->lg = fmax(1.0, log10(fl));
   }
   return st->lg;
-}
-
-/* A drop backs off multiplicatively, once per congestion event (TCP Vegas
- * falls back to Reno on a loss). */
-static void bw__vegas_drop(bw_limiter_t *lim, const bw_permit_t *p,
-                           int64_t now) {
-  double est;
-  uint32_t old, lnext;
-  bool moved;
-  if (!bw__lim_new_congestion(lim, p)) return;
-  atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
-  while (!bw__est_try(lim, &est, fmax((double)lim->min, est * lim->backoff),
-                      now, &old, &lnext, &moved)) {
-  }
-  if (!moved) return;
-  if (lnext < old) bw__guard_decreased(lim, lnext);
-  bw__lim_publish(lim);
 }
 
 /* Ends the round this success won (bw__vegas_end): takes the round's
@@ -1108,14 +1097,15 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     /* AIMD grows on successes, timed or not: only its slow-call rule
      * needs the RTT. */
     bw__aimd(lim, p, inflight, drop, now);
-  } else if (lim->alg == BW_LIMITER_GRADIENT2) {
-    /* An untimed success is no sample for an RTT-driven algorithm. */
-    if (timed || drop) bw__gradient2(lim, p, rtt, inflight, drop, now);
   } else if (drop) {
-    bw__vegas_drop(lim, p, now);
-  } else if (timed && bw__vegas_end(lim, p, rtt, inflight, s, now)) {
-    /* A Vegas success that does not end its round has been folded in. */
-    bw__vegas_round(lim, p, rtt, inflight, s, now);
+    bw__est_drop(lim, p, now);
+  } else if (timed) {
+    /* An untimed success is no sample for an RTT-driven algorithm; a Vegas
+     * success that does not end its round has been folded in. */
+    if (lim->alg == BW_LIMITER_GRADIENT2)
+      bw__gradient2(lim, p, rtt, inflight, now);
+    else if (bw__vegas_end(lim, p, rtt, inflight, s, now))
+      bw__vegas_round(lim, p, rtt, inflight, s, now);
   }
   /* A timed success's RTT is the latest, written only when it changes
    * (with a coarse clock most RTTs repeat, and an unchanged line stays
