@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "breakwater/event.h"
 #include "store_internal.h" /* src/core: header-only, public API only */
@@ -334,19 +333,14 @@ static int query_int(sqlite3 *h, const char *sql, int64_t *out) {
  * here: the busy handler off (each attempt would otherwise wait its whole
  * timeout), a retry every millisecond until timeout_ms have passed on the
  * monotonic clock, then the connection's busy timeout back. */
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int set_wal(sqlite3 *h, int64_t timeout_ms) {
-  int64_t until = mono_ms() + timeout_ms;
+  const bw_clock_t *mono = bw_clock_monotonic();
+  int64_t until = bw_clock_now(mono) + timeout_ms * BW_NS_PER_MS;
   int rc;
   sqlite3_busy_timeout(h, 0);
   for (;;) {
     rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-    if ((rc & 0xff) != SQLITE_BUSY || mono_ms() >= until) break;
+    if ((rc & 0xff) != SQLITE_BUSY || bw_clock_now(mono) >= until) break;
     sqlite3_sleep(1);
   }
   sqlite3_busy_timeout(h, (int)timeout_ms);
