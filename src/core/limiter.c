@@ -753,24 +753,6 @@ static bool bw__est_try(bw_limiter_t *lim, double *est, double next,
       &lim->est, est, next, memory_order_seq_cst, memory_order_relaxed);
 }
 
-/* GRADIENT2 and VEGAS: a drop backs the estimate off multiplicatively,
- * once per congestion event, and ends slow start (which only Vegas reads:
- * TCP Vegas falls back to Reno on a loss). */
-static void bw__est_drop(bw_limiter_t *lim, const bw_permit_t *p, int64_t now) {
-  double est;
-  uint32_t old, lnext;
-  bool moved;
-  if (!bw__lim_new_congestion(lim, p)) return;
-  atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
-  while (!bw__est_try(lim, &est, fmax((double)lim->min, est * lim->backoff),
-                      now, &old, &lnext, &moved)) {
-  }
-  if (!moved) return;
-  if (lnext < old) bw__guard_decreased(lim, lnext);
-  bw__lim_publish(lim);
-}
-
 /* ---- Gradient2, lock-free ---------------------------------------------------
  * A sample is two CAS loops on atomic doubles: the long-term average first,
  * then the estimate, each computed from the value it replaces (a lost CAS
@@ -848,6 +830,24 @@ static void bw__lim_publish(bw_limiter_t *lim) {
       if (atomic_load_explicit(&lim->est, memory_order_seq_cst) == e) return;
     }
   }
+}
+
+/* GRADIENT2 and VEGAS: a drop backs the estimate off multiplicatively,
+ * once per congestion event, and ends slow start (which only Vegas reads:
+ * TCP Vegas falls back to Reno on a loss). */
+static void bw__est_drop(bw_limiter_t *lim, const bw_permit_t *p, int64_t now) {
+  double est;
+  uint32_t old, lnext;
+  bool moved;
+  if (!bw__lim_new_congestion(lim, p)) return;
+  atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
+  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
+  while (!bw__est_try(lim, &est, fmax((double)lim->min, est * lim->backoff),
+                      now, &old, &lnext, &moved)) {
+  }
+  if (!moved) return;
+  if (lnext < old) bw__guard_decreased(lim, lnext);
+  bw__lim_publish(lim);
 }
 
 /* One Gradient2 sample from a timed success (drops: bw__est_drop),
