@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "breakwater/breakwater.h"
+#include "breakwater/ext.h"
 
 #define BW__CACHELINE 64
 #define BW__ALIGNED __attribute__((aligned(BW__CACHELINE)))
@@ -47,12 +48,8 @@ extern _Thread_local bw_deadline_t bw__current
     __attribute__((tls_model("initial-exec")));
 
 /* ---- clocks (clock.c) ------------------------------------------------------
- * bw__gettime is the vDSO's clock_gettime where it can be found, else
- * libc's. bw__clock_now reads the built-in monotonic clocks without going
- * through their function pointers (~1 ns each), any other clock as
- * bw_clock_now does. */
-typedef int (*bw__gettime_fn)(clockid_t, struct timespec *);
-extern bw__gettime_fn bw__gettime;
+ * bw__clock_now reads the built-in monotonic clocks directly (no call through
+ * their function pointers), any other clock as bw_clock_now does. */
 extern const bw_clock_t bw__clock_mono;
 extern const bw_clock_t bw__clock_coarse;
 #ifdef CLOCK_MONOTONIC_COARSE
@@ -62,9 +59,8 @@ extern const bw_clock_t bw__clock_coarse;
 #endif
 
 static inline int64_t bw__read_clock(clockid_t id) {
-  /* Initialised: MemorySanitizer does not see the vDSO write it. */
   struct timespec ts = {0, 0};
-  bw__gettime(id, &ts);
+  clock_gettime(id, &ts);
   return (int64_t)ts.tv_sec * BW_NS_PER_S + ts.tv_nsec;
 }
 
@@ -128,46 +124,9 @@ static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,
 }
 #define bw__bump(c, stripe) bw__bump_n((c), (stripe), 1)
 
-/* Allocation through the replaceable hooks. */
-void *bw__malloc(size_t size);
-void *bw__calloc(size_t count, size_t size);
-void *bw__realloc(void *ptr, size_t size);
-void bw__free(void *ptr);
-char *bw__strdup(const char *s);
-/* Zeroed allocation aligned to BW__PAIR (for striped objects); free with
- * bw__free_aligned. */
-void *bw__calloc_aligned(size_t size);
-void bw__free_aligned(void *ptr);
-
-/* Fills err (if not NULL) and returns code. */
-int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
-                  ...) BW__PRINTF(4, 5);
-void bw__error_clear(bw_error_t *err);
-/* Checks an object name: not NULL, not empty, at most BW_NAME_MAX bytes.
- * BW_OK, or BW_E_INVAL with err naming `field`. */
-int bw__check_name(const char *name, const char *field, bw_error_t *err);
-
 /* Ceil of ns / 1e6 for non-negative ns. */
 static inline int64_t bw__ceil_ms(int64_t ns) {
   return ns <= 0 ? 0 : (ns + BW_NS_PER_MS - 1) / BW_NS_PER_MS;
 }
-
-/* A breaker's state change as an event (breaker.c; the shared-memory
- * breaker too): fields break_ms (when >= 0) and from. NULL sink: nothing. */
-void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
-                                 const char *name, int64_t now,
-                                 bw_event_type_t type, const char *reason,
-                                 bw_state_t from, int64_t break_ms,
-                                 const bw_context_t *ctx);
-/* A breaker's break after its opens-th consecutive opening: base x
- * multiplier^(opens - 1), capped at cap_ns (computed in double, capped
- * before converting: no overflow). */
-int64_t bw__break_after(int64_t base_ns, double multiplier, uint64_t opens,
-                        int64_t cap_ns);
-/* Event emission with this thread's / the permit's context. */
-void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
-              bw_event_type_t type, const char *name, const char *reason,
-              const bw_field_t *fields, size_t nfields,
-              const bw_context_t *ctx);
 
 #endif /* BREAKWATER_INTERNAL_H */

@@ -113,13 +113,13 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
   bw_gauge_config_t gc;
   bw_error_t sub;
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+    return bw_error_set(err, BW_E_INVAL, "name", "name must not be empty");
   if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+    return bw_error_set(err, BW_E_INVAL, "name",
+                        "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                        strlen(c->name));
   /* The queue's own rules, reported under the stage's field names. */
   bw_queue_config_init(&qc);
   qc.name = c->name;
@@ -128,43 +128,42 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
   qc.priority_levels = c->priority_levels;
   if (bw_queue_config_validate(&qc, &sub) != BW_OK) {
     if (strcmp(sub.field, "max_size") == 0) {
-      return bw__error_set(err, BW_E_INVAL, "queue_size",
-                           "queue_size must be in [1, %u] (got %u)",
-                           BW_QUEUE_MAX_SIZE, c->queue_size);
+      return bw_error_set(err, BW_E_INVAL, "queue_size",
+                          "queue_size must be in [1, %u] (got %u)",
+                          BW_QUEUE_MAX_SIZE, c->queue_size);
     }
-    return bw__error_set(err, sub.code, sub.field, "%s", sub.message);
+    return bw_error_set(err, sub.code, sub.field, "%s", sub.message);
   }
   if (c->concurrency < 1 || c->concurrency > BW_STAGE_MAX_CONCURRENCY)
-    return bw__error_set(err, BW_E_INVAL, "concurrency",
-                         "concurrency must be in [1, %u] (got %u)",
-                         BW_STAGE_MAX_CONCURRENCY, c->concurrency);
+    return bw_error_set(err, BW_E_INVAL, "concurrency",
+                        "concurrency must be in [1, %u] (got %u)",
+                        BW_STAGE_MAX_CONCURRENCY, c->concurrency);
   gc = c->gauge;
   gc.name = c->name;
   if (bw_gauge_config_validate(&gc, &sub) != BW_OK)
     return bw__prefixed(err, &sub, "gauge");
   if (c->rate_window_ms < 1 || c->rate_window_ms > INT64_MAX / BW_NS_PER_MS)
-    return bw__error_set(err, BW_E_INVAL, "rate_window_ms",
-                         "rate_window_ms must be >= 1 (got %lld)",
-                         (long long)c->rate_window_ms);
+    return bw_error_set(err, BW_E_INVAL, "rate_window_ms",
+                        "rate_window_ms must be >= 1 (got %lld)",
+                        (long long)c->rate_window_ms);
   if (!(c->rate_alpha > 0.0 && c->rate_alpha <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "rate_alpha",
-                         "rate_alpha must be in (0, 1] (got %g)",
-                         c->rate_alpha);
+    return bw_error_set(err, BW_E_INVAL, "rate_alpha",
+                        "rate_alpha must be in (0, 1] (got %g)", c->rate_alpha);
   if (c->min_retry_after_ms < 1)
-    return bw__error_set(err, BW_E_INVAL, "min_retry_after_ms",
-                         "min_retry_after_ms must be >= 1 (got %lld)",
-                         (long long)c->min_retry_after_ms);
+    return bw_error_set(err, BW_E_INVAL, "min_retry_after_ms",
+                        "min_retry_after_ms must be >= 1 (got %lld)",
+                        (long long)c->min_retry_after_ms);
   if (c->max_retry_after_ms < c->min_retry_after_ms ||
       c->max_retry_after_ms > INT64_MAX / 4)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "max_retry_after_ms",
         "max_retry_after_ms must be >= min_retry_after_ms (got %lld < %lld)",
         (long long)c->max_retry_after_ms, (long long)c->min_retry_after_ms);
   if (!(c->retry_jitter >= 0.0 && c->retry_jitter <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "retry_jitter",
-                         "retry_jitter must be in [0, 1] (got %g)",
-                         c->retry_jitter);
-  bw__error_clear(err);
+    return bw_error_set(err, BW_E_INVAL, "retry_jitter",
+                        "retry_jitter must be in [0, 1] (got %g)",
+                        c->retry_jitter);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -174,10 +173,10 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   bw_gauge_config_t gc;
   bool mutex = false;
   if (bw_stage_config_validate(cfg, err) != BW_OK) return NULL;
-  s = bw__calloc(1, sizeof(*s));
+  s = bw_calloc(1, sizeof(*s));
   if (s == NULL) goto nomem;
   s->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
-  s->name = bw__strdup(cfg->name);
+  s->name = bw_strdup(cfg->name);
   if (s->name == NULL) goto nomem;
   bw_queue_config_init(&qc);
   qc.name = cfg->name;
@@ -213,18 +212,18 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   s->jitter = cfg->retry_jitter;
   bw_rand_seed(&s->rng, cfg->seed);
   atomic_init(&s->pressure_bits, 0);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return s;
 nomem:
   if (s != NULL) {
     if (mutex) pthread_mutex_destroy(&s->lock);
     bw_gauge_free(s->g);
     bw_queue_free(s->q);
-    bw__free(s->name);
-    bw__free(s);
+    bw_free(s->name);
+    bw_free(s);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating stage \"%s\"",
-                cfg->name);
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating stage \"%s\"",
+               cfg->name);
   return NULL;
 }
 
@@ -234,8 +233,8 @@ void bw_stage_free(bw_stage_t *s) {
   pthread_mutex_destroy(&s->lock);
   bw_gauge_free(s->g);
   bw_queue_free(s->q);
-  bw__free(s->name);
-  bw__free(s);
+  bw_free(s->name);
+  bw_free(s);
 }
 
 /* ---- pressure ----------------------------------------------------------- */
@@ -538,15 +537,15 @@ void bw_batch_config_init(bw_batch_config_t *cfg) {
 
 int bw_batch_config_validate(const bw_batch_config_t *c, bw_error_t *err) {
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (c->chunk_size < 1)
-    return bw__error_set(err, BW_E_INVAL, "chunk_size",
-                         "chunk_size must be >= 1 (got %u)", c->chunk_size);
+    return bw_error_set(err, BW_E_INVAL, "chunk_size",
+                        "chunk_size must be >= 1 (got %u)", c->chunk_size);
   if (!(c->degraded_fraction > 0.0 && c->degraded_fraction <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "degraded_fraction",
-                         "degraded_fraction must be in (0, 1] (got %g)",
-                         c->degraded_fraction);
-  bw__error_clear(err);
+    return bw_error_set(err, BW_E_INVAL, "degraded_fraction",
+                        "degraded_fraction must be in (0, 1] (got %g)",
+                        c->degraded_fraction);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -555,7 +554,7 @@ int bw_stage_batch_plan(bw_stage_t *s, const bw_batch_config_t *cfg,
   bw_regime_t r;
   double n;
   if (s == NULL || out == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "stage and out must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "stage and out must not be NULL");
   if (bw_batch_config_validate(cfg, err) != BW_OK) return BW_E_INVAL;
   memset(out, 0, sizeof(*out));
   r = bw_stage_regime(s);
@@ -618,31 +617,31 @@ bw_runner_t *bw_stage_runner_new(bw_stage_t *s, const bw_runner_config_t *cfg,
   bw_runner_t *r;
   uint32_t started = 0;
   if (s == NULL || cfg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "stage and config must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "", "stage and config must not be NULL");
     return NULL;
   }
   if (cfg->threads < 1 || cfg->threads > BW__RUNNER_MAX_THREADS) {
-    bw__error_set(err, BW_E_INVAL, "threads",
-                  "threads must be in [1, %u] (got %u)", BW__RUNNER_MAX_THREADS,
-                  cfg->threads);
+    bw_error_set(err, BW_E_INVAL, "threads",
+                 "threads must be in [1, %u] (got %u)", BW__RUNNER_MAX_THREADS,
+                 cfg->threads);
     return NULL;
   }
   if (cfg->handler == NULL) {
-    bw__error_set(err, BW_E_INVAL, "handler", "handler must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "handler", "handler must not be NULL");
     return NULL;
   }
   if (s->on_expired == NULL) {
-    bw__error_set(err, BW_E_INVAL, "on_expired",
-                  "on_expired must be set on stage \"%s\" to run it with a "
-                  "runner (expired items must go somewhere)",
-                  s->name);
+    bw_error_set(err, BW_E_INVAL, "on_expired",
+                 "on_expired must be set on stage \"%s\" to run it with a "
+                 "runner (expired items must go somewhere)",
+                 s->name);
     return NULL;
   }
-  r = bw__calloc(1, sizeof(*r));
-  if (r != NULL) r->tids = bw__calloc(cfg->threads, sizeof(pthread_t));
+  r = bw_calloc(1, sizeof(*r));
+  if (r != NULL) r->tids = bw_calloc(cfg->threads, sizeof(pthread_t));
   if (r == NULL || r->tids == NULL) {
-    if (r != NULL) bw__free(r);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a runner");
+    if (r != NULL) bw_free(r);
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a runner");
     return NULL;
   }
   r->s = s;
@@ -651,10 +650,10 @@ bw_runner_t *bw_stage_runner_new(bw_stage_t *s, const bw_runner_config_t *cfg,
   pthread_mutex_lock(&s->lock);
   if (s->runner != NULL) {
     pthread_mutex_unlock(&s->lock);
-    bw__free(r->tids);
-    bw__free(r);
-    bw__error_set(err, BW_E_INVAL, "", "stage \"%s\" already has a runner",
-                  s->name);
+    bw_free(r->tids);
+    bw_free(r);
+    bw_error_set(err, BW_E_INVAL, "", "stage \"%s\" already has a runner",
+                 s->name);
     return NULL;
   }
   s->runner = r;
@@ -665,10 +664,10 @@ bw_runner_t *bw_stage_runner_new(bw_stage_t *s, const bw_runner_config_t *cfg,
   r->threads = started;
   if (started < cfg->threads) {
     bw_runner_free(r);
-    bw__error_set(err, BW_E_NOMEM, "", "could not start runner threads");
+    bw_error_set(err, BW_E_NOMEM, "", "could not start runner threads");
     return NULL;
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return r;
 }
 
@@ -686,6 +685,6 @@ void bw_runner_free(bw_runner_t *r) {
   s->runner = NULL;
   s->stopping = false;
   pthread_mutex_unlock(&s->lock);
-  bw__free(r->tids);
-  bw__free(r);
+  bw_free(r->tids);
+  bw_free(r);
 }
