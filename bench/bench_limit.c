@@ -16,9 +16,9 @@
  *
  * The last column is what is left of the 1-thread median once the
  * unavoidable part is taken off: the atomic pair (a slot taken and given
- * back) and the row's clock reads at the core's own cost (bw__clock_now,
- * the way the core reads them; 2 per call timed, 2 in 8 with sampling).
- * That is the library's bookkeeping, the part its code decides.
+ * back) and the row's clock reads at the core's own cost (clock_gettime
+ * called directly, as the core reads them; 2 per call timed, 2 in 8 with
+ * sampling). That is the library's bookkeeping, the part its code decides.
  *
  * --peers runs `bash bench/peers/run.sh --only bulkhead` (cockatiel's
  * bulkhead(10, 0) around a no-op, Node.js) and prints the comparison.
@@ -38,7 +38,6 @@
 #include "bench_util.h"
 #include "breakwater/bulkhead.h"
 #include "breakwater/limiter.h"
-#include "internal.h" /* bw__clock_now: the core's own clock read */
 
 #ifndef BW_SOURCE_DIR
 #define BW_SOURCE_DIR "."
@@ -62,12 +61,16 @@ static double floor_clock(const bw_clock_t *c) {
   return bench_clock_ns(c, g_n);
 }
 
-/* One clock read the way the core reads it (no function pointer). */
-static double floor_core_clock(const bw_clock_t *c) {
+/* One clock read the way the core reads the built-in clocks: clock_gettime
+ * called directly, with no function pointer in between. */
+static double floor_core_clock(clockid_t id) {
   volatile int64_t sink = 0;
   double t = bench_now_s();
-  for (long long i = 0; i < g_n; i++)
-    sink += bw__clock_now(c);
+  for (long long i = 0; i < g_n; i++) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    sink += (int64_t)ts.tv_sec * BW_NS_PER_S + ts.tv_nsec;
+  }
   (void)sink;
   return (bench_now_s() - t) * 1e9 / (double)g_n;
 }
@@ -242,10 +245,10 @@ int main(int argc, char **argv) {
       m1, best1, m2, best2, m3, best3);
   pair = m1;
   for (int r = 0; r < g_reps; r++)
-    v[r] = floor_core_clock(bw_clock_monotonic());
+    v[r] = floor_core_clock(CLOCK_MONOTONIC);
   core_precise = bench_median(v, g_reps, NULL);
   for (int r = 0; r < g_reps; r++)
-    v[r] = floor_core_clock(bw_clock_monotonic_coarse());
+    v[r] = floor_core_clock(CLOCK_MONOTONIC_COARSE);
   core_coarse = bench_median(v, g_reps, NULL);
   printf(
       "       the core's own clock reads (no function pointer): precise "

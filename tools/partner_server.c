@@ -31,7 +31,7 @@
 
 #include "breakwater/clock.h"
 #include "breakwater/deadline.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 #define PARTNER_MAX_BODY 65536
 #define PARTNER_MAX_HEADERS 16384

@@ -55,6 +55,12 @@ BW_EXTERN void bw_clock_free(bw_clock_t *clock);
 #define BW_NS_PER_MS INT64_C(1000000)
 #define BW_NS_PER_S INT64_C(1000000000)
 
+/* A duration in ns as whole ms, rounded up (a wait of 1 ns is a wait of
+ * 1 ms, never of 0); 0 for ns <= 0. */
+static inline int64_t bw_ns_to_ms_ceil(int64_t ns) {
+  return ns <= 0 ? 0 : (ns + BW_NS_PER_MS - 1) / BW_NS_PER_MS;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,6 +45,9 @@ BW_EXTERN void *bw_calloc(size_t count, size_t size);
 BW_EXTERN void *bw_realloc(void *ptr, size_t size);
 /* A copy of the NUL-terminated s (not NULL), or NULL when out of memory. */
 BW_EXTERN char *bw_strdup(const char *s);
+/* A copy of len bytes of data (which may be NULL when len is 0) followed by
+ * a NUL byte, so text stays a C string; NULL when out of memory. */
+BW_EXTERN void *bw_memdup(const void *data, size_t len);
 
 /* Alignment of bw_calloc_aligned: two cache lines, because x86 prefetchers
  * fetch adjacent lines in pairs, so data that two threads write must sit
@@ -55,6 +58,24 @@ BW_EXTERN char *bw_strdup(const char *s);
 BW_EXTERN void *bw_calloc_aligned(size_t size);
 /* Frees what bw_calloc_aligned returned. NULL is fine. */
 BW_EXTERN void bw_free_aligned(void *ptr);
+
+/* ---- per-thread stripes -------------------------------------------------
+ * Counters that every call bumps are split into stripes, so that two cores
+ * never write the same cache line. bw_stripe() is the calling thread's
+ * stripe, in [0, BW_STRIPES). Each of the first BW_STRIPES_EXCLUSIVE stripes
+ * belongs to one live thread at a time (claimed on its first call, given
+ * back when the thread exits), so its owner may update the stripe's
+ * counters with a plain atomic load and store; threads beyond that share
+ * the last BW_STRIPES_SHARED stripes, whose counters need atomic
+ * read-modify-writes. */
+#define BW_STRIPES_EXCLUSIVE 64u
+#define BW_STRIPES_SHARED 16u
+#define BW_STRIPES (BW_STRIPES_EXCLUSIVE + BW_STRIPES_SHARED)
+BW_EXTERN unsigned bw_stripe(void);
+/* How many stripes have been handed out in this process so far (never more
+ * than BW_STRIPES): a reader that sums an object's stripes need scan only
+ * [0, bw_stripes_used()). */
+BW_EXTERN unsigned bw_stripes_used(void);
 
 /* ---- errors that name the field ------------------------------------------
  * Fills err (when not NULL): its code, its field (truncated to fit; NULL is

@@ -253,6 +253,56 @@ BW_EXTERN void bw_queue_store_config_levels(const bw_queue_store_config_t *cfg,
                                             uint64_t *warn_at,
                                             uint64_t *rearm_below);
 
+/* For implementers: the two queue events, written the same way by every
+ * backend. queue_warning has the fields depth, max_size and fill, and a
+ * reason such as "queue at 70% of capacity (7/10)"; dead_lettered has the
+ * fields reason (the short cause, e.g. "max_deliveries"), item_id, dlq_id,
+ * deliveries and count, and the record's error text as its reason. Both
+ * emit on `sink` (nothing when NULL) at mono_ns, with wall read from `wall`
+ * and the calling thread's context. */
+BW_EXTERN void bw_queue_event_warning(bw_sink_t *sink, const bw_clock_t *wall,
+                                      const char *name, int64_t mono_ns,
+                                      uint32_t max_size, uint64_t depth);
+BW_EXTERN void bw_queue_event_dead_lettered(
+    bw_sink_t *sink, const bw_clock_t *wall, const char *name, int64_t mono_ns,
+    const char *reason, const char *error, uint64_t item_id, uint64_t dlq_id,
+    uint64_t deliveries, uint64_t count);
+
+/* For implementers: queue events gathered while a backend holds its own
+ * lock and emitted after it is released (a sink may call back into the
+ * queue). The caller owns it, on its stack; set n to 0 before use. It holds
+ * BW_QUEUE_EVENTS_MAX events; more in one operation are not emitted (the
+ * backend's counters still count them). Not thread-safe by itself. */
+#define BW_QUEUE_EVENTS_MAX 20
+typedef struct bw_queue_events_s {
+  size_t n;
+  struct {
+    /* private */
+    bw_event_type_t type; /* BW_EV_QUEUE_WARNING or BW_EV_DEAD_LETTERED */
+    uint64_t item_id, dlq_id, count, depth;
+    uint32_t deliveries;
+    char reason[32];
+    char error[160];
+  } ev[BW_QUEUE_EVENTS_MAX];
+} bw_queue_events_t;
+/* Records a queue_warning at `depth`. */
+BW_EXTERN void bw_queue_events_warning(bw_queue_events_t *eb, uint64_t depth);
+/* Records a dead_lettered event for one record (count 1); reason and error
+ * are copied (truncated to fit). */
+BW_EXTERN void bw_queue_events_dead(bw_queue_events_t *eb, uint64_t item_id,
+                                    uint64_t dlq_id, uint32_t deliveries,
+                                    const char *reason, const char *error);
+/* Sets the count of every recorded dead_lettered event: a backend that
+ * refuses the tail of a batch records one event for it, counting them all. */
+BW_EXTERN void bw_queue_events_set_dead_count(bw_queue_events_t *eb,
+                                              uint64_t count);
+/* Emits the recorded events, in order, on cfg->sink (nothing when NULL),
+ * named `name`, at mono_ns, with cfg->wall_clock and cfg->max_size. Call
+ * without the backend's lock held. */
+BW_EXTERN void bw_queue_events_emit(const bw_queue_events_t *eb,
+                                    const bw_queue_store_config_t *cfg,
+                                    const char *name, int64_t mono_ns);
+
 /* Frees the payloads of n items / records and zeroes them. NULL is fine. */
 BW_EXTERN void bw_stored_items_clear(bw_stored_item_t *items, size_t n);
 BW_EXTERN void bw_dlq_records_clear(bw_dlq_record_t *recs, size_t n);

@@ -404,7 +404,7 @@ static void bw__summary_maybe(bw_breaker_t *b, int64_t now, bw_state_t st) {
  * Stripes that were never handed out hold zero and are skipped. */
 static uint64_t bw__position(const bw_breaker_t *b) {
   uint64_t n = 0;
-  unsigned used = bw__stripes_used();
+  unsigned used = bw_stripes_used();
   for (unsigned i = 0; i < used; i++)
     n += BW__LOAD(b->stripes[i].wcalls);
   return n;
@@ -501,7 +501,7 @@ static void bw__window_read(const bw_breaker_t *b, int64_t now,
   } else if (b->rule == BW_TRIP_TIME_WINDOW) {
     int64_t cur = bw__floor_div(now, b->bucket_ns);
     uint32_t epoch = (uint32_t)cur;
-    unsigned used = bw__stripes_used();
+    unsigned used = bw_stripes_used();
     for (unsigned s = 0; s < used; s++) {
       const _Atomic uint64_t *base = b->tw + (size_t)s * b->tw_stride + 1;
       /* A stripe with no outcome inside the window holds nothing that
@@ -980,7 +980,7 @@ int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b) {
   switch (BW__ST(w)) {
   case BW_OPEN:
     if (atomic_load_explicit(&b->metrics_only, memory_order_relaxed)) return 0;
-    return bw__ceil_ms(
+    return bw_ns_to_ms_ceil(
         atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
         bw__clock_now(b->clock));
   case BW_ISOLATED:

@@ -105,6 +105,14 @@ char *bw_strdup(const char *s) {
   return d;
 }
 
+void *bw_memdup(const void *data, size_t len) {
+  char *p = bw_malloc(len + 1);
+  if (p == NULL) return NULL;
+  if (len > 0) memcpy(p, data, len);
+  p[len] = '\0';
+  return p;
+}
+
 /* Aligned allocation through the hooks: over-allocate, align, and keep the
  * original pointer just before the aligned block. */
 void *bw_calloc_aligned(size_t size) {
@@ -199,7 +207,7 @@ unsigned bw__stripe_slow(void) {
   return s + 1;
 }
 
-unsigned bw__stripes_used(void) {
+unsigned bw_stripes_used(void) {
   return atomic_load_explicit(&bw__stripe_hwm, memory_order_relaxed);
 }
 
@@ -214,4 +222,8 @@ const bw_context_t *bw_context_set(const bw_context_t *ctx) {
 
 const bw_context_t *bw_context_current(void) {
   return bw__ctx;
+}
+
+unsigned bw_stripe(void) {
+  return bw__stripe();
 }

@@ -25,9 +25,9 @@
  * the thread exits), so their owner bumps them with a plain load and store —
  * no locked instruction. Threads beyond that share the last
  * BW__SHARED_STRIPES stripes and bump them with atomic read-modify-writes. */
-#define BW__EXCL_STRIPES 64u
-#define BW__SHARED_STRIPES 16u
-#define BW__STRIPES (BW__EXCL_STRIPES + BW__SHARED_STRIPES)
+#define BW__EXCL_STRIPES BW_STRIPES_EXCLUSIVE
+#define BW__SHARED_STRIPES BW_STRIPES_SHARED
+#define BW__STRIPES BW_STRIPES
 
 /* This thread's stripe, in [0, BW__STRIPES). */
 unsigned bw__stripe_slow(void);
@@ -38,9 +38,6 @@ static inline unsigned bw__stripe(void) {
   if (BW__UNLIKELY(s == 0)) s = bw__stripe_slow();
   return s - 1;
 }
-/* How many stripes have ever been handed out: readers that sum stripes on a
- * warm path need scan only [0, bw__stripes_used()). */
-unsigned bw__stripes_used(void);
 
 /* The calling thread's current deadline (deadline.c), read inline by hot
  * paths; bw_deadline_current() is the public way. */
@@ -123,10 +120,5 @@ static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 #define bw__bump(c, stripe) bw__bump_n((c), (stripe), 1)
-
-/* Ceil of ns / 1e6 for non-negative ns. */
-static inline int64_t bw__ceil_ms(int64_t ns) {
-  return ns <= 0 ? 0 : (ns + BW_NS_PER_MS - 1) / BW_NS_PER_MS;
-}
 
 #endif /* BREAKWATER_INTERNAL_H */

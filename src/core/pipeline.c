@@ -227,7 +227,7 @@ void bw_pipeline_stats(const bw_pipeline_t *pl, bw_pipeline_stats_t *out) {
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (pl == NULL) return;
-  unsigned used = bw__stripes_used();
+  unsigned used = bw_stripes_used();
   if (used > BW__STRIPES) used = BW__STRIPES;
   for (unsigned i = 0; i < used; i++) {
     const bw__pstripe_t *s = &pl->stripes[i];
@@ -365,7 +365,7 @@ static int admission_wait(bw_pipeline_call_t *c, const bw_strategy_t *s,
     c->waiting = true;
   }
   if (now_ns >= c->wait_until_ns) return refuse(c, why, now_ns);
-  int64_t left_ms = bw__ceil_ms(c->wait_until_ns - now_ns);
+  int64_t left_ms = bw_ns_to_ms_ceil(c->wait_until_ns - now_ns);
   if (wait_ms > left_ms) {
     /* A rate limiter says exactly when; asking before that is pointless. */
     if (s->kind == BW_STRATEGY_RATELIMIT) return refuse(c, why, now_ns);

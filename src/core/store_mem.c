@@ -21,7 +21,6 @@
 /* The longest time a store accepts (a year), so that now + ms * 1e6 never
  * overflows. */
 #define BW__STORE_MAX_MS (INT64_C(86400000) * 366)
-#include "store_internal.h"
 
 /* ==== configuration ====================================================== */
 
@@ -286,7 +285,7 @@ static void mnode_free(mnode_t *n) {
 }
 
 /* Events are gathered under the lock and emitted after it
- * (store_internal.h). */
+ * (bw_queue_events_t, store.h). */
 
 typedef struct mem_queue_s {
   bw_queue_store_t base;
@@ -304,16 +303,16 @@ static int64_t mq_now(const mem_queue_t *m) {
   return bw__clock_now(m->cfg.clock);
 }
 
-static void mq_emit(const mem_queue_t *m, const bw__qev_buf_t *eb) {
+static void mq_emit(const mem_queue_t *m, const bw_queue_events_t *eb) {
   if (m->cfg.sink == NULL || eb->n == 0) return;
-  bw__qev_emit(eb, &m->cfg, m->name, mq_now(m));
+  bw_queue_events_emit(eb, &m->cfg, m->name, mq_now(m));
 }
 
-static void mq_after_grow(mem_queue_t *m, bw__qev_buf_t *eb) {
+static void mq_after_grow(mem_queue_t *m, bw_queue_events_t *eb) {
   if (!m->warned && m->q.count >= m->warn_at) {
     m->warned = true;
     m->st.warnings++;
-    bw__qev_warning(eb, m->q.count);
+    bw_queue_events_warning(eb, m->q.count);
   }
 }
 
@@ -324,7 +323,7 @@ static void mq_after_shrink(mem_queue_t *m) {
 /* Appends a node to the DLQ (dropping the oldest record past dlq_max) and
  * records the event. */
 static void mq_to_dlq(mem_queue_t *m, mnode_t *n, const char *reason,
-                      const char *error, int64_t now, bw__qev_buf_t *eb) {
+                      const char *error, int64_t now, bw_queue_events_t *eb) {
   n->item_id = n->id;
   n->id = ++m->next_dlq_id;
   n->receipt = 0;
@@ -339,7 +338,7 @@ static void mq_to_dlq(mem_queue_t *m, mnode_t *n, const char *reason,
   }
   ml_push(&m->dlq, n);
   m->st.dead_lettered++;
-  bw__qev_dead(eb, n->item_id, n->id, n->deliveries, reason, error);
+  bw_queue_events_dead(eb, n->item_id, n->id, n->deliveries, reason, error);
 }
 
 static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
@@ -347,7 +346,7 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t **nodes;
   size_t i, ok = 0, refused = 0;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   int64_t now;
   char msg[160];
   eb.n = 0;
@@ -356,7 +355,7 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
   for (i = 0; i < n; i++) {
     nodes[i] = bw_calloc(1, sizeof(mnode_t));
     if (nodes[i] != NULL)
-      nodes[i]->payload = bw__qs_copy(items[i].data, items[i].len);
+      nodes[i]->payload = bw_memdup(items[i].data, items[i].len);
     if (nodes[i] == NULL || nodes[i]->payload == NULL) {
       size_t j;
       for (j = 0; j <= i; j++)
@@ -392,11 +391,7 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
   }
   m->st.enqueued += ok;
   m->st.refused_full += refused;
-  if (refused > 0) {
-    size_t k;
-    for (k = 0; k < eb.n; k++)
-      if (eb.ev[k].type == BW_EV_DEAD_LETTERED) eb.ev[k].count = refused;
-  }
+  if (refused > 0) bw_queue_events_set_dead_count(&eb, refused);
   pthread_mutex_unlock(&m->lock);
   bw_free(nodes);
   mq_emit(m, &eb);
@@ -408,7 +403,7 @@ static int mq_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
                     bw_stored_item_t *out, size_t *n) {
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t *x, *next;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   size_t got = 0, moved = 0;
   int64_t now;
   int rc = BW_OK;
@@ -428,7 +423,7 @@ static int mq_claim(bw_queue_store_t *q, size_t max, int64_t visibility_ms,
       moved++;
       continue;
     }
-    out[got].payload = bw__qs_copy(x->payload, x->len);
+    out[got].payload = bw_memdup(x->payload, x->len);
     if (out[got].payload == NULL) {
       if (got == 0) rc = BW_E_NOMEM;
       break;
@@ -489,7 +484,7 @@ static int mq_give_back(bw_queue_store_t *q, uint64_t id, uint64_t receipt,
                         int64_t delay_ms, bool reject, const char *error) {
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t *x = NULL;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   int rc;
   eb.n = 0;
   pthread_mutex_lock(&m->lock);
@@ -539,7 +534,7 @@ static int mq_dlq_list(bw_queue_store_t *q, uint64_t after_id, size_t max,
     bw_dlq_record_t *r = &out[got];
     if (x->id <= after_id) continue;
     memset(r, 0, sizeof(*r));
-    r->payload = bw__qs_copy(x->payload, x->len);
+    r->payload = bw_memdup(x->payload, x->len);
     if (r->payload == NULL) {
       rc = BW_E_NOMEM;
       break;
@@ -573,7 +568,7 @@ static int mq_dlq_requeue(bw_queue_store_t *q, uint64_t dlq_id,
                           uint64_t *new_id) {
   mem_queue_t *m = (mem_queue_t *)q;
   mnode_t *x;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   int rc = BW_OK;
   eb.n = 0;
   pthread_mutex_lock(&m->lock);
@@ -783,7 +778,7 @@ int bw_idem_execute(bw_idem_store_t *s, const char *key, int64_t wait_ms,
         out->token = rec.token;
         out->status = status;
         out->len = len;
-        out->result = bw__qs_copy(result, len);
+        out->result = bw_memdup(result, len);
         if (out->result == NULL) rc = BW_E_NOMEM;
       }
       free(result);
@@ -1008,7 +1003,7 @@ static int mi_begin(bw_idem_store_t *s, const char *key,
     out->expires_ns = x->expires_ns;
     m->st.in_progress++;
   } else if (x != NULL) {
-    out->result = bw__qs_copy(x->result, x->len);
+    out->result = bw_memdup(x->result, x->len);
     if (out->result == NULL) {
       rc = BW_E_NOMEM;
     } else {
@@ -1060,7 +1055,7 @@ static int mi_complete(bw_idem_store_t *s, const char *key, uint64_t token,
                        int status, const void *result, size_t len) {
   mem_idem_t *m = (mem_idem_t *)s;
   inode_t **pp;
-  void *copy = bw__qs_copy(result, len);
+  void *copy = bw_memdup(result, len);
   int rc = BW_OK;
   if (copy == NULL) return BW_E_NOMEM;
   pthread_mutex_lock(&m->lock);

@@ -15,7 +15,7 @@
 #include <event2/event.h>
 
 #include "breakwater/driver_curl.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 typedef struct bw__sock_s bw__sock_t;
 typedef struct bw__req_s bw__req_t;

@@ -11,7 +11,7 @@
 #include <event2/event.h>
 
 #include "breakwater/driver_event.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 enum {
   BW__EV_ATTEMPT = 1,  /* an attempt is in progress; waiting for a report */

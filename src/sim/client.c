@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "breakwater/sim.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 typedef struct sim_req_s sim_req_t;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "breakwater/sim.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 #define GATE_MAX_MS INT64_C(86400000)
 

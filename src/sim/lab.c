@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "internal.h"
+#include "breakwater/ext.h"
 
 static const char *const mode_names[BW_LAB__COUNT] = {"naive", "polly",
                                                       "breakwater"};

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "breakwater/sim.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 struct bw_sim_partner_s {
   bw_sim_partner_config_t cfg;

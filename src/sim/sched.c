@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "breakwater/sim.h"
-#include "internal.h"
+#include "breakwater/ext.h"
 
 typedef struct {
   int64_t at_ns;
@@ -235,8 +235,7 @@ int bw_sim_schedule_at(bw_sim_t *sim, int64_t at_ns, bw_sim_fn fn, void *user,
   sim_slot_t *s;
   uint32_t slot;
   if (sim == NULL || fn == NULL || at_ns < sim->now_ns) return BW_E_INVAL;
-  if (BW__UNLIKELY(sim->free_head == SIM_NIL ||
-                   sim->heap_len == sim->heap_cap)) {
+  if (sim->free_head == SIM_NIL || sim->heap_len == sim->heap_cap) {
     int rc = sim_grow(sim);
     if (rc != BW_OK) return rc;
   }

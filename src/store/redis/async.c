@@ -76,7 +76,7 @@ static void bw__rba_failed(bw__rba_t *a, const char *why) {
   bw__rba_drop(a);
   bw__rb_fail(a->b, now);
   wait_ns = c->next_attempt_ns - now;
-  bw__rba_arm(a->tick, bw__ceil_ms(wait_ns));
+  bw__rba_arm(a->tick, bw_ns_to_ms_ceil(wait_ns));
 }
 
 static void bw__rba_on_reply(redisAsyncContext *ac, void *reply, void *priv);
@@ -353,7 +353,7 @@ bw_redis_breaker_t *bw_redis_breaker_new_async(
   bw__rconn_disconnect(c);
   if (bw__rb_unavailable_now(b)) {
     int64_t wait_ns = c->next_attempt_ns - bw__rb_clock_now(b);
-    bw__rba_arm(a->tick, bw__ceil_ms(wait_ns));
+    bw__rba_arm(a->tick, bw_ns_to_ms_ceil(wait_ns));
   } else {
     bw__rba_arm(a->tick, bw__rb_interval_ms(b));
   }

@@ -151,7 +151,7 @@ typedef struct bw__rb_stripe_s {
   _Atomic uint64_t dec_s; /* outcomes of current-generation permits */
   _Atomic uint64_t dec_f;
   _Atomic uint64_t tail; /* failures since this thread's last success */
-} BW__PAIR_ALIGNED bw__rb_stripe_t;
+} BW__APART bw__rb_stripe_t;
 
 typedef struct bw__rb_sums_s {
   uint64_t admitted, rejected, calls, successes, failures, ignored, stale;
@@ -161,7 +161,7 @@ typedef struct bw__rb_sums_s {
 struct bw_redis_breaker_s {
   bw_limit_t iface; /* first: the bw_limit_t interface */
   /* hot, read-mostly */
-  _Atomic uint64_t word BW__PAIR_ALIGNED;
+  _Atomic uint64_t word BW__APART;
   _Atomic int64_t open_until_ns; /* local clock */
   _Atomic uint32_t probes;       /* probes in flight, this generation */
   _Atomic uint64_t probe_failed_gen;
@@ -263,9 +263,9 @@ static int bw__rb_validate(const bw_redis_breaker_config_t *cfg,
  */
 
 static void bw__rb_sum(const bw_redis_breaker_t *b, bw__rb_sums_t *s) {
-  unsigned i, n = bw__stripes_used();
+  unsigned i, n = bw_stripes_used();
   memset(s, 0, sizeof(*s));
-  if (n > BW__STRIPES) n = BW__STRIPES;
+  if (n > BW_STRIPES) n = BW_STRIPES;
   for (i = 0; i < n; i++) {
     const bw__rb_stripe_t *t = &b->stripes[i];
 #define BW__LD(f) atomic_load_explicit(&t->f, memory_order_relaxed)
@@ -305,8 +305,8 @@ static void bw__rb_fill(bw_permit_t *p, uint64_t gen, uint32_t kind) {
 }
 
 static int bw__rb_reject(bw_redis_breaker_t *b) {
-  unsigned si = bw__stripe();
-  bw__bump(&b->stripes[si].rejected, si);
+  unsigned si = bw_stripe();
+  bw__rb_bump(&b->stripes[si].rejected, si);
   return BW_E_OPEN;
 }
 
@@ -325,8 +325,8 @@ static int bw__rb_acquire_slow(bw_redis_breaker_t *b, bw_permit_t *p,
     int rc = bw_breaker_acquire(b->local, p);
     if (rc != BW_OK) return bw__rb_reject(b);
     p->reserved = BW__RB_FALLBACK_PERMIT;
-    si = bw__stripe();
-    bw__bump(&b->stripes[si].admitted, si);
+    si = bw_stripe();
+    bw__rb_bump(&b->stripes[si].admitted, si);
     return BW_OK;
   }
   if (st != BW_OPEN && st != BW_HALF_OPEN) return bw__rb_reject(b);
@@ -339,8 +339,8 @@ static int bw__rb_acquire_slow(bw_redis_breaker_t *b, bw_permit_t *p,
     if (n >= b->half_open_max) return bw__rb_reject(b);
   } while (!atomic_compare_exchange_weak_explicit(
       &b->probes, &n, n + 1, memory_order_acq_rel, memory_order_relaxed));
-  si = bw__stripe();
-  bw__bump(&b->stripes[si].admitted, si);
+  si = bw_stripe();
+  bw__rb_bump(&b->stripes[si].admitted, si);
   bw__rb_fill(p, gen, BW_PERMIT_PROBE);
   return BW_OK;
 }
@@ -350,8 +350,8 @@ int bw_redis_breaker_acquire(bw_redis_breaker_t *b, bw_permit_t *p) {
   if (BW__UNLIKELY(b == NULL || p == NULL)) return BW_E_INVAL;
   w = atomic_load_explicit(&b->word, memory_order_acquire);
   if (BW__LIKELY((w & 15u) == BW_CLOSED)) {
-    unsigned si = bw__stripe();
-    bw__bump(&b->stripes[si].admitted, si);
+    unsigned si = bw_stripe();
+    bw__rb_bump(&b->stripes[si].admitted, si);
     bw__rb_fill(p, BW__W_GEN(w), BW_PERMIT_NORMAL);
     return BW_OK;
   }
@@ -366,33 +366,33 @@ int bw_redis_breaker_release(bw_redis_breaker_t *b, const bw_permit_t *p,
   if (BW__UNLIKELY(b == NULL || p == NULL ||
                    (unsigned)outcome > (unsigned)BW_IGNORED))
     return BW_E_INVAL;
-  si = bw__stripe();
+  si = bw_stripe();
   s = &b->stripes[si];
-  bw__bump(outcome == BW_SUCCESS   ? &s->successes
-           : outcome == BW_FAILURE ? &s->failures
-                                   : &s->ignored,
-           si);
+  bw__rb_bump(outcome == BW_SUCCESS   ? &s->successes
+              : outcome == BW_FAILURE ? &s->failures
+                                      : &s->ignored,
+              si);
   if (BW__UNLIKELY(p->reserved == BW__RB_FALLBACK_PERMIT)) {
     /* Decided locally while Redis was away: the totals above are pushed on
      * return; the outcome itself belongs to the local breaker. */
     int rc = bw_breaker_release(b->local, p, outcome);
-    if (rc == BW_E_STALE) bw__bump(&s->stale, si);
+    if (rc == BW_E_STALE) bw__rb_bump(&s->stale, si);
     return rc;
   }
   w = atomic_load_explicit(&b->word, memory_order_acquire);
   if (BW__UNLIKELY(BW__W_GEN(w) != p->generation)) {
-    bw__bump(&s->stale, si);
+    bw__rb_bump(&s->stale, si);
     return BW_E_STALE;
   }
   if (outcome == BW_SUCCESS) {
-    bw__bump(&s->dec_s, si);
+    bw__rb_bump(&s->dec_s, si);
     /* Only this stripe's owner writes it (a shared stripe may lose a
      * concurrent increment here: the count is approximate by design). */
     if (atomic_load_explicit(&s->tail, memory_order_relaxed) != 0)
       atomic_store_explicit(&s->tail, 0, memory_order_relaxed);
   } else if (outcome == BW_FAILURE) {
-    bw__bump(&s->dec_f, si);
-    bw__bump(&s->tail, si);
+    bw__rb_bump(&s->dec_f, si);
+    bw__rb_bump(&s->tail, si);
     /* Sync at once when this failure may trip the shared rule (only the
      * consecutive rule counts failures since the last sync). */
     if (b->rule == BW_TRIP_CONSECUTIVE) {
@@ -778,7 +778,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
     return NULL;
   }
   b->name = bw_strdup(bc->name != NULL ? bc->name : "breaker");
-  b->stripes = bw_calloc_aligned(sizeof(bw__rb_stripe_t) * BW__STRIPES);
+  b->stripes = bw_calloc_aligned(sizeof(bw__rb_stripe_t) * BW_STRIPES);
   lc = *bc;
   b->local =
       b->name != NULL && b->stripes != NULL ? bw_breaker_new(&lc, err) : NULL;
@@ -930,7 +930,7 @@ int64_t bw_redis_breaker_retry_in_ms(const bw_redis_breaker_t *b) {
     int64_t left =
         atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
         bw__rb_now(b);
-    if (left > 0) return bw__ceil_ms(left);
+    if (left > 0) return bw_ns_to_ms_ceil(left);
   }
   if (w & BW__W_FB) return bw_breaker_retry_in_ms(b->local);
   return 0;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "redis_internal.h"
-#include "store_internal.h"
 
 /* ---- queue guard ----------------------------------------------------------
  */
@@ -263,7 +262,7 @@ int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
   r = bw__rq_consumer_call(q, 1, consumer, 0, &rc);
   if (r == NULL) goto out;
   if (r->type == REDIS_REPLY_STRING) {
-    void *copy = bw__qs_copy(r->str, r->len);
+    void *copy = bw_memdup(r->str, r->len);
     if (copy == NULL) {
       /* The item stays in the processing list: recover brings it back. */
       rc = BW_E_NOMEM;
@@ -379,7 +378,7 @@ int bw_redis_queue_dlq_get(bw_redis_queue_t *q, uint64_t index, char **json) {
   r = bw__rq_call(&q->cl, -1, 0, 3, argv, NULL, 0, &rc);
   if (r == NULL) goto out;
   if (r->type == REDIS_REPLY_STRING) {
-    *json = bw__qs_copy(r->str, r->len);
+    *json = bw_memdup(r->str, r->len);
     if (*json == NULL) rc = BW_E_NOMEM;
   } else {
     rc = BW_E_NOTFOUND;
@@ -505,7 +504,7 @@ int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
     const redisReply *v = r->element[1];
     if (result_len != NULL) *result_len = v->len;
     if (result != NULL) {
-      *result = bw__qs_copy(v->str, v->len);
+      *result = bw_memdup(v->str, v->len);
       if (*result == NULL) rc = BW_E_NOMEM;
     }
   }

@@ -10,8 +10,26 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include <stdatomic.h>
+
+#include "breakwater/ext.h"
 #include "breakwater/store_redis.h"
-#include "internal.h"
+
+#define BW__LIKELY(x) __builtin_expect(!!(x), 1)
+#define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Data that two threads write sits BW_ALIGN_APART bytes apart. */
+#define BW__APART __attribute__((aligned(BW_ALIGN_APART)))
+
+/* Adds 1 to a counter of stripe s (bw_stripe(), ext.h): an exclusive stripe
+ * has one writer, so a plain load and store is enough; a shared one needs a
+ * read-modify-write. */
+static inline void bw__rb_bump(_Atomic uint64_t *c, unsigned s) {
+  if (s < BW_STRIPES_EXCLUSIVE)
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
 
 /* A reply's integer: an integer reply, or a numeric string reply (HGET,
  * some scripts); 0 for anything else. */

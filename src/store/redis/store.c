@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "redis_internal.h"
-#include "store_internal.h"
 
 /* The script, in parts (C compilers need only support 4095-byte string
  * literals); joined once at creation. */
@@ -286,20 +285,19 @@ static redisReply *bw__rqs_call(bw__rqs_t *q, const char *op, int nextra,
 }
 
 static void bw__rqs_warn(bw__rqs_t *q, uint64_t depth) {
-  bw_field_t f[3];
-  char reason[128];
-  bw__qs_warning_fields(q->cfg.max_size, depth, f, reason, sizeof(reason));
   q->st.warnings++;
-  bw__rcl_event(&q->cl, BW_EV_QUEUE_WARNING, reason, f, 3);
+  bw_queue_event_warning(q->cl.sink, q->cl.wall, q->cl.name,
+                         bw_clock_now(bw_clock_monotonic()), q->cfg.max_size,
+                         depth);
 }
 
 static void bw__rqs_dead(bw__rqs_t *q, const char *reason, const char *error,
                          uint64_t item_id, uint64_t dlq_id, uint64_t del,
                          uint64_t count) {
-  bw_field_t f[5];
-  bw__qs_dead_fields(reason, item_id, dlq_id, del, count, f);
   q->st.dead_lettered += count;
-  bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, error, f, 5);
+  bw_queue_event_dead_lettered(q->cl.sink, q->cl.wall, q->cl.name,
+                               bw_clock_now(bw_clock_monotonic()), reason,
+                               error, item_id, dlq_id, del, count);
 }
 
 static int bw__rqs_enqueue(bw_queue_store_t *base, const bw_blob_t *items,
@@ -388,7 +386,7 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
     bw_stored_item_t *it = &out[i];
     const redisReply *p = r->element[pos + 4];
     memset(it, 0, sizeof(*it));
-    it->payload = bw__qs_copy(p->str, p->len);
+    it->payload = bw_memdup(p->str, p->len);
     if (it->payload == NULL) {
       /* Leased but not handed out: the lease expires and it comes back. */
       if (i == 0) rc = BW_E_NOMEM;
@@ -516,7 +514,7 @@ static int bw__rqs_dlq_list(bw_queue_store_t *base, uint64_t after_id,
     bw_dlq_record_t *d = &out[got];
     const redisReply *p = r->element[i + 6];
     memset(d, 0, sizeof(*d));
-    d->payload = bw__qs_copy(p->str, p->len);
+    d->payload = bw_memdup(p->str, p->len);
     if (d->payload == NULL) {
       rc = BW_E_NOMEM;
       break;
@@ -816,7 +814,7 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
     if (r->elements >= 4) {
       const redisReply *v = r->element[3];
       out->status = (int)bw__reply_int(r->element[2]);
-      out->result = bw__qs_copy(v->str, v->len);
+      out->result = bw_memdup(v->str, v->len);
       if (out->result == NULL) {
         rc = BW_E_NOMEM;
         break;

@@ -65,7 +65,7 @@ typedef struct bw__brk_cfg_s {
 typedef struct bw__brk_s {
   bw__shm_obj_t hdr;
   bw__brk_cfg_t cfg;
-  BW__PAIR_ALIGNED _Atomic uint64_t sw;
+  BW__APART _Atomic uint64_t sw;
   _Atomic int64_t open_until_ns;
   _Atomic int64_t current_break_ns;
   _Atomic uint64_t ho; /* (generation low 32 bits << 32) | probe successes */
@@ -76,9 +76,9 @@ typedef struct bw__brk_s {
   _Atomic uint64_t opens;
   _Atomic uint64_t half_opens;
   _Atomic uint64_t closes;
-  BW__PAIR_ALIGNED _Atomic int64_t tlock;
-  BW__PAIR_ALIGNED _Atomic uint64_t consec;
-  BW__PAIR_ALIGNED _Atomic uint64_t probes[BW__MAX_PROBES];
+  BW__APART _Atomic int64_t tlock;
+  BW__APART _Atomic uint64_t consec;
+  BW__APART _Atomic uint64_t probes[BW__MAX_PROBES];
   bw__shm_ctr_t ctr[BW__SHM_STRIPES];
   /* followed by 2 * buckets words: (calls, failures) per bucket */
 } bw__brk_t;
@@ -385,7 +385,7 @@ static void bw__tw_bump(_Atomic uint64_t *word, uint32_t epoch) {
 
 static void bw__tw_read(const bw_shm_breaker_t *b, int64_t now, uint64_t *calls,
                         uint64_t *failures) {
-  uint32_t epoch = (uint32_t)bw__floor_div(now, b->bucket_ns);
+  uint32_t epoch = (uint32_t)bw__shm_floor_div(now, b->bucket_ns);
   *calls = *failures = 0;
   for (uint32_t j = 0; j < b->cfg.buckets; j++) {
     uint64_t c = BW__SHM_LOAD(b->tw[2 * j]);
@@ -419,7 +419,7 @@ static void bw__closed_record(bw_shm_breaker_t *b, uint64_t w, bool fail,
   }
   {
     int64_t now = bw_clock_now(b->clock);
-    int64_t cur = bw__floor_div(now, b->bucket_ns);
+    int64_t cur = bw__shm_floor_div(now, b->bucket_ns);
     uint32_t j = (uint32_t)((uint64_t)cur % b->cfg.buckets);
     uint64_t calls, failures;
     double fr;
@@ -579,8 +579,8 @@ int64_t bw_shm_breaker_retry_in_ms(const bw_shm_breaker_t *b) {
   if (b == NULL) return 0;
   w = atomic_load_explicit(&b->s->sw, memory_order_acquire);
   if (BW__ST(w) == BW_OPEN)
-    return bw__ceil_ms(BW__SHM_LOAD(b->s->open_until_ns) -
-                       bw_clock_now(b->clock));
+    return bw_ns_to_ms_ceil(BW__SHM_LOAD(b->s->open_until_ns) -
+                            bw_clock_now(b->clock));
   return BW__ST(w) == BW_ISOLATED ? -1 : 0;
 }
 

@@ -22,8 +22,8 @@ typedef struct bw__bud_s {
   bw__shm_obj_t hdr;
   int64_t max_milli;   /* immutable */
   int64_t ratio_milli; /* immutable */
-  BW__PAIR_ALIGNED _Atomic int64_t tokens;
-  BW__PAIR_ALIGNED bw__shm_ctr_t ctr[BW__SHM_STRIPES];
+  BW__APART _Atomic int64_t tokens;
+  BW__APART bw__shm_ctr_t ctr[BW__SHM_STRIPES];
 } bw__bud_t;
 
 struct bw_shm_budget_s {

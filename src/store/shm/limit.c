@@ -28,7 +28,7 @@ typedef struct bw__lim_s {
   uint32_t max; /* immutable */
   uint32_t reserved;
   int64_t lease_ms; /* immutable */
-  BW__PAIR_ALIGNED bw__shm_ctr_t ctr[BW__SHM_STRIPES];
+  BW__APART bw__shm_ctr_t ctr[BW__SHM_STRIPES];
   /* followed by max * BW__SLOT_WORDS words */
 } bw__lim_t;
 
@@ -163,7 +163,7 @@ int bw_shm_limit_try_acquire(bw_shm_limit_t *l, bw_permit_t *p) {
   now = bw_clock_now(l->clock);
   mine = (uint64_t)now + 1;
   /* Threads start at different slots so they rarely race for one. */
-  start = (uint32_t)((bw__stripe() * 7u) % l->max);
+  start = (uint32_t)((bw_stripe() * 7u) % l->max);
   for (uint32_t k = 0; k < l->max; k++) {
     uint32_t i = start + k < l->max ? start + k : start + k - l->max;
     _Atomic uint64_t *w = bw__slot(l, i);

@@ -78,7 +78,7 @@ unsigned bw__shm_stripe_slow(void) {
       atomic_load_explicit(&bw__shm_fork_epoch, memory_order_relaxed);
   pid = (unsigned)getpid();
   bw__shm_tls_stripe =
-      ((pid * 2654435761u) >> 16 ^ bw__stripe()) % BW__SHM_STRIPES;
+      ((pid * 2654435761u) >> 16 ^ bw_stripe()) % BW__SHM_STRIPES;
   return bw__shm_tls_stripe;
 }
 

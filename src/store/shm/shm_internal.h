@@ -14,8 +14,19 @@
 
 #include <stdatomic.h>
 
+#include "breakwater/ext.h"
 #include "breakwater/shm.h"
-#include "internal.h"
+
+#define BW__LIKELY(x) __builtin_expect(!!(x), 1)
+#define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Data that two threads write sits BW_ALIGN_APART bytes apart. */
+#define BW__APART __attribute__((aligned(BW_ALIGN_APART)))
+
+/* a / d rounded toward negative infinity (C's / truncates toward 0). */
+static inline int64_t bw__shm_floor_div(int64_t a, int64_t d) {
+  int64_t q = a / d;
+  return (a % d != 0 && (a < 0) != (d < 0)) ? q - 1 : q;
+}
 
 #define BW__SHM_MAGIC UINT64_C(0x314d485357425742) /* "BWBWSHM1" */
 #define BW__SHM_VERSION 1u

@@ -13,10 +13,8 @@
  * in one transaction and wakes them all once it is committed. A follower
  * never returns before the commit that holds its item.
  *
- * This library may be linked against the shared libbreakwater, whose
- * internals are hidden: it uses only public functions (bw_sink_emit,
- * bw_store_malloc, bw_free) and the header-only helpers of
- * src/core/store_internal.h, which use only public functions too. */
+ * Like every component, it uses the core's public API and its extension
+ * interface (ext.h) only. */
 #include "breakwater/store_sqlite.h"
 
 #include <pthread.h>
@@ -27,39 +25,7 @@
 #include <string.h>
 
 #include "breakwater/event.h"
-#include "store_internal.h" /* src/core: header-only, public API only */
-
-static void set_err(bw_error_t *err, int code, const char *field,
-                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set_err(bw_error_t *err, int code, const char *field,
-                    const char *fmt, ...) {
-  va_list ap;
-  if (err == NULL) return;
-  err->code = code;
-  snprintf(err->field, sizeof(err->field), "%s", field);
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
-  va_end(ap);
-}
-
-static void clear_err(bw_error_t *err) {
-  if (err == NULL) return;
-  memset(err, 0, sizeof(*err));
-}
-
-/* Handles go through the library's allocator hooks too. */
-static void *zalloc(size_t n) {
-  void *p = bw_store_malloc(n);
-  if (p) memset(p, 0, n);
-  return p;
-}
-
-static char *sdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *p = bw_store_malloc(n);
-  if (p) memcpy(p, s, n);
-  return p;
-}
+#include "breakwater/ext.h"
 
 /* ==== statements ========================================================= */
 
@@ -279,7 +245,7 @@ static void *copy_blob(sqlite3_stmt *s, int col, size_t *len) {
 /* A store needs its database: false (err filled) when db is NULL. */
 static bool has_db(const bw_sqlite_t *db, bw_error_t *err) {
   if (db != NULL) return true;
-  set_err(err, BW_E_INVAL, "db", "db is required (got NULL)");
+  bw_error_set(err, BW_E_INVAL, "db", "db is required (got NULL)");
   return false;
 }
 
@@ -287,11 +253,11 @@ static bool has_db(const bw_sqlite_t *db, bw_error_t *err) {
  * handle's to free); NULL (err filled) when out of memory. */
 static void *alloc_named(size_t size, const char *name, char **copy,
                          bw_error_t *err) {
-  void *h = zalloc(size);
-  *copy = h != NULL ? sdup(name) : NULL;
+  void *h = bw_calloc(1, size);
+  *copy = h != NULL ? bw_strdup(name) : NULL;
   if (*copy == NULL) {
     bw_free(h);
-    set_err(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   return h;
@@ -361,10 +327,10 @@ static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
   if (rc != SQLITE_OK && sqlite3_get_autocommit(h) == 0)
     sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
-    set_err(err, map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO, "path",
-            "%s: %s", path,
-            (rc & 0xff) == SQLITE_NOTADB ? "file is not a database"
-                                         : sqlite3_errmsg(h));
+    bw_error_set(err, map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO,
+                 "path", "%s: %s", path,
+                 (rc & 0xff) == SQLITE_NOTADB ? "file is not a database"
+                                              : sqlite3_errmsg(h));
     return err ? err->code : BW_E_IO;
   }
   if (app == 0 && objects == 0) {
@@ -390,9 +356,9 @@ static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
     }
     if (rc == SQLITE_OK) rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-      set_err(err, map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO, "path",
-              "%s: cannot create the store: %s", path,
-              msg ? msg : sqlite3_errmsg(h));
+      bw_error_set(err, map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO,
+                   "path", "%s: cannot create the store: %s", path,
+                   msg ? msg : sqlite3_errmsg(h));
       sqlite3_free(msg);
       if (sqlite3_get_autocommit(h) == 0)
         sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
@@ -402,24 +368,25 @@ static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
   }
   if (app != BW_SQLITE_APPLICATION_ID) {
     if (app == 0)
-      set_err(err, BW_E_IO, "path",
-              "%s: not a breakwater store: application_id 0 and %lld schema "
-              "objects of another application",
-              path, (long long)objects);
+      bw_error_set(
+          err, BW_E_IO, "path",
+          "%s: not a breakwater store: application_id 0 and %lld schema "
+          "objects of another application",
+          path, (long long)objects);
     else
-      set_err(err, BW_E_IO, "path",
-              "%s: not a breakwater store: application_id 0x%08llx "
-              "(expected 0x%08x)",
-              path, (unsigned long long)(uint32_t)app,
-              (unsigned)BW_SQLITE_APPLICATION_ID);
+      bw_error_set(err, BW_E_IO, "path",
+                   "%s: not a breakwater store: application_id 0x%08llx "
+                   "(expected 0x%08x)",
+                   path, (unsigned long long)(uint32_t)app,
+                   (unsigned)BW_SQLITE_APPLICATION_ID);
     return BW_E_IO;
   }
   if (ver != BW_SQLITE_SCHEMA_VERSION) {
-    set_err(err, BW_E_IO, "path",
-            "%s: store schema version %lld is %s this library's (%d)", path,
-            (long long)ver,
-            ver > BW_SQLITE_SCHEMA_VERSION ? "newer than" : "not",
-            BW_SQLITE_SCHEMA_VERSION);
+    bw_error_set(err, BW_E_IO, "path",
+                 "%s: store schema version %lld is %s this library's (%d)",
+                 path, (long long)ver,
+                 ver > BW_SQLITE_SCHEMA_VERSION ? "newer than" : "not",
+                 BW_SQLITE_SCHEMA_VERSION);
     return BW_E_IO;
   }
   return BW_OK;
@@ -430,31 +397,31 @@ bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err) {
   int rc;
   char sql[64];
   if (cfg == NULL) {
-    set_err(err, BW_E_INVAL, "", "config is NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config is NULL");
     return NULL;
   }
   if (cfg->path == NULL || cfg->path[0] == '\0') {
-    set_err(err, BW_E_INVAL, "path", "path is required (got %s)",
-            cfg->path ? "\"\"" : "NULL");
+    bw_error_set(err, BW_E_INVAL, "path", "path is required (got %s)",
+                 cfg->path ? "\"\"" : "NULL");
     return NULL;
   }
   if (cfg->busy_timeout_ms < 0 || cfg->busy_timeout_ms > INT32_MAX) {
-    set_err(err, BW_E_INVAL, "busy_timeout_ms",
-            "busy_timeout_ms must be in [0, 2147483647] (got %lld)",
-            (long long)cfg->busy_timeout_ms);
+    bw_error_set(err, BW_E_INVAL, "busy_timeout_ms",
+                 "busy_timeout_ms must be in [0, 2147483647] (got %lld)",
+                 (long long)cfg->busy_timeout_ms);
     return NULL;
   }
   if (cfg->synchronous != BW_SQLITE_SYNC_NORMAL &&
       cfg->synchronous != BW_SQLITE_SYNC_FULL) {
-    set_err(err, BW_E_INVAL, "synchronous",
-            "synchronous must be NORMAL or FULL (got %d)",
-            (int)cfg->synchronous);
+    bw_error_set(err, BW_E_INVAL, "synchronous",
+                 "synchronous must be NORMAL or FULL (got %d)",
+                 (int)cfg->synchronous);
     return NULL;
   }
-  db = zalloc(sizeof(*db));
-  if (db == NULL || (db->path = sdup(cfg->path)) == NULL) {
+  db = bw_calloc(1, sizeof(*db));
+  if (db == NULL || (db->path = bw_strdup(cfg->path)) == NULL) {
     bw_free(db);
-    set_err(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   db->group_commit = cfg->group_commit;
@@ -462,8 +429,8 @@ bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err) {
       cfg->path, &db->h,
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) {
-    set_err(err, BW_E_IO, "path", "%s: cannot open: %s", cfg->path,
-            db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+    bw_error_set(err, BW_E_IO, "path", "%s: cannot open: %s", cfg->path,
+                 db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
     goto fail;
   }
   sqlite3_extended_result_codes(db->h, 1);
@@ -476,8 +443,8 @@ bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err) {
            cfg->synchronous == BW_SQLITE_SYNC_FULL ? "FULL" : "NORMAL");
   if (rc == SQLITE_OK) rc = sqlite3_exec(db->h, sql, NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
-    set_err(err, BW_E_IO, "path", "%s: cannot configure: %s", cfg->path,
-            sqlite3_errmsg(db->h));
+    bw_error_set(err, BW_E_IO, "path", "%s: cannot configure: %s", cfg->path,
+                 sqlite3_errmsg(db->h));
     goto fail;
   }
   if (pthread_mutex_init(&db->lock, NULL) != 0) goto fail_nomem;
@@ -490,10 +457,10 @@ bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err) {
     pthread_mutex_destroy(&db->lock);
     goto fail_nomem;
   }
-  clear_err(err);
+  bw_error_clear(err);
   return db;
 fail_nomem:
-  set_err(err, BW_E_NOMEM, "", "out of memory");
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory");
 fail:
   sqlite3_close_v2(db->h);
   bw_free(db->path);
@@ -531,7 +498,7 @@ int bw_sqlite_integrity_check(bw_sqlite_t *db, bw_error_t *err) {
   sqlite3_stmt *s = NULL;
   int rc, out = BW_OK;
   if (db == NULL) {
-    set_err(err, BW_E_INVAL, "db", "db is NULL");
+    bw_error_set(err, BW_E_INVAL, "db", "db is NULL");
     return BW_E_INVAL;
   }
   pthread_mutex_lock(&db->lock);
@@ -540,23 +507,23 @@ int bw_sqlite_integrity_check(bw_sqlite_t *db, bw_error_t *err) {
   if (rc == SQLITE_ROW) {
     const char *t = (const char *)sqlite3_column_text(s, 0);
     if (t == NULL || strcmp(t, "ok") != 0) {
-      set_err(err, BW_E_IO, "path", "%s: integrity_check: %s", db->path,
-              t ? t : "(no answer)");
+      bw_error_set(err, BW_E_IO, "path", "%s: integrity_check: %s", db->path,
+                   t ? t : "(no answer)");
       out = BW_E_IO;
     }
   } else {
-    set_err(err, BW_E_IO, "path", "%s: integrity_check failed: %s", db->path,
-            sqlite3_errmsg(db->h));
+    bw_error_set(err, BW_E_IO, "path", "%s: integrity_check failed: %s",
+                 db->path, sqlite3_errmsg(db->h));
     out = BW_E_IO;
   }
   sqlite3_finalize(s);
   pthread_mutex_unlock(&db->lock);
-  if (out == BW_OK) clear_err(err);
+  if (out == BW_OK) bw_error_clear(err);
   return out;
 }
 
 /* Events are gathered under db->lock and emitted after it
- * (store_internal.h). */
+ * (bw_queue_events_t, store.h). */
 
 /* ==== queue ============================================================== */
 
@@ -578,7 +545,7 @@ struct gc_req_s {
   uint64_t id;
   int rc;
   bool done;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   /* the queue's warning state before the group ran (restored if it rolls
    * back, as sq_enqueue_direct does) */
   bool warned0;
@@ -589,16 +556,17 @@ static int64_t sq_now(const sq_queue_t *q) {
   return bw_clock_now(q->cfg.clock);
 }
 
-static void sq_emit(const sq_queue_t *q, const bw__qev_buf_t *eb) {
+static void sq_emit(const sq_queue_t *q, const bw_queue_events_t *eb) {
   if (q->cfg.sink == NULL || eb->n == 0) return;
-  bw__qev_emit(eb, &q->cfg, q->name, sq_now(q));
+  bw_queue_events_emit(eb, &q->cfg, q->name, sq_now(q));
 }
 
-static void sq_after_grow(sq_queue_t *q, uint64_t depth, bw__qev_buf_t *eb) {
+static void sq_after_grow(sq_queue_t *q, uint64_t depth,
+                          bw_queue_events_t *eb) {
   if (!q->warned && depth >= q->warn_at) {
     q->warned = true;
     q->st.warnings++;
-    bw__qev_warning(eb, depth);
+    bw_queue_events_warning(eb, depth);
   }
 }
 
@@ -655,7 +623,8 @@ static int dlq_bound(sq_queue_t *q, uint64_t *dlq_depth) {
 
 /* Inside a transaction: the guard and the inserts for n items. */
 static int sq_enqueue_tx(sq_queue_t *q, const bw_blob_t *items, size_t n,
-                         uint64_t *ids, size_t *accepted, bw__qev_buf_t *eb) {
+                         uint64_t *ids, size_t *accepted,
+                         bw_queue_events_t *eb) {
   uint64_t depth, dlq_depth;
   size_t i, ok = 0, refused = 0;
   int64_t now = sq_now(q);
@@ -689,8 +658,9 @@ static int sq_enqueue_tx(sq_queue_t *q, const bw_blob_t *items, size_t n,
       if (rc != BW_OK) break;
       if (ids) ids[i] = 0;
       if (refused == 0)
-        bw__qev_dead(eb, 0, (uint64_t)sqlite3_last_insert_rowid(q->db->h), 0,
-                     BW_DLQ_QUEUE_FULL, msg);
+        bw_queue_events_dead(eb, 0,
+                             (uint64_t)sqlite3_last_insert_rowid(q->db->h), 0,
+                             BW_DLQ_QUEUE_FULL, msg);
       refused++;
       dlq_depth++;
       rc = dlq_bound(q, &dlq_depth);
@@ -698,11 +668,7 @@ static int sq_enqueue_tx(sq_queue_t *q, const bw_blob_t *items, size_t n,
   }
   if (rc == BW_OK) rc = meta_set(q, depth, dlq_depth);
   if (rc != BW_OK) return rc;
-  if (refused > 0) {
-    size_t k;
-    for (k = 0; k < eb->n; k++)
-      if (eb->ev[k].type == BW_EV_DEAD_LETTERED) eb->ev[k].count = refused;
-  }
+  if (refused > 0) bw_queue_events_set_dead_count(eb, refused);
   /* counters are committed by the caller once the COMMIT succeeded */
   *accepted = ok;
   if (ok) sq_after_grow(q, depth, eb);
@@ -717,7 +683,7 @@ static void sq_count_enqueue(sq_queue_t *q, size_t n, size_t ok) {
 
 static int sq_enqueue_direct(sq_queue_t *q, const bw_blob_t *items, size_t n,
                              uint64_t *ids, size_t *accepted) {
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   size_t ok = 0;
   int rc;
   eb.n = 0;
@@ -835,7 +801,7 @@ static int sq_enqueue(bw_queue_store_t *bq, const bw_blob_t *items, size_t n,
 static int sq_move_to_dlq(sq_queue_t *q, uint64_t id, uint32_t deliveries,
                           const char *reason, const char *error, int64_t now,
                           uint64_t *depth, uint64_t *dlq_depth,
-                          bw__qev_buf_t *eb) {
+                          bw_queue_events_t *eb) {
   sqlite3_stmt *s = stmt(q->db, S_D_MOVE);
   char err_cut[160];
   int rc;
@@ -847,8 +813,8 @@ static int sq_move_to_dlq(sq_queue_t *q, uint64_t id, uint32_t deliveries,
   bind_text(s, 4, err_cut);
   rc = run(q->db, s);
   if (rc != BW_OK) return rc;
-  bw__qev_dead(eb, id, (uint64_t)sqlite3_last_insert_rowid(q->db->h),
-               deliveries, reason, err_cut);
+  bw_queue_events_dead(eb, id, (uint64_t)sqlite3_last_insert_rowid(q->db->h),
+                       deliveries, reason, err_cut);
   s = stmt(q->db, S_Q_DELETE);
   if (s == NULL) return BW_E_IO;
   sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
@@ -874,11 +840,11 @@ static int sq_claim(bw_queue_store_t *bq, size_t max, int64_t visibility_ms,
   bw_sqlite_t *db = q->db;
   size_t want = max + 16, nc = 0, i, got = 0, moved = 0;
   cand_t *c;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   int rc;
   eb.n = 0;
   if (max > 100000) return BW_E_INVAL;
-  c = zalloc(want * sizeof(*c));
+  c = bw_calloc(want, sizeof(*c));
   if (c == NULL) return BW_E_NOMEM;
   pthread_mutex_lock(&db->lock);
   rc = begin_tx(db);
@@ -996,7 +962,7 @@ enum { OP_ACK, OP_NACK, OP_REJECT };
 static int sq_settle(sq_queue_t *q, int op, uint64_t id, uint64_t receipt,
                      int64_t delay_ms, const char *error) {
   bw_sqlite_t *db = q->db;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   int rc;
   eb.n = 0;
   pthread_mutex_lock(&db->lock);
@@ -1151,7 +1117,7 @@ static int sq_dlq_requeue(bw_queue_store_t *bq, uint64_t dlq_id,
                           uint64_t *new_id) {
   sq_queue_t *q = (sq_queue_t *)bq;
   bw_sqlite_t *db = q->db;
-  bw__qev_buf_t eb;
+  bw_queue_events_t eb;
   int rc;
   eb.n = 0;
   pthread_mutex_lock(&db->lock);
@@ -1287,14 +1253,14 @@ bw_queue_store_t *bw_sqlite_queue_new(bw_sqlite_t *db,
     rc = run(db, s);
   }
   if (rc != BW_OK)
-    set_err(err, rc, "name", "queue %s: cannot register it: %s", q->name,
-            db->last_error);
+    bw_error_set(err, rc, "name", "queue %s: cannot register it: %s", q->name,
+                 db->last_error);
   pthread_mutex_unlock(&db->lock);
   if (rc != BW_OK) {
     sq_free(&q->base);
     return NULL;
   }
-  clear_err(err);
+  bw_error_clear(err);
   return &q->base;
 }
 
@@ -1516,6 +1482,6 @@ bw_idem_store_t *bw_sqlite_idem_new(bw_sqlite_t *db,
   s->cfg = *cfg;
   s->cfg.name = s->name;
   if (s->cfg.clock == NULL) s->cfg.clock = bw_clock_realtime();
-  clear_err(err);
+  bw_error_clear(err);
   return &s->base;
 }
