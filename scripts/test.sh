@@ -5,8 +5,10 @@
 #   3. every test under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   4. the concurrency tests under ThreadSanitizer;
 #   5. the parsers fuzzed briefly (libFuzzer);
-#   6. install, then build and run an example against the installed copy
-#      through pkg-config and through find_package(breakwater);
+#   6. install, then build and run a program per component against the
+#      installed copy through pkg-config (shared and --static) and
+#      find_package(breakwater COMPONENTS ...), plus the checks of
+#      scripts/install_check.sh (symbols, version scripts, .pc paths);
 #   7. the examples and benchmarks run once, quickly (they must not crash).
 # Stops at the first failure with a non-zero exit.
 set -euo pipefail
@@ -47,25 +49,8 @@ cmake --build build-tsan -j"$jobs"
 step "fuzz the parsers (libFuzzer, 10 s each)"
 BW_FUZZ_DIR="$root/build-fuzz" bash scripts/fuzz.sh 10
 
-step "install, then build against the installed copy"
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
-cmake --install build-test --prefix "$prefix/usr" >/dev/null
-libdir=$(ls -d "$prefix"/usr/lib*/ | head -n 1)
-export PKG_CONFIG_PATH="$libdir/pkgconfig"
-# shellcheck disable=SC2046
-cc -std=c11 -Wall -Werror examples/breaker_flaky.c -o "$prefix/flaky_pc" \
-  $(pkg-config --cflags --libs breakwater)
-LD_LIBRARY_PATH="$libdir" "$prefix/flaky_pc" --virtual >/dev/null
-echo "pkg-config: built and ran examples/breaker_flaky.c against $(pkg-config --modversion breakwater)"
-cmake -S tests/install -B "$prefix/build-fp" -DCMAKE_PREFIX_PATH="$prefix/usr" \
-  -DBW_EXAMPLE_SOURCE="$root/examples/breaker_flaky.c" >/dev/null
-cmake --build "$prefix/build-fp" >/dev/null
-LD_LIBRARY_PATH="$libdir" "$prefix/build-fp/flaky_installed" --virtual >/dev/null
-"$prefix/build-fp/flaky_installed_static" --virtual >/dev/null
-echo "find_package: built and ran the example (shared and static) against the installed copy"
-readelf -d "$libdir"/libbreakwater.so | grep -q 'SONAME.*libbreakwater.so.0.1' \
-  && echo "SONAME: libbreakwater.so.0.1"
+step "install, then build against every installed component"
+bash scripts/install_check.sh build-test
 
 step "examples and benchmarks run"
 ./build-test/examples/breaker_flaky --virtual | tail -n 1
