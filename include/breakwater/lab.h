@@ -1,3 +1,5 @@
+/* Component sim: library libbreakwater_sim, pkg-config module breakwater-sim,
+ * CMake target breakwater::sim. */
 /* breakwater — the lab: seed 004's retry storm as named modes (the policy
  * kit of each) and a virtual-time run of one mode against the simulated
  * partner. `breakwater lab storm` runs these in virtual time and

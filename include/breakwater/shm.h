@@ -1,3 +1,5 @@
+/* Component shm: library libbreakwater_shm, pkg-config module breakwater-shm,
+ * CMake target breakwater::shm. */
 /* breakwater — state in shared memory, for processes on one host.
  *
  * Pre-fork servers (nginx, gunicorn, php-fpm style) run N worker processes.

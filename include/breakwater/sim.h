@@ -1,3 +1,5 @@
+/* Component sim: library libbreakwater_sim, pkg-config module breakwater-sim,
+ * CMake target breakwater::sim. */
 /* breakwater — the virtual-time simulator: a discrete-event scheduler, a
  * partner model (seed 004's throttling payment gateway) and a client model
  * with pluggable per-request policies. It is a *driver* (DESIGN.md §2): the
