@@ -1,6 +1,6 @@
 /* Specification tests: breaker configuration — documented defaults, and the
  * rule that a constructor refuses every bad field with an error naming it,
- * never a silent clamp (DESIGN.md §1.7). */
+ * never a silent clamp. */
 #include "bw_test.h"
 
 /* ---- defaults

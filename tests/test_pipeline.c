@@ -1,4 +1,4 @@
-/* Specification tests: pipelines (DESIGN.md §5; seed 002's breaker outside
+/* Specification tests: pipelines (docs/pipeline.md; seed 002's breaker outside
  * the retry, seed 004's Polly pipeline with the retry outside).
  *
  * Every test drives the sans-I/O state machine by hand on a manual clock

@@ -1,5 +1,5 @@
-/* Component curl: library libbreakwater_curl, pkg-config module breakwater-curl,
- * CMake target breakwater::curl. */
+/* Component curl: library libbreakwater_curl, pkg-config module
+ * breakwater-curl, CMake target breakwater::curl. */
 /* breakwater — the libcurl HTTP driver: runs pipeline calls (pipeline.h)
  * over real HTTP with libcurl's multi socket API on a libevent event_base
  * (one process, one thread, no thread per request).

@@ -1,5 +1,5 @@
-/* Component event: library libbreakwater_event, pkg-config module breakwater-event,
- * CMake target breakwater::event. */
+/* Component event: library libbreakwater_event, pkg-config module
+ * breakwater-event, CMake target breakwater::event. */
 /* breakwater — the libevent driver: runs pipeline calls (pipeline.h) on a
  * struct event_base. The driver does the waiting with evtimers; the attempts
  * are made by the caller's asynchronous code, which reports each one back.

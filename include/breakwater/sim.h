@@ -2,7 +2,7 @@
  * CMake target breakwater::sim. */
 /* breakwater — the virtual-time simulator: a discrete-event scheduler, a
  * partner model (seed 004's throttling payment gateway) and a client model
- * with pluggable per-request policies. It is a *driver* (DESIGN.md §2): the
+ * with pluggable per-request policies. It is a *driver* (ARCHITECTURE.md): the
  * policy objects it exercises are the real ones, unmodified; they read the
  * scheduler's virtual clock through an ordinary bw_clock_t.
  *

@@ -1,5 +1,5 @@
-/* Component redis: library libbreakwater_redis, pkg-config module breakwater-redis,
- * CMake target breakwater::redis. */
+/* Component redis: library libbreakwater_redis, pkg-config module
+ * breakwater-redis, CMake target breakwater::redis. */
 /* breakwater — the Redis store (library breakwater_redis, hiredis): state
  * shared by many processes on many hosts.
  *

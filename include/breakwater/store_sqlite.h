@@ -1,5 +1,5 @@
-/* Component sqlite: library libbreakwater_sqlite, pkg-config module breakwater-sqlite,
- * CMake target breakwater::sqlite. */
+/* Component sqlite: library libbreakwater_sqlite, pkg-config module
+ * breakwater-sqlite, CMake target breakwater::sqlite. */
 /* breakwater — the SQLite store: durable queues (with their dead-letter
  * queues and queue guards) and idempotency records in one SQLite file,
  * behind the store.h interfaces. Library breakwater_sqlite (links SQLite).
