@@ -682,10 +682,7 @@ static void seed004_decorrelated_delays_stay_under_the_cap(void **state) {
 
 /* The decorrelated formula, step by step, from the same generator state:
  * t = (n-1) + U, f = 2^t tanh(sqrt(4t)), delay = (f - f_prev) / 1.4 * base,
- * rounded to the nearest ms and capped; the state carries f uncapped. The
- * library evaluates f without libm's exp2 and tanh (src/core/retry.c,
- * bw__dj_f): the delays in ms are libm's exactly, the state f is libm's to
- * within 2^-49 relative (a few units in the last place). */
+ * rounded to the nearest ms and capped; the state carries f uncapped. */
 static void decorrelated_follows_pollys_formula_exactly(void **state) {
   bw_retry_config_t c;
   bw_retry_policy_t *p;
@@ -720,143 +717,6 @@ static void decorrelated_follows_pollys_formula_exactly(void **state) {
   assert_i64_eq(bw_retry_delay_ms(p, 2000, &g, &prev), 30000);
   assert_i64_eq(bw_retry_delay_ms(p, 2001, &g, &prev), 30000);
   assert_i64_eq(bw_retry_delay_ms(p, UINT32_MAX, &g, &prev), 30000);
-  bw_retry_policy_free(p);
-}
-
-/* The fast evaluation of f against libm's, over 10^6 draws of retries 1 to
- * 24 (t in [0, 24): every range of bw__dj_f, libm below t = 1/16, the
- * pieces in sqrt(t) up to 1, the polynomial pieces up to 16 and the
- * table-driven exponentials above) on three bases: every delay in ms is
- * identical to the reference chain's (which carries libm's f from retry to
- * retry), and every state f is within 2^-49 relative of libm's. The draws
- * are seeded: the run is the same every time. */
-static void decorrelated_fast_path_matches_libm_to_the_ms(void **state) {
-  static const int64_t bases[] = {1, 200, 1000};
-  bw_retry_config_t c;
-  bw_retry_policy_t *p[3];
-  bw_rand_t g, h;
-  double prev = 0, ref = 0, worst = 0;
-  long i, mismatches = 0, capped = 0;
-  (void)state;
-  for (int b = 0; b < 3; b++) {
-    assert_status(bw_retry_config_preset(&c, "seed004"), BW_OK);
-    c.base_ms = bases[b];
-    c.max_ms = INT64_C(100000000000); /* above 2^24 / 1.4 * 1000 ms */
-    p[b] = policy(&c);
-  }
-  bw_rand_seed(&g, 987654321);
-  h = g;
-  for (i = 0; i < 1000000; i++) {
-    uint32_t n = (uint32_t)(i % 24) + 1;
-    const bw_retry_policy_t *q = p[(i / 24) % 3];
-    int64_t base = bases[(i / 24) % 3];
-    double t, f, v;
-    int64_t want, got;
-    if (n == 1) prev = ref = 0; /* a new logical call */
-    t = (double)(n - 1) + bw_rand_double(&h);
-    f = exp2(t) * tanh(sqrt(4.0 * t));
-    v = (f - ref) * (1.0 / 1.4) * (double)base;
-    want = v >= 1e11 ? INT64_C(100000000000) : (int64_t)floor(v + 0.5);
-    ref = f;
-    got = bw_retry_delay_ms(q, n, &g, &prev);
-    if (got != want) mismatches++;
-    if (want == INT64_C(100000000000)) capped++;
-    if (fabs(prev - f) > worst * f) worst = fabs(prev - f) / f;
-  }
-  assert_int_equal(mismatches, 0);
-  assert_true(capped == 0); /* every delay was on the curve */
-  assert_true(worst <= 0x1p-49);
-  assert_true(worst > 0); /* it is not libm: the comparison compared */
-  for (int b = 0; b < 3; b++)
-    bw_retry_policy_free(p[b]);
-}
-
-/* A generator whose next output is `out`: xoshiro256** returns
- * rotl(s[1] * 5, 7) * 9, so s[1] is solved for it (9 and 5 are odd, hence
- * invertible modulo 2^64); the other words only keep the state nonzero. */
-static bw_rand_t rand_yielding(uint64_t out) {
-  bw_rand_t g;
-  uint64_t inv9 = 9, inv5 = 5, x;
-  for (int i = 0; i < 6; i++) { /* Newton: each step doubles the good bits */
-    inv9 *= 2 - 9 * inv9;
-    inv5 *= 2 - 5 * inv5;
-  }
-  x = out * inv9;
-  x = (x >> 7) | (x << 57);
-  g.s[0] = 1;
-  g.s[1] = x * inv5;
-  g.s[2] = 2;
-  g.s[3] = 3;
-  return g;
-}
-
-/* Every piece of the fast f (src/core/retry.c: 16 a unit for retries 2 to
- * 16, 16 a binade from 2^-8 to 1 for the first retry), and the ranges on
- * either side, at the draws that land on each piece's first and last
- * representable t and its middle: the piece is picked from the draw's bits,
- * so an index off by one, a wrong shift or a missing binade shows here at
- * the edges, where the random test is unlikely to look. The state f is
- * within 2^-50 relative of libm's and the delay in ms (base 10^6 ms, so
- * that a few units in the last place of f are ~1e-7 ms) is libm's. */
-static void decorrelated_every_piece_matches_libm_at_its_edges(void **state) {
-  bw_retry_config_t c;
-  bw_retry_policy_t *p;
-  long checked = 0;
-  (void)state;
-  assert_status(bw_retry_config_preset(&c, "seed004"), BW_OK);
-  c.base_ms = 1000000;
-  c.max_ms = INT64_C(2000000000000); /* above 2^18 / 1.4 * 10^6 ms */
-  p = policy(&c);
-  for (uint32_t n = 1; n <= 18; n++) {
-    /* Piece starts as draws m (t = n - 1 + m 2^-53): sixteenths of the
-     * unit, and for the first retry also the binades' sixteenths. */
-    uint64_t starts[16 * 10 + 2];
-    int ns = 0;
-    for (uint64_t j = 0; j < 16; j++)
-      starts[ns++] = j << 49;
-    if (n == 1)
-      for (int e = 1; e <= 9; e++) /* 2^-e .. 2^-(e-1): binade e */
-        for (uint64_t j = 0; j < 16; j++)
-          starts[ns++] = (UINT64_C(1) << (53 - e)) + (j << (49 - e));
-    starts[ns++] = UINT64_C(1) << 53; /* the end of the unit */
-    for (int s = 0; s < ns - 1 || (s == ns - 1 && n == 1); s++) {
-      uint64_t lo = starts[s], hi = starts[s + 1 < ns ? s + 1 : s];
-      uint64_t ms[5];
-      if (s == ns - 1) { /* n == 1: the tiny draws below the binades */
-        ms[0] = 0;
-        ms[1] = 1;
-        ms[2] = 3;
-        ms[3] = UINT64_C(1) << 30;
-        ms[4] = (UINT64_C(1) << 44) - 1;
-      } else {
-        if (hi < lo) continue; /* the binades restart below the units */
-        ms[0] = lo;
-        ms[1] = lo + 1;
-        ms[2] = lo + (hi - lo) / 2;
-        ms[3] = hi - 2;
-        ms[4] = hi - 1;
-      }
-      for (int k = 0; k < 5; k++) {
-        uint64_t m = ms[k];
-        bw_rand_t g = rand_yielding((m << 11) | 0x5a5);
-        double prev = 0;
-        double t = (double)(n - 1) + (double)m * 0x1.0p-53;
-        double f = exp2(t) * tanh(sqrt(4.0 * t));
-        double v = f * (1.0 / 1.4) * 1000000.0;
-        int64_t got = bw_retry_delay_ms(p, n, &g, &prev);
-        if (got != (int64_t)floor(v + 0.5) ||
-            !(fabs(prev - f) <= f * 0x1p-50)) {
-          print_error(
-              "n %u m %#llx t %.17g: delay %lld, libm %.17g; f %.17g, "
-              "libm %.17g\n",
-              n, (unsigned long long)m, t, (long long)got, v, prev, f);
-          fail();
-        }
-        checked++;
-      }
-    }
-  }
-  assert_true(checked > 18 * 16 * 5); /* every piece was visited */
   bw_retry_policy_free(p);
 }
 
@@ -2360,8 +2220,6 @@ int main(void) {
       T(seed000_circuit_open_and_business_errors_are_not_retried),
       T(seed004_decorrelated_delays_stay_under_the_cap),
       T(decorrelated_follows_pollys_formula_exactly),
-      T(decorrelated_fast_path_matches_libm_to_the_ms),
-      T(decorrelated_every_piece_matches_libm_at_its_edges),
       T(iterator_jitter_is_uniform_over_its_range),
       T(curves_are_exact_and_clamped_to_min_and_max),
       T(far_retries_saturate_at_max_ms_without_overflow),
