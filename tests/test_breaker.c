@@ -987,10 +987,11 @@ static void count_window_a_success_never_opens(void **state) {
 }
 
 /* The window rules decide when the evidence that can open a breaker arrives:
- * a failure (or a slow call). A success never opens, even the one that brings
- * the window to minimum_calls with the ratio already past the threshold
- * (Polly's rule; resilience4j would open on that fifth call). F,F,F,S,S at
- * 50 % with 5 minimum calls stays CLOSED; the next failure opens it. */
+ * a failure (or a slow call). A success that is not slow never opens, even the
+ * one that brings the window to minimum_calls with the ratio already past the
+ * threshold (Polly's rule; resilience4j would open on that fifth call).
+ * F,F,F,S,S at 50 % with 5 minimum calls stays CLOSED; the next failure opens
+ * it. */
 static void
 a_count_window_breaker_stays_closed_when_a_success_reaches_the_minimum(
     void **state) {
