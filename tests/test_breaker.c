@@ -306,6 +306,36 @@ static void open_breaker_rejects_until_the_break_ends(void **state) {
   assert_i64_eq(ev->mono_ns, BWT_T0_NS + 30 * SEC);
 }
 
+/* The break is timed from the opening, not from the last failure: a call
+ * admitted before the open that fails during the break is stale and does not
+ * push the end of the break back (seed 000's breaker waits from its last
+ * failure). */
+static void the_break_is_timed_from_the_opening_not_from_the_last_failure(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = consecutive(e, "svc", 5, 30000);
+  bw_permit_t p[6], q;
+  int i;
+
+  for (i = 0; i < 6; i++)
+    p[i] = bwt_acquire(b);
+  for (i = 0; i < 5; i++)
+    assert_status(bw_breaker_release(b, &p[i], BW_FAILURE), BW_OK);
+  assert_state(bw_breaker_state(b), BW_OPEN); /* opened at T0 */
+
+  bwt_advance_ms(e, 10000); /* a late failure, 10 s into the break */
+  assert_status(bw_breaker_release(b, &p[5], BW_FAILURE), BW_E_STALE);
+  assert_i64_eq(bw_breaker_retry_in_ms(b), 20000);
+
+  bwt_advance_ns(e, 20 * SEC - 1);
+  assert_rejected(b);
+  bwt_advance_ns(e, 1); /* T0 + 30 s: the break is over */
+  q = bwt_acquire(b);
+  assert_int_equal(q.kind, BW_PERMIT_PROBE);
+  assert_u64_eq(bwt_stats(b).failures, 6);
+  assert_u64_eq(bwt_stats(b).opens, 1);
+}
+
 static void state_is_lazy_until_an_acquire_or_a_poll(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = consecutive(e, "svc", 5, 30000);
@@ -956,6 +986,38 @@ static void count_window_a_success_never_opens(void **state) {
                "failure ratio 0.90 >= 0.50 over the last 10 calls");
 }
 
+/* The window rules decide when the evidence that can open a breaker arrives:
+ * a failure (or a slow call). A success that is not slow never opens, even the
+ * one that brings the window to minimum_calls with the ratio already past the
+ * threshold (Polly's rule; resilience4j would open on that fifth call).
+ * F,F,F,S,S at 50 % with 5 minimum calls stays CLOSED; the next failure opens
+ * it. */
+static void
+a_count_window_breaker_stays_closed_when_a_success_reaches_the_minimum(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = count_window(e, 10, 5, 0.5, 0);
+  bw_breaker_stats_t s;
+
+  bwt_calls(b, BW_FAILURE, 3); /* 3 calls: below minimum_calls */
+  bwt_calls(b, BW_SUCCESS, 2); /* 5 calls, 3 failures: 0.6 >= 0.5 */
+  s = bwt_stats(b);
+  assert_state(s.state, BW_CLOSED);
+  assert_u64_eq(s.window_calls, 5);
+  assert_u64_eq(s.window_failures, 3);
+  assert_dbl_eq(s.window_failure_ratio, 0.6, 1e-12);
+  assert_u64_eq(s.opens, 0);
+  assert_int_equal(e->rec->count, 0);
+
+  bwt_call(b, BW_FAILURE); /* the next failure: 4 of 6 */
+  s = bwt_stats(b);
+  assert_state(s.state, BW_OPEN);
+  assert_u64_eq(s.opens, 1);
+  assert_int_equal(bwt_transition_count(e->rec), 1);
+  assert_event(bwt_transition_at(e->rec, 0), BW_EV_CIRCUIT_OPENED,
+               "failure ratio 0.67 >= 0.50 over the last 6 calls");
+}
+
 static void count_window_holds_only_the_last_window_size_outcomes(
     void **state) {
   bwt_env_t *e = *state;
@@ -1030,6 +1092,49 @@ static void count_window_is_cleared_when_the_breaker_closes(void **state) {
   assert_state(bw_breaker_state(b), BW_CLOSED);
   bwt_call(b, BW_FAILURE);
   assert_state(bw_breaker_state(b), BW_OPEN);
+}
+
+/* The window lives from one close (or reset) to the next: opening does not
+ * clear it, and neither do isolate and disable. While the breaker is not
+ * CLOSED nothing enters it (probes decide half-open on their own). Only a
+ * close or a reset empties it; the time window also forgets by age. */
+static void the_window_is_kept_until_the_breaker_closes_or_is_reset(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = count_window(e, 10, 10, 0.5, 0);
+  bw_breaker_stats_t s;
+  bw_permit_t p;
+
+  bwt_calls(b, BW_SUCCESS, 4);
+  bwt_calls(b, BW_FAILURE, 6); /* 6 of 10: opens */
+  s = bwt_stats(b);
+  assert_state(s.state, BW_OPEN);
+  assert_u64_eq(s.window_calls, 10);
+  assert_u64_eq(s.window_failures, 6);
+
+  bwt_advance_ms(e, 30000);
+  p = bwt_acquire(b); /* HALF_OPEN: the probe fails, OPEN again */
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_OK);
+  s = bwt_stats(b);
+  assert_state(s.state, BW_OPEN);
+  assert_u64_eq(s.window_calls, 10); /* the probe did not enter */
+  assert_u64_eq(s.window_failures, 6);
+
+  bw_breaker_isolate(b);
+  assert_u64_eq(bwt_stats(b).window_calls, 10);
+  bw_breaker_disable(b);
+  bwt_calls(b, BW_FAILURE, 3); /* DISABLED: counted in totals only */
+  s = bwt_stats(b);
+  assert_state(s.state, BW_DISABLED);
+  assert_u64_eq(s.window_calls, 10);
+  assert_u64_eq(s.window_failures, 6);
+  assert_u64_eq(s.failures, 10);
+
+  bw_breaker_reset(b);
+  s = bwt_stats(b);
+  assert_state(s.state, BW_CLOSED);
+  assert_u64_eq(s.window_calls, 0);
+  assert_u64_eq(s.window_failures, 0);
 }
 
 /* ==== time window
@@ -1256,6 +1361,34 @@ static void time_window_a_success_never_opens(void **state) {
   assert_state(bw_breaker_state(b), BW_OPEN);
   assert_event(bwt_transition_at(e->rec, 0), BW_EV_CIRCUIT_OPENED,
                "failure ratio 0.52 >= 0.50 over 10000 ms (21 calls)");
+}
+
+/* The same boundary on the time window: F,F,F,S,S at 50 % with 5 minimum
+ * calls stays CLOSED after the fifth call; the next failure opens it. */
+static void
+a_time_window_breaker_stays_closed_when_a_success_reaches_the_minimum(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = time_window(e, "svc", 5, 0);
+  bw_breaker_stats_t s;
+
+  bwt_calls(b, BW_FAILURE, 3);
+  bwt_advance_ms(e, 1500); /* another bucket, same window */
+  bwt_calls(b, BW_SUCCESS, 2);
+  s = bwt_stats(b);
+  assert_state(s.state, BW_CLOSED);
+  assert_u64_eq(s.window_calls, 5);
+  assert_u64_eq(s.window_failures, 3);
+  assert_dbl_eq(s.window_failure_ratio, 0.6, 1e-12);
+  assert_int_equal(e->rec->count, 0);
+
+  bwt_advance_ms(e, 1500);
+  bwt_call(b, BW_FAILURE); /* 4 of 6 */
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_int_equal(bwt_transition_count(e->rec), 1);
+  assert_event(bwt_transition_at(e->rec, 0), BW_EV_CIRCUIT_OPENED,
+               "failure ratio 0.67 >= 0.50 over 10000 ms (6 calls)");
+  assert_i64_eq(bwt_transition_at(e->rec, 0)->mono_ns, BWT_T0_NS + 3000 * MS);
 }
 
 static void time_window_ignored_outcomes_do_not_enter(void **state) {
@@ -1537,6 +1670,46 @@ static void reset_clears_counts_windows_and_growth_but_keeps_totals(
   assert_state(bw_breaker_state(b), BW_CLOSED);
   bwt_call(b, BW_FAILURE);
   assert_state(bw_breaker_state(b), BW_OPEN);
+}
+
+/* Operator calls are commands, not state changes: each emits its event and
+ * bumps the generation even when the breaker is already in the target state
+ * (a reset of a CLOSED breaker clears its window and makes permits in flight
+ * stale). Switching metrics-only to the value it has emits nothing. */
+static void an_operator_call_emits_its_event_even_when_nothing_changes(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = consecutive(e, "svc", 5, 30000);
+  uint64_t g0 = bwt_stats(b).generation;
+  bw_permit_t p;
+
+  bwt_calls(b, BW_FAILURE, 2);
+  p = bwt_acquire(b);
+  bw_breaker_reset(b); /* CLOSED -> CLOSED */
+  assert_state(bw_breaker_state(b), BW_CLOSED);
+  assert_u64_eq(bwt_stats(b).generation, g0 + 1);
+  assert_u64_eq(bwt_stats(b).consecutive_failures, 0);
+  assert_event(bwt_transition_at(e->rec, 0), BW_EV_CIRCUIT_RESET, "operator");
+  assert_field_str(bwt_transition_at(e->rec, 0), 0, "from", "closed");
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_E_STALE);
+
+  bw_breaker_isolate(b);
+  bw_breaker_isolate(b); /* ISOLATED -> ISOLATED */
+  assert_u64_eq(bwt_stats(b).generation, g0 + 3);
+  assert_event(bwt_transition_at(e->rec, 2), BW_EV_CIRCUIT_ISOLATED,
+               "operator");
+  assert_field_str(bwt_transition_at(e->rec, 2), 0, "from", "isolated");
+
+  bw_breaker_disable(b);
+  bw_breaker_disable(b); /* DISABLED -> DISABLED */
+  assert_u64_eq(bwt_stats(b).generation, g0 + 5);
+  assert_event(bwt_transition_at(e->rec, 4), BW_EV_CIRCUIT_DISABLED,
+               "operator");
+  assert_field_str(bwt_transition_at(e->rec, 4), 0, "from", "disabled");
+
+  bw_breaker_set_metrics_only(b, false); /* already off: no event */
+  assert_int_equal(e->rec->count, 5);
+  assert_int_equal(bwt_transition_count(e->rec), 5);
 }
 
 static void disable_always_admits_and_never_trips(void **state) {
@@ -2098,6 +2271,32 @@ static void stats_conserve_calls_and_acquisitions(void **state) {
   assert_u64_eq(s.closes, bwt_count(e->rec, BW_EV_CIRCUIT_CLOSED));
 }
 
+/* stats.rejected (like every total) counts over the breaker's whole life: a
+ * close, a new open and a reset leave it alone. */
+static void rejected_counts_every_refusal_over_the_breakers_life(void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = consecutive(e, "svc", 1, 1000);
+  bw_permit_t p;
+
+  bwt_call(b, BW_FAILURE);
+  assert_rejected(b);
+  assert_rejected(b);
+  bwt_advance_ms(e, 1000);
+  p = bwt_acquire(b);
+  assert_status(bw_breaker_release(b, &p, BW_SUCCESS), BW_OK);
+  assert_state(bw_breaker_state(b), BW_CLOSED);
+  assert_u64_eq(bwt_stats(b).rejected, 2);
+
+  bwt_call(b, BW_FAILURE);
+  assert_rejected(b);
+  assert_u64_eq(bwt_stats(b).rejected, 3);
+  bw_breaker_isolate(b);
+  assert_rejected(b);
+  bw_breaker_reset(b);
+  assert_u64_eq(bwt_stats(b).rejected, 4);
+  assert_u64_eq(bwt_stats(b).admitted, 3); /* the refusals are not in it */
+}
+
 /* ==== seed 000: the Python breaker's registry configs
  * ===================================== */
 
@@ -2365,6 +2564,7 @@ int main(void) {
       T(a_success_resets_the_consecutive_count),
       T(failures_released_after_the_open_are_stale),
       T(open_breaker_rejects_until_the_break_ends),
+      T(the_break_is_timed_from_the_opening_not_from_the_last_failure),
       T(state_is_lazy_until_an_acquire_or_a_poll),
       T(poll_before_anything_is_due_changes_nothing),
       T(half_open_admits_at_most_half_open_max_calls_probes),
@@ -2386,10 +2586,12 @@ int main(void) {
       T(count_window_below_minimum_calls_never_opens),
       T(count_window_ratio_is_inclusive_and_the_window_slides),
       T(count_window_a_success_never_opens),
+      T(a_count_window_breaker_stays_closed_when_a_success_reaches_the_minimum),
       T(count_window_holds_only_the_last_window_size_outcomes),
       T(count_window_ignored_outcomes_do_not_enter),
       T(count_window_reason_names_the_calls_in_the_window),
       T(count_window_is_cleared_when_the_breaker_closes),
+      T(the_window_is_kept_until_the_breaker_closes_or_is_reset),
       T(seed004_opens_at_22_calls_with_12_failures),
       T(seed004_calm_traffic_below_minimum_calls_never_opens),
       T(seed004_calm_traffic_failing_forever_never_opens),
@@ -2399,6 +2601,7 @@ int main(void) {
       T(time_window_stats_follow_the_clock),
       T(time_window_forgets_outcomes_after_a_long_quiet_spell),
       T(time_window_a_success_never_opens),
+      T(a_time_window_breaker_stays_closed_when_a_success_reaches_the_minimum),
       T(time_window_ignored_outcomes_do_not_enter),
       T(slow_calls_open_a_count_window_breaker),
       T(slow_calls_open_a_time_window_breaker),
@@ -2410,6 +2613,7 @@ int main(void) {
       T(isolate_rejects_every_call_until_reset),
       T(isolating_makes_permits_in_flight_stale),
       T(reset_clears_counts_windows_and_growth_but_keeps_totals),
+      T(an_operator_call_emits_its_event_even_when_nothing_changes),
       T(disable_always_admits_and_never_trips),
       T(disabling_an_open_breaker_admits_at_once),
       T(metrics_only_runs_the_state_machine_but_never_rejects),
@@ -2425,6 +2629,7 @@ int main(void) {
       T(pending_half_open_rejections_are_flushed_before_the_close),
       T(time_in_state_includes_the_current_state),
       T(stats_conserve_calls_and_acquisitions),
+      T(rejected_counts_every_refusal_over_the_breakers_life),
       T(seed000_hotel_api_5_failures_2_successes_30s),
       T(seed000_payment_api_3_failures_3_successes_60s),
       T(seed000_search_agent_10_failures_1_success_15s),

@@ -16,10 +16,11 @@
  * Metrics-only mode runs the whole state machine and emits every event but
  * never rejects: it lets an operator watch what a breaker would do.
  *
- * Transitions are lazy: OPEN becomes HALF_OPEN at the first acquire after the
- * break (or at bw_breaker_poll). All functions are thread-safe. The CLOSED
- * path is lock-free and allocation-free; transitions take an internal lock and
- * happen exactly once, with exactly one event each. */
+ * Transitions are lazy: there is no timer. OPEN becomes HALF_OPEN at the
+ * first acquire after the break (or at bw_breaker_poll); the break is timed
+ * from the moment the breaker opened. All functions are thread-safe. The
+ * CLOSED path is lock-free and allocation-free; transitions take an internal
+ * lock and happen exactly once, with exactly one event each. */
 #ifndef BREAKWATER_BREAKER_H
 #define BREAKWATER_BREAKER_H
 
@@ -43,16 +44,25 @@ typedef enum bw_state_e {
 /* "closed", "open", "half_open", "isolated", "disabled" or "unknown". */
 BW_EXTERN const char *bw_state_name(bw_state_t state);
 
+/* The window rules are checked only when a failure (or, with slow_call_ms,
+ * a slow call) is recorded, and then both ratios are checked: a success that
+ * is not slow never opens a breaker, even one that brings the window to
+ * minimum_calls with the ratio already at the threshold. F,F,F,S,S at
+ * failure_ratio 0.5 and minimum_calls 5 stays CLOSED; the next failure opens it
+ * (docs/breaker.md, "When a window rule decides"). The window is emptied only
+ * when the breaker closes or is reset; nothing enters it while the breaker is
+ * not CLOSED. */
 typedef enum bw_trip_rule_e {
   /* failure_threshold consecutive failures; any success resets the count. */
   BW_TRIP_CONSECUTIVE = 0,
-  /* failure ratio over the last window_size calls, once at least
-   * minimum_calls are in the window. */
+  /* at a failure: the failure ratio over the last window_size calls is at
+   * least failure_ratio, with at least minimum_calls in the window. */
   BW_TRIP_COUNT_WINDOW = 1,
-  /* failure ratio over the last window_ms (window_buckets buckets), once at
-   * least minimum_calls are in the window. Below minimum_calls it never opens,
-   * even if every call fails: on calm traffic pick a smaller minimum_calls or
-   * the consecutive rule (stats.window_calls shows why it did not open). */
+  /* at a failure: the failure ratio over the last window_ms (window_buckets
+   * buckets) is at least failure_ratio, with at least minimum_calls in the
+   * window. Below minimum_calls it never opens, even if every call fails: on
+   * calm traffic pick a smaller minimum_calls or the consecutive rule
+   * (stats.window_calls shows why it did not open). */
   BW_TRIP_TIME_WINDOW = 2
 } bw_trip_rule_t;
 
@@ -97,6 +107,8 @@ typedef struct bw_breaker_stats_s {
   uint64_t window_slow;
   double window_failure_ratio; /* 0 when window_calls == 0 */
   double window_slow_ratio;
+  /* Totals over the breaker's whole life: no transition, close or reset
+   * clears them. */
   uint64_t calls; /* = successes + failures + ignored */
   uint64_t successes;
   uint64_t failures;
@@ -156,9 +168,12 @@ BW_EXTERN int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b);
  * half_open_timeout_ms; the stuck probes' releases are then stale. */
 BW_EXTERN void bw_breaker_poll(bw_breaker_t *b);
 
-/* Operator controls; each emits its event. Isolate: forced OPEN until reset.
- * Reset: CLOSED with all windows, counts and break growth cleared (totals are
- * kept). Disable: always admit, never trip (still counts). */
+/* Operator controls; each emits its event and bumps the generation (permits
+ * in flight become stale) even when the breaker is already in the target
+ * state. Isolate: forced OPEN until reset. Reset: CLOSED with all windows,
+ * counts and break growth cleared (totals are kept). Disable: always admit,
+ * never trip (outcomes count in the totals only). bw_breaker_set_metrics_only
+ * emits metrics_only_changed only when the flag changes. */
 BW_EXTERN void bw_breaker_isolate(bw_breaker_t *b);
 BW_EXTERN void bw_breaker_reset(bw_breaker_t *b);
 BW_EXTERN void bw_breaker_disable(bw_breaker_t *b);

@@ -100,8 +100,10 @@ typedef struct bw_degrade_config_s {
   const bw_clock_t *clock;             /* default bw_clock_monotonic() */
   bw_degrade_change_cb on_change;      /* default NULL (none) */
   void *on_change_userdata;
-  /* degrade_level_changed events (fields from, to, reason, changes),
-   * emitted under the machine's lock just before on_change; default NULL. */
+  /* degrade_level_changed events (fields from and to, the level names;
+   * cause, the change's reason as bw_degrade_reason_name gives it; changes,
+   * the change counter), emitted under the machine's lock just before
+   * on_change; default NULL. */
   bw_sink_t *sink;
   const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_degrade_config_t;

@@ -2,7 +2,8 @@
  * and a queue guard, idempotency records, and fallback-with-recovery helpers
  * (parking and a reprocessor). Policy code holds a bw_queue_store_t * or a
  * bw_idem_store_t * and never knows the backend: memory (here, the default),
- * SQLite (store_sqlite.h), Redis (later).
+ * SQLite (store_sqlite.h) or Redis (store_redis.h: bw_redis_queue_store_new,
+ * bw_redis_idem_store_new).
  *
  *   bw_queue_store_config_t qc;
  *   bw_queue_store_config_init(&qc);
