@@ -11,7 +11,9 @@
 #define BREAKWATER_THREADS_H
 
 #include "bulkhead.h"
+#include "clock.h"
 #include "common.h"
+#include "retry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +33,41 @@ extern "C" {
  * for NULL arguments. Thread-safe; built on bw_bulkhead_acquire_timed and
  * bw_bulkhead_cancel_timeout. */
 BW_EXTERN int bw_bulkhead_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
+
+/* ---- retry (retry.h) ---------------------------------------------------- */
+
+/* One attempt: returns its verdict; may set *retry_after_ms (it starts as
+ * BW_RETRY_AFTER_NONE). attempt counts from 1. */
+typedef bw_verdict_t (*bw_retry_fn)(void *userdata, uint32_t attempt,
+                                    int64_t *retry_after_ms);
+/* Called once when the call gives up (tenacity's retry_error_callback). */
+typedef void (*bw_retry_fallback_fn)(void *userdata, bw_giveup_t reason,
+                                     bw_verdict_t last);
+/* Sleeps ms milliseconds (by default nanosleep; tests pass one that advances
+ * a manual clock). */
+typedef void (*bw_sleep_fn)(void *userdata, int64_t ms);
+
+typedef struct bw_retry_call_opts_s {
+  const bw_clock_t *clock; /* default monotonic */
+  bw_sleep_fn sleep;       /* default: nanosleep */
+  void *sleep_userdata;
+  bw_retry_fallback_fn fallback; /* optional */
+  void *fallback_userdata;
+} bw_retry_call_opts_t;
+
+/* Runs fn until it succeeds or the policy gives up, sleeping between
+ * attempts, honouring this thread's deadline: if it has already passed, fn is
+ * never called (reason deadline, last verdict NOT_SENT, no budget request);
+ * after each sleep, a deadline that passed meanwhile gives up too. BW_OK on
+ * success (*reason = BW_GIVEUP_NONE); BW_E_GAVE_UP (with *reason set if not
+ * NULL) after calling the fallback once with the reason and the last verdict.
+ * opts may be NULL. BW_E_INVAL for NULL policy or fn, or when fn returns an
+ * unknown verdict or an invalid hint (then no fallback). Blocks the calling
+ * thread (in opts->sleep, by default nanosleep); thread-safe as the policy
+ * is. Built on bw_retry_start, bw_retry_next and bw_retry_check_deadline. */
+BW_EXTERN int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn,
+                            void *userdata, const bw_retry_call_opts_t *opts,
+                            bw_giveup_t *reason);
 
 #ifdef __cplusplus
 }
