@@ -13,6 +13,7 @@
 #include "bulkhead.h"
 #include "clock.h"
 #include "common.h"
+#include "pipeline.h"
 #include "retry.h"
 
 #ifdef __cplusplus
@@ -68,6 +69,27 @@ typedef struct bw_retry_call_opts_s {
 BW_EXTERN int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn,
                             void *userdata, const bw_retry_call_opts_t *opts,
                             bw_giveup_t *reason);
+
+/* ---- pipeline (pipeline.h) ---------------------------------------------- */
+
+/* One attempt of a pipeline call: returns the verdict and may set
+ * *retry_after_ms (it starts as BW_RETRY_AFTER_NONE; a value below
+ * BW_RETRY_AFTER_NEVER counts as none). call is the call in progress
+ * (read its public fields: attempt, attempt_timeout_ms, deadline). */
+typedef bw_verdict_t (*bw_attempt_fn)(void *userdata,
+                                      const bw_pipeline_call_t *call,
+                                      int64_t *retry_after_ms);
+
+/* Blocking convenience: runs a call to the end on `clock` (default
+ * monotonic), sleeping between steps with nanosleep, and calling fn for each
+ * attempt (a verdict fn makes up counts as transient). Returns the failure
+ * kind (BW_FAILURE_NONE on success), or BW_E_INVAL (negative) for NULL pl
+ * or fn. *out (optional, the caller's) receives the final call. Blocks the
+ * calling thread; thread-safe as the pipeline is. Built on
+ * bw_pipeline_begin, bw_pipeline_report and bw_pipeline_resume. */
+BW_EXTERN int bw_pipeline_execute(const bw_pipeline_t *pl,
+                                  const bw_clock_t *clock, bw_attempt_fn fn,
+                                  void *userdata, bw_pipeline_call_t *out);
 
 #ifdef __cplusplus
 }
