@@ -15,6 +15,7 @@
 #include "common.h"
 #include "pipeline.h"
 #include "retry.h"
+#include "store.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,31 @@ typedef bw_verdict_t (*bw_attempt_fn)(void *userdata,
 BW_EXTERN int bw_pipeline_execute(const bw_pipeline_t *pl,
                                   const bw_clock_t *clock, bw_attempt_fn fn,
                                   void *userdata, bw_pipeline_call_t *out);
+
+/* ---- idempotency (store.h) ---------------------------------------------- */
+
+/* The operation run by bw_idem_execute: fills *status and (optionally) a
+ * result it allocated with malloc (*result, *len; freed by execute after
+ * storing it). A negative return means it failed: nothing is stored and the
+ * marker is abandoned. */
+typedef int (*bw_idem_fn)(void *userdata, int *status, void **result,
+                          size_t *len);
+
+/* Runs fn at most once per key: begin; NEW → run fn, complete (or abandon
+ * on failure); DONE → the stored result; IN_PROGRESS → BW_E_FULL at once
+ * when wait_ms is 0, else poll every millisecond (real time) until the
+ * record is DONE (BW_OK), the marker is abandoned or expires (this caller
+ * then runs it), or wait_ms passes (BW_E_TIMEOUT). On BW_OK *out (may be
+ * NULL) holds the outcome with state DONE (or NEW when this call ran fn);
+ * its result is the caller's, freed with bw_idem_record_clear. A negative
+ * return from fn is returned as is; the store's errors too (BW_E_INVAL for
+ * NULL s or fn, a negative wait_ms or a bad key; BW_E_NOMEM when the
+ * result cannot be copied into *out — it is stored all the same). Blocks:
+ * not for event loops. Thread-safe as the store is. Built on bw_idem_begin,
+ * bw_idem_complete and bw_idem_abandon. */
+BW_EXTERN int bw_idem_execute(bw_idem_store_t *s, const char *key,
+                              int64_t wait_ms, bw_idem_fn fn, void *userdata,
+                              bw_idem_record_t *out);
 
 #ifdef __cplusplus
 }
