@@ -15,6 +15,7 @@
 #include "common.h"
 #include "pipeline.h"
 #include "retry.h"
+#include "stage.h"
 #include "store.h"
 
 #ifdef __cplusplus
@@ -116,6 +117,41 @@ typedef int (*bw_idem_fn)(void *userdata, int *status, void **result,
 BW_EXTERN int bw_idem_execute(bw_idem_store_t *s, const char *key,
                               int64_t wait_ms, bw_idem_fn fn, void *userdata,
                               bw_idem_record_t *out);
+
+/* ---- stage runner (stage.h) --------------------------------------------- */
+
+/* Processes one item taken from the stage; its result completes the item. */
+typedef bw_stage_outcome_t (*bw_stage_handler_fn)(const bw_stage_item_t *item,
+                                                  void *userdata);
+
+typedef struct bw_runner_config_s {
+  uint32_t threads;            /* default 1; 1..256 */
+  bw_stage_handler_fn handler; /* required */
+  void *userdata;
+} bw_runner_config_t;
+
+typedef struct bw_runner_s bw_runner_t;
+
+/* Fills the documented defaults (1 thread, no handler). */
+BW_EXTERN void bw_runner_config_init(bw_runner_config_t *cfg);
+/* Starts `threads` workers that pull from s (bw_stage_next), call the
+ * handler and complete each item with its result (bw_stage_done); a worker
+ * with nothing to take sleeps until the stage's notify hook, which the
+ * runner installs (bw_stage_set_notify), says there may be work. The stage
+ * must have on_expired set (expired items must go somewhere): else
+ * BW_E_INVAL naming "on_expired". One runner per stage (BW_E_INVAL, "already
+ * has a runner", when the stage's notify hook is taken). NULL and err (may
+ * be NULL) on error (BW_E_INVAL, BW_E_NOMEM); the runner is allocated
+ * through the library's allocator hooks. The stage must outlive the
+ * runner. */
+BW_EXTERN bw_runner_t *bw_stage_runner_new(bw_stage_t *s,
+                                           const bw_runner_config_t *cfg,
+                                           bw_error_t *err);
+/* Stops the workers (each finishes its current item; queued items stay in
+ * the stage), joins them, removes the stage's notify hook and frees the
+ * runner. NULL is fine. Never call it from a handler (it joins the calling
+ * thread). */
+BW_EXTERN void bw_runner_free(bw_runner_t *r);
 
 #ifdef __cplusplus
 }
