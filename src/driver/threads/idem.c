@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "breakwater/threads.h"
-#include "internal.h"
+#include "threads_internal.h"
 
 /* The store's own key rule (bw_idem_begin's), checked before anything
  * else so that a bad call is refused whatever its other arguments. */

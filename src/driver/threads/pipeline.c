@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "breakwater/threads.h"
-#include "internal.h"
+#include "threads_internal.h"
 
 int bw_pipeline_execute(const bw_pipeline_t *pl, const bw_clock_t *clock,
                         bw_attempt_fn fn, void *userdata,

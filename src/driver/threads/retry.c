@@ -3,7 +3,7 @@
  * how long to wait, when a late wake-up must give up — to the retry
  * iterator's public steps. */
 #include "breakwater/threads.h"
-#include "internal.h"
+#include "threads_internal.h"
 
 /* The default sleep: real time. */
 static void bw__thr_retry_sleep(void *userdata, int64_t ms) {

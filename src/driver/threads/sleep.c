@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "internal.h"
+#include "threads_internal.h"
 
 void bw__thr_sleep_ms(int64_t ms) {
   struct timespec ts, rem;
