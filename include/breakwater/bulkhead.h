@@ -49,8 +49,9 @@ extern "C" {
 typedef struct bw_bulkhead_config_s {
   const char *name;        /* copied; default "bulkhead"; 1..BW_NAME_MAX */
   uint32_t max_concurrent; /* default 10, 1..1000000 */
-  int64_t max_wait_ms;     /* bw_bulkhead_acquire's wait; default 2000,
-                              0 (never wait)..86400000 (a day) */
+  int64_t max_wait_ms;     /* a blocking acquire's wait (acquire_timed's
+                              bound); default 2000, 0 (never
+                              wait)..86400000 (a day) */
   int64_t timeout_ms;      /* execution deadline after admission; default
                               30000; 0 = none of its own (the thread
                               deadline still applies); 0..86400000 */
@@ -118,8 +119,7 @@ BW_EXTERN bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
  * BW_OK. BW_E_INVAL for NULL arguments. Lock-free. */
 BW_EXTERN int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
 
-/* bw_bulkhead_acquire, the blocking form, is in the threads driver
- * (breakwater/threads.h, library libbreakwater_threads). */
+/* bw_bulkhead_acquire (blocking) moved to breakwater/threads.h. */
 
 /* A queued request for the non-blocking form. The caller owns it (on its
  * stack or in its request object), zeroes it before its first use, and keeps

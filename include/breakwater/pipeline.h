@@ -283,8 +283,7 @@ typedef struct bw_pipeline_stats_s {
 BW_EXTERN void bw_pipeline_stats(const bw_pipeline_t *pl,
                                  bw_pipeline_stats_t *out);
 
-/* bw_pipeline_execute, the blocking loop (with bw_attempt_fn), is in the
- * threads driver (breakwater/threads.h, library libbreakwater_threads). */
+/* bw_pipeline_execute and bw_attempt_fn moved to breakwater/threads.h. */
 
 #ifdef __cplusplus
 }

@@ -296,9 +296,7 @@ BW_EXTERN int bw_retry_start(bw_retry_t *r, const bw_retry_policy_t *p,
 BW_EXTERN int bw_retry_check_deadline(bw_retry_t *r, bw_verdict_t last,
                                       int64_t now_ns);
 
-/* bw_retry_call, the blocking loop (with its bw_retry_fn, bw_sleep_fn,
- * bw_retry_fallback_fn and bw_retry_call_opts_t), is in the threads driver
- * (breakwater/threads.h, library libbreakwater_threads). */
+/* bw_retry_call and its types moved to breakwater/threads.h. */
 
 #ifdef __cplusplus
 }

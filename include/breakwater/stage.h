@@ -251,9 +251,7 @@ BW_EXTERN int bw_stage_set_notify(bw_stage_t *s, bw_stage_notify_fn fn,
  * pulls and completes needs. False for NULL s. Fixed at creation; no lock. */
 BW_EXTERN bool bw_stage_has_on_expired(const bw_stage_t *s);
 
-/* The optional thread-pool runner (bw_runner_config_t, bw_stage_handler_fn,
- * bw_runner_config_init, bw_stage_runner_new, bw_runner_free) is in the
- * threads driver (breakwater/threads.h, library libbreakwater_threads). */
+/* The thread-pool runner (bw_stage_runner_new) moved to breakwater/threads.h */
 
 #ifdef __cplusplus
 }

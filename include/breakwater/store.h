@@ -370,8 +370,7 @@ BW_EXTERN void bw_idem_store_free(bw_idem_store_t *s);
 /* Frees a record's result and zeroes it. NULL is fine. */
 BW_EXTERN void bw_idem_record_clear(bw_idem_record_t *rec);
 
-/* bw_idem_execute, the blocking run-once helper (with bw_idem_fn), is in the
- * threads driver (breakwater/threads.h, library libbreakwater_threads). */
+/* bw_idem_execute and bw_idem_fn moved to breakwater/threads.h. */
 
 /* Builds a key from chosen fields (seed 000's key_fields): "<scope>:" and
  * 32 hex digits of a 128-bit SipHash-2-4 (two fixed keys) of the canonical
