@@ -156,7 +156,7 @@ static void on_latency(evutil_socket_t fd, short what, void *arg) {
   } else {
     send_json(req, 200, "OK", "{\"status\":\"ok\"}\n");
   }
-  bw__free(p);
+  bw_free(p);
 }
 
 static void handle_charge(bw_partner_server_t *srv,
@@ -176,11 +176,11 @@ static void handle_charge(bw_partner_server_t *srv,
     else
       srv->st.bad_budget++;
   }
-  p = bw__calloc(1, sizeof(*p));
+  p = bw_calloc(1, sizeof(*p));
   if (p != NULL) {
     p->timer = evtimer_new(srv->base, on_latency, p);
     if (p->timer == NULL) {
-      bw__free(p);
+      bw_free(p);
       p = NULL;
     }
   }
@@ -225,7 +225,7 @@ static void handle_reset(bw_partner_server_t *srv, struct evhttp_request *req) {
 static void handle_metrics(bw_partner_server_t *srv,
                            struct evhttp_request *req) {
   int need = bw_partner_server_metrics(srv, NULL, 0);
-  char *buf = need > 0 ? bw__malloc((size_t)need + 1) : NULL;
+  char *buf = need > 0 ? bw_malloc((size_t)need + 1) : NULL;
   if (buf == NULL) {
     send_json(req, 503, "Service Unavailable",
               "{\"status\":\"error\",\"reason\":\"out of memory\"}\n");
@@ -233,7 +233,7 @@ static void handle_metrics(bw_partner_server_t *srv,
   }
   bw_partner_server_metrics(srv, buf, (size_t)need + 1);
   send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", buf);
-  bw__free(buf);
+  bw_free(buf);
 }
 
 static void method_not_allowed(bw_partner_server_t *srv,
@@ -314,7 +314,7 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   char where[96];
 
   if (parse_host(srv->host, srv->cfg.port, &ss, &len) != BW_OK)
-    return bw__error_set(err, BW_E_INVAL, "host",
+    return bw_error_set(err, BW_E_INVAL, "host",
                          "host must be a numeric IPv4 or IPv6 address or "
                          "'localhost' (got '%s')",
                          srv->host);
@@ -323,7 +323,7 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   fd = socket(ss.ss_family, SOCK_STREAM, 0);
   if (fd < 0) {
     e = errno;
-    return bw__error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
+    return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
                          strerror(e));
   }
   (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -333,14 +333,14 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
       evutil_make_socket_nonblocking(fd) != 0) {
     e = errno;
     close(fd);
-    return bw__error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
+    return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
                          strerror(e));
   }
   len = sizeof(ss);
   if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
     e = errno;
     close(fd);
-    return bw__error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
+    return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
                          strerror(e));
   }
   srv->port =
@@ -349,7 +349,7 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   /* evhttp owns the socket from here (closed by evhttp_free). */
   if (evhttp_accept_socket_with_handle(srv->http, fd) == NULL) {
     close(fd);
-    return bw__error_set(err, BW_E_NOMEM, "", "out of memory listening on %s",
+    return bw_error_set(err, BW_E_NOMEM, "", "out of memory listening on %s",
                          where);
   }
   return BW_OK;
@@ -361,37 +361,37 @@ bw_partner_server_t *bw_partner_server_new(
   bw_partner_server_config_t def;
   bw_partner_server_t *srv;
 
-  bw__error_clear(err);
+  bw_error_clear(err);
   if (cfg == NULL) {
     bw_partner_server_config_init(&def);
     cfg = &def;
   }
   if (base == NULL) {
-    bw__error_set(err, BW_E_INVAL, "base", "base must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "base", "base must not be NULL");
     return NULL;
   }
   if (bw_sim_partner_config_validate(&cfg->partner, err) != BW_OK) return NULL;
   if (cfg->host == NULL || cfg->host[0] == '\0' ||
       strlen(cfg->host) >= sizeof(((bw_partner_server_t *)0)->host)) {
-    bw__error_set(err, BW_E_INVAL, "host",
+    bw_error_set(err, BW_E_INVAL, "host",
                   "host must be a non-empty address of at most 63 bytes");
     return NULL;
   }
   if (!cfg->allow_remote && !bw_partner_host_is_loopback(cfg->host)) {
-    bw__error_set(err, BW_E_INVAL, "host",
+    bw_error_set(err, BW_E_INVAL, "host",
                   "host must be a loopback address (127.0.0.0/8, ::1 or "
                   "localhost) unless allow_remote is set (got '%s')",
                   cfg->host);
     return NULL;
   }
   if (cfg->backlog < 1 || cfg->backlog > 65535) {
-    bw__error_set(err, BW_E_INVAL, "backlog",
+    bw_error_set(err, BW_E_INVAL, "backlog",
                   "backlog must be in [1, 65535] (got %d)", cfg->backlog);
     return NULL;
   }
-  srv = bw__calloc(1, sizeof(*srv));
+  srv = bw_calloc(1, sizeof(*srv));
   if (srv == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
     return NULL;
   }
   srv->base = base;
@@ -402,7 +402,7 @@ bw_partner_server_t *bw_partner_server_new(
   srv->http = srv->partner != NULL ? evhttp_new(base) : NULL;
   if (srv->http == NULL) {
     if (srv->partner != NULL)
-      bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
+      bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
     bw_partner_server_free(srv);
     return NULL;
   }
@@ -441,12 +441,12 @@ int bw_partner_server_reset(bw_partner_server_t *srv, bw_error_t *err) {
   bw_sim_partner_t *fresh;
   bw_sim_partner_stats_t ps;
   uint64_t resets;
-  bw__error_clear(err);
+  bw_error_clear(err);
   if (srv == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "server must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "server must not be NULL");
   bw_sim_partner_stats(srv->partner, &ps);
   if (ps.in_flight != 0)
-    return bw__error_set(err, BW_E_FULL, "in_flight",
+    return bw_error_set(err, BW_E_FULL, "in_flight",
                          "in_flight must be 0 to reset (got %u)",
                          (unsigned)ps.in_flight);
   fresh = bw_sim_partner_new(&srv->cfg.partner, err);
@@ -552,9 +552,9 @@ void bw_partner_server_free(bw_partner_server_t *srv) {
      * then closes the connection. */
     send_json(p->req, 503, "Service Unavailable",
               "{\"status\":\"error\",\"reason\":\"shutting down\"}\n");
-    bw__free(p);
+    bw_free(p);
   }
   if (srv->http != NULL) evhttp_free(srv->http);
   bw_sim_partner_free(srv->partner);
-  bw__free(srv);
+  bw_free(srv);
 }

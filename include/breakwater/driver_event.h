@@ -14,7 +14,7 @@
  *   }
  *
  * Library: breakwater_event (links libevent_core). Calls are heap-allocated
- * per logical call (bw__malloc hooks) and freed when the call ends.
+ * per logical call (bw_malloc hooks) and freed when the call ends.
  *
  * Threads: a driver belongs to its event_base's thread. Every function here,
  * and every callback, runs on that thread; none is thread-safe. The

@@ -168,92 +168,92 @@ static int bw__ratio_ok(double r) {
 int bw_breaker_config_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   bool window;
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if ((unsigned)c->trip_rule > (unsigned)BW_TRIP_TIME_WINDOW)
-    return bw__error_set(err, BW_E_INVAL, "trip_rule",
+    return bw_error_set(err, BW_E_INVAL, "trip_rule",
                          "trip_rule must be consecutive, count_window or "
                          "time_window (got %d)",
                          (int)c->trip_rule);
   window = c->trip_rule != BW_TRIP_CONSECUTIVE;
   if (c->trip_rule == BW_TRIP_CONSECUTIVE && c->failure_threshold < 1)
-    return bw__error_set(err, BW_E_INVAL, "failure_threshold",
+    return bw_error_set(err, BW_E_INVAL, "failure_threshold",
                          "failure_threshold must be >= 1 (got %u)",
                          c->failure_threshold);
   if (window && !bw__ratio_ok(c->failure_ratio))
-    return bw__error_set(err, BW_E_INVAL, "failure_ratio",
+    return bw_error_set(err, BW_E_INVAL, "failure_ratio",
                          "failure_ratio must be in (0, 1] (got %g)",
                          c->failure_ratio);
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW && c->window_size < 1)
-    return bw__error_set(err, BW_E_INVAL, "window_size",
+    return bw_error_set(err, BW_E_INVAL, "window_size",
                          "window_size must be >= 1 (got %u)", c->window_size);
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW &&
       c->window_size > BW__MAX_WINDOW_SIZE)
-    return bw__error_set(err, BW_E_INVAL, "window_size",
+    return bw_error_set(err, BW_E_INVAL, "window_size",
                          "window_size must be <= %u (got %u)",
                          BW__MAX_WINDOW_SIZE, c->window_size);
   if (c->trip_rule == BW_TRIP_TIME_WINDOW) {
     if (c->window_ms < 1 || c->window_ms > BW__MAX_MS)
-      return bw__error_set(err, BW_E_INVAL, "window_ms",
+      return bw_error_set(err, BW_E_INVAL, "window_ms",
                            "window_ms must be >= 1 (got %lld)",
                            (long long)c->window_ms);
     if (c->window_buckets < 1 || c->window_buckets > BW__MAX_BUCKETS ||
         (int64_t)c->window_buckets > c->window_ms)
-      return bw__error_set(err, BW_E_INVAL, "window_buckets",
+      return bw_error_set(err, BW_E_INVAL, "window_buckets",
                            "window_buckets must be in 1..%u and <= window_ms "
                            "(got %u for window_ms %lld)",
                            BW__MAX_BUCKETS, c->window_buckets,
                            (long long)c->window_ms);
   }
   if (window && c->minimum_calls < 1)
-    return bw__error_set(err, BW_E_INVAL, "minimum_calls",
+    return bw_error_set(err, BW_E_INVAL, "minimum_calls",
                          "minimum_calls must be >= 1 (got %u)",
                          c->minimum_calls);
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW && c->minimum_calls > c->window_size)
-    return bw__error_set(err, BW_E_INVAL, "minimum_calls",
+    return bw_error_set(err, BW_E_INVAL, "minimum_calls",
                          "minimum_calls must be <= window_size (got %u > %u): "
                          "the window could never hold enough calls",
                          c->minimum_calls, c->window_size);
   if (c->slow_call_ms < 0 || c->slow_call_ms > BW__MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "slow_call_ms",
+    return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
                          "slow_call_ms must be >= 0 (got %lld)",
                          (long long)c->slow_call_ms);
   if (c->slow_call_ms > 0 && !window)
-    return bw__error_set(err, BW_E_INVAL, "slow_call_ms",
+    return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
                          "slow_call_ms needs trip_rule count_window or "
                          "time_window (a slow-call ratio needs a window)");
   if (c->slow_call_ms > 0 && !bw__ratio_ok(c->slow_call_ratio))
-    return bw__error_set(err, BW_E_INVAL, "slow_call_ratio",
+    return bw_error_set(err, BW_E_INVAL, "slow_call_ratio",
                          "slow_call_ratio must be in (0, 1] (got %g)",
                          c->slow_call_ratio);
   if (c->break_ms < 1 || c->break_ms > BW__MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "break_ms",
+    return bw_error_set(err, BW_E_INVAL, "break_ms",
                          "break_ms must be >= 1 (got %lld)",
                          (long long)c->break_ms);
   if (!(c->break_multiplier >= 1.0) || !isfinite(c->break_multiplier))
-    return bw__error_set(err, BW_E_INVAL, "break_multiplier",
+    return bw_error_set(err, BW_E_INVAL, "break_multiplier",
                          "break_multiplier must be a finite number >= 1 "
                          "(got %g)",
                          c->break_multiplier);
   if (c->max_break_ms < 0 || c->max_break_ms > BW__MAX_MS ||
       (c->max_break_ms != 0 && c->max_break_ms < c->break_ms))
-    return bw__error_set(err, BW_E_INVAL, "max_break_ms",
+    return bw_error_set(err, BW_E_INVAL, "max_break_ms",
                          "max_break_ms must be 0 (no growth cap: break_ms) or "
                          ">= break_ms %lld (got %lld)",
                          (long long)c->break_ms, (long long)c->max_break_ms);
   if (c->half_open_max_calls < 1)
-    return bw__error_set(err, BW_E_INVAL, "half_open_max_calls",
+    return bw_error_set(err, BW_E_INVAL, "half_open_max_calls",
                          "half_open_max_calls must be >= 1 (got %u)",
                          c->half_open_max_calls);
   if (c->success_threshold < 1)
-    return bw__error_set(err, BW_E_INVAL, "success_threshold",
+    return bw_error_set(err, BW_E_INVAL, "success_threshold",
                          "success_threshold must be >= 1 (got %u)",
                          c->success_threshold);
   if (c->half_open_timeout_ms < 1 || c->half_open_timeout_ms > BW__MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "half_open_timeout_ms",
+    return bw_error_set(err, BW_E_INVAL, "half_open_timeout_ms",
                          "half_open_timeout_ms must be >= 1 (got %lld)",
                          (long long)c->half_open_timeout_ms);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -261,9 +261,9 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   bw_breaker_t *b;
   int64_t now;
   if (bw_breaker_config_validate(cfg, err) != BW_OK) return NULL;
-  b = bw__calloc_aligned(sizeof(*b));
+  b = bw_calloc_aligned(sizeof(*b));
   if (b == NULL) goto nomem;
-  b->name = bw__strdup(cfg->name);
+  b->name = bw_strdup(cfg->name);
   if (b->name == NULL) goto nomem;
   b->rule = cfg->trip_rule;
   b->failure_threshold = cfg->failure_threshold;
@@ -285,10 +285,10 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   b->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   b->sink = cfg->sink;
   if (b->rule == BW_TRIP_COUNT_WINDOW) {
-    b->fq.pos = bw__calloc(b->window_size, sizeof(uint64_t));
+    b->fq.pos = bw_calloc(b->window_size, sizeof(uint64_t));
     if (b->fq.pos == NULL) goto nomem;
     if (b->slow_ns > 0) {
-      b->sq.pos = bw__calloc(b->window_size, sizeof(uint64_t));
+      b->sq.pos = bw_calloc(b->window_size, sizeof(uint64_t));
       if (b->sq.pos == NULL) goto nomem;
     }
   } else if (b->rule == BW_TRIP_TIME_WINDOW) {
@@ -296,7 +296,7 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
     b->bucket_ns = b->window_ns / b->buckets;
     b->tw_stride =
         ((size_t)b->buckets * 3 + 1 + per_line - 1) / per_line * per_line;
-    b->tw = bw__calloc_aligned(b->tw_stride * BW__STRIPES * sizeof(uint64_t));
+    b->tw = bw_calloc_aligned(b->tw_stride * BW__STRIPES * sizeof(uint64_t));
     if (b->tw == NULL) goto nomem;
   }
   if (pthread_mutex_init(&b->tlock, NULL) != 0) goto nomem;
@@ -318,13 +318,13 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   return b;
 nomem:
   if (b != NULL) {
-    bw__free(b->name);
-    bw__free(b->fq.pos);
-    bw__free(b->sq.pos);
-    bw__free_aligned((void *)b->tw);
-    bw__free_aligned(b);
+    bw_free(b->name);
+    bw_free(b->fq.pos);
+    bw_free(b->sq.pos);
+    bw_free_aligned((void *)b->tw);
+    bw_free_aligned(b);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating breaker '%s'",
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating breaker '%s'",
                 cfg->name);
   return NULL;
 }
@@ -334,11 +334,11 @@ void bw_breaker_free(bw_breaker_t *b) {
   pthread_mutex_destroy(&b->tlock);
   pthread_mutex_destroy(&b->slock);
   pthread_mutex_destroy(&b->wlock);
-  bw__free(b->name);
-  bw__free(b->fq.pos);
-  bw__free(b->sq.pos);
-  bw__free_aligned((void *)b->tw);
-  bw__free_aligned(b);
+  bw_free(b->name);
+  bw_free(b->fq.pos);
+  bw_free(b->sq.pos);
+  bw_free_aligned((void *)b->tw);
+  bw_free_aligned(b);
 }
 
 const char *bw_breaker_name(const bw_breaker_t *b) {
@@ -381,7 +381,7 @@ static void bw__summary_emit_locked(bw_breaker_t *b, int64_t now,
     f[1].v.s = bw_state_name(st);
     snprintf(reason, sizeof(reason), "%llu calls rejected while %s",
              (unsigned long long)delta, bw_state_name(st));
-    bw__emit(b->sink, b->wall, now, BW_EV_CALLS_REJECTED, b->name, reason, f, 2,
+    bw_event_emit(b->sink, b->wall, now, BW_EV_CALLS_REJECTED, b->name, reason, f, 2,
              NULL);
   }
 }
@@ -404,7 +404,7 @@ static void bw__summary_maybe(bw_breaker_t *b, int64_t now, bw_state_t st) {
  * Stripes that were never handed out hold zero and are skipped. */
 static uint64_t bw__position(const bw_breaker_t *b) {
   uint64_t n = 0;
-  unsigned used = bw__stripes_used();
+  unsigned used = bw_stripes_used();
   for (unsigned i = 0; i < used; i++)
     n += BW__LOAD(b->stripes[i].wcalls);
   return n;
@@ -501,7 +501,7 @@ static void bw__window_read(const bw_breaker_t *b, int64_t now,
   } else if (b->rule == BW_TRIP_TIME_WINDOW) {
     int64_t cur = bw__floor_div(now, b->bucket_ns);
     uint32_t epoch = (uint32_t)cur;
-    unsigned used = bw__stripes_used();
+    unsigned used = bw_stripes_used();
     for (unsigned s = 0; s < used; s++) {
       const _Atomic uint64_t *base = b->tw + (size_t)s * b->tw_stride + 1;
       /* A stripe with no outcome inside the window holds nothing that
@@ -543,7 +543,7 @@ static void bw__flush_summary(bw_breaker_t *b, int64_t now, bw_state_t st) {
   pthread_mutex_unlock(&b->slock);
 }
 
-void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
+void bw_breaker_emit_transition(bw_sink_t *sink, const bw_clock_t *wall,
                                  const char *name, int64_t now,
                                  bw_event_type_t type, const char *reason,
                                  bw_state_t from, int64_t break_ms,
@@ -561,18 +561,18 @@ void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
   f[n].type = BW_FIELD_STR;
   f[n].v.s = bw_state_name(from);
   n++;
-  bw__emit(sink, wall, now, type, name, reason, f, n, ctx);
+  bw_event_emit(sink, wall, now, type, name, reason, f, n, ctx);
 }
 
 static void bw__emit_transition(bw_breaker_t *b, int64_t now,
                                 bw_event_type_t type, const char *reason,
                                 bw_state_t from, int64_t break_ms,
                                 const bw_context_t *ctx) {
-  bw__emit_breaker_transition(b->sink, b->wall, b->name, now, type, reason,
+  bw_breaker_emit_transition(b->sink, b->wall, b->name, now, type, reason,
                               from, break_ms, ctx);
 }
 
-int64_t bw__break_after(int64_t base_ns, double multiplier, uint64_t opens,
+int64_t bw_breaker_break_after(int64_t base_ns, double multiplier, uint64_t opens,
                         int64_t cap_ns) {
   /* base * multiplier^(opens-1), capped; computed in double and capped
    * before converting so growth can never overflow. */
@@ -585,7 +585,7 @@ static void bw__to_open(bw_breaker_t *b, uint64_t w, int64_t now,
   bw_state_t from = BW__ST(w);
   int64_t brk;
   b->consecutive_opens++;
-  brk = bw__break_after(b->break_ns, b->break_multiplier,
+  brk = bw_breaker_break_after(b->break_ns, b->break_multiplier,
                         (uint64_t)b->consecutive_opens, b->max_break_ns);
   if (from != BW_CLOSED) bw__flush_summary(b, now, from);
   atomic_store_explicit(&b->current_break_ns, brk, memory_order_relaxed);
@@ -980,7 +980,7 @@ int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b) {
   switch (BW__ST(w)) {
   case BW_OPEN:
     if (atomic_load_explicit(&b->metrics_only, memory_order_relaxed)) return 0;
-    return bw__ceil_ms(
+    return bw_ns_to_ms_ceil(
         atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
         bw__clock_now(b->clock));
   case BW_ISOLATED:
@@ -1041,7 +1041,7 @@ void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
     f.key = "metrics_only";
     f.type = BW_FIELD_BOOL;
     f.v.b = on;
-    bw__emit(b->sink, b->wall, now, BW_EV_METRICS_ONLY_CHANGED, b->name,
+    bw_event_emit(b->sink, b->wall, now, BW_EV_METRICS_ONLY_CHANGED, b->name,
              "operator", &f, 1, NULL);
   }
 }

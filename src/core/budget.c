@@ -163,20 +163,20 @@ static uint64_t bw__floor_retries(double f) {
 static int bw__validate_bucket(const bw_budget_config_t *c, bw_error_t *err) {
   int64_t max_m, ratio_m;
   if (!(c->max_tokens > 0.0 && c->max_tokens <= BW__MAX_TOKENS))
-    return bw__error_set(err, BW_E_INVAL, "max_tokens",
+    return bw_error_set(err, BW_E_INVAL, "max_tokens",
                          "max_tokens must be in (0, 1e6] (got %g)",
                          c->max_tokens);
   if (!bw__to_milli(c->max_tokens, &max_m))
-    return bw__error_set(err, BW_E_INVAL, "max_tokens",
+    return bw_error_set(err, BW_E_INVAL, "max_tokens",
                          "max_tokens must be a multiple of 0.001, the token "
                          "bucket's resolution (got %.17g)",
                          c->max_tokens);
   if (!(c->token_ratio > 0.0 && c->token_ratio <= c->max_tokens))
-    return bw__error_set(err, BW_E_INVAL, "token_ratio",
+    return bw_error_set(err, BW_E_INVAL, "token_ratio",
                          "token_ratio must be in (0, max_tokens %g] (got %g)",
                          c->max_tokens, c->token_ratio);
   if (!bw__to_milli(c->token_ratio, &ratio_m) || ratio_m < 1)
-    return bw__error_set(err, BW_E_INVAL, "token_ratio",
+    return bw_error_set(err, BW_E_INVAL, "token_ratio",
                          "token_ratio must be a multiple of 0.001, the token "
                          "bucket's resolution (got %.17g)",
                          c->token_ratio);
@@ -185,20 +185,20 @@ static int bw__validate_bucket(const bw_budget_config_t *c, bw_error_t *err) {
 
 static int bw__validate_ratio(const bw_budget_config_t *c, bw_error_t *err) {
   if (!(c->budget_percent >= 0.0 && c->budget_percent <= 100.0))
-    return bw__error_set(err, BW_E_INVAL, "budget_percent",
+    return bw_error_set(err, BW_E_INVAL, "budget_percent",
                          "budget_percent must be in [0, 100] (got %g)",
                          c->budget_percent);
   if (!(c->min_retries_per_sec >= 0.0 &&
         c->min_retries_per_sec <= BW__MAX_FLOOR_RPS))
-    return bw__error_set(err, BW_E_INVAL, "min_retries_per_sec",
+    return bw_error_set(err, BW_E_INVAL, "min_retries_per_sec",
                          "min_retries_per_sec must be in [0, 1e9] (got %g)",
                          c->min_retries_per_sec);
   if (c->clock != NULL && c->clock->now_ns == NULL)
-    return bw__error_set(err, BW_E_INVAL, "clock",
+    return bw_error_set(err, BW_E_INVAL, "clock",
                          "clock must be NULL (the default) or have a now_ns "
                          "function");
   if (c->window_ms < BW__MIN_WINDOW_MS || c->window_ms > BW__MAX_WINDOW_MS)
-    return bw__error_set(err, BW_E_INVAL, "window_ms",
+    return bw_error_set(err, BW_E_INVAL, "window_ms",
                          "window_ms must be in [10, 86400000] (10 buckets of "
                          "at least 1 ms, at most a day; got %lld)",
                          (long long)c->window_ms);
@@ -208,8 +208,8 @@ static int bw__validate_ratio(const bw_budget_config_t *c, bw_error_t *err) {
 int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
   int rc;
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   switch (c->kind) {
   case BW_BUDGET_TOKEN_BUCKET:
     rc = bw__validate_bucket(c, err);
@@ -218,11 +218,11 @@ int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
     rc = bw__validate_ratio(c, err);
     break;
   default:
-    return bw__error_set(err, BW_E_INVAL, "kind",
+    return bw_error_set(err, BW_E_INVAL, "kind",
                          "kind must be token_bucket or ratio (got %d)",
                          (int)c->kind);
   }
-  if (rc == BW_OK) bw__error_clear(err);
+  if (rc == BW_OK) bw_error_clear(err);
   return rc;
 }
 
@@ -231,9 +231,9 @@ static void bw__ret_init(bw_budget_t *b);
 bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
   bw_budget_t *b;
   if (bw_budget_config_validate(cfg, err) != BW_OK) return NULL;
-  b = bw__calloc_aligned(sizeof(*b));
+  b = bw_calloc_aligned(sizeof(*b));
   if (b == NULL) goto nomem;
-  b->name = bw__strdup(cfg->name);
+  b->name = bw_strdup(cfg->name);
   if (b->name == NULL) goto nomem;
   b->kind = cfg->kind;
   if (b->kind == BW_BUDGET_TOKEN_BUCKET) {
@@ -248,7 +248,7 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
     b->clock = cfg->clock               ? cfg->clock
                : cfg->window_ms >= 1000 ? bw_clock_monotonic_coarse()
                                         : bw_clock_monotonic();
-    b->win = bw__calloc_aligned((size_t)BW__STRIPES * BW__WIN_STRIDE *
+    b->win = bw_calloc_aligned((size_t)BW__STRIPES * BW__WIN_STRIDE *
                                 sizeof(uint64_t));
     if (b->win == NULL) goto nomem;
     atomic_init(&b->tokens, 0);
@@ -257,19 +257,19 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
   return b;
 nomem:
   if (b != NULL) {
-    bw__free(b->name);
-    bw__free_aligned(b);
+    bw_free(b->name);
+    bw_free_aligned(b);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating budget '%s'",
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating budget '%s'",
                 cfg->name);
   return NULL;
 }
 
 void bw_budget_free(bw_budget_t *b) {
   if (b == NULL) return;
-  bw__free_aligned((void *)b->win);
-  bw__free(b->name);
-  bw__free_aligned(b);
+  bw_free_aligned((void *)b->win);
+  bw_free(b->name);
+  bw_free_aligned(b);
 }
 
 const char *bw_budget_name(const bw_budget_t *b) {

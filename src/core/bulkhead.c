@@ -106,28 +106,28 @@ bool bw_bulkhead_config_preset(bw_bulkhead_config_t *cfg, const char *name) {
 int bw_bulkhead_config_validate(const bw_bulkhead_config_t *c,
                                 bw_error_t *err) {
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_concurrent < 1 || c->max_concurrent > BW__BH_MAX_CONCURRENT)
-    return bw__error_set(err, BW_E_INVAL, "max_concurrent",
+    return bw_error_set(err, BW_E_INVAL, "max_concurrent",
                          "max_concurrent must be in 1..%u (got %u)",
                          BW__BH_MAX_CONCURRENT, c->max_concurrent);
   if (c->max_wait_ms < 0 || c->max_wait_ms > BW__BH_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "max_wait_ms",
+    return bw_error_set(err, BW_E_INVAL, "max_wait_ms",
                          "max_wait_ms must be in 0..%lld (got %lld)",
                          (long long)BW__BH_MAX_MS, (long long)c->max_wait_ms);
   if (c->timeout_ms < 0 || c->timeout_ms > BW__BH_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "timeout_ms",
+    return bw_error_set(err, BW_E_INVAL, "timeout_ms",
                          "timeout_ms must be in 0..%lld, 0 for none (got %lld)",
                          (long long)BW__BH_MAX_MS, (long long)c->timeout_ms);
   if (c->max_waiting > BW__BH_MAX_WAITING)
-    return bw__error_set(err, BW_E_INVAL, "max_waiting",
+    return bw_error_set(err, BW_E_INVAL, "max_waiting",
                          "max_waiting must be in 0..%u (got %u)",
                          BW__BH_MAX_WAITING, c->max_waiting);
   if (c->clock != NULL && c->clock->now_ns == NULL)
-    return bw__error_set(err, BW_E_INVAL, "clock",
+    return bw_error_set(err, BW_E_INVAL, "clock",
                          "clock must have a now_ns function");
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -170,21 +170,21 @@ bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
                                bw_error_t *err) {
   bw_bulkhead_t *bh;
   if (bw_bulkhead_config_validate(cfg, err) != BW_OK) return NULL;
-  bh = bw__calloc_aligned(sizeof(*bh));
+  bh = bw_calloc_aligned(sizeof(*bh));
   if (bh == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating bulkhead");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating bulkhead");
     return NULL;
   }
-  bh->name = bw__strdup(cfg->name);
+  bh->name = bw_strdup(cfg->name);
   if (bh->name == NULL) {
-    bw__free_aligned(bh);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating bulkhead");
+    bw_free_aligned(bh);
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating bulkhead");
     return NULL;
   }
   if (pthread_mutex_init(&bh->lock, NULL) != 0) {
-    bw__free(bh->name);
-    bw__free_aligned(bh);
-    bw__error_set(err, BW_E_NOMEM, "", "cannot create the bulkhead's lock");
+    bw_free(bh->name);
+    bw_free_aligned(bh);
+    bw_error_set(err, BW_E_NOMEM, "", "cannot create the bulkhead's lock");
     return NULL;
   }
   bh->iface.vt = &bw__bh_vtable;
@@ -200,15 +200,15 @@ bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
                                         : bw_clock_monotonic();
   atomic_init(&bh->in_use, 0);
   atomic_init(&bh->waiting, 0);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return bh;
 }
 
 void bw_bulkhead_free(bw_bulkhead_t *bh) {
   if (bh == NULL) return;
   pthread_mutex_destroy(&bh->lock);
-  bw__free(bh->name);
-  bw__free_aligned(bh);
+  bw_free(bh->name);
+  bw_free_aligned(bh);
 }
 
 const char *bw_bulkhead_name(const bw_bulkhead_t *bh) {

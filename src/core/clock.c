@@ -144,7 +144,7 @@ static int64_t bw__manual_now(const bw_clock_t *c) {
 }
 
 bw_clock_t *bw_clock_manual_new(int64_t start_ns) {
-  bw__manual_t *m = bw__malloc(sizeof(*m));
+  bw__manual_t *m = bw_malloc(sizeof(*m));
   if (m == NULL) return NULL;
   m->base.now_ns = bw__manual_now;
   m->base.data = NULL;
@@ -171,5 +171,5 @@ void bw_clock_manual_advance(bw_clock_t *c, int64_t delta_ns) {
 
 void bw_clock_free(bw_clock_t *c) {
   if (c == NULL || c->now_ns != bw__manual_now) return;
-  bw__free(c);
+  bw_free(c);
 }

@@ -36,7 +36,7 @@ const char *bw_version(void) {
       BW_VERSION_PATCH);
 }
 
-int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
+int bw_error_set(bw_error_t *err, int code, const char *field, const char *fmt,
                   ...) {
   if (err != NULL) {
     va_list ap;
@@ -49,19 +49,19 @@ int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
   return code;
 }
 
-int bw__check_name(const char *name, const char *field, bw_error_t *err) {
+int bw_name_check(const char *name, const char *field, bw_error_t *err) {
   size_t len;
   if (name == NULL || name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, field, "%s must not be empty", field);
+    return bw_error_set(err, BW_E_INVAL, field, "%s must not be empty", field);
   len = strnlen(name, BW_NAME_MAX + 1);
   if (len > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, field,
+    return bw_error_set(err, BW_E_INVAL, field,
                          "%s must be at most %d bytes (got %zu)", field,
                          BW_NAME_MAX, strlen(name));
   return BW_OK;
 }
 
-void bw__error_clear(bw_error_t *err) {
+void bw_error_clear(bw_error_t *err) {
   if (err != NULL) {
     err->code = BW_OK;
     err->field[0] = '\0';
@@ -85,34 +85,34 @@ int bw_replace_allocator(bw_malloc_fn m, bw_realloc_fn r, bw_calloc_fn c,
   return BW_OK;
 }
 
-void *bw__malloc(size_t size) {
+void *bw_malloc(size_t size) {
   return bw__m(size ? size : 1);
 }
-void *bw__calloc(size_t count, size_t size) {
+void *bw_calloc(size_t count, size_t size) {
   return bw__c(count ? count : 1, size ? size : 1);
 }
-void *bw__realloc(void *ptr, size_t size) {
+void *bw_realloc(void *ptr, size_t size) {
   return bw__r(ptr, size ? size : 1);
 }
-void bw__free(void *ptr) {
+void bw_free(void *ptr) {
   if (ptr != NULL) bw__f(ptr);
 }
 void bw_free(void *ptr) {
-  bw__free(ptr);
+  bw_free(ptr);
 }
 
-char *bw__strdup(const char *s) {
+char *bw_strdup(const char *s) {
   size_t n = strlen(s) + 1;
-  char *d = bw__malloc(n);
+  char *d = bw_malloc(n);
   if (d != NULL) memcpy(d, s, n);
   return d;
 }
 
 /* Aligned allocation through the hooks: over-allocate, align, and keep the
  * original pointer just before the aligned block. */
-void *bw__calloc_aligned(size_t size) {
+void *bw_calloc_aligned(size_t size) {
   size_t total = size + BW__PAIR + sizeof(void *);
-  unsigned char *raw = bw__calloc(1, total);
+  unsigned char *raw = bw_calloc(1, total);
   uintptr_t p;
   if (raw == NULL) return NULL;
   p = ((uintptr_t)raw + sizeof(void *) + BW__PAIR - 1) &
@@ -121,11 +121,11 @@ void *bw__calloc_aligned(size_t size) {
   return (void *)p;
 }
 
-void bw__free_aligned(void *ptr) {
+void bw_free_aligned(void *ptr) {
   void *raw;
   if (ptr == NULL) return;
   memcpy(&raw, (unsigned char *)ptr - sizeof(void *), sizeof(void *));
-  bw__free(raw);
+  bw_free(raw);
 }
 
 /* Stripes: a thread claims a free exclusive stripe on first use and gives it
@@ -202,7 +202,7 @@ unsigned bw__stripe_slow(void) {
   return s + 1;
 }
 
-unsigned bw__stripes_used(void) {
+unsigned bw_stripes_used(void) {
   return atomic_load_explicit(&bw__stripe_hwm, memory_order_relaxed);
 }
 

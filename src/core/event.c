@@ -32,13 +32,13 @@ const char *bw_event_type_name(bw_event_type_t type) {
 }
 
 static bw_sink_t *bw__sink_alloc(bw__sink_kind_t kind, bw_error_t *err) {
-  bw_sink_t *s = bw__calloc(1, sizeof(*s));
+  bw_sink_t *s = bw_calloc(1, sizeof(*s));
   if (s == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a sink");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a sink");
     return NULL;
   }
   s->kind = kind;
-  bw__error_clear(err);
+  bw_error_clear(err);
   return s;
 }
 
@@ -46,7 +46,7 @@ bw_sink_t *bw_sink_callback_new(bw_event_cb cb, void *userdata,
                                 bw_error_t *err) {
   bw_sink_t *s;
   if (cb == NULL) {
-    bw__error_set(err, BW_E_INVAL, "cb", "cb must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "cb", "cb must not be NULL");
     return NULL;
   }
   s = bw__sink_alloc(BW__SINK_CB, err);
@@ -60,15 +60,15 @@ bw_sink_t *bw_sink_callback_new(bw_event_cb cb, void *userdata,
 bw_sink_t *bw_sink_json_new(FILE *fp, bw_error_t *err) {
   bw_sink_t *s;
   if (fp == NULL) {
-    bw__error_set(err, BW_E_INVAL, "fp", "fp must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "fp", "fp must not be NULL");
     return NULL;
   }
   s = bw__sink_alloc(BW__SINK_JSON, err);
   if (s != NULL) {
     s->fp = fp;
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
-      bw__free(s);
-      bw__error_set(err, BW_E_NOMEM, "", "cannot create the sink's mutex");
+      bw_free(s);
+      bw_error_set(err, BW_E_NOMEM, "", "cannot create the sink's mutex");
       return NULL;
     }
   }
@@ -78,7 +78,7 @@ bw_sink_t *bw_sink_json_new(FILE *fp, bw_error_t *err) {
 bw_sink_t *bw_sink_tee_new(bw_sink_t *a, bw_sink_t *b, bw_error_t *err) {
   bw_sink_t *s;
   if (a == NULL || b == NULL) {
-    bw__error_set(err, BW_E_INVAL, a == NULL ? "a" : "b", "%s must not be NULL",
+    bw_error_set(err, BW_E_INVAL, a == NULL ? "a" : "b", "%s must not be NULL",
                   a == NULL ? "a" : "b");
     return NULL;
   }
@@ -93,7 +93,7 @@ bw_sink_t *bw_sink_tee_new(bw_sink_t *a, bw_sink_t *b, bw_error_t *err) {
 void bw_sink_free(bw_sink_t *s) {
   if (s == NULL) return;
   if (s->kind == BW__SINK_JSON) pthread_mutex_destroy(&s->lock);
-  bw__free(s);
+  bw_free(s);
 }
 
 /* Lines longer than this are formatted into a heap buffer instead. */
@@ -114,7 +114,7 @@ void bw_sink_emit(bw_sink_t *s, const bw_event_t *ev) {
     char *line = stack;
     size_t n = bw_event_format_json(ev, stack, sizeof(stack));
     if (n >= sizeof(stack)) {
-      line = bw__malloc(n + 1);
+      line = bw_malloc(n + 1);
       if (line == NULL) {
         /* Out of memory: write the cut line rather than nothing; it still
          * names the event. */
@@ -129,7 +129,7 @@ void bw_sink_emit(bw_sink_t *s, const bw_event_t *ev) {
     fwrite(line, 1, n, s->fp);
     fflush(s->fp);
     pthread_mutex_unlock(&s->lock);
-    if (line != stack) bw__free(line);
+    if (line != stack) bw_free(line);
     break;
   }
   }
@@ -290,7 +290,7 @@ size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
   return o.len;
 }
 
-void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
+void bw_event_emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
               bw_event_type_t type, const char *name, const char *reason,
               const bw_field_t *fields, size_t nfields,
               const bw_context_t *ctx) {

@@ -54,55 +54,55 @@ void bw_gauge_config_init(bw_gauge_config_t *cfg) {
 
 int bw_gauge_config_validate(const bw_gauge_config_t *c, bw_error_t *err) {
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   /* Written as !(in range) so that NaN fails every test. */
   if (!(c->degraded_at > 0.0 && c->degraded_at <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "degraded_at",
+    return bw_error_set(err, BW_E_INVAL, "degraded_at",
                          "degraded_at must be in (0, 1] (got %g)",
                          c->degraded_at);
   if (!(c->critical_at > 0.0 && c->critical_at <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "critical_at",
+    return bw_error_set(err, BW_E_INVAL, "critical_at",
                          "critical_at must be in (0, 1] (got %g)",
                          c->critical_at);
   if (!(c->degraded_at < c->critical_at))
-    return bw__error_set(err, BW_E_INVAL, "degraded_at",
+    return bw_error_set(err, BW_E_INVAL, "degraded_at",
                          "degraded_at must be < critical_at (got %g >= %g)",
                          c->degraded_at, c->critical_at);
   if (!(c->hysteresis >= 0.0 && c->hysteresis <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "hysteresis",
+    return bw_error_set(err, BW_E_INVAL, "hysteresis",
                          "hysteresis must be in [0, 1] (got %g)",
                          c->hysteresis);
   /* Down means "below threshold - hysteresis", and pressure is never
    * negative: with hysteresis >= degraded_at the gauge could never return
    * to normal. */
   if (c->hysteresis >= c->degraded_at)
-    return bw__error_set(err, BW_E_INVAL, "hysteresis",
+    return bw_error_set(err, BW_E_INVAL, "hysteresis",
                          "hysteresis must be < degraded_at (%g), or the "
                          "gauge could never return to normal (got %g)",
                          c->degraded_at, c->hysteresis);
   if (c->ceiling[BW_REGIME_DEGRADED] > c->ceiling[BW_REGIME_NORMAL])
-    return bw__error_set(err, BW_E_INVAL, "ceiling",
+    return bw_error_set(err, BW_E_INVAL, "ceiling",
                          "ceiling[degraded] must be <= ceiling[normal] (got "
                          "%u > %u): a higher regime may not admit more",
                          c->ceiling[BW_REGIME_DEGRADED],
                          c->ceiling[BW_REGIME_NORMAL]);
   if (c->ceiling[BW_REGIME_CRITICAL] > c->ceiling[BW_REGIME_DEGRADED])
-    return bw__error_set(err, BW_E_INVAL, "ceiling",
+    return bw_error_set(err, BW_E_INVAL, "ceiling",
                          "ceiling[critical] must be <= ceiling[degraded] (got "
                          "%u > %u): a higher regime may not admit more",
                          c->ceiling[BW_REGIME_CRITICAL],
                          c->ceiling[BW_REGIME_DEGRADED]);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
 bw_gauge_t *bw_gauge_new(const bw_gauge_config_t *cfg, bw_error_t *err) {
   bw_gauge_t *g;
   if (bw_gauge_config_validate(cfg, err) != BW_OK) return NULL;
-  g = bw__calloc(1, sizeof(*g));
+  g = bw_calloc(1, sizeof(*g));
   if (g == NULL) goto nomem;
-  g->name = bw__strdup(cfg->name);
+  g->name = bw_strdup(cfg->name);
   if (g->name == NULL) goto nomem;
   if (pthread_mutex_init(&g->lock, NULL) != 0) goto nomem;
   atomic_init(&g->regime, BW_REGIME_NORMAL);
@@ -118,14 +118,14 @@ bw_gauge_t *bw_gauge_new(const bw_gauge_config_t *cfg, bw_error_t *err) {
   g->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   g->userdata = cfg->userdata;
   g->since_ns = bw__clock_now(g->clock);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return g;
 nomem:
   if (g != NULL) {
-    bw__free(g->name);
-    bw__free(g);
+    bw_free(g->name);
+    bw_free(g);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating gauge \"%s\"",
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating gauge \"%s\"",
                 cfg->name);
   return NULL;
 }
@@ -133,8 +133,8 @@ nomem:
 void bw_gauge_free(bw_gauge_t *g) {
   if (g == NULL) return;
   pthread_mutex_destroy(&g->lock);
-  bw__free(g->name);
-  bw__free(g);
+  bw_free(g->name);
+  bw_free(g);
 }
 
 /* Seed 003's PressureGauge.update, case for case. */
@@ -187,7 +187,7 @@ int bw_gauge_update(bw_gauge_t *g, double p) {
       f[2].v.d = p;
       snprintf(reason, sizeof(reason), "pressure %.2f: %s -> %s", p,
                bw_regime_name(from), bw_regime_name(to));
-      bw__emit(g->sink, g->wall, now, BW_EV_REGIME_CHANGED, g->name, reason, f,
+      bw_event_emit(g->sink, g->wall, now, BW_EV_REGIME_CHANGED, g->name, reason, f,
                3, NULL);
     }
   }

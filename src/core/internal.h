@@ -38,8 +38,8 @@ static inline unsigned bw__stripe(void) {
   return s - 1;
 }
 /* How many stripes have ever been handed out: readers that sum stripes on a
- * warm path need scan only [0, bw__stripes_used()). */
-unsigned bw__stripes_used(void);
+ * warm path need scan only [0, bw_stripes_used()). */
+unsigned bw_stripes_used(void);
 
 /* The calling thread's current deadline (deadline.c), read inline by hot
  * paths; bw_deadline_current() is the public way. */
@@ -129,32 +129,32 @@ static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,
 #define bw__bump(c, stripe) bw__bump_n((c), (stripe), 1)
 
 /* Allocation through the replaceable hooks. */
-void *bw__malloc(size_t size);
-void *bw__calloc(size_t count, size_t size);
-void *bw__realloc(void *ptr, size_t size);
-void bw__free(void *ptr);
-char *bw__strdup(const char *s);
+void *bw_malloc(size_t size);
+void *bw_calloc(size_t count, size_t size);
+void *bw_realloc(void *ptr, size_t size);
+void bw_free(void *ptr);
+char *bw_strdup(const char *s);
 /* Zeroed allocation aligned to BW__PAIR (for striped objects); free with
- * bw__free_aligned. */
-void *bw__calloc_aligned(size_t size);
-void bw__free_aligned(void *ptr);
+ * bw_free_aligned. */
+void *bw_calloc_aligned(size_t size);
+void bw_free_aligned(void *ptr);
 
 /* Fills err (if not NULL) and returns code. */
-int bw__error_set(bw_error_t *err, int code, const char *field, const char *fmt,
+int bw_error_set(bw_error_t *err, int code, const char *field, const char *fmt,
                   ...) BW__PRINTF(4, 5);
-void bw__error_clear(bw_error_t *err);
+void bw_error_clear(bw_error_t *err);
 /* Checks an object name: not NULL, not empty, at most BW_NAME_MAX bytes.
  * BW_OK, or BW_E_INVAL with err naming `field`. */
-int bw__check_name(const char *name, const char *field, bw_error_t *err);
+int bw_name_check(const char *name, const char *field, bw_error_t *err);
 
 /* Ceil of ns / 1e6 for non-negative ns. */
-static inline int64_t bw__ceil_ms(int64_t ns) {
+static inline int64_t bw_ns_to_ms_ceil(int64_t ns) {
   return ns <= 0 ? 0 : (ns + BW_NS_PER_MS - 1) / BW_NS_PER_MS;
 }
 
 /* A breaker's state change as an event (breaker.c; the shared-memory
  * breaker too): fields break_ms (when >= 0) and from. NULL sink: nothing. */
-void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
+void bw_breaker_emit_transition(bw_sink_t *sink, const bw_clock_t *wall,
                                  const char *name, int64_t now,
                                  bw_event_type_t type, const char *reason,
                                  bw_state_t from, int64_t break_ms,
@@ -162,10 +162,10 @@ void bw__emit_breaker_transition(bw_sink_t *sink, const bw_clock_t *wall,
 /* A breaker's break after its opens-th consecutive opening: base x
  * multiplier^(opens - 1), capped at cap_ns (computed in double, capped
  * before converting: no overflow). */
-int64_t bw__break_after(int64_t base_ns, double multiplier, uint64_t opens,
+int64_t bw_breaker_break_after(int64_t base_ns, double multiplier, uint64_t opens,
                         int64_t cap_ns);
 /* Event emission with this thread's / the permit's context. */
-void bw__emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
+void bw_event_emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
               bw_event_type_t type, const char *name, const char *reason,
               const bw_field_t *fields, size_t nfields,
               const bw_context_t *ctx);

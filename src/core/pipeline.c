@@ -103,11 +103,11 @@ int bw_pipeline_add_retry(bw_pipeline_config_t *cfg,
 int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
                                 bw_error_t *err) {
   if (cfg == NULL)
-    return bw__error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
-  int rc = bw__check_name(cfg->name, "name", err);
+    return bw_error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
+  int rc = bw_name_check(cfg->name, "name", err);
   if (rc != BW_OK) return rc;
   if (cfg->count > BW_PIPELINE_MAX_STRATEGIES)
-    return bw__error_set(err, BW_E_INVAL, "count",
+    return bw_error_set(err, BW_E_INVAL, "count",
                          "count must be <= %d (got %u)",
                          BW_PIPELINE_MAX_STRATEGIES, cfg->count);
   int retry_at = -1, deadline_at = -1, timeout_at = -1;
@@ -120,12 +120,12 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
     case BW_STRATEGY_TIMEOUT: {
       int *at = s->kind == BW_STRATEGY_DEADLINE ? &deadline_at : &timeout_at;
       if (*at >= 0)
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s: at most one %s (strategies[%d] is one)",
                              field, bw_strategy_kind_name(s->kind), *at);
       *at = (int)i;
       if (s->ms < 1 || s->ms > MAX_MS)
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s.ms must be in [1, %lld] (got %lld)", field,
                              (long long)MAX_MS, (long long)s->ms);
       break;
@@ -133,67 +133,67 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
     case BW_STRATEGY_RATELIMIT:
     case BW_STRATEGY_LIMIT:
       if (s->object == NULL)
-        return bw__error_set(
+        return bw_error_set(
             err, BW_E_INVAL, field, "%s.object must not be NULL (a %s)", field,
             s->kind == BW_STRATEGY_LIMIT ? "bw_limit_t" : "bw_ratelimit_t");
       if (s->max_wait_ms < 0 || s->max_wait_ms > MAX_MS)
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s.max_wait_ms must be in [0, %lld] (got %lld)",
                              field, (long long)MAX_MS,
                              (long long)s->max_wait_ms);
       if (s->kind == BW_STRATEGY_LIMIT &&
           (s->poll_ms < 1 || s->poll_ms > MAX_MS))
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s.poll_ms must be in [1, %lld] (got %lld)",
                              field, (long long)MAX_MS, (long long)s->poll_ms);
       break;
     case BW_STRATEGY_BREAKER:
       if (s->object == NULL)
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s.object must not be NULL (a bw_breaker_t)",
                              field);
       break;
     case BW_STRATEGY_RETRY:
       if (s->object == NULL)
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s.object must not be NULL (a bw_retry_policy_t)",
                              field);
       if (retry_at >= 0)
-        return bw__error_set(err, BW_E_INVAL, field,
+        return bw_error_set(err, BW_E_INVAL, field,
                              "%s: at most one retry (strategies[%d] is one)",
                              field, retry_at);
       retry_at = (int)i;
       break;
     default:
-      return bw__error_set(err, BW_E_INVAL, field,
+      return bw_error_set(err, BW_E_INVAL, field,
                            "%s.kind must be a bw_strategy_kind_t (got %d)",
                            field, (int)s->kind);
     }
   }
   if (retry_at >= 0 && deadline_at > retry_at)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "strategies",
         "strategies[%d]: a deadline must come before the retry "
         "(strategies[%d]); use a timeout for each attempt",
         deadline_at, retry_at);
   if (retry_at >= 0 && timeout_at >= 0 && timeout_at < retry_at)
-    return bw__error_set(err, BW_E_INVAL, "strategies",
+    return bw_error_set(err, BW_E_INVAL, "strategies",
                          "strategies[%d]: a timeout must come after the retry "
                          "(strategies[%d]); use a deadline for the whole call",
                          timeout_at, retry_at);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
 bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
                                bw_error_t *err) {
   if (bw_pipeline_config_validate(cfg, err) != BW_OK) return NULL;
-  bw_pipeline_t *pl = bw__calloc_aligned(sizeof *pl);
-  char *name = bw__strdup(cfg->name);
+  bw_pipeline_t *pl = bw_calloc_aligned(sizeof *pl);
+  char *name = bw_strdup(cfg->name);
   if (pl == NULL || name == NULL) {
-    bw__free_aligned(pl);
-    bw__free(name);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_free_aligned(pl);
+    bw_free(name);
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   pl->name = name;
@@ -214,8 +214,8 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
 
 void bw_pipeline_free(bw_pipeline_t *pl) {
   if (pl == NULL) return;
-  bw__free(pl->name);
-  bw__free_aligned(pl);
+  bw_free(pl->name);
+  bw_free_aligned(pl);
 }
 
 const char *bw_pipeline_name(const bw_pipeline_t *pl) {
@@ -226,7 +226,7 @@ void bw_pipeline_stats(const bw_pipeline_t *pl, bw_pipeline_stats_t *out) {
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (pl == NULL) return;
-  unsigned used = bw__stripes_used();
+  unsigned used = bw_stripes_used();
   if (used > BW__STRIPES) used = BW__STRIPES;
   for (unsigned i = 0; i < used; i++) {
     const bw__pstripe_t *s = &pl->stripes[i];
@@ -364,7 +364,7 @@ static int admission_wait(bw_pipeline_call_t *c, const bw_strategy_t *s,
     c->waiting = true;
   }
   if (now_ns >= c->wait_until_ns) return refuse(c, why, now_ns);
-  int64_t left_ms = bw__ceil_ms(c->wait_until_ns - now_ns);
+  int64_t left_ms = bw_ns_to_ms_ceil(c->wait_until_ns - now_ns);
   if (wait_ms > left_ms) {
     /* A rate limiter says exactly when; asking before that is pointless. */
     if (s->kind == BW_STRATEGY_RATELIMIT) return refuse(c, why, now_ns);

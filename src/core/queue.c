@@ -95,27 +95,27 @@ void bw_queue_config_init(bw_queue_config_t *cfg) {
 
 int bw_queue_config_validate(const bw_queue_config_t *c, bw_error_t *err) {
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   /* No default bound: an unbounded or accidentally huge queue is exactly the
    * failure this object exists to prevent, so the caller must choose. */
   if (c->max_size < 1)
-    return bw__error_set(err, BW_E_INVAL, "max_size",
+    return bw_error_set(err, BW_E_INVAL, "max_size",
                          "max_size must be >= 1 (got %u)", c->max_size);
   if (c->max_size > BW_QUEUE_MAX_SIZE)
-    return bw__error_set(err, BW_E_INVAL, "max_size",
+    return bw_error_set(err, BW_E_INVAL, "max_size",
                          "max_size must be <= %u (got %u)", BW_QUEUE_MAX_SIZE,
                          c->max_size);
   if ((unsigned)c->policy > (unsigned)BW_QUEUE_DROP_LOWEST)
-    return bw__error_set(err, BW_E_INVAL, "policy",
+    return bw_error_set(err, BW_E_INVAL, "policy",
                          "policy must be reject, drop_oldest or drop_lowest "
                          "(got %d)",
                          (int)c->policy);
   if (c->priority_levels < 1 || c->priority_levels > BW_QUEUE_MAX_LEVELS)
-    return bw__error_set(err, BW_E_INVAL, "priority_levels",
+    return bw_error_set(err, BW_E_INVAL, "priority_levels",
                          "priority_levels must be in [1, %u] (got %u)",
                          BW_QUEUE_MAX_LEVELS, c->priority_levels);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -123,11 +123,11 @@ bw_queue_t *bw_queue_new(const bw_queue_config_t *cfg, bw_error_t *err) {
   bw_queue_t *q;
   uint32_t i;
   if (bw_queue_config_validate(cfg, err) != BW_OK) return NULL;
-  q = bw__calloc(1, sizeof(*q));
+  q = bw_calloc(1, sizeof(*q));
   if (q == NULL) goto nomem;
-  q->slots = bw__malloc((size_t)cfg->max_size * sizeof(bw__slot_t));
-  q->ends = bw__malloc((size_t)cfg->priority_levels * 2 * sizeof(uint32_t));
-  q->name = bw__strdup(cfg->name);
+  q->slots = bw_malloc((size_t)cfg->max_size * sizeof(bw__slot_t));
+  q->ends = bw_malloc((size_t)cfg->priority_levels * 2 * sizeof(uint32_t));
+  q->name = bw_strdup(cfg->name);
   if (q->slots == NULL || q->ends == NULL || q->name == NULL) goto nomem;
   if (pthread_mutex_init(&q->lock, NULL) != 0) goto nomem;
   for (i = 0; i < cfg->max_size; i++)
@@ -142,16 +142,16 @@ bw_queue_t *bw_queue_new(const bw_queue_config_t *cfg, bw_error_t *err) {
   q->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   q->on_expired = cfg->on_expired;
   q->userdata = cfg->userdata;
-  bw__error_clear(err);
+  bw_error_clear(err);
   return q;
 nomem:
   if (q != NULL) {
-    bw__free(q->slots);
-    bw__free(q->ends);
-    bw__free(q->name);
-    bw__free(q);
+    bw_free(q->slots);
+    bw_free(q->ends);
+    bw_free(q->name);
+    bw_free(q);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating queue \"%s\"",
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating queue \"%s\"",
                 cfg->name);
   return NULL;
 }
@@ -159,10 +159,10 @@ nomem:
 void bw_queue_free(bw_queue_t *q) {
   if (q == NULL) return;
   pthread_mutex_destroy(&q->lock);
-  bw__free(q->slots);
-  bw__free(q->ends);
-  bw__free(q->name);
-  bw__free(q);
+  bw_free(q->slots);
+  bw_free(q->ends);
+  bw_free(q->name);
+  bw_free(q);
 }
 
 /* ---- the structure (all under q->lock) ----------------------------------- */

@@ -63,28 +63,28 @@ int bw_ratelimit_config_validate(const bw_ratelimit_config_t *c,
                                  bw_error_t *err) {
   double refill;
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (!(c->rate_per_sec >= BW__MIN_RATE && c->rate_per_sec <= BW__MAX_RATE))
-    return bw__error_set(err, BW_E_INVAL, "rate_per_sec",
+    return bw_error_set(err, BW_E_INVAL, "rate_per_sec",
                          "rate_per_sec must be in [1e-06, 1e9] (at least one "
                          "call per 11.6 days; got %g)",
                          c->rate_per_sec);
   if (c->burst < 1)
-    return bw__error_set(err, BW_E_INVAL, "burst",
+    return bw_error_set(err, BW_E_INVAL, "burst",
                          "burst must be >= 1 (got %u)", c->burst);
   refill = (double)c->burst / c->rate_per_sec;
   if (refill > BW__MAX_REFILL_S)
-    return bw__error_set(err, BW_E_INVAL, "burst",
+    return bw_error_set(err, BW_E_INVAL, "burst",
                          "burst / rate_per_sec, the time to refill a whole "
                          "burst, must be at most a year, 31536000 s (got %u / "
                          "%g = %g s)",
                          c->burst, c->rate_per_sec, refill);
   if (c->clock != NULL && c->clock->now_ns == NULL)
-    return bw__error_set(err, BW_E_INVAL, "clock",
+    return bw_error_set(err, BW_E_INVAL, "clock",
                          "clock must be NULL (the default) or have a now_ns "
                          "function");
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -92,9 +92,9 @@ bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
                                  bw_error_t *err) {
   bw_ratelimit_t *rl;
   if (bw_ratelimit_config_validate(cfg, err) != BW_OK) return NULL;
-  rl = bw__calloc_aligned(sizeof(*rl));
+  rl = bw_calloc_aligned(sizeof(*rl));
   if (rl == NULL) goto nomem;
-  rl->name = bw__strdup(cfg->name);
+  rl->name = bw_strdup(cfg->name);
   if (rl->name == NULL) goto nomem;
   /* T in units: 1.6e10 / rate, within [16, 1.6e16] for the valid rates; the
    * tolerance stays below a year, 5e17 units. */
@@ -108,18 +108,18 @@ bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
   return rl;
 nomem:
   if (rl != NULL) {
-    bw__free(rl->name);
-    bw__free_aligned(rl);
+    bw_free(rl->name);
+    bw_free_aligned(rl);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating rate limiter '%s'",
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating rate limiter '%s'",
                 cfg->name);
   return NULL;
 }
 
 void bw_ratelimit_free(bw_ratelimit_t *rl) {
   if (rl == NULL) return;
-  bw__free(rl->name);
-  bw__free_aligned(rl);
+  bw_free(rl->name);
+  bw_free_aligned(rl);
 }
 
 const char *bw_ratelimit_name(const bw_ratelimit_t *rl) {

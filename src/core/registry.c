@@ -48,7 +48,7 @@ typedef struct bw__table_s {
 } bw__table_t;
 
 static int bw__table_init(bw__table_t *t) {
-  t->buckets = bw__calloc(BW__REG_MIN_BUCKETS, sizeof(*t->buckets));
+  t->buckets = bw_calloc(BW__REG_MIN_BUCKETS, sizeof(*t->buckets));
   if (t->buckets == NULL) return BW_E_NOMEM;
   t->mask = BW__REG_MIN_BUCKETS - 1;
   t->count = 0;
@@ -61,7 +61,7 @@ static void bw__table_grow(bw__table_t *t) {
   size_t n = (t->mask + 1) * 2, i;
   bw__node_t **nb;
   if (n > SIZE_MAX / sizeof(*nb)) return;
-  nb = bw__calloc(n, sizeof(*nb));
+  nb = bw_calloc(n, sizeof(*nb));
   if (nb == NULL) return;
   for (i = 0; i <= t->mask; i++) {
     bw__node_t *node = t->buckets[i];
@@ -73,7 +73,7 @@ static void bw__table_grow(bw__table_t *t) {
       node = next;
     }
   }
-  bw__free(t->buckets);
+  bw_free(t->buckets);
   t->buckets = nb;
   t->mask = n - 1;
 }
@@ -240,12 +240,12 @@ static int bw__reg_check_name(const char *name, size_t *len, bw_error_t *err) {
   size_t n;
   *len = 0;
   if (name == NULL)
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "name", "name must not be NULL");
   n = strnlen(name, BW__REG_NAME_MAX + 1);
   if (n == 0)
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+    return bw_error_set(err, BW_E_INVAL, "name", "name must not be empty");
   if (n > BW__REG_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
+    return bw_error_set(err, BW_E_INVAL, "name",
                          "name must be at most %d bytes (got %zu or more)",
                          BW__REG_NAME_MAX, n);
   *len = n;
@@ -360,7 +360,7 @@ static void bw__detach(bw_registry_t *reg, bw__obj_t *o) {
 
 static void bw__obj_destroy(bw__obj_t *o) {
   bw_breaker_free(o->breaker);
-  bw__free(o);
+  bw_free(o);
 }
 
 /* The least recently used evictable object, or NULL (why filled). Walks from
@@ -416,7 +416,7 @@ static void bw__emit_evicted(const bw_registry_t *reg, const bw__obj_t *o,
   f[4].key = "calls";
   f[4].type = BW_FIELD_UINT;
   f[4].v.u = o->final_calls;
-  bw__emit(reg->sink, bw_clock_realtime(), now, BW_EV_REGISTRY_EVICTED, o->name,
+  bw_event_emit(reg->sink, bw_clock_realtime(), now, BW_EV_REGISTRY_EVICTED, o->name,
            reason, f, sizeof(f) / sizeof(f[0]), NULL);
 }
 
@@ -435,15 +435,15 @@ static void bw__registry_destroy(bw_registry_t *reg) {
       bw__node_t *n = reg->configs.buckets[i];
       while (n != NULL) {
         bw__node_t *next = n->chain;
-        bw__free(BW__CONTAINER(n, bw__cfg_t, node));
+        bw_free(BW__CONTAINER(n, bw__cfg_t, node));
         n = next;
       }
     }
   }
-  bw__free(reg->by_name.buckets);
-  bw__free(reg->by_ptr.buckets);
-  bw__free(reg->configs.buckets);
-  bw__free(reg);
+  bw_free(reg->by_name.buckets);
+  bw_free(reg->by_ptr.buckets);
+  bw_free(reg->configs.buckets);
+  bw_free(reg);
 }
 
 /* Validates a breaker configuration destined for the registry. The config's
@@ -467,19 +467,19 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
     cfg = &defaults;
   }
   if (cfg->idle_evict_ms < 0) {
-    bw__error_set(err, BW_E_INVAL, "idle_evict_ms",
+    bw_error_set(err, BW_E_INVAL, "idle_evict_ms",
                   "idle_evict_ms must be >= 0 (got %" PRId64 ")",
                   cfg->idle_evict_ms);
     return NULL;
   }
-  reg = bw__calloc(1, sizeof(*reg));
+  reg = bw_calloc(1, sizeof(*reg));
   if (reg == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
     return NULL;
   }
   if (cfg->default_breaker != NULL) {
     bw_error_t e;
-    bw__error_clear(&e);
+    bw_error_clear(&e);
     if (bw__validate_breaker_cfg(cfg->default_breaker, "default",
                                  &reg->default_cfg, &e) != BW_OK) {
       /* Say which configuration is at fault: the field alone would read as
@@ -488,8 +488,8 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
       char field[sizeof(e.field)];
       snprintf(field, sizeof(field), "%s%.*s", prefix,
                (int)(sizeof(field) - sizeof(prefix)), e.field);
-      bw__error_set(err, e.code, field, "default_breaker: %s", e.message);
-      bw__free(reg);
+      bw_error_set(err, e.code, field, "default_breaker: %s", e.message);
+      bw_free(reg);
       return NULL;
     }
   } else {
@@ -510,16 +510,16 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
       bw__table_init(&reg->by_ptr) != BW_OK ||
       bw__table_init(&reg->configs) != BW_OK) {
     bw__registry_destroy(reg);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
     return NULL;
   }
   if (pthread_mutex_init(&reg->lock, NULL) != 0) {
     bw__registry_destroy(reg);
-    bw__error_set(err, BW_E_NOMEM, "",
+    bw_error_set(err, BW_E_NOMEM, "",
                   "out of resources creating the registry mutex");
     return NULL;
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return reg;
 }
 
@@ -532,11 +532,11 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
   uint64_t h;
   int rc;
   if (reg == NULL)
-    return bw__error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
   rc = bw__reg_check_name(name, &len, err);
   if (rc != BW_OK) return rc;
   if (cfg == NULL)
-    return bw__error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
   rc = bw__validate_breaker_cfg(cfg, name, &copy, err);
   if (rc != BW_OK) return rc;
   copy.name = NULL;
@@ -544,10 +544,10 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
   pthread_mutex_lock(&reg->lock);
   c = bw__find_cfg(reg, name, len, h);
   if (c == NULL) {
-    c = bw__malloc(sizeof(*c) + len + 1);
+    c = bw_malloc(sizeof(*c) + len + 1);
     if (c == NULL) {
       pthread_mutex_unlock(&reg->lock);
-      return bw__error_set(err, BW_E_NOMEM, "",
+      return bw_error_set(err, BW_E_NOMEM, "",
                            "out of memory storing the config for \"%.64s\"",
                            name);
     }
@@ -559,7 +559,7 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
   }
   c->cfg = copy;
   pthread_mutex_unlock(&reg->lock);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -569,10 +569,10 @@ static int bw__obj_create(bw_registry_t *reg, const char *name, size_t len,
   const bw__cfg_t *c = bw__find_cfg(reg, name, len, h);
   bw_breaker_config_t bc = c != NULL ? c->cfg : reg->default_cfg;
   bw_error_t e;
-  bw__obj_t *o = bw__calloc(1, sizeof(*o) + len + 1);
+  bw__obj_t *o = bw_calloc(1, sizeof(*o) + len + 1);
   *out = NULL;
   if (o == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating \"%.64s\"",
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating \"%.64s\"",
                   name);
     return BW_E_NOMEM;
   }
@@ -581,10 +581,10 @@ static int bw__obj_create(bw_registry_t *reg, const char *name, size_t len,
   bc.name = o->name;
   if (bc.clock == NULL) bc.clock = reg->clock;
   if (bc.sink == NULL) bc.sink = reg->sink;
-  bw__error_clear(&e);
+  bw_error_clear(&e);
   o->breaker = bw_breaker_new(&bc, &e);
   if (o->breaker == NULL) {
-    bw__free(o);
+    bw_free(o);
     if (err != NULL) *err = e;
     return e.code != BW_OK ? e.code : BW_E_NOMEM;
   }
@@ -603,7 +603,7 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
   uint64_t h;
   int64_t now;
   if (reg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
     return NULL;
   }
   if (bw__reg_check_name(name, &len, err) != BW_OK) return NULL;
@@ -616,7 +616,7 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
     bw__touch(reg, o, now);
     b = o->breaker;
     pthread_mutex_unlock(&reg->lock);
-    bw__error_clear(err);
+    bw_error_clear(err);
     return b;
   }
   if (reg->max_objects != 0 && reg->by_name.count >= reg->max_objects) {
@@ -625,7 +625,7 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
     if (victim == NULL) {
       reg->limit_rejections++;
       pthread_mutex_unlock(&reg->lock);
-      bw__error_set(err, BW_E_LIMIT, "max_objects",
+      bw_error_set(err, BW_E_LIMIT, "max_objects",
                     "registry is at max_objects (%zu) and nothing can be "
                     "evicted: %zu held, %zu used within idle_evict_ms (%" PRId64
                     " ms), %zu not closed, %zu counting failures",
@@ -654,7 +654,7 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
     bw__emit_evicted(reg, victim, now, false);
     bw__obj_destroy(victim);
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return b;
 }
 
@@ -762,7 +762,7 @@ void bw_registry_foreach_breaker(bw_registry_t *reg, bw_registry_breaker_cb cb,
   if (reg == NULL || cb == NULL) return;
   pthread_mutex_lock(&reg->lock);
   n = reg->by_name.count;
-  v = n > 0 ? bw__malloc(n * sizeof(*v)) : NULL;
+  v = n > 0 ? bw_malloc(n * sizeof(*v)) : NULL;
   if (v != NULL) {
     for (i = 0, o = reg->lru_head; o != NULL; o = o->lru_next)
       v[i++] = o;
@@ -771,7 +771,7 @@ void bw_registry_foreach_breaker(bw_registry_t *reg, bw_registry_breaker_cb cb,
       bw_breaker_stats(v[i]->breaker, &st);
       cb(v[i]->name, &st, userdata);
     }
-    bw__free(v);
+    bw_free(v);
   } else {
     /* Out of memory (or empty): this function cannot fail, so walk in name
      * order without a buffer, picking the next larger name each time.
@@ -892,7 +892,7 @@ static int bw__snapshot(bw_registry_t *reg, bw__snapshot_t *s) {
   bytes = s->n * sizeof(bw__snap_t);
   for (o = reg->lru_head; o != NULL; o = o->lru_next)
     bytes += o->name_len + 1 + bw__escape_label(o->name, o->name_len, NULL) + 1;
-  s->v = bw__malloc(bytes);
+  s->v = bw_malloc(bytes);
   if (s->v == NULL) {
     pthread_mutex_unlock(&reg->lock);
     return BW_E_NOMEM;
@@ -936,7 +936,7 @@ static void bw__out(bw__out_t *o, const char *s, size_t n) {
       }
       cap *= 2;
     }
-    nb = bw__realloc(o->buf, cap);
+    nb = bw_realloc(o->buf, cap);
     if (nb == NULL) {
       o->rc = BW_E_NOMEM;
       return;
@@ -1248,7 +1248,7 @@ int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
   o.fp = fp;
   o.rc = BW_OK;
   bw__write_exposition(&o, &s);
-  bw__free(s.v);
+  bw_free(s.v);
   /* Flush so a write error (a full disk, a closed pipe) is reported here and
    * not lost in stdio's buffer. */
   if (o.rc == BW_OK && (fflush(fp) != 0 || ferror(fp))) o.rc = BW_E_IO;
@@ -1264,9 +1264,9 @@ char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
   memset(&o, 0, sizeof(o));
   o.rc = BW_OK;
   bw__write_exposition(&o, &s);
-  bw__free(s.v);
+  bw_free(s.v);
   if (o.rc != BW_OK) {
-    bw__free(o.buf);
+    bw_free(o.buf);
     return NULL;
   }
   if (len != NULL) *len = o.len;

@@ -105,11 +105,11 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
   bw_gauge_config_t gc;
   bw_error_t sub;
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (c->name == NULL || c->name[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name", "name must not be empty");
+    return bw_error_set(err, BW_E_INVAL, "name", "name must not be empty");
   if (strlen(c->name) > BW_NAME_MAX)
-    return bw__error_set(err, BW_E_INVAL, "name",
+    return bw_error_set(err, BW_E_INVAL, "name",
                          "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
                          strlen(c->name));
   /* The queue's own rules, reported under the stage's field names. */
@@ -120,14 +120,14 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
   qc.priority_levels = c->priority_levels;
   if (bw_queue_config_validate(&qc, &sub) != BW_OK) {
     if (strcmp(sub.field, "max_size") == 0) {
-      return bw__error_set(err, BW_E_INVAL, "queue_size",
+      return bw_error_set(err, BW_E_INVAL, "queue_size",
                            "queue_size must be in [1, %u] (got %u)",
                            BW_QUEUE_MAX_SIZE, c->queue_size);
     }
-    return bw__error_set(err, sub.code, sub.field, "%s", sub.message);
+    return bw_error_set(err, sub.code, sub.field, "%s", sub.message);
   }
   if (c->concurrency < 1 || c->concurrency > BW_STAGE_MAX_CONCURRENCY)
-    return bw__error_set(err, BW_E_INVAL, "concurrency",
+    return bw_error_set(err, BW_E_INVAL, "concurrency",
                          "concurrency must be in [1, %u] (got %u)",
                          BW_STAGE_MAX_CONCURRENCY, c->concurrency);
   gc = c->gauge;
@@ -135,28 +135,28 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
   if (bw_gauge_config_validate(&gc, &sub) != BW_OK)
     return bw__prefixed(err, &sub, "gauge");
   if (c->rate_window_ms < 1 || c->rate_window_ms > INT64_MAX / BW_NS_PER_MS)
-    return bw__error_set(err, BW_E_INVAL, "rate_window_ms",
+    return bw_error_set(err, BW_E_INVAL, "rate_window_ms",
                          "rate_window_ms must be >= 1 (got %lld)",
                          (long long)c->rate_window_ms);
   if (!(c->rate_alpha > 0.0 && c->rate_alpha <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "rate_alpha",
+    return bw_error_set(err, BW_E_INVAL, "rate_alpha",
                          "rate_alpha must be in (0, 1] (got %g)",
                          c->rate_alpha);
   if (c->min_retry_after_ms < 1)
-    return bw__error_set(err, BW_E_INVAL, "min_retry_after_ms",
+    return bw_error_set(err, BW_E_INVAL, "min_retry_after_ms",
                          "min_retry_after_ms must be >= 1 (got %lld)",
                          (long long)c->min_retry_after_ms);
   if (c->max_retry_after_ms < c->min_retry_after_ms ||
       c->max_retry_after_ms > INT64_MAX / 4)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "max_retry_after_ms",
         "max_retry_after_ms must be >= min_retry_after_ms (got %lld < %lld)",
         (long long)c->max_retry_after_ms, (long long)c->min_retry_after_ms);
   if (!(c->retry_jitter >= 0.0 && c->retry_jitter <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "retry_jitter",
+    return bw_error_set(err, BW_E_INVAL, "retry_jitter",
                          "retry_jitter must be in [0, 1] (got %g)",
                          c->retry_jitter);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -165,10 +165,10 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   bw_queue_config_t qc;
   bw_gauge_config_t gc;
   if (bw_stage_config_validate(cfg, err) != BW_OK) return NULL;
-  s = bw__calloc(1, sizeof(*s));
+  s = bw_calloc(1, sizeof(*s));
   if (s == NULL) goto nomem;
   s->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
-  s->name = bw__strdup(cfg->name);
+  s->name = bw_strdup(cfg->name);
   if (s->name == NULL) goto nomem;
   bw_queue_config_init(&qc);
   qc.name = cfg->name;
@@ -202,16 +202,16 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   s->jitter = cfg->retry_jitter;
   bw_rand_seed(&s->rng, cfg->seed);
   atomic_init(&s->pressure_bits, 0);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return s;
 nomem:
   if (s != NULL) {
     bw_gauge_free(s->g);
     bw_queue_free(s->q);
-    bw__free(s->name);
-    bw__free(s);
+    bw_free(s->name);
+    bw_free(s);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating stage \"%s\"",
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating stage \"%s\"",
                 cfg->name);
   return NULL;
 }
@@ -221,8 +221,8 @@ void bw_stage_free(bw_stage_t *s) {
   pthread_mutex_destroy(&s->lock);
   bw_gauge_free(s->g);
   bw_queue_free(s->q);
-  bw__free(s->name);
-  bw__free(s);
+  bw_free(s->name);
+  bw_free(s);
 }
 
 /* ---- pressure ----------------------------------------------------------- */
@@ -523,15 +523,15 @@ void bw_batch_config_init(bw_batch_config_t *cfg) {
 
 int bw_batch_config_validate(const bw_batch_config_t *c, bw_error_t *err) {
   if (c == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (c->chunk_size < 1)
-    return bw__error_set(err, BW_E_INVAL, "chunk_size",
+    return bw_error_set(err, BW_E_INVAL, "chunk_size",
                          "chunk_size must be >= 1 (got %u)", c->chunk_size);
   if (!(c->degraded_fraction > 0.0 && c->degraded_fraction <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "degraded_fraction",
+    return bw_error_set(err, BW_E_INVAL, "degraded_fraction",
                          "degraded_fraction must be in (0, 1] (got %g)",
                          c->degraded_fraction);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -540,7 +540,7 @@ int bw_stage_batch_plan(bw_stage_t *s, const bw_batch_config_t *cfg,
   bw_regime_t r;
   double n;
   if (s == NULL || out == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "stage and out must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "stage and out must not be NULL");
   if (bw_batch_config_validate(cfg, err) != BW_OK) return BW_E_INVAL;
   memset(out, 0, sizeof(*out));
   r = bw_stage_regime(s);

@@ -36,29 +36,29 @@ void bw_queue_store_config_init(bw_queue_store_config_t *cfg) {
 
 int bw_queue_store_config_validate(const bw_queue_store_config_t *c,
                                    bw_error_t *err) {
-  if (c == NULL) return bw__error_set(err, BW_E_INVAL, "", "config is NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+  if (c == NULL) return bw_error_set(err, BW_E_INVAL, "", "config is NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_size < 1)
-    return bw__error_set(err, BW_E_INVAL, "max_size",
+    return bw_error_set(err, BW_E_INVAL, "max_size",
                          "max_size must be >= 1 (got 0)");
   if (!(c->warn_threshold > 0.0 && c->warn_threshold <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "warn_threshold",
+    return bw_error_set(err, BW_E_INVAL, "warn_threshold",
                          "warn_threshold must be in (0, 1] (got %g)",
                          c->warn_threshold);
   if (!(c->warn_rearm_threshold >= 0.0 &&
         c->warn_rearm_threshold < c->warn_threshold))
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "warn_rearm_threshold",
         "warn_rearm_threshold must be in [0, warn_threshold) (got %g, "
         "warn_threshold %g)",
         c->warn_rearm_threshold, c->warn_threshold);
   if (c->max_deliveries < 1)
-    return bw__error_set(err, BW_E_INVAL, "max_deliveries",
+    return bw_error_set(err, BW_E_INVAL, "max_deliveries",
                          "max_deliveries must be >= 1 (got 0)");
   if (c->dlq_max < 1)
-    return bw__error_set(err, BW_E_INVAL, "dlq_max",
+    return bw_error_set(err, BW_E_INVAL, "dlq_max",
                          "dlq_max must be >= 1 (got 0)");
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -91,26 +91,26 @@ void bw_idem_config_init(bw_idem_config_t *cfg) {
 }
 
 int bw_idem_config_validate(const bw_idem_config_t *c, bw_error_t *err) {
-  if (c == NULL) return bw__error_set(err, BW_E_INVAL, "", "config is NULL");
-  if (bw__check_name(c->name, "name", err) != BW_OK) return BW_E_INVAL;
+  if (c == NULL) return bw_error_set(err, BW_E_INVAL, "", "config is NULL");
+  if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   /* Capped so now + ms * 1e6 cannot overflow: a year is "forever" here. */
   if (c->lease_ms < 1 || c->lease_ms > BW__STORE_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "lease_ms",
+    return bw_error_set(err, BW_E_INVAL, "lease_ms",
                          "lease_ms must be in [1, %lld] (got %lld)",
                          (long long)BW__STORE_MAX_MS, (long long)c->lease_ms);
   if (c->ttl_ms < 1 || c->ttl_ms > BW__STORE_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "ttl_ms",
+    return bw_error_set(err, BW_E_INVAL, "ttl_ms",
                          "ttl_ms must be in [1, %lld] (got %lld)",
                          (long long)BW__STORE_MAX_MS, (long long)c->ttl_ms);
   if (c->max_keys < 1)
-    return bw__error_set(err, BW_E_INVAL, "max_keys",
+    return bw_error_set(err, BW_E_INVAL, "max_keys",
                          "max_keys must be >= 1 (got 0)");
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
 void *bw_store_malloc(size_t size) {
-  return bw__malloc(size ? size : 1);
+  return bw_malloc(size ? size : 1);
 }
 
 /* ==== queue interface ==================================================== */
@@ -217,7 +217,7 @@ void bw_stored_items_clear(bw_stored_item_t *items, size_t n) {
   size_t i;
   if (items == NULL) return;
   for (i = 0; i < n; i++) {
-    bw__free(items[i].payload);
+    bw_free(items[i].payload);
     memset(&items[i], 0, sizeof(items[i]));
   }
 }
@@ -226,7 +226,7 @@ void bw_dlq_records_clear(bw_dlq_record_t *recs, size_t n) {
   size_t i;
   if (recs == NULL) return;
   for (i = 0; i < n; i++) {
-    bw__free(recs[i].payload);
+    bw_free(recs[i].payload);
     memset(&recs[i], 0, sizeof(recs[i]));
   }
 }
@@ -279,8 +279,8 @@ static void ml_unlink(mlist_t *l, mnode_t *n) {
 
 static void mnode_free(mnode_t *n) {
   if (n == NULL) return;
-  bw__free(n->payload);
-  bw__free(n);
+  bw_free(n->payload);
+  bw_free(n);
 }
 
 /* Events are gathered under the lock and emitted after it
@@ -349,17 +349,17 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
   int64_t now;
   char msg[160];
   eb.n = 0;
-  nodes = bw__calloc(n, sizeof(*nodes));
+  nodes = bw_calloc(n, sizeof(*nodes));
   if (nodes == NULL) return BW_E_NOMEM;
   for (i = 0; i < n; i++) {
-    nodes[i] = bw__calloc(1, sizeof(mnode_t));
+    nodes[i] = bw_calloc(1, sizeof(mnode_t));
     if (nodes[i] != NULL)
       nodes[i]->payload = bw__qs_copy(items[i].data, items[i].len);
     if (nodes[i] == NULL || nodes[i]->payload == NULL) {
       size_t j;
       for (j = 0; j <= i; j++)
         mnode_free(nodes[j]);
-      bw__free(nodes);
+      bw_free(nodes);
       return BW_E_NOMEM;
     }
     nodes[i]->len = items[i].len;
@@ -396,7 +396,7 @@ static int mq_enqueue(bw_queue_store_t *q, const bw_blob_t *items, size_t n,
       if (eb.ev[k].type == BW_EV_DEAD_LETTERED) eb.ev[k].count = refused;
   }
   pthread_mutex_unlock(&m->lock);
-  bw__free(nodes);
+  bw_free(nodes);
   mq_emit(m, &eb);
   if (accepted) *accepted = ok;
   return refused ? BW_E_FULL : BW_OK;
@@ -650,8 +650,8 @@ static void mq_free(bw_queue_store_t *q) {
     mnode_free(x);
   }
   pthread_mutex_destroy(&m->lock);
-  bw__free(m->name);
-  bw__free(m);
+  bw_free(m->name);
+  bw_free(m);
 }
 
 static const bw_queue_store_vtable_t mq_vtable = {
@@ -662,16 +662,16 @@ bw_queue_store_t *bw_mem_queue_new(const bw_queue_store_config_t *cfg,
                                    bw_error_t *err) {
   mem_queue_t *m;
   if (bw_queue_store_config_validate(cfg, err) != BW_OK) return NULL;
-  m = bw__calloc(1, sizeof(*m));
+  m = bw_calloc(1, sizeof(*m));
   if (m == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
-  m->name = bw__strdup(cfg->name);
+  m->name = bw_strdup(cfg->name);
   if (m->name == NULL || pthread_mutex_init(&m->lock, NULL) != 0) {
-    bw__free(m->name);
-    bw__free(m);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_free(m->name);
+    bw_free(m);
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   m->base.vt = &mq_vtable;
@@ -680,7 +680,7 @@ bw_queue_store_t *bw_mem_queue_new(const bw_queue_store_config_t *cfg,
   if (m->cfg.clock == NULL) m->cfg.clock = bw_clock_monotonic();
   if (m->cfg.wall_clock == NULL) m->cfg.wall_clock = bw_clock_realtime();
   bw_queue_store_config_levels(&m->cfg, &m->warn_at, &m->rearm_below);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return &m->base;
 }
 
@@ -744,7 +744,7 @@ void bw_idem_store_free(bw_idem_store_t *s) {
 
 void bw_idem_record_clear(bw_idem_record_t *rec) {
   if (rec == NULL) return;
-  bw__free(rec->result);
+  bw_free(rec->result);
   memset(rec, 0, sizeof(*rec));
 }
 
@@ -820,7 +820,7 @@ static void cb_put(cbuf_t *b, const void *d, size_t n) {
     unsigned char *np;
     while (cap < b->len + n)
       cap *= 2;
-    np = bw__realloc(b->p, cap);
+    np = bw_realloc(b->p, cap);
     if (np == NULL) {
       b->oom = true;
       return;
@@ -861,14 +861,14 @@ int bw_idem_key(char *buf, size_t size, const char *scope,
     cb_str(&b, fields[i].value);
   }
   if (b.oom) {
-    bw__free(b.p);
+    bw_free(b.p);
     return BW_E_NOMEM;
   }
   h0 = siphash24(b.p, b.len, UINT64_C(0x0706050403020100),
                  UINT64_C(0x0f0e0d0c0b0a0908));
   h1 = siphash24(b.p, b.len, UINT64_C(0x627265616b776174),
                  UINT64_C(0x6572206964656d31));
-  bw__free(b.p);
+  bw_free(b.p);
   snprintf(buf, size, "%s:%016llx%016llx", scope, (unsigned long long)h0,
            (unsigned long long)h1);
   return BW_OK;
@@ -918,8 +918,8 @@ static inode_t **mi_slot(mem_idem_t *m, const char *key) {
 static void mi_remove(mem_idem_t *m, inode_t **pp) {
   inode_t *x = *pp;
   *pp = x->next;
-  bw__free(x->result);
-  bw__free(x);
+  bw_free(x->result);
+  bw_free(x);
   m->keys--;
 }
 
@@ -969,7 +969,7 @@ static int mi_begin(bw_idem_store_t *s, const char *key,
     }
     if (m->keys >= m->cfg.max_keys) {
       rc = BW_E_LIMIT;
-    } else if ((x = bw__calloc(1, sizeof(*x))) == NULL) {
+    } else if ((x = bw_calloc(1, sizeof(*x))) == NULL) {
       rc = BW_E_NOMEM;
     } else {
       snprintf(x->key, sizeof(x->key), "%s", key);
@@ -1022,7 +1022,7 @@ static int mi_complete(bw_idem_store_t *s, const char *key, uint64_t token,
     m->st.completed++;
   }
   pthread_mutex_unlock(&m->lock);
-  bw__free(copy);
+  bw_free(copy);
   return rc;
 }
 
@@ -1062,9 +1062,9 @@ static void mi_free(bw_idem_store_t *s) {
     while (m->buckets[i] != NULL)
       mi_remove(m, &m->buckets[i]);
   pthread_mutex_destroy(&m->lock);
-  bw__free(m->buckets);
-  bw__free(m->name);
-  bw__free(m);
+  bw_free(m->buckets);
+  bw_free(m->name);
+  bw_free(m);
 }
 
 static const bw_idem_store_vtable_t mi_vtable = {
@@ -1076,15 +1076,15 @@ bw_idem_store_t *bw_mem_idem_new(const bw_idem_config_t *cfg, bw_error_t *err) {
   if (bw_idem_config_validate(cfg, err) != BW_OK) return NULL;
   while (nb < cfg->max_keys && nb < (size_t)1 << 20)
     nb *= 2;
-  m = bw__calloc(1, sizeof(*m));
+  m = bw_calloc(1, sizeof(*m));
   if (m == NULL) goto oom;
-  m->name = bw__strdup(cfg->name);
-  m->buckets = bw__calloc(nb, sizeof(*m->buckets));
+  m->name = bw_strdup(cfg->name);
+  m->buckets = bw_calloc(nb, sizeof(*m->buckets));
   if (m->name == NULL || m->buckets == NULL ||
       pthread_mutex_init(&m->lock, NULL) != 0) {
-    bw__free(m->name);
-    bw__free(m->buckets);
-    bw__free(m);
+    bw_free(m->name);
+    bw_free(m->buckets);
+    bw_free(m);
     goto oom;
   }
   m->base.vt = &mi_vtable;
@@ -1092,10 +1092,10 @@ bw_idem_store_t *bw_mem_idem_new(const bw_idem_config_t *cfg, bw_error_t *err) {
   m->cfg.name = m->name;
   if (m->cfg.clock == NULL) m->cfg.clock = bw_clock_monotonic();
   m->nbuckets = nb;
-  bw__error_clear(err);
+  bw_error_clear(err);
   return &m->base;
 oom:
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory");
   return NULL;
 }
 
@@ -1139,44 +1139,44 @@ bw_reprocessor_t *bw_reprocessor_new(const bw_reprocessor_config_t *c,
                                      bw_error_t *err) {
   bw_reprocessor_t *rp;
   if (c == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config is NULL");
     return NULL;
   }
-  if (bw__check_name(c->name, "name", err) != BW_OK) return NULL;
+  if (bw_name_check(c->name, "name", err) != BW_OK) return NULL;
   if (c->queue == NULL) {
-    bw__error_set(err, BW_E_INVAL, "queue", "queue is required (got NULL)");
+    bw_error_set(err, BW_E_INVAL, "queue", "queue is required (got NULL)");
     return NULL;
   }
   if (c->fn == NULL) {
-    bw__error_set(err, BW_E_INVAL, "fn", "fn is required (got NULL)");
+    bw_error_set(err, BW_E_INVAL, "fn", "fn is required (got NULL)");
     return NULL;
   }
   if (c->batch < 1) {
-    bw__error_set(err, BW_E_INVAL, "batch", "batch must be >= 1 (got 0)");
+    bw_error_set(err, BW_E_INVAL, "batch", "batch must be >= 1 (got 0)");
     return NULL;
   }
   if (c->visibility_ms < 1) {
-    bw__error_set(err, BW_E_INVAL, "visibility_ms",
+    bw_error_set(err, BW_E_INVAL, "visibility_ms",
                   "visibility_ms must be >= 1 (got %lld)",
                   (long long)c->visibility_ms);
     return NULL;
   }
   if (c->retry_delay_ms < 0) {
-    bw__error_set(err, BW_E_INVAL, "retry_delay_ms",
+    bw_error_set(err, BW_E_INVAL, "retry_delay_ms",
                   "retry_delay_ms must be >= 0 (got %lld)",
                   (long long)c->retry_delay_ms);
     return NULL;
   }
-  rp = bw__calloc(1, sizeof(*rp));
-  if (rp != NULL) rp->name = bw__strdup(c->name);
+  rp = bw_calloc(1, sizeof(*rp));
+  if (rp != NULL) rp->name = bw_strdup(c->name);
   if (rp == NULL || rp->name == NULL) {
-    bw__free(rp);
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_free(rp);
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   rp->cfg = *c;
   rp->cfg.name = rp->name;
-  bw__error_clear(err);
+  bw_error_clear(err);
   return rp;
 }
 
@@ -1195,7 +1195,7 @@ int bw_reprocessor_step(bw_reprocessor_t *rp, size_t *done) {
     atomic_fetch_add(&rp->paused, 1);
     return BW_E_OPEN;
   }
-  items = bw__calloc(rp->cfg.batch, sizeof(*items));
+  items = bw_calloc(rp->cfg.batch, sizeof(*items));
   if (items == NULL) return BW_E_NOMEM;
   rc = bw_queue_store_claim(rp->cfg.queue, rp->cfg.batch, rp->cfg.visibility_ms,
                             items, &n);
@@ -1231,7 +1231,7 @@ int bw_reprocessor_step(bw_reprocessor_t *rp, size_t *done) {
                                            : BW_FAILURE);
   }
   bw_stored_items_clear(items, n);
-  bw__free(items);
+  bw_free(items);
   if (done) *done = ok;
   return rc;
 }
@@ -1253,6 +1253,6 @@ int bw_reprocessor_stats(bw_reprocessor_t *rp, bw_reprocessor_stats_t *out) {
 
 void bw_reprocessor_free(bw_reprocessor_t *rp) {
   if (rp == NULL) return;
-  bw__free(rp->name);
-  bw__free(rp);
+  bw_free(rp->name);
+  bw_free(rp);
 }

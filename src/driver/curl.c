@@ -142,7 +142,7 @@ static void bw__sock_drop(bw__sock_t *sk) {
     h->socks = sk->next;
   if (sk->next != NULL) sk->next->prev = sk->prev;
   if (sk->ev != NULL) event_free(sk->ev);
-  bw__free(sk);
+  bw_free(sk);
 }
 
 /* We could not watch a transfer's socket (out of memory). Returning -1 to
@@ -175,7 +175,7 @@ static int bw__curl_sock_cb(CURL *easy, curl_socket_t s, int what, void *userp,
     return 0;
   }
   if (sk == NULL) {
-    sk = bw__calloc(1, sizeof(*sk));
+    sk = bw_calloc(1, sizeof(*sk));
     if (sk == NULL) return bw__sock_failed(h, easy);
     sk->http = h;
     sk->fd = s;
@@ -455,11 +455,11 @@ static void bw__req_free(bw__req_t *r) {
   }
   bw__attempt_end(r);
   curl_slist_free_all(r->user_headers);
-  bw__free(r->method);
-  bw__free(r->url);
-  bw__free(r->body);
-  bw__free(r->buf);
-  bw__free(r);
+  bw_free(r->method);
+  bw_free(r->url);
+  bw_free(r->body);
+  bw_free(r->buf);
+  bw_free(r);
 }
 
 static void bw__req_done(void *userdata, const bw_ev_result_t *er) {
@@ -521,28 +521,28 @@ bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
   else
     bw_curl_config_init(&c);
   if (base == NULL) {
-    bw__error_set(err, BW_E_INVAL, "base", "base must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "base", "base must not be NULL");
     return NULL;
   }
   if (c.connect_timeout_ms < 1) {
-    bw__error_set(err, BW_E_INVAL, "connect_timeout_ms",
+    bw_error_set(err, BW_E_INVAL, "connect_timeout_ms",
                   "connect_timeout_ms must be >= 1 (got %lld)",
                   (long long)c.connect_timeout_ms);
     return NULL;
   }
   if (c.max_body > BW_CURL_BODY_MAX) {
-    bw__error_set(err, BW_E_INVAL, "max_body",
+    bw_error_set(err, BW_E_INVAL, "max_body",
                   "max_body must be <= %u (got %u)", (unsigned)BW_CURL_BODY_MAX,
                   (unsigned)c.max_body);
     return NULL;
   }
   pthread_once(&bw__curl_once, bw__curl_global_init);
   if (bw__curl_init_rc != CURLE_OK) {
-    bw__error_set(err, BW_E_IO, "", "curl_global_init failed: %s",
+    bw_error_set(err, BW_E_IO, "", "curl_global_init failed: %s",
                   curl_easy_strerror(bw__curl_init_rc));
     return NULL;
   }
-  h = bw__calloc(1, sizeof(*h));
+  h = bw_calloc(1, sizeof(*h));
   if (h == NULL) goto nomem;
   h->base = base;
   h->clock = c.clock != NULL ? c.clock : bw_clock_monotonic();
@@ -562,10 +562,10 @@ bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, (void *)h);
   curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, bw__curl_timer_cb);
   curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, (void *)h);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return h;
 nomem:
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the driver");
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the driver");
 fail:
   bw_curl_free(h);
   return NULL;
@@ -582,11 +582,11 @@ void bw_curl_free(bw_curl_t *h) {
     bw__sock_drop(h->socks);
   if (h->timer != NULL) event_free(h->timer);
   if (h->reap != NULL) event_free(h->reap);
-  bw__free(h);
+  bw_free(h);
 }
 
 static char *bw__dup(const char *s, size_t n) {
-  char *d = bw__malloc(n + 1);
+  char *d = bw_malloc(n + 1);
   if (d == NULL) return NULL;
   if (n > 0) memcpy(d, s, n);
   d[n] = '\0';
@@ -609,7 +609,7 @@ int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
   for (i = 0; i < req->header_count; i++)
     if (req->headers[i] == NULL) return BW_E_INVAL;
   method = req->method != NULL ? req->method : "GET";
-  r = bw__calloc(1, sizeof(*r));
+  r = bw_calloc(1, sizeof(*r));
   if (r == NULL) return BW_E_NOMEM;
   r->http = h;
   r->idempotent = req->idempotent;
@@ -619,7 +619,7 @@ int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
   r->hint = BW_RETRY_AFTER_NONE;
   r->method = bw__dup(method, strlen(method));
   r->url = bw__dup(req->url, strlen(req->url));
-  r->buf = bw__malloc((size_t)h->max_body + 1);
+  r->buf = bw_malloc((size_t)h->max_body + 1);
   if (req->body != NULL) {
     r->body = bw__dup(req->body, req->body_len);
     r->body_len = req->body_len;
@@ -694,11 +694,11 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
     out->body = "";
   }
   if (pl == NULL || req == NULL)
-    return bw__error_set(err, BW_E_INVAL, pl == NULL ? "pl" : "req",
+    return bw_error_set(err, BW_E_INVAL, pl == NULL ? "pl" : "req",
                          "%s must not be NULL", pl == NULL ? "pl" : "req");
   base = event_base_new();
   if (base == NULL)
-    return bw__error_set(err, BW_E_NOMEM, "", "event_base_new failed");
+    return bw_error_set(err, BW_E_NOMEM, "", "event_base_new failed");
   h = bw_curl_new(base, NULL, err);
   if (h == NULL) {
     event_base_free(base);
@@ -708,7 +708,7 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
   s.out = out;
   rc = bw_curl_request(h, pl, req, bw__sync_done, &s);
   if (rc != BW_OK) {
-    bw__error_set(err, rc, rc == BW_E_INVAL ? "req" : "",
+    bw_error_set(err, rc, rc == BW_E_INVAL ? "req" : "",
                   rc == BW_E_INVAL ? "req must have a url, a body for "
                                      "body_len and headers for header_count"
                                    : "could not start the request: %s",
@@ -719,9 +719,9 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
     while (!s.done && event_base_loop(base, EVLOOP_ONCE) == 0) {
     }
     if (!s.done)
-      rc = bw__error_set(err, BW_E_IO, "", "the event loop ran out of events");
+      rc = bw_error_set(err, BW_E_IO, "", "the event loop ran out of events");
     else if (s.nomem)
-      rc = bw__error_set(err, BW_E_NOMEM, "", "out of memory copying the body");
+      rc = bw_error_set(err, BW_E_NOMEM, "", "out of memory copying the body");
   }
   bw_curl_free(h); /* cancels the call if the loop ran dry */
   event_base_free(base);
@@ -729,7 +729,7 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
     bw_curl_result_clear(out);
     return rc;
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return (int)s.failure;
 }
 
@@ -738,7 +738,7 @@ void bw_curl_result_clear(bw_curl_result_t *res) {
   /* bw_http_call copies a body only when it is not empty; an empty one is
    * the static "". */
   if (res->body != NULL && res->body_len > 0)
-    bw__free((void *)(uintptr_t)res->body);
+    bw_free((void *)(uintptr_t)res->body);
   res->body = "";
   res->body_len = 0;
 }

@@ -54,18 +54,18 @@ bw_ev_t *bw_ev_new(struct event_base *base, const bw_ev_config_t *cfg,
                    bw_error_t *err) {
   bw_ev_t *drv;
   if (base == NULL) {
-    bw__error_set(err, BW_E_INVAL, "base", "base must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "base", "base must not be NULL");
     return NULL;
   }
-  drv = bw__calloc(1, sizeof(*drv));
+  drv = bw_calloc(1, sizeof(*drv));
   if (drv == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory allocating the driver");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory allocating the driver");
     return NULL;
   }
   drv->base = base;
   drv->clock =
       (cfg != NULL && cfg->clock != NULL) ? cfg->clock : bw_clock_monotonic();
-  bw__error_clear(err);
+  bw_error_clear(err);
   return drv;
 }
 
@@ -132,7 +132,7 @@ static void bw__ev_finish(bw_ev_call_t *c, bool cancelled) {
   drv->st.calls_in_progress--;
   if (c->ops.done != NULL) c->ops.done(c->ud, &res);
   event_free(c->ev);
-  bw__free(c);
+  bw_free(c);
 }
 
 /* Acts on the pipeline's step. */
@@ -205,11 +205,11 @@ int bw_ev_call_start(bw_ev_t *drv, const bw_pipeline_t *pl,
   if (drv == NULL || pl == NULL || ops == NULL || ops->attempt == NULL ||
       (ops->driver_timeout && ops->abort == NULL) || drv->closing)
     return BW_E_INVAL;
-  c = bw__calloc(1, sizeof(*c));
+  c = bw_calloc(1, sizeof(*c));
   if (c == NULL) return BW_E_NOMEM;
   c->ev = event_new(drv->base, -1, 0, bw__ev_on_timer, c);
   if (c->ev == NULL) {
-    bw__free(c);
+    bw_free(c);
     return BW_E_NOMEM;
   }
   c->drv = drv;
@@ -270,7 +270,7 @@ void bw_ev_free(bw_ev_t *drv) {
   drv->closing = true;
   while (drv->head != NULL)
     bw_ev_call_cancel(drv->head);
-  bw__free(drv);
+  bw_free(drv);
 }
 
 const bw_pipeline_call_t *bw_ev_call_pipeline(const bw_ev_call_t *c) {
@@ -309,11 +309,11 @@ bw_ev_timer_t *bw_ev_timer_new(bw_ev_t *drv, bw_ev_timer_fn fn,
                                void *userdata) {
   bw_ev_timer_t *t;
   if (drv == NULL || fn == NULL) return NULL;
-  t = bw__calloc(1, sizeof(*t));
+  t = bw_calloc(1, sizeof(*t));
   if (t == NULL) return NULL;
   t->ev = evtimer_new(drv->base, bw__ev_timer_cb, t);
   if (t->ev == NULL) {
-    bw__free(t);
+    bw_free(t);
     return NULL;
   }
   t->fn = fn;
@@ -341,5 +341,5 @@ bool bw_ev_timer_pending(const bw_ev_timer_t *t) {
 void bw_ev_timer_free(bw_ev_timer_t *t) {
   if (t == NULL) return;
   event_free(t->ev);
-  bw__free(t);
+  bw_free(t);
 }

@@ -159,39 +159,39 @@ void bw_sim_client_config_init(bw_sim_client_config_t *cfg) {
 
 int bw_sim_client_config_validate(const bw_sim_client_config_t *cfg,
                                   bw_error_t *err) {
-  bw__error_clear(err);
+  bw_error_clear(err);
   if (cfg == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (cfg->requests < 1 || cfg->requests > BW_SIM_MAX_REQUESTS)
-    return bw__error_set(err, BW_E_INVAL, "requests",
+    return bw_error_set(err, BW_E_INVAL, "requests",
                          "requests must be in [1, %u] (got %u)",
                          BW_SIM_MAX_REQUESTS, (unsigned)cfg->requests);
   if ((unsigned)cfg->arrival > BW_SIM_ARRIVAL_POISSON)
-    return bw__error_set(err, BW_E_INVAL, "arrival",
+    return bw_error_set(err, BW_E_INVAL, "arrival",
                          "arrival must be BURST, RAMP or POISSON (got %d)",
                          (int)cfg->arrival);
   if (cfg->arrival == BW_SIM_ARRIVAL_RAMP &&
       (cfg->ramp_ms < 1 || cfg->ramp_ms > MAX_RAMP_MS))
-    return bw__error_set(err, BW_E_INVAL, "ramp_ms",
+    return bw_error_set(err, BW_E_INVAL, "ramp_ms",
                          "ramp_ms must be in [1, %lld] for a ramp (got %lld)",
                          (long long)MAX_RAMP_MS, (long long)cfg->ramp_ms);
   if (cfg->arrival == BW_SIM_ARRIVAL_POISSON &&
       !(cfg->rate_per_s >= 1e-6 && cfg->rate_per_s <= 1e9))
-    return bw__error_set(err, BW_E_INVAL, "rate_per_s",
+    return bw_error_set(err, BW_E_INVAL, "rate_per_s",
                          "rate_per_s must be in [1e-6, 1e9] for Poisson "
                          "arrivals (got %g)",
                          cfg->rate_per_s);
   if (cfg->timeout_ms < 1 || cfg->timeout_ms > MAX_TIMEOUT_MS)
-    return bw__error_set(err, BW_E_INVAL, "timeout_ms",
+    return bw_error_set(err, BW_E_INVAL, "timeout_ms",
                          "timeout_ms must be in [1, %lld] (got %lld)",
                          (long long)MAX_TIMEOUT_MS, (long long)cfg->timeout_ms);
   if (cfg->policy == NULL)
-    return bw__error_set(err, BW_E_INVAL, "policy", "policy must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "policy", "policy must not be NULL");
   if (cfg->policy->after == NULL)
-    return bw__error_set(err, BW_E_INVAL, "policy.after",
+    return bw_error_set(err, BW_E_INVAL, "policy.after",
                          "policy.after must not be NULL");
   if (cfg->policy->state_size > MAX_STATE_SIZE)
-    return bw__error_set(err, BW_E_INVAL, "policy.state_size",
+    return bw_error_set(err, BW_E_INVAL, "policy.state_size",
                          "policy.state_size must be <= %u (got %zu)",
                          MAX_STATE_SIZE, cfg->policy->state_size);
   return BW_OK;
@@ -203,41 +203,41 @@ bw_sim_client_t *bw_sim_client_new(bw_sim_t *sim, bw_sim_partner_t *partner,
   bw_sim_client_t *c;
   size_t n;
   if (sim == NULL || partner == NULL) {
-    bw__error_set(err, BW_E_INVAL, sim == NULL ? "sim" : "partner",
+    bw_error_set(err, BW_E_INVAL, sim == NULL ? "sim" : "partner",
                   "%s must not be NULL", sim == NULL ? "sim" : "partner");
     return NULL;
   }
   if (bw_sim_client_config_validate(cfg, err) != BW_OK) return NULL;
   n = cfg->requests;
-  c = bw__calloc(1, sizeof(*c));
+  c = bw_calloc(1, sizeof(*c));
   if (c == NULL) goto nomem;
   c->sim = sim;
   c->partner = partner;
   c->cfg = *cfg;
   c->policy = *cfg->policy;
   c->cfg.policy = &c->policy;
-  c->reqs = bw__calloc(n, sizeof(sim_req_t));
-  c->lat = bw__malloc(n * sizeof(int64_t));
+  c->reqs = bw_calloc(n, sizeof(sim_req_t));
+  c->lat = bw_malloc(n * sizeof(int64_t));
   if (c->reqs == NULL || c->lat == NULL) goto nomem;
   c->stride = (c->policy.state_size + 15u) & ~(size_t)15u;
   if (c->stride > 0) {
-    c->states = bw__calloc(n, c->stride);
+    c->states = bw_calloc(n, c->stride);
     if (c->states == NULL) goto nomem;
   }
   bw_rand_seed(&c->rng, cfg->seed);
   return c;
 nomem:
   bw_sim_client_free(c);
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the client");
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the client");
   return NULL;
 }
 
 void bw_sim_client_free(bw_sim_client_t *c) {
   if (c == NULL) return;
-  bw__free(c->reqs);
-  bw__free(c->lat);
-  bw__free(c->states);
-  bw__free(c);
+  bw_free(c->reqs);
+  bw_free(c->lat);
+  bw_free(c->states);
+  bw_free(c);
 }
 
 /* ---- the request lifecycle -----------------------------------------------
@@ -560,7 +560,7 @@ int bw_sim_run_scenario(const bw_sim_partner_config_t *partner,
   bw_sim_client_t *c = NULL;
   int rc;
   if (out == NULL)
-    return bw__error_set(err, BW_E_INVAL, "out", "out must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "out", "out must not be NULL");
   /* Validate both before allocating anything. */
   if (partner != NULL &&
       (rc = bw_sim_partner_config_validate(partner, err)) != BW_OK)
@@ -586,7 +586,7 @@ int bw_sim_run_scenario(const bw_sim_partner_config_t *partner,
   if (rc == BW_OK)
     rc = bw_sim_client_results(c, out);
   else
-    bw__error_set(err, rc, "", "the simulation failed: %s", bw_strerror(rc));
+    bw_error_set(err, rc, "", "the simulation failed: %s", bw_strerror(rc));
 out:
   bw_sim_free(sim);
   bw_sim_client_free(c);

@@ -47,27 +47,27 @@ void bw_sim_gate_config_init(bw_sim_gate_config_t *cfg) {
 
 static int gate_validate(const bw_sim_gate_config_t *c, bw_error_t *err) {
   if (c->clients < 1 || c->clients > 1000000u)
-    return bw__error_set(err, BW_E_INVAL, "clients",
+    return bw_error_set(err, BW_E_INVAL, "clients",
                          "clients must be in [1, 1000000] (got %u)",
                          (unsigned)c->clients);
   if (c->duration_ms < 1 || c->duration_ms > GATE_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "duration_ms",
+    return bw_error_set(err, BW_E_INVAL, "duration_ms",
                          "duration_ms must be in [1, %lld] (got %lld)",
                          (long long)GATE_MAX_MS, (long long)c->duration_ms);
   if (c->timeout_ms < 1 || c->timeout_ms > GATE_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "timeout_ms",
+    return bw_error_set(err, BW_E_INVAL, "timeout_ms",
                          "timeout_ms must be in [1, %lld] (got %lld)",
                          (long long)GATE_MAX_MS, (long long)c->timeout_ms);
   if (c->backoff_ms < 1 || c->backoff_ms > GATE_MAX_MS)
-    return bw__error_set(err, BW_E_INVAL, "backoff_ms",
+    return bw_error_set(err, BW_E_INVAL, "backoff_ms",
                          "backoff_ms must be in [1, %lld] (got %lld)",
                          (long long)GATE_MAX_MS, (long long)c->backoff_ms);
   if (c->band_hi < c->band_lo)
-    return bw__error_set(err, BW_E_INVAL, "band_hi",
+    return bw_error_set(err, BW_E_INVAL, "band_hi",
                          "band_hi must be >= band_lo %u (got %u)",
                          (unsigned)c->band_lo, (unsigned)c->band_hi);
   if (c->on_sample != NULL && (c->sample_ms < 1 || c->sample_ms > GATE_MAX_MS))
-    return bw__error_set(err, BW_E_INVAL, "sample_ms",
+    return bw_error_set(err, BW_E_INVAL, "sample_ms",
                          "sample_ms must be in [1, %lld] (got %lld)",
                          (long long)GATE_MAX_MS, (long long)c->sample_ms);
   return BW_OK;
@@ -190,9 +190,9 @@ int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner, bw_limit_t *gate,
   gate_t g;
   uint64_t fired0;
   uint32_t i;
-  bw__error_clear(err);
+  bw_error_clear(err);
   if (sim == NULL || partner == NULL || gate == NULL || out == NULL)
-    return bw__error_set(err, BW_E_INVAL,
+    return bw_error_set(err, BW_E_INVAL,
                          sim == NULL       ? "sim"
                          : partner == NULL ? "partner"
                          : gate == NULL    ? "gate"
@@ -211,9 +211,9 @@ int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner, bw_limit_t *gate,
   g.cfg = *cfg;
   g.end_ns = bw_sim_now_ns(sim) + cfg->duration_ms * BW_NS_PER_MS;
   g.r.settled_ns = -1;
-  g.clients = bw__calloc(cfg->clients, sizeof(gate_client_t));
+  g.clients = bw_calloc(cfg->clients, sizeof(gate_client_t));
   if (g.clients == NULL)
-    return bw__error_set(err, BW_E_NOMEM, "", "out of memory for the clients");
+    return bw_error_set(err, BW_E_NOMEM, "", "out of memory for the clients");
   fired0 = bw_sim_fired(sim);
   gate_check(&g); /* the initial limit */
   for (i = 0; i < cfg->clients && g.error == BW_OK; i++) {
@@ -232,10 +232,10 @@ int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner, bw_limit_t *gate,
   bw_sim_partner_stats(partner, &ps);
   g.r.partner_max_in_flight = ps.max_in_flight;
   g.r.events = bw_sim_fired(sim) - fired0;
-  bw__free(g.clients);
+  bw_free(g.clients);
   *out = g.r;
   if (g.error != BW_OK)
-    return bw__error_set(err, g.error, "",
+    return bw_error_set(err, g.error, "",
                          g.error == BW_E_NOMEM ? "out of memory in the run"
                                                : "the gate refused a release");
   return BW_OK;

@@ -31,26 +31,26 @@ void bw_sim_partner_config_init(bw_sim_partner_config_t *cfg) {
 
 int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
                                    bw_error_t *err) {
-  bw__error_clear(err);
+  bw_error_clear(err);
   if (cfg == NULL)
-    return bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (cfg->capacity < 1)
-    return bw__error_set(err, BW_E_INVAL, "capacity",
+    return bw_error_set(err, BW_E_INVAL, "capacity",
                          "capacity must be >= 1 (got 0)");
   if (cfg->ok_min_ms < 0)
-    return bw__error_set(err, BW_E_INVAL, "ok_min_ms",
+    return bw_error_set(err, BW_E_INVAL, "ok_min_ms",
                          "ok_min_ms must be >= 0 (got %lld)",
                          (long long)cfg->ok_min_ms);
   if (cfg->ok_max_ms < cfg->ok_min_ms)
-    return bw__error_set(err, BW_E_INVAL, "ok_max_ms",
+    return bw_error_set(err, BW_E_INVAL, "ok_max_ms",
                          "ok_max_ms must be >= ok_min_ms (got %lld < %lld)",
                          (long long)cfg->ok_max_ms, (long long)cfg->ok_min_ms);
   if (cfg->slow_min_ms < 0)
-    return bw__error_set(err, BW_E_INVAL, "slow_min_ms",
+    return bw_error_set(err, BW_E_INVAL, "slow_min_ms",
                          "slow_min_ms must be >= 0 (got %lld)",
                          (long long)cfg->slow_min_ms);
   if (cfg->slow_max_ms < cfg->slow_min_ms)
-    return bw__error_set(err, BW_E_INVAL, "slow_max_ms",
+    return bw_error_set(err, BW_E_INVAL, "slow_max_ms",
                          "slow_max_ms must be >= slow_min_ms (got %lld < %lld)",
                          (long long)cfg->slow_max_ms,
                          (long long)cfg->slow_min_ms);
@@ -58,16 +58,16 @@ int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
    * overflow (a day is plenty for a partner model). */
   if (cfg->ok_max_ms > INT64_C(86400000) ||
       cfg->slow_max_ms > INT64_C(86400000))
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL,
         cfg->ok_max_ms > INT64_C(86400000) ? "ok_max_ms" : "slow_max_ms",
         "latencies must be <= 86400000 ms (one day)");
   if (!(cfg->throttle_ratio >= 0.0 && cfg->throttle_ratio <= 1.0))
-    return bw__error_set(err, BW_E_INVAL, "throttle_ratio",
+    return bw_error_set(err, BW_E_INVAL, "throttle_ratio",
                          "throttle_ratio must be in [0, 1] (got %g)",
                          cfg->throttle_ratio);
   if (cfg->retry_after_s < -1 || cfg->retry_after_s > PARTNER_MAX_RETRY_AFTER_S)
-    return bw__error_set(err, BW_E_INVAL, "retry_after_s",
+    return bw_error_set(err, BW_E_INVAL, "retry_after_s",
                          "retry_after_s must be -1 (no header) or in [0, %d] "
                          "(got %lld)",
                          PARTNER_MAX_RETRY_AFTER_S,
@@ -84,9 +84,9 @@ bw_sim_partner_t *bw_sim_partner_new(const bw_sim_partner_config_t *cfg,
     cfg = &def;
   }
   if (bw_sim_partner_config_validate(cfg, err) != BW_OK) return NULL;
-  p = bw__calloc(1, sizeof(*p));
+  p = bw_calloc(1, sizeof(*p));
   if (p == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the partner");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the partner");
     return NULL;
   }
   p->cfg = *cfg;
@@ -95,7 +95,7 @@ bw_sim_partner_t *bw_sim_partner_new(const bw_sim_partner_config_t *cfg,
 }
 
 void bw_sim_partner_free(bw_sim_partner_t *p) {
-  bw__free(p);
+  bw_free(p);
 }
 
 bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p, int64_t now_ns) {

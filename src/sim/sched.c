@@ -70,26 +70,26 @@ static void sim_thread_free(bw_sim_t *sim, uint32_t from, uint32_t to) {
 bw_sim_t *bw_sim_new(const bw_sim_config_t *cfg, bw_error_t *err) {
   bw_sim_config_t def;
   bw_sim_t *sim;
-  bw__error_clear(err);
+  bw_error_clear(err);
   if (cfg == NULL) {
     bw_sim_config_init(&def);
     cfg = &def;
   }
   if (cfg->start_ns < 0) {
-    bw__error_set(err, BW_E_INVAL, "start_ns",
+    bw_error_set(err, BW_E_INVAL, "start_ns",
                   "start_ns must be >= 0 (got %lld)", (long long)cfg->start_ns);
     return NULL;
   }
   if (cfg->initial_events < 1 || cfg->initial_events > (UINT32_MAX >> 2)) {
-    bw__error_set(err, BW_E_INVAL, "initial_events",
+    bw_error_set(err, BW_E_INVAL, "initial_events",
                   "initial_events must be in [1, %u] (got %u)",
                   (unsigned)(UINT32_MAX >> 2), (unsigned)cfg->initial_events);
     return NULL;
   }
-  sim = bw__calloc(1, sizeof(*sim));
+  sim = bw_calloc(1, sizeof(*sim));
   if (sim == NULL) goto nomem;
-  sim->slots = bw__malloc((size_t)cfg->initial_events * sizeof(sim_slot_t));
-  sim->heap = bw__malloc((size_t)cfg->initial_events * sizeof(sim_entry_t));
+  sim->slots = bw_malloc((size_t)cfg->initial_events * sizeof(sim_slot_t));
+  sim->heap = bw_malloc((size_t)cfg->initial_events * sizeof(sim_entry_t));
   if (sim->slots == NULL || sim->heap == NULL) goto nomem;
   sim->clock.now_ns = sim_clock_now;
   sim->clock.data = sim;
@@ -102,19 +102,19 @@ bw_sim_t *bw_sim_new(const bw_sim_config_t *cfg, bw_error_t *err) {
   return sim;
 nomem:
   if (sim != NULL) {
-    bw__free(sim->slots);
-    bw__free(sim->heap);
-    bw__free(sim);
+    bw_free(sim->slots);
+    bw_free(sim->heap);
+    bw_free(sim);
   }
-  bw__error_set(err, BW_E_NOMEM, "", "out of memory creating the simulator");
+  bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the simulator");
   return NULL;
 }
 
 void bw_sim_free(bw_sim_t *sim) {
   if (sim == NULL) return;
-  bw__free(sim->slots);
-  bw__free(sim->heap);
-  bw__free(sim);
+  bw_free(sim->slots);
+  bw_free(sim->heap);
+  bw_free(sim);
 }
 
 const bw_clock_t *bw_sim_clock(const bw_sim_t *sim) {
@@ -205,7 +205,7 @@ static int sim_grow(bw_sim_t *sim) {
     sim_slot_t *s;
     if (old > (UINT32_MAX >> 2)) return BW_E_NOMEM;
     cap = old * 2;
-    s = bw__realloc(sim->slots, (size_t)cap * sizeof(sim_slot_t));
+    s = bw_realloc(sim->slots, (size_t)cap * sizeof(sim_slot_t));
     if (s == NULL) return BW_E_NOMEM;
     memset(s + old, 0, (size_t)(cap - old) * sizeof(sim_slot_t));
     sim->slots = s;
@@ -221,7 +221,7 @@ static int sim_grow(bw_sim_t *sim) {
       if (sim->heap_len < sim->heap_cap) return BW_OK;
     }
     cap = sim->heap_cap * 2;
-    h = bw__realloc(sim->heap, cap * sizeof(sim_entry_t));
+    h = bw_realloc(sim->heap, cap * sizeof(sim_entry_t));
     if (h == NULL) return BW_E_NOMEM;
     sim->heap = h;
     sim->heap_cap = cap;

@@ -76,7 +76,7 @@ static void bw__rba_failed(bw__rba_t *a, const char *why) {
   bw__rba_drop(a);
   bw__rb_fail(a->b, now);
   wait_ns = c->next_attempt_ns - now;
-  bw__rba_arm(a->tick, bw__ceil_ms(wait_ns));
+  bw__rba_arm(a->tick, bw_ns_to_ms_ceil(wait_ns));
 }
 
 static void bw__rba_on_reply(redisAsyncContext *ac, void *reply, void *priv);
@@ -305,7 +305,7 @@ static void bw__rba_free(void *p) {
   if (a->tick != NULL) event_free(a->tick);
   if (a->deadline != NULL) event_free(a->deadline);
   bw__rba_drop(a); /* pending callbacks run now and find no state */
-  bw__free(a);
+  bw_free(a);
 }
 
 bw_redis_breaker_t *bw_redis_breaker_new_async(
@@ -315,24 +315,24 @@ bw_redis_breaker_t *bw_redis_breaker_new_async(
   bw__rba_t *a;
   bw__rconn_t *c;
   if (cfg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config is NULL");
     return NULL;
   }
   if (cfg->sync_thread) {
-    bw__error_set(err, BW_E_INVAL, "sync_thread",
+    bw_error_set(err, BW_E_INVAL, "sync_thread",
                   "sync_thread must be false for a breaker synced by an event "
                   "loop (bw_redis_breaker_new_async): one sync driver only");
     return NULL;
   }
   if (base == NULL) {
-    bw__error_set(err, BW_E_INVAL, "base",
+    bw_error_set(err, BW_E_INVAL, "base",
                   "base must be the libevent event_base that syncs the "
                   "breaker (got NULL)");
     return NULL;
   }
   b = bw__rb_create(cfg, err);
   if (b == NULL) return NULL;
-  a = bw__calloc(1, sizeof(*a));
+  a = bw_calloc(1, sizeof(*a));
   if (a != NULL) {
     a->b = b;
     a->base = base;
@@ -342,7 +342,7 @@ bw_redis_breaker_t *bw_redis_breaker_new_async(
   if (a == NULL || a->tick == NULL || a->deadline == NULL) {
     bw__rba_free(a);
     bw_redis_breaker_free(b);
-    bw__error_set(err, BW_E_NOMEM, "",
+    bw_error_set(err, BW_E_NOMEM, "",
                   "out of memory creating the event-loop redis breaker");
     return NULL;
   }
@@ -353,10 +353,10 @@ bw_redis_breaker_t *bw_redis_breaker_new_async(
   bw__rconn_disconnect(c);
   if (bw__rb_unavailable_now(b)) {
     int64_t wait_ns = c->next_attempt_ns - bw__rb_clock_now(b);
-    bw__rba_arm(a->tick, bw__ceil_ms(wait_ns));
+    bw__rba_arm(a->tick, bw_ns_to_ms_ceil(wait_ns));
   } else {
     bw__rba_arm(a->tick, bw__rb_interval_ms(b));
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return b;
 }

@@ -226,34 +226,34 @@ void bw_redis_breaker_config_init(bw_redis_breaker_config_t *cfg) {
 static int bw__rb_validate(const bw_redis_breaker_config_t *cfg,
                            bw_error_t *err) {
   const bw_breaker_config_t *bc;
-  if (cfg == NULL) return bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+  if (cfg == NULL) return bw_error_set(err, BW_E_INVAL, "", "config is NULL");
   bc = &cfg->breaker;
   if (bw_breaker_config_validate(bc, err) != BW_OK) return BW_E_INVAL;
   if (bc->trip_rule == BW_TRIP_COUNT_WINDOW)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "trip_rule",
         "trip_rule count_window is not supported by the Redis breaker (use "
         "consecutive or time_window)");
   if (bc->slow_call_ms != 0)
-    return bw__error_set(err, BW_E_INVAL, "slow_call_ms",
+    return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
                          "slow_call_ms must be 0 for the Redis breaker (slow "
                          "calls are not shared; got %lld)",
                          (long long)bc->slow_call_ms);
   if (bc->break_multiplier != 1.0)
-    return bw__error_set(err, BW_E_INVAL, "break_multiplier",
+    return bw_error_set(err, BW_E_INVAL, "break_multiplier",
                          "break_multiplier must be 1 for the Redis breaker "
                          "(break growth is not shared; got %g)",
                          bc->break_multiplier);
   if (bc->max_break_ms != 0 && bc->max_break_ms != bc->break_ms)
-    return bw__error_set(err, BW_E_INVAL, "max_break_ms",
+    return bw_error_set(err, BW_E_INVAL, "max_break_ms",
                          "max_break_ms must be 0 or break_ms for the Redis "
                          "breaker (got %lld)",
                          (long long)bc->max_break_ms);
   if (bc->metrics_only)
-    return bw__error_set(err, BW_E_INVAL, "metrics_only",
+    return bw_error_set(err, BW_E_INVAL, "metrics_only",
                          "metrics_only is not supported by the Redis breaker");
   if (cfg->sync_interval_ms < 1)
-    return bw__error_set(err, BW_E_INVAL, "sync_interval_ms",
+    return bw_error_set(err, BW_E_INVAL, "sync_interval_ms",
                          "sync_interval_ms must be >= 1 (got %lld)",
                          (long long)cfg->sync_interval_ms);
   return BW_OK;
@@ -263,7 +263,7 @@ static int bw__rb_validate(const bw_redis_breaker_config_t *cfg,
  */
 
 static void bw__rb_sum(const bw_redis_breaker_t *b, bw__rb_sums_t *s) {
-  unsigned i, n = bw__stripes_used();
+  unsigned i, n = bw_stripes_used();
   memset(s, 0, sizeof(*s));
   if (n > BW__STRIPES) n = BW__STRIPES;
   for (i = 0; i < n; i++) {
@@ -427,7 +427,7 @@ static void bw__rb_event(bw_redis_breaker_t *b, bw_event_type_t type,
   f[1].key = "source";
   f[1].type = BW_FIELD_STR;
   f[1].v.s = "redis";
-  bw__emit(b->sink, b->wall, bw__rb_now(b), type, b->name, reason, f, 2, NULL);
+  bw_event_emit(b->sink, b->wall, bw__rb_now(b), type, b->name, reason, f, 2, NULL);
 }
 
 /* Redis became unreachable: fall back (once per outage). */
@@ -448,7 +448,7 @@ void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
     snprintf(reason, sizeof(reason),
              "%.200s; deciding from local counts until it returns",
              b->conn.last_error[0] ? b->conn.last_error : "redis unavailable");
-    bw__emit(b->sink, b->wall, now, BW_EV_REDIS_UNAVAILABLE, b->name, reason,
+    bw_event_emit(b->sink, b->wall, now, BW_EV_REDIS_UNAVAILABLE, b->name, reason,
              NULL, 0, NULL);
   }
 }
@@ -647,7 +647,7 @@ void bw__rb_restore(bw_redis_breaker_t *b, uint64_t pushed_before,
              (unsigned long long)(atomic_load_explicit(&b->pushed_calls,
                                                        memory_order_relaxed) -
                                   pushed_before));
-    bw__emit(b->sink, b->wall, now, BW_EV_REDIS_RESTORED, b->name, reason, NULL,
+    bw_event_emit(b->sink, b->wall, now, BW_EV_REDIS_RESTORED, b->name, reason, NULL,
              0, NULL);
   }
 }
@@ -732,16 +732,16 @@ bw_limit_t *bw_redis_breaker_as_limit(bw_redis_breaker_t *b) {
 static void bw__rb_destroy(bw_redis_breaker_t *b) {
   bw__rconn_destroy(&b->conn);
   bw_breaker_free(b->local);
-  bw__free(b->k_state);
-  bw__free(b->k_applied);
-  bw__free(b->k_buckets);
-  bw__free(b->channel);
-  bw__free(b->name);
-  bw__free_aligned(b->stripes);
+  bw_free(b->k_state);
+  bw_free(b->k_applied);
+  bw_free(b->k_buckets);
+  bw_free(b->channel);
+  bw_free(b->name);
+  bw_free_aligned(b->stripes);
   pthread_mutex_destroy(&b->sync_mu);
   pthread_mutex_destroy(&b->thr_mu);
   pthread_cond_destroy(&b->thr_cv);
-  bw__free_aligned(b);
+  bw_free_aligned(b);
 }
 
 /* Validates, builds, connects once and runs a first sync (blocking, bounded
@@ -758,9 +758,9 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
   uint64_t seed;
   if (bw__rb_validate(cfg, err) != BW_OK) return NULL;
   bc = &cfg->breaker;
-  b = bw__calloc_aligned(sizeof(*b));
+  b = bw_calloc_aligned(sizeof(*b));
   if (b == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis breaker");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis breaker");
     return NULL;
   }
   b->iface.vt = &bw__rb_vtable;
@@ -776,14 +776,14 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
     bw__rb_destroy(b);
     return NULL;
   }
-  b->name = bw__strdup(bc->name != NULL ? bc->name : "breaker");
-  b->stripes = bw__calloc_aligned(sizeof(bw__rb_stripe_t) * BW__STRIPES);
+  b->name = bw_strdup(bc->name != NULL ? bc->name : "breaker");
+  b->stripes = bw_calloc_aligned(sizeof(bw__rb_stripe_t) * BW__STRIPES);
   lc = *bc;
   b->local =
       b->name != NULL && b->stripes != NULL ? bw_breaker_new(&lc, err) : NULL;
   if (b->local == NULL) {
     if (b->name == NULL || b->stripes == NULL)
-      bw__error_set(err, BW_E_NOMEM, "",
+      bw_error_set(err, BW_E_NOMEM, "",
                     "out of memory creating redis breaker");
     bw__rb_destroy(b);
     return NULL;
@@ -794,7 +794,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
   b->channel = bw__rconn_key(&b->conn, "brk:", b->name, ":events");
   if (b->k_state == NULL || b->k_applied == NULL || b->k_buckets == NULL ||
       b->channel == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis breaker");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis breaker");
     bw__rb_destroy(b);
     return NULL;
   }
@@ -839,7 +839,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
   atomic_store(&b->word, BW__W_MAKE(BW_CLOSED, false, 1));
   /* One connection attempt: a refused AUTH is a configuration error; an
    * unreachable server is an outage the breaker rides out locally. */
-  bw__error_clear(&cerr);
+  bw_error_clear(&cerr);
   st = bw__rconn_connect(&b->conn, &cerr);
   if (st == BW_E_INVAL || st == BW_E_NOMEM) {
     if (err != NULL) *err = cerr;
@@ -852,7 +852,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
   else
     (void)bw__rb_sync_locked(b);
   pthread_mutex_unlock(&b->sync_mu);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return b;
 }
 
@@ -864,13 +864,13 @@ bw_redis_breaker_t *bw_redis_breaker_new(const bw_redis_breaker_config_t *cfg,
     b->has_thread = true;
     if (pthread_create(&b->thread, NULL, bw__rb_thread, b) != 0) {
       b->has_thread = false;
-      bw__error_set(err, BW_E_IO, "sync_thread",
+      bw_error_set(err, BW_E_IO, "sync_thread",
                     "cannot start the sync thread (sync_thread)");
       bw__rb_destroy(b);
       return NULL;
     }
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return b;
 }
 
@@ -930,7 +930,7 @@ int64_t bw_redis_breaker_retry_in_ms(const bw_redis_breaker_t *b) {
     int64_t left =
         atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
         bw__rb_now(b);
-    if (left > 0) return bw__ceil_ms(left);
+    if (left > 0) return bw_ns_to_ms_ceil(left);
   }
   if (w & BW__W_FB) return bw_breaker_retry_in_ms(b->local);
   return 0;

@@ -22,7 +22,7 @@ void bw_redis_config_init(bw_redis_config_t *cfg) {
 static char *bw__dup_or_null(const char *s, bool *oom) {
   char *d;
   if (s == NULL) return NULL;
-  d = bw__strdup(s);
+  d = bw_strdup(s);
   if (d == NULL) *oom = true;
   return d;
 }
@@ -33,44 +33,44 @@ int bw__rconn_init(bw__rconn_t *rc, const bw_redis_config_t *cfg,
   bool oom = false;
   memset(rc, 0, sizeof(*rc));
   if (cfg == NULL)
-    return bw__error_set(err, BW_E_INVAL, "redis", "redis config is NULL");
+    return bw_error_set(err, BW_E_INVAL, "redis", "redis config is NULL");
   if (cfg->host == NULL || cfg->host[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "redis.host",
+    return bw_error_set(err, BW_E_INVAL, "redis.host",
                          "redis.host must be a non-empty host name or address");
   if (cfg->port < 1 || cfg->port > 65535)
-    return bw__error_set(err, BW_E_INVAL, "redis.port",
+    return bw_error_set(err, BW_E_INVAL, "redis.port",
                          "redis.port must be in 1..65535 (got %d)", cfg->port);
   if (cfg->db < 0)
-    return bw__error_set(err, BW_E_INVAL, "redis.db",
+    return bw_error_set(err, BW_E_INVAL, "redis.db",
                          "redis.db must be >= 0 (got %d)", cfg->db);
   if (cfg->tls)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "redis.tls",
         "redis.tls is not supported: hiredis 0.14.1 on this system has no "
         "hiredis_ssl (use a TLS tunnel such as stunnel)");
   if (cfg->connect_timeout_ms < 1)
-    return bw__error_set(err, BW_E_INVAL, "redis.connect_timeout_ms",
+    return bw_error_set(err, BW_E_INVAL, "redis.connect_timeout_ms",
                          "redis.connect_timeout_ms must be >= 1 (got %lld)",
                          (long long)cfg->connect_timeout_ms);
   if (cfg->command_timeout_ms < 1)
-    return bw__error_set(err, BW_E_INVAL, "redis.command_timeout_ms",
+    return bw_error_set(err, BW_E_INVAL, "redis.command_timeout_ms",
                          "redis.command_timeout_ms must be >= 1 (got %lld)",
                          (long long)cfg->command_timeout_ms);
   if (cfg->backoff_initial_ms < 1)
-    return bw__error_set(err, BW_E_INVAL, "redis.backoff_initial_ms",
+    return bw_error_set(err, BW_E_INVAL, "redis.backoff_initial_ms",
                          "redis.backoff_initial_ms must be >= 1 (got %lld)",
                          (long long)cfg->backoff_initial_ms);
   if (cfg->backoff_max_ms < cfg->backoff_initial_ms)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "redis.backoff_max_ms",
         "redis.backoff_max_ms must be >= redis.backoff_initial_ms (got %lld < "
         "%lld)",
         (long long)cfg->backoff_max_ms, (long long)cfg->backoff_initial_ms);
   if (cfg->username != NULL && cfg->password == NULL)
-    return bw__error_set(err, BW_E_INVAL, "redis.password",
+    return bw_error_set(err, BW_E_INVAL, "redis.password",
                          "redis.password must be set when redis.username is");
   if (nscripts > BW__RCONN_MAX_SCRIPTS)
-    return bw__error_set(err, BW_E_INVAL, "", "too many scripts");
+    return bw_error_set(err, BW_E_INVAL, "", "too many scripts");
   rc->host = bw__dup_or_null(cfg->host, &oom);
   rc->username = bw__dup_or_null(cfg->username, &oom);
   rc->password = bw__dup_or_null(cfg->password, &oom);
@@ -78,7 +78,7 @@ int bw__rconn_init(bw__rconn_t *rc, const bw_redis_config_t *cfg,
       bw__dup_or_null(cfg->key_prefix != NULL ? cfg->key_prefix : "", &oom);
   if (oom) {
     bw__rconn_destroy(rc);
-    return bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return bw_error_set(err, BW_E_NOMEM, "", "out of memory");
   }
   rc->port = cfg->port;
   rc->db = cfg->db;
@@ -107,10 +107,10 @@ void bw__rconn_disconnect(bw__rconn_t *rc) {
 
 void bw__rconn_destroy(bw__rconn_t *rc) {
   bw__rconn_disconnect(rc);
-  bw__free(rc->host);
-  bw__free(rc->username);
-  bw__free(rc->password);
-  bw__free(rc->prefix);
+  bw_free(rc->host);
+  bw_free(rc->username);
+  bw_free(rc->password);
+  bw_free(rc->prefix);
   rc->host = rc->username = rc->password = rc->prefix = NULL;
 }
 
@@ -151,17 +151,17 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
                                   bw__tv(rc->connect_timeout_ms));
   if (rc->c == NULL) {
     bw__rconn_fail_msg(rc, "cannot allocate a hiredis context");
-    return bw__error_set(err, BW_E_NOMEM, "", "%s", rc->last_error);
+    return bw_error_set(err, BW_E_NOMEM, "", "%s", rc->last_error);
   }
   if (rc->c->err) {
     char msg[140];
     snprintf(msg, sizeof(msg), "cannot connect: %.100s", rc->c->errstr);
     bw__rconn_fail_msg(rc, msg);
-    return bw__error_set(err, BW_E_IO, "redis.host", "%s", rc->last_error);
+    return bw_error_set(err, BW_E_IO, "redis.host", "%s", rc->last_error);
   }
   if (redisSetTimeout(rc->c, bw__tv(rc->command_timeout_ms)) != REDIS_OK) {
     bw__rconn_fail_msg(rc, "cannot set the command timeout");
-    return bw__error_set(err, BW_E_IO, "", "%s", rc->last_error);
+    return bw_error_set(err, BW_E_IO, "", "%s", rc->last_error);
   }
   if (rc->password != NULL) {
     const char *argv[3];
@@ -176,7 +176,7 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
     argv[argc] = rc->password;
     lens[argc++] = strlen(rc->password);
     r = bw__rconn_raw(rc, argc, argv, lens);
-    if (r == NULL) return bw__error_set(err, BW_E_IO, "", "%s", rc->last_error);
+    if (r == NULL) return bw_error_set(err, BW_E_IO, "", "%s", rc->last_error);
     if (r->type == REDIS_REPLY_ERROR) {
       char msg[140];
       snprintf(msg, sizeof(msg), "%.130s", r->str);
@@ -186,7 +186,7 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
                rc->host, rc->port, msg,
                rc->username != NULL ? " and redis.username" : "");
       bw__rconn_disconnect(rc);
-      return bw__error_set(err, BW_E_INVAL, "redis.password", "%s",
+      return bw_error_set(err, BW_E_INVAL, "redis.password", "%s",
                            rc->last_error);
     }
     freeReplyObject(r);
@@ -195,7 +195,7 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
     const char *argv[1] = {"PING"};
     size_t lens[1] = {4};
     r = bw__rconn_raw(rc, 1, argv, lens);
-    if (r == NULL) return bw__error_set(err, BW_E_IO, "", "%s", rc->last_error);
+    if (r == NULL) return bw_error_set(err, BW_E_IO, "", "%s", rc->last_error);
     if (r->type == REDIS_REPLY_ERROR) {
       bool noauth = strncmp(r->str, "NOAUTH", 6) == 0;
       char msg[140];
@@ -206,7 +206,7 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
                noauth ? " (the server requires a password: set redis.password)"
                       : "");
       bw__rconn_disconnect(rc);
-      return bw__error_set(err, noauth ? BW_E_INVAL : BW_E_IO,
+      return bw_error_set(err, noauth ? BW_E_INVAL : BW_E_IO,
                            noauth ? "redis.password" : "", "%s",
                            rc->last_error);
     }
@@ -222,14 +222,14 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
     argv[1] = db;
     lens[1] = strlen(db);
     r = bw__rconn_raw(rc, 2, argv, lens);
-    if (r == NULL) return bw__error_set(err, BW_E_IO, "", "%s", rc->last_error);
+    if (r == NULL) return bw_error_set(err, BW_E_IO, "", "%s", rc->last_error);
     if (r->type == REDIS_REPLY_ERROR) {
       snprintf(rc->last_error, sizeof(rc->last_error),
                "redis %.40s:%d: SELECT %d failed: %.100s", rc->host, rc->port,
                rc->db, r->str);
       freeReplyObject(r);
       bw__rconn_disconnect(rc);
-      return bw__error_set(err, BW_E_INVAL, "redis.db", "%s", rc->last_error);
+      return bw_error_set(err, BW_E_INVAL, "redis.db", "%s", rc->last_error);
     }
     freeReplyObject(r);
   }
@@ -237,14 +237,14 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
     const char *argv[3] = {"SCRIPT", "LOAD", rc->scripts[i]};
     size_t lens[3] = {6, 4, strlen(rc->scripts[i])};
     r = bw__rconn_raw(rc, 3, argv, lens);
-    if (r == NULL) return bw__error_set(err, BW_E_IO, "", "%s", rc->last_error);
+    if (r == NULL) return bw_error_set(err, BW_E_IO, "", "%s", rc->last_error);
     if (r->type != REDIS_REPLY_STRING || r->len != 40) {
       snprintf(rc->last_error, sizeof(rc->last_error),
                "redis %.40s:%d: SCRIPT LOAD failed: %.100s", rc->host, rc->port,
                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
       freeReplyObject(r);
       bw__rconn_disconnect(rc);
-      return bw__error_set(err, BW_E_IO, "", "%s", rc->last_error);
+      return bw_error_set(err, BW_E_IO, "", "%s", rc->last_error);
     }
     memcpy(rc->sha[i], r->str, 40);
     rc->sha[i][40] = '\0';
@@ -308,11 +308,11 @@ redisReply *bw__rconn_eval(bw__rconn_t *rc, size_t idx, int nkeys, int argc,
   /* The common calls fit on the stack: a periodic sync allocates nothing
    * through the hooks (hiredis allocates with its own allocator). */
   if (argc + 3 > BW__STACK_ARGS) {
-    av = bw__malloc(sizeof(*av) * (size_t)(argc + 3));
-    al = bw__malloc(sizeof(*al) * (size_t)(argc + 3));
+    av = bw_malloc(sizeof(*av) * (size_t)(argc + 3));
+    al = bw_malloc(sizeof(*al) * (size_t)(argc + 3));
     if (av == NULL || al == NULL) {
-      bw__free(av);
-      bw__free(al);
+      bw_free(av);
+      bw_free(al);
       snprintf(rc->last_error, sizeof(rc->last_error), "out of memory");
       rc->oom = true;
       return NULL;
@@ -342,8 +342,8 @@ redisReply *bw__rconn_eval(bw__rconn_t *rc, size_t idx, int nkeys, int argc,
     r = bw__rconn_raw(rc, argc + 3, av, al);
   }
   if (av != av_stack) {
-    bw__free(av);
-    bw__free(al);
+    bw_free(av);
+    bw_free(al);
   }
   rc->server_error = false;
   if (r != NULL && r->type == REDIS_REPLY_ERROR) {
@@ -362,14 +362,14 @@ redisReply *bw__rconn_eval(bw__rconn_t *rc, size_t idx, int nkeys, int argc,
 char *bw__rconn_key(const bw__rconn_t *rc, const char *a, const char *b,
                     const char *c) {
   size_t n = strlen(rc->prefix) + strlen(a) + strlen(b) + strlen(c) + 1;
-  char *k = bw__malloc(n);
+  char *k = bw_malloc(n);
   if (k != NULL) snprintf(k, n, "%s%s%s%s", rc->prefix, a, b, c);
   return k;
 }
 
 char *bw__rcat(const char *a, const char *b) {
   size_t n = strlen(a) + strlen(b) + 1;
-  char *k = bw__malloc(n);
+  char *k = bw_malloc(n);
   if (k != NULL) snprintf(k, n, "%s%s", a, b);
   return k;
 }
@@ -379,7 +379,7 @@ char *bw__rcat(const char *a, const char *b) {
 
 void bw__rcl_event(bw__rclient_t *cl, bw_event_type_t type, const char *reason,
                    const bw_field_t *f, size_t n) {
-  bw__emit(cl->sink, cl->wall, bw_clock_now(bw_clock_monotonic()), type,
+  bw_event_emit(cl->sink, cl->wall, bw_clock_now(bw_clock_monotonic()), type,
            cl->name, reason, f, n, NULL);
 }
 
@@ -432,18 +432,18 @@ int bw__rcl_init(bw__rclient_t *cl, const bw_redis_config_t *rcfg,
                  const char *const *scripts, size_t n, bw_error_t *err) {
   int st;
   pthread_mutex_init(&cl->mu, NULL);
-  if (bw__check_name(name, field, err) != BW_OK) return BW_E_INVAL;
+  if (bw_name_check(name, field, err) != BW_OK) return BW_E_INVAL;
   st = bw__rconn_init(&cl->conn, rcfg, scripts, n, 0, err);
   if (st != BW_OK) return st;
-  cl->name = bw__strdup(name);
+  cl->name = bw_strdup(name);
   if (cl->name == NULL)
-    return bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    return bw_error_set(err, BW_E_NOMEM, "", "out of memory");
   cl->wall = bw_clock_realtime();
   return bw__rconn_connect(&cl->conn, err);
 }
 
 void bw__rcl_destroy(bw__rclient_t *cl) {
   bw__rconn_destroy(&cl->conn);
-  bw__free(cl->name);
+  bw_free(cl->name);
   pthread_mutex_destroy(&cl->mu);
 }

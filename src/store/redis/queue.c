@@ -77,34 +77,34 @@ void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg) {
 void bw_redis_queue_free(bw_redis_queue_t *q) {
   if (q == NULL) return;
   bw__rcl_destroy(&q->cl);
-  bw__free(q->k_queue);
-  bw__free(q->k_dlq);
-  bw__free(q->k_warned);
-  bw__free(q->k_proc);
-  bw__free(q);
+  bw_free(q->k_queue);
+  bw_free(q->k_dlq);
+  bw_free(q->k_warned);
+  bw_free(q->k_proc);
+  bw_free(q);
 }
 
 bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
                                      bw_error_t *err) {
   bw_redis_queue_t *q;
   if (cfg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config is NULL");
     return NULL;
   }
   if (cfg->max_size < 1) {
-    bw__error_set(err, BW_E_INVAL, "max_size", "max_size must be >= 1 (got %u)",
+    bw_error_set(err, BW_E_INVAL, "max_size", "max_size must be >= 1 (got %u)",
                   cfg->max_size);
     return NULL;
   }
   if (!(cfg->warn_threshold > 0.0 && cfg->warn_threshold <= 1.0)) {
-    bw__error_set(err, BW_E_INVAL, "warn_threshold",
+    bw_error_set(err, BW_E_INVAL, "warn_threshold",
                   "warn_threshold must be in (0, 1] (got %g)",
                   cfg->warn_threshold);
     return NULL;
   }
-  q = bw__calloc(1, sizeof(*q));
+  q = bw_calloc(1, sizeof(*q));
   if (q == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
     return NULL;
   }
   if (bw__rcl_init(&q->cl, &cfg->redis, cfg->name, "name", bw__rq_scripts, 3,
@@ -120,7 +120,7 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
   q->k_proc = bw__rconn_key(&q->cl.conn, "{q:", cfg->name, "}:processing:");
   if (q->k_queue == NULL || q->k_dlq == NULL || q->k_warned == NULL ||
       q->k_proc == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
     bw_redis_queue_free(q);
     return NULL;
   }
@@ -132,7 +132,7 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
   if (q->warn_at < 1) q->warn_at = 1;
   snprintf(q->a_max, sizeof(q->a_max), "%u", q->max_size);
   snprintf(q->a_warn, sizeof(q->a_warn), "%u", q->warn_at);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return q;
 }
 
@@ -223,7 +223,7 @@ out:
   return rc;
 }
 
-/* The processing list of `consumer` (bw__malloc'd). */
+/* The processing list of `consumer` (bw_malloc'd). */
 static char *bw__rq_proc_key(const bw_redis_queue_t *q, const char *consumer) {
   return bw__rcat(q->k_proc, consumer);
 }
@@ -246,7 +246,7 @@ static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
   argv[2] = q->k_warned;
   argv[3] = q->a_warn;
   r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, min, rc);
-  bw__free(pk);
+  bw_free(pk);
   return r;
 }
 
@@ -314,7 +314,7 @@ int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
-  bw__free(pk);
+  bw_free(pk);
   return rc;
 }
 
@@ -443,20 +443,20 @@ void bw_redis_idem_config_init(bw_redis_idem_config_t *cfg) {
 void bw_redis_idem_free(bw_redis_idem_t *d) {
   if (d == NULL) return;
   bw__rcl_destroy(&d->cl);
-  bw__free(d->k_base);
-  bw__free(d);
+  bw_free(d->k_base);
+  bw_free(d);
 }
 
 bw_redis_idem_t *bw_redis_idem_new(const bw_redis_idem_config_t *cfg,
                                    bw_error_t *err) {
   bw_redis_idem_t *d;
   if (cfg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "config is NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config is NULL");
     return NULL;
   }
-  d = bw__calloc(1, sizeof(*d));
+  d = bw_calloc(1, sizeof(*d));
   if (d == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis idem");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis idem");
     return NULL;
   }
   if (bw__rcl_init(&d->cl, &cfg->redis, cfg->name, "name", bw__ri_scripts, 2,
@@ -466,11 +466,11 @@ bw_redis_idem_t *bw_redis_idem_new(const bw_redis_idem_config_t *cfg,
   }
   d->k_base = bw__rconn_key(&d->cl.conn, "idem:", cfg->name, ":");
   if (d->k_base == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory creating redis idem");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis idem");
     bw_redis_idem_free(d);
     return NULL;
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return d;
 }
 
@@ -512,7 +512,7 @@ int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
-  bw__free(k);
+  bw_free(k);
   return rc;
 }
 
@@ -528,10 +528,10 @@ int bw_redis_idem_complete(bw_redis_idem_t *d, const char *key,
       (result == NULL && len > 0))
     return BW_E_INVAL;
   k = bw__ri_key(d, key);
-  val = bw__malloc(len + 1);
+  val = bw_malloc(len + 1);
   if (k == NULL || val == NULL) {
-    bw__free(k);
-    bw__free(val);
+    bw_free(k);
+    bw_free(val);
     return BW_E_NOMEM;
   }
   val[0] = 'D';
@@ -553,8 +553,8 @@ int bw_redis_idem_complete(bw_redis_idem_t *d, const char *key,
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
-  bw__free(k);
-  bw__free(val);
+  bw_free(k);
+  bw_free(val);
   return rc;
 }
 
@@ -574,6 +574,6 @@ int bw_redis_idem_abandon(bw_redis_idem_t *d, const char *key) {
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
-  bw__free(k);
+  bw_free(k);
   return rc;
 }

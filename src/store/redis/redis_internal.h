@@ -73,11 +73,11 @@ redisReply *bw__rconn_command(bw__rconn_t *rc, int argc, const char **argv,
 void bw__rconn_failed(bw__rconn_t *rc, int64_t now_ns);
 void bw__rconn_disconnect(bw__rconn_t *rc);
 void bw__rconn_destroy(bw__rconn_t *rc);
-/* "prefix" + a + b + c into a new string (bw__malloc), NULL when out of
+/* "prefix" + a + b + c into a new string (bw_malloc), NULL when out of
  * memory. */
 char *bw__rconn_key(const bw__rconn_t *rc, const char *a, const char *b,
                     const char *c);
-/* a then b in a new string (bw__free it); NULL when out of memory. */
+/* a then b in a new string (bw_free it); NULL when out of memory. */
 char *bw__rcat(const char *a, const char *b);
 
 /* A connection shared by the threads of one object, serialised by `mu`,

@@ -220,8 +220,8 @@ static redisReply *bw__rqs_run(bw__rqs_t *q, const char *op, int64_t now,
                                int nextra, const char **extra,
                                const size_t *elens) {
   int total = BW__QS_NKEYS + 8 + nextra;
-  const char **av = bw__calloc((size_t)total, sizeof(*av));
-  size_t *al = bw__calloc((size_t)total, sizeof(*al));
+  const char **av = bw_calloc((size_t)total, sizeof(*av));
+  size_t *al = bw_calloc((size_t)total, sizeof(*al));
   char ns[24], ms[24];
   redisReply *r = NULL;
   int i, n = 0;
@@ -252,8 +252,8 @@ static redisReply *bw__rqs_run(bw__rqs_t *q, const char *op, int64_t now,
   }
   r = bw__rconn_eval(&q->cl.conn, 0, BW__QS_NKEYS, n, av, al);
 out:
-  bw__free(av);
-  bw__free(al);
+  bw_free(av);
+  bw_free(al);
   return r;
 }
 
@@ -312,11 +312,11 @@ static int bw__rqs_enqueue(bw_queue_store_t *base, const bw_blob_t *items,
   int rc;
   /* One script, one atomic step: batches are bounded. */
   if (n > 4096) return BW_E_RANGE;
-  av = bw__calloc(n + 2, sizeof(*av));
-  al = bw__calloc(n + 2, sizeof(*al));
+  av = bw_calloc(n + 2, sizeof(*av));
+  al = bw_calloc(n + 2, sizeof(*al));
   if (av == NULL || al == NULL) {
-    bw__free(av);
-    bw__free(al);
+    bw_free(av);
+    bw_free(al);
     return BW_E_NOMEM;
   }
   snprintf(cnt, sizeof(cnt), "%zu", n);
@@ -350,8 +350,8 @@ static int bw__rqs_enqueue(bw_queue_store_t *base, const bw_blob_t *items,
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
-  bw__free(av);
-  bw__free(al);
+  bw_free(av);
+  bw_free(al);
   return rc;
 }
 
@@ -623,9 +623,9 @@ static void bw__rqs_free(bw_queue_store_t *base) {
   int i;
   bw__rcl_destroy(&q->cl);
   for (i = 0; i < BW__QS_NKEYS; i++)
-    bw__free(q->keys[i]);
-  bw__free(q->script);
-  bw__free(q);
+    bw_free(q->keys[i]);
+  bw_free(q->script);
+  bw_free(q);
 }
 
 static const bw_queue_store_vtable_t bw__rqs_vtable = {
@@ -643,9 +643,9 @@ bw_queue_store_t *bw_redis_queue_store_new(const bw_queue_store_config_t *cfg,
   bw__rqs_t *q;
   int i;
   if (bw_queue_store_config_validate(cfg, err) != BW_OK) return NULL;
-  q = bw__calloc(1, sizeof(*q));
+  q = bw_calloc(1, sizeof(*q));
   if (q == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   q->base.vt = &bw__rqs_vtable;
@@ -653,10 +653,10 @@ bw_queue_store_t *bw_redis_queue_store_new(const bw_queue_store_config_t *cfg,
     size_t len = 1, j;
     for (j = 0; j < sizeof(bw__qs_parts) / sizeof(bw__qs_parts[0]); j++)
       len += strlen(bw__qs_parts[j]);
-    q->script = bw__malloc(len);
+    q->script = bw_malloc(len);
     if (q->script == NULL) {
-      bw__free(q);
-      bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+      bw_free(q);
+      bw_error_set(err, BW_E_NOMEM, "", "out of memory");
       return NULL;
     }
     q->script[0] = '\0';
@@ -671,7 +671,7 @@ bw_queue_store_t *bw_redis_queue_store_new(const bw_queue_store_config_t *cfg,
   for (i = 0; i < BW__QS_NKEYS; i++) {
     q->keys[i] = bw__rconn_key(&q->cl.conn, "{qs:", cfg->name, suffix[i]);
     if (q->keys[i] == NULL) {
-      bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+      bw_error_set(err, BW_E_NOMEM, "", "out of memory");
       bw__rqs_free(&q->base);
       return NULL;
     }
@@ -695,7 +695,7 @@ bw_queue_store_t *bw_redis_queue_store_new(const bw_queue_store_config_t *cfg,
            (unsigned)cfg->max_deliveries);
   snprintf(q->full_msg, sizeof(q->full_msg), "queue %.100s reached max_size %u",
            q->cl.name, (unsigned)cfg->max_size);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return &q->base;
 }
 
@@ -765,7 +765,7 @@ static redisReply *bw__ris_run(bw__ris_t *s, const char *key, int argc,
     al[i + 1] = lens != NULL ? lens[i] : strlen(argv[i]);
   }
   r = bw__rconn_eval(&s->cl.conn, 0, 1, argc + 1, av, al);
-  bw__free(k);
+  bw_free(k);
   if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
     if (r != NULL) freeReplyObject(r);
     *rc = bw__rcl_failed(&s->cl);
@@ -923,8 +923,8 @@ static const char *bw__ris_name(const bw_idem_store_t *base) {
 static void bw__ris_free(bw_idem_store_t *base) {
   bw__ris_t *s = (bw__ris_t *)base;
   bw__rcl_destroy(&s->cl);
-  bw__free(s->prefix);
-  bw__free(s);
+  bw_free(s->prefix);
+  bw_free(s);
 }
 
 static const bw_idem_store_vtable_t bw__ris_vtable = {
@@ -936,9 +936,9 @@ bw_idem_store_t *bw_redis_idem_store_new(const bw_idem_config_t *cfg,
                                          bw_error_t *err) {
   bw__ris_t *s;
   if (bw_idem_config_validate(cfg, err) != BW_OK) return NULL;
-  s = bw__calloc(1, sizeof(*s));
+  s = bw_calloc(1, sizeof(*s));
   if (s == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   s->base.vt = &bw__ris_vtable;
@@ -949,7 +949,7 @@ bw_idem_store_t *bw_redis_idem_store_new(const bw_idem_config_t *cfg,
   }
   s->prefix = bw__rconn_key(&s->cl.conn, "{idem:", cfg->name, "}:");
   if (s->prefix == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     bw__ris_free(&s->base);
     return NULL;
   }
@@ -957,6 +957,6 @@ bw_idem_store_t *bw_redis_idem_store_new(const bw_idem_config_t *cfg,
   s->cfg.name = s->cl.name;
   if (s->cfg.clock == NULL) s->cfg.clock = bw_clock_realtime();
   bw_rand_seed(&s->rng, bw_rand_os_seed());
-  bw__error_clear(err);
+  bw_error_clear(err);
   return &s->base;
 }

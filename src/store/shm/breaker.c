@@ -107,21 +107,21 @@ static int bw__brk_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   int rc = bw_breaker_config_validate(c, err);
   if (rc != BW_OK) return rc;
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW)
-    return bw__error_set(err, BW_E_INVAL, "trip_rule",
+    return bw_error_set(err, BW_E_INVAL, "trip_rule",
                          "trip_rule count_window is not supported by the "
                          "shared-memory breaker (use consecutive or "
                          "time_window)");
   if (c->slow_call_ms != 0)
-    return bw__error_set(err, BW_E_INVAL, "slow_call_ms",
+    return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
                          "slow_call_ms is not supported by the shared-memory "
                          "breaker (must be 0, got %lld)",
                          (long long)c->slow_call_ms);
   if (c->metrics_only)
-    return bw__error_set(err, BW_E_INVAL, "metrics_only",
+    return bw_error_set(err, BW_E_INVAL, "metrics_only",
                          "metrics_only is not supported by the shared-memory "
                          "breaker (must be false)");
   if (c->half_open_max_calls > BW__MAX_PROBES)
-    return bw__error_set(err, BW_E_INVAL, "half_open_max_calls",
+    return bw_error_set(err, BW_E_INVAL, "half_open_max_calls",
                          "half_open_max_calls must be <= %u for the "
                          "shared-memory breaker (got %u)",
                          BW__MAX_PROBES, c->half_open_max_calls);
@@ -202,13 +202,13 @@ bw_shm_breaker_t *bw_shm_breaker_new(bw_shm_t *shm,
   size_t size;
   int rc;
   if (shm == NULL) {
-    bw__error_set(err, BW_E_INVAL, "shm", "shm (the segment) must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "shm", "shm (the segment) must not be NULL");
     return NULL;
   }
   if (bw__brk_validate(cfg, err) != BW_OK) return NULL;
-  b = bw__calloc(1, sizeof(*b));
+  b = bw_calloc(1, sizeof(*b));
   if (b == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   bw__brk_cfg_from(cfg, &c);
@@ -222,7 +222,7 @@ bw_shm_breaker_t *bw_shm_breaker_new(bw_shm_t *shm,
   rc = bw__shm_object(shm, cfg->name, BW__SHM_KIND_BREAKER, size, bw__brk_init,
                       bw__brk_check, &in, &blk, err);
   if (rc != BW_OK) {
-    bw__free(b);
+    bw_free(b);
     return NULL;
   }
   b->iface.vt = &bw__brk_vt;
@@ -232,12 +232,12 @@ bw_shm_breaker_t *bw_shm_breaker_new(bw_shm_t *shm,
   b->cfg = c;
   b->bucket_ns = c.buckets ? c.window_ms * BW_NS_PER_MS / c.buckets : 0;
   b->lease_ns = c.half_open_timeout_ms * BW_NS_PER_MS;
-  bw__error_clear(err);
+  bw_error_clear(err);
   return b;
 }
 
 void bw_shm_breaker_free(bw_shm_breaker_t *b) {
-  bw__free(b);
+  bw_free(b);
 }
 
 const char *bw_shm_breaker_name(const bw_shm_breaker_t *b) {
@@ -270,7 +270,7 @@ static void bw__emit_tx(const bw_shm_breaker_t *b, int64_t now,
                         bw_event_type_t type, const char *reason,
                         bw_state_t from, int64_t break_ms,
                         const bw_context_t *ctx) {
-  bw__emit_breaker_transition(b->sink, b->wall, b->name, now, type, reason,
+  bw_breaker_emit_transition(b->sink, b->wall, b->name, now, type, reason,
                               from, break_ms, ctx);
 }
 
@@ -288,7 +288,7 @@ static int64_t bw__to_open(bw_shm_breaker_t *b, uint64_t w, int64_t now) {
   bw__brk_t *s = b->s;
   uint64_t n = BW__SHM_LOAD(s->consecutive_opens) + 1;
   int64_t brk =
-      bw__break_after(b->cfg.break_ms * BW_NS_PER_MS, b->cfg.break_multiplier,
+      bw_breaker_break_after(b->cfg.break_ms * BW_NS_PER_MS, b->cfg.break_multiplier,
                       n, b->cfg.max_break_ms * BW_NS_PER_MS);
   atomic_store_explicit(&s->consecutive_opens, n, memory_order_relaxed);
   atomic_store_explicit(&s->current_break_ns, brk, memory_order_relaxed);
@@ -579,7 +579,7 @@ int64_t bw_shm_breaker_retry_in_ms(const bw_shm_breaker_t *b) {
   if (b == NULL) return 0;
   w = atomic_load_explicit(&b->s->sw, memory_order_acquire);
   if (BW__ST(w) == BW_OPEN)
-    return bw__ceil_ms(BW__SHM_LOAD(b->s->open_until_ns) -
+    return bw_ns_to_ms_ceil(BW__SHM_LOAD(b->s->open_until_ns) -
                        bw_clock_now(b->clock));
   return BW__ST(w) == BW_ISOLATED ? -1 : 0;
 }

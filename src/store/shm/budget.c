@@ -67,12 +67,12 @@ bw_shm_budget_t *bw_shm_budget_new(bw_shm_t *shm, const bw_budget_config_t *cfg,
   bw__bud_init_t in;
   void *blk;
   if (shm == NULL) {
-    bw__error_set(err, BW_E_INVAL, "shm", "shm (the segment) must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "shm", "shm (the segment) must not be NULL");
     return NULL;
   }
   if (bw_budget_config_validate(cfg, err) != BW_OK) return NULL;
   if (cfg->kind != BW_BUDGET_TOKEN_BUCKET) {
-    bw__error_set(err, BW_E_INVAL, "kind",
+    bw_error_set(err, BW_E_INVAL, "kind",
                   "kind %s is not supported by the shared-memory budget "
                   "(only token_bucket)",
                   bw_budget_kind_name(cfg->kind));
@@ -81,26 +81,26 @@ bw_shm_budget_t *bw_shm_budget_new(bw_shm_t *shm, const bw_budget_config_t *cfg,
   /* validate has checked both are whole multiples of 0.001. */
   in.max_milli = llround(cfg->max_tokens * (double)BW__MILLI);
   in.ratio_milli = llround(cfg->token_ratio * (double)BW__MILLI);
-  b = bw__calloc(1, sizeof(*b));
+  b = bw_calloc(1, sizeof(*b));
   if (b == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   if (bw__shm_object(shm, cfg->name, BW__SHM_KIND_BUDGET, sizeof(bw__bud_t),
                      bw__bud_init, bw__bud_check, &in, &blk, err) != BW_OK) {
-    bw__free(b);
+    bw_free(b);
     return NULL;
   }
   b->s = blk;
   b->max_milli = in.max_milli;
   b->ratio_milli = in.ratio_milli;
   snprintf(b->name, sizeof(b->name), "%s", cfg->name);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return b;
 }
 
 void bw_shm_budget_free(bw_shm_budget_t *b) {
-  bw__free(b);
+  bw_free(b);
 }
 
 const char *bw_shm_budget_name(const bw_shm_budget_t *b) {

@@ -86,28 +86,28 @@ bw_shm_limit_t *bw_shm_limit_new(bw_shm_t *shm,
   void *blk;
   size_t size;
   if (shm == NULL) {
-    bw__error_set(err, BW_E_INVAL, "shm", "shm (the segment) must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "shm", "shm (the segment) must not be NULL");
     return NULL;
   }
   if (cfg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
     return NULL;
   }
-  if (bw__check_name(cfg->name, "name", err) != BW_OK) return NULL;
+  if (bw_name_check(cfg->name, "name", err) != BW_OK) return NULL;
   if (cfg->max_concurrent < 1 || cfg->max_concurrent > BW_SHM_LIMIT_MAX) {
-    bw__error_set(err, BW_E_INVAL, "max_concurrent",
+    bw_error_set(err, BW_E_INVAL, "max_concurrent",
                   "max_concurrent must be in 1..%u (got %u)", BW_SHM_LIMIT_MAX,
                   cfg->max_concurrent);
     return NULL;
   }
   if (cfg->lease_ms < 1 || cfg->lease_ms > BW__MAX_MS) {
-    bw__error_set(err, BW_E_INVAL, "lease_ms",
+    bw_error_set(err, BW_E_INVAL, "lease_ms",
                   "lease_ms must be >= 1 (got %lld)", (long long)cfg->lease_ms);
     return NULL;
   }
-  l = bw__calloc(1, sizeof(*l));
+  l = bw_calloc(1, sizeof(*l));
   if (l == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   in.max = cfg->max_concurrent;
@@ -115,7 +115,7 @@ bw_shm_limit_t *bw_shm_limit_new(bw_shm_t *shm,
   size = sizeof(bw__lim_t) + (size_t)in.max * BW__SLOT_WORDS * sizeof(uint64_t);
   if (bw__shm_object(shm, cfg->name, BW__SHM_KIND_LIMIT, size, bw__lim_init,
                      bw__lim_check, &in, &blk, err) != BW_OK) {
-    bw__free(l);
+    bw_free(l);
     return NULL;
   }
   l->iface.vt = &bw__shm_lim_vt;
@@ -130,12 +130,12 @@ bw_shm_limit_t *bw_shm_limit_new(bw_shm_t *shm,
              : cfg->lease_ms >= 1000 ? bw_clock_monotonic_coarse()
                                      : bw_clock_monotonic();
   snprintf(l->name, sizeof(l->name), "%s", cfg->name);
-  bw__error_clear(err);
+  bw_error_clear(err);
   return l;
 }
 
 void bw_shm_limit_free(bw_shm_limit_t *l) {
-  bw__free(l);
+  bw_free(l);
 }
 
 const char *bw_shm_limit_name(const bw_shm_limit_t *l) {

@@ -88,14 +88,14 @@ unsigned bw__shm_stripe_slow(void) {
 static int bw__shm_norm_name(const char *name, char *out, size_t size,
                              bw_error_t *err) {
   const char *n;
-  if (bw__check_name(name, "name", err) != BW_OK) return BW_E_INVAL;
+  if (bw_name_check(name, "name", err) != BW_OK) return BW_E_INVAL;
   n = name[0] == '/' ? name + 1 : name;
   if (n[0] == '\0')
-    return bw__error_set(err, BW_E_INVAL, "name",
+    return bw_error_set(err, BW_E_INVAL, "name",
                          "name must have a character after '/' (got \"%s\")",
                          name);
   if (strchr(n, '/') != NULL)
-    return bw__error_set(err, BW_E_INVAL, "name",
+    return bw_error_set(err, BW_E_INVAL, "name",
                          "name must not contain '/' after the first character "
                          "(got \"%s\")",
                          name);
@@ -120,7 +120,7 @@ static void bw__sleep_ms(void) {
 
 static int bw__shm_io(bw_error_t *err, const char *what, const char *name,
                       int e) {
-  return bw__error_set(err, BW_E_IO, "name",
+  return bw_error_set(err, BW_E_IO, "name",
                        "%s of shared-memory segment %s "
                        "failed: %s",
                        what, name, strerror(e));
@@ -164,7 +164,7 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
     waited++;
   }
   if ((size_t)st.st_size < sizeof(bw__shm_header_t))
-    return bw__error_set(err, BW_E_INVAL, "size",
+    return bw_error_set(err, BW_E_INVAL, "size",
                          "shared-memory segment %s is %lld bytes, too small: "
                          "the size of a breakwater segment header is %zu "
                          "bytes",
@@ -182,29 +182,29 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
     waited++;
   }
   if (magic == 0)
-    return bw__error_set(err, BW_E_INVAL, "name",
+    return bw_error_set(err, BW_E_INVAL, "name",
                          "shared-memory segment %s was never initialized "
                          "(magic is 0 after %d ms): its creator may have "
                          "died; unlink it and create it again",
                          s->name, BW__SHM_INIT_WAIT_MS);
   if (magic != BW__SHM_MAGIC)
-    return bw__error_set(err, BW_E_INVAL, "name",
+    return bw_error_set(err, BW_E_INVAL, "name",
                          "shared-memory segment %s is not a breakwater "
                          "segment (magic 0x%016llx, expected 0x%016llx)",
                          s->name, (unsigned long long)magic,
                          (unsigned long long)BW__SHM_MAGIC);
   if (h->version != BW__SHM_VERSION)
-    return bw__error_set(err, BW_E_INVAL, "version",
+    return bw_error_set(err, BW_E_INVAL, "version",
                          "shared-memory segment %s has layout version %u, "
                          "this library reads version %u",
                          s->name, h->version, BW__SHM_VERSION);
   if (h->header_size != sizeof(bw__shm_header_t))
-    return bw__error_set(err, BW_E_INVAL, "header_size",
+    return bw_error_set(err, BW_E_INVAL, "header_size",
                          "shared-memory segment %s has a %u-byte header, "
                          "this library's is %zu bytes",
                          s->name, h->header_size, sizeof(bw__shm_header_t));
   if (h->size != (uint64_t)st.st_size)
-    return bw__error_set(err, BW_E_INVAL, "size",
+    return bw_error_set(err, BW_E_INVAL, "size",
                          "shared-memory segment %s says it is %llu bytes "
                          "but is %lld bytes",
                          s->name, (unsigned long long)h->size,
@@ -212,7 +212,7 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
   if (h->max_objects != BW_SHM_MAX_OBJECTS ||
       atomic_load(&((bw__shm_header_t *)p)->count) > BW_SHM_MAX_OBJECTS ||
       atomic_load(&((bw__shm_header_t *)p)->used) > h->size)
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_INVAL, "name",
         "shared-memory segment %s has a corrupt object "
         "table (max_objects %u, count %u, used %llu of %llu)",
@@ -226,12 +226,12 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
   bw_shm_t *s;
   int fd = -1, rc;
   if (cfg == NULL) {
-    bw__error_set(err, BW_E_INVAL, "", "config must not be NULL");
+    bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
     return NULL;
   }
   if (cfg->mode != BW_SHM_CREATE && cfg->mode != BW_SHM_ATTACH &&
       cfg->mode != BW_SHM_OPEN_OR_CREATE) {
-    bw__error_set(err, BW_E_INVAL, "mode",
+    bw_error_set(err, BW_E_INVAL, "mode",
                   "mode must be BW_SHM_CREATE, BW_SHM_ATTACH or "
                   "BW_SHM_OPEN_OR_CREATE (got %d)",
                   (int)cfg->mode);
@@ -239,18 +239,18 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
   }
   if (cfg->mode != BW_SHM_ATTACH &&
       (cfg->size < BW__SHM_MIN_SIZE || cfg->size > BW__SHM_MAX_SIZE)) {
-    bw__error_set(err, BW_E_INVAL, "size",
+    bw_error_set(err, BW_E_INVAL, "size",
                   "size must be in [%zu, %zu] bytes (got %zu)",
                   BW__SHM_MIN_SIZE, BW__SHM_MAX_SIZE, cfg->size);
     return NULL;
   }
-  s = bw__calloc(1, sizeof(*s));
+  s = bw_calloc(1, sizeof(*s));
   if (s == NULL) {
-    bw__error_set(err, BW_E_NOMEM, "", "out of memory");
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
   if (bw__shm_norm_name(cfg->name, s->name, sizeof(s->name), err) != BW_OK) {
-    bw__free(s);
+    bw_free(s);
     return NULL;
   }
   if (cfg->mode != BW_SHM_ATTACH) {
@@ -262,54 +262,54 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
       if (rc != BW_OK) {
         if (s->base != NULL) munmap(s->base, s->size);
         shm_unlink(s->name);
-        bw__free(s);
+        bw_free(s);
         return NULL;
       }
-      bw__error_clear(err);
+      bw_error_clear(err);
       return s;
     }
     if (errno != EEXIST) {
       bw__shm_io(err, "shm_open (create)", s->name, errno);
-      bw__free(s);
+      bw_free(s);
       return NULL;
     }
     if (cfg->mode == BW_SHM_CREATE) {
-      bw__error_set(err, BW_E_INVAL, "name",
+      bw_error_set(err, BW_E_INVAL, "name",
                     "the name %s is taken: the shared-memory segment "
                     "already exists (mode BW_SHM_CREATE creates only; "
                     "attach, or unlink it first)",
                     s->name);
-      bw__free(s);
+      bw_free(s);
       return NULL;
     }
   }
   fd = shm_open(s->name, O_RDWR, 0);
   if (fd < 0) {
     if (errno == ENOENT)
-      bw__error_set(err, BW_E_NOTFOUND, "name",
+      bw_error_set(err, BW_E_NOTFOUND, "name",
                     "shared-memory segment %s does not exist (mode "
                     "BW_SHM_ATTACH needs a segment created first)",
                     s->name);
     else
       bw__shm_io(err, "shm_open (attach)", s->name, errno);
-    bw__free(s);
+    bw_free(s);
     return NULL;
   }
   rc = bw__shm_attach(s, fd, err);
   close(fd);
   if (rc != BW_OK) {
     if (s->base != NULL) munmap(s->base, s->size);
-    bw__free(s);
+    bw_free(s);
     return NULL;
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return s;
 }
 
 void bw_shm_close(bw_shm_t *shm) {
   if (shm == NULL) return;
   munmap(shm->base, shm->size);
-  bw__free(shm);
+  bw_free(shm);
 }
 
 int bw_shm_unlink(const char *name, bw_error_t *err) {
@@ -317,11 +317,11 @@ int bw_shm_unlink(const char *name, bw_error_t *err) {
   if (bw__shm_norm_name(name, n, sizeof(n), err) != BW_OK) return BW_E_INVAL;
   if (shm_unlink(n) != 0) {
     if (errno == ENOENT)
-      return bw__error_set(err, BW_E_NOTFOUND, "name",
+      return bw_error_set(err, BW_E_NOTFOUND, "name",
                            "shared-memory segment %s does not exist", n);
     return bw__shm_io(err, "shm_unlink", n, errno);
   }
-  bw__error_clear(err);
+  bw_error_clear(err);
   return BW_OK;
 }
 
@@ -345,7 +345,7 @@ void bw_shm_stats(const bw_shm_t *shm, bw_shm_stats_t *out) {
 
 int bw__shm_mismatch(bw_error_t *err, const char *kind, const char *seg,
                      const char *field, const char *was, const char *now) {
-  return bw__error_set(err, BW_E_INVAL, field,
+  return bw_error_set(err, BW_E_INVAL, field,
                        "%s in shared-memory segment %s was created with %s "
                        "%s; this configuration has %s (every process must "
                        "use the same configuration)",
@@ -387,7 +387,7 @@ static void *bw__shm_entry_block(bw_shm_t *shm, const bw__shm_entry_t *e,
                                  bw_error_t *err) {
   const bw__shm_obj_t *o;
   if (e->kind != kind) {
-    bw__error_set(err, BW_E_INVAL, "name",
+    bw_error_set(err, BW_E_INVAL, "name",
                   "name \"%s\" in shared-memory segment %s is a %s, not a %s",
                   e->name, shm->name, bw__kind_name(e->kind),
                   bw__kind_name(kind));
@@ -395,7 +395,7 @@ static void *bw__shm_entry_block(bw_shm_t *shm, const bw__shm_entry_t *e,
   }
   if (e->offset % BW__SHM_ALIGN != 0 || e->offset > shm->size ||
       e->size > shm->size - e->offset || e->size < min_size) {
-    bw__error_set(err, BW_E_INVAL, "name",
+    bw_error_set(err, BW_E_INVAL, "name",
                   "\"%s\" in shared-memory segment %s has a corrupt entry "
                   "(offset %llu, size %llu, segment %zu bytes)",
                   e->name, shm->name, (unsigned long long)e->offset,
@@ -404,7 +404,7 @@ static void *bw__shm_entry_block(bw_shm_t *shm, const bw__shm_entry_t *e,
   }
   o = (const bw__shm_obj_t *)(shm->base + e->offset);
   if (o->magic != BW__SHM_OBJ_MAGIC || o->kind != kind) {
-    bw__error_set(err, BW_E_INVAL, "name",
+    bw_error_set(err, BW_E_INVAL, "name",
                   "\"%s\" in shared-memory segment %s is corrupt (bad block "
                   "magic or kind)",
                   e->name, shm->name);
@@ -428,7 +428,7 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
   mine = bw__shm_lease_lock(&h->lock, bw_clock_monotonic(),
                             BW__SHM_ALLOC_LEASE_NS, 30000);
   if (mine == 0)
-    return bw__error_set(err, BW_E_TIMEOUT, "name",
+    return bw_error_set(err, BW_E_TIMEOUT, "name",
                          "shared-memory segment %s: the object table stayed "
                          "locked by another process",
                          shm->name);
@@ -447,7 +447,7 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
     }
     /* The same configuration needs the same size. */
     if (e->size < need)
-      return bw__error_set(err, BW_E_INVAL, "name",
+      return bw_error_set(err, BW_E_INVAL, "name",
                            "name \"%s\" in shared-memory segment %s has a "
                            "corrupt entry (%llu bytes, %zu expected)",
                            name, shm->name, (unsigned long long)e->size, need);
@@ -456,7 +456,7 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
   }
   if (n >= BW_SHM_MAX_OBJECTS) {
     bw__shm_lease_unlock(&h->lock, mine);
-    return bw__error_set(err, BW_E_LIMIT, "name",
+    return bw_error_set(err, BW_E_LIMIT, "name",
                          "shared-memory segment %s already holds %u objects "
                          "(BW_SHM_MAX_OBJECTS); \"%s\" cannot be added",
                          shm->name, BW_SHM_MAX_OBJECTS, name);
@@ -464,7 +464,7 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
   used = atomic_load_explicit(&h->used, memory_order_relaxed);
   if (used > shm->size || need > shm->size - used) {
     bw__shm_lease_unlock(&h->lock, mine);
-    return bw__error_set(
+    return bw_error_set(
         err, BW_E_LIMIT, "size",
         "shared-memory segment %s is full: the %s \"%s\" "
         "needs %zu bytes, %llu of %zu are free",
