@@ -315,16 +315,16 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
 
   if (parse_host(srv->host, srv->cfg.port, &ss, &len) != BW_OK)
     return bw_error_set(err, BW_E_INVAL, "host",
-                         "host must be a numeric IPv4 or IPv6 address or "
-                         "'localhost' (got '%s')",
-                         srv->host);
+                        "host must be a numeric IPv4 or IPv6 address or "
+                        "'localhost' (got '%s')",
+                        srv->host);
   snprintf(where, sizeof(where), "%s%s%s:%u", v6 ? "[" : "", srv->host,
            v6 ? "]" : "", (unsigned)srv->cfg.port);
   fd = socket(ss.ss_family, SOCK_STREAM, 0);
   if (fd < 0) {
     e = errno;
     return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
-                         strerror(e));
+                        strerror(e));
   }
   (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
   (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -334,14 +334,14 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
     e = errno;
     close(fd);
     return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
-                         strerror(e));
+                        strerror(e));
   }
   len = sizeof(ss);
   if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
     e = errno;
     close(fd);
     return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
-                         strerror(e));
+                        strerror(e));
   }
   srv->port =
       ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
@@ -350,7 +350,7 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   if (evhttp_accept_socket_with_handle(srv->http, fd) == NULL) {
     close(fd);
     return bw_error_set(err, BW_E_NOMEM, "", "out of memory listening on %s",
-                         where);
+                        where);
   }
   return BW_OK;
 }
@@ -374,19 +374,19 @@ bw_partner_server_t *bw_partner_server_new(
   if (cfg->host == NULL || cfg->host[0] == '\0' ||
       strlen(cfg->host) >= sizeof(((bw_partner_server_t *)0)->host)) {
     bw_error_set(err, BW_E_INVAL, "host",
-                  "host must be a non-empty address of at most 63 bytes");
+                 "host must be a non-empty address of at most 63 bytes");
     return NULL;
   }
   if (!cfg->allow_remote && !bw_partner_host_is_loopback(cfg->host)) {
     bw_error_set(err, BW_E_INVAL, "host",
-                  "host must be a loopback address (127.0.0.0/8, ::1 or "
-                  "localhost) unless allow_remote is set (got '%s')",
-                  cfg->host);
+                 "host must be a loopback address (127.0.0.0/8, ::1 or "
+                 "localhost) unless allow_remote is set (got '%s')",
+                 cfg->host);
     return NULL;
   }
   if (cfg->backlog < 1 || cfg->backlog > 65535) {
     bw_error_set(err, BW_E_INVAL, "backlog",
-                  "backlog must be in [1, 65535] (got %d)", cfg->backlog);
+                 "backlog must be in [1, 65535] (got %d)", cfg->backlog);
     return NULL;
   }
   srv = bw_calloc(1, sizeof(*srv));
@@ -447,8 +447,8 @@ int bw_partner_server_reset(bw_partner_server_t *srv, bw_error_t *err) {
   bw_sim_partner_stats(srv->partner, &ps);
   if (ps.in_flight != 0)
     return bw_error_set(err, BW_E_FULL, "in_flight",
-                         "in_flight must be 0 to reset (got %u)",
-                         (unsigned)ps.in_flight);
+                        "in_flight must be 0 to reset (got %u)",
+                        (unsigned)ps.in_flight);
   fresh = bw_sim_partner_new(&srv->cfg.partner, err);
   if (fresh == NULL) return err != NULL ? err->code : BW_E_NOMEM;
   bw_sim_partner_free(srv->partner);

@@ -172,87 +172,87 @@ int bw_breaker_config_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if ((unsigned)c->trip_rule > (unsigned)BW_TRIP_TIME_WINDOW)
     return bw_error_set(err, BW_E_INVAL, "trip_rule",
-                         "trip_rule must be consecutive, count_window or "
-                         "time_window (got %d)",
-                         (int)c->trip_rule);
+                        "trip_rule must be consecutive, count_window or "
+                        "time_window (got %d)",
+                        (int)c->trip_rule);
   window = c->trip_rule != BW_TRIP_CONSECUTIVE;
   if (c->trip_rule == BW_TRIP_CONSECUTIVE && c->failure_threshold < 1)
     return bw_error_set(err, BW_E_INVAL, "failure_threshold",
-                         "failure_threshold must be >= 1 (got %u)",
-                         c->failure_threshold);
+                        "failure_threshold must be >= 1 (got %u)",
+                        c->failure_threshold);
   if (window && !bw__ratio_ok(c->failure_ratio))
     return bw_error_set(err, BW_E_INVAL, "failure_ratio",
-                         "failure_ratio must be in (0, 1] (got %g)",
-                         c->failure_ratio);
+                        "failure_ratio must be in (0, 1] (got %g)",
+                        c->failure_ratio);
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW && c->window_size < 1)
     return bw_error_set(err, BW_E_INVAL, "window_size",
-                         "window_size must be >= 1 (got %u)", c->window_size);
+                        "window_size must be >= 1 (got %u)", c->window_size);
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW &&
       c->window_size > BW__MAX_WINDOW_SIZE)
     return bw_error_set(err, BW_E_INVAL, "window_size",
-                         "window_size must be <= %u (got %u)",
-                         BW__MAX_WINDOW_SIZE, c->window_size);
+                        "window_size must be <= %u (got %u)",
+                        BW__MAX_WINDOW_SIZE, c->window_size);
   if (c->trip_rule == BW_TRIP_TIME_WINDOW) {
     if (c->window_ms < 1 || c->window_ms > BW__MAX_MS)
       return bw_error_set(err, BW_E_INVAL, "window_ms",
-                           "window_ms must be >= 1 (got %lld)",
-                           (long long)c->window_ms);
+                          "window_ms must be >= 1 (got %lld)",
+                          (long long)c->window_ms);
     if (c->window_buckets < 1 || c->window_buckets > BW__MAX_BUCKETS ||
         (int64_t)c->window_buckets > c->window_ms)
       return bw_error_set(err, BW_E_INVAL, "window_buckets",
-                           "window_buckets must be in 1..%u and <= window_ms "
-                           "(got %u for window_ms %lld)",
-                           BW__MAX_BUCKETS, c->window_buckets,
-                           (long long)c->window_ms);
+                          "window_buckets must be in 1..%u and <= window_ms "
+                          "(got %u for window_ms %lld)",
+                          BW__MAX_BUCKETS, c->window_buckets,
+                          (long long)c->window_ms);
   }
   if (window && c->minimum_calls < 1)
     return bw_error_set(err, BW_E_INVAL, "minimum_calls",
-                         "minimum_calls must be >= 1 (got %u)",
-                         c->minimum_calls);
+                        "minimum_calls must be >= 1 (got %u)",
+                        c->minimum_calls);
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW && c->minimum_calls > c->window_size)
     return bw_error_set(err, BW_E_INVAL, "minimum_calls",
-                         "minimum_calls must be <= window_size (got %u > %u): "
-                         "the window could never hold enough calls",
-                         c->minimum_calls, c->window_size);
+                        "minimum_calls must be <= window_size (got %u > %u): "
+                        "the window could never hold enough calls",
+                        c->minimum_calls, c->window_size);
   if (c->slow_call_ms < 0 || c->slow_call_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
-                         "slow_call_ms must be >= 0 (got %lld)",
-                         (long long)c->slow_call_ms);
+                        "slow_call_ms must be >= 0 (got %lld)",
+                        (long long)c->slow_call_ms);
   if (c->slow_call_ms > 0 && !window)
     return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
-                         "slow_call_ms needs trip_rule count_window or "
-                         "time_window (a slow-call ratio needs a window)");
+                        "slow_call_ms needs trip_rule count_window or "
+                        "time_window (a slow-call ratio needs a window)");
   if (c->slow_call_ms > 0 && !bw__ratio_ok(c->slow_call_ratio))
     return bw_error_set(err, BW_E_INVAL, "slow_call_ratio",
-                         "slow_call_ratio must be in (0, 1] (got %g)",
-                         c->slow_call_ratio);
+                        "slow_call_ratio must be in (0, 1] (got %g)",
+                        c->slow_call_ratio);
   if (c->break_ms < 1 || c->break_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "break_ms",
-                         "break_ms must be >= 1 (got %lld)",
-                         (long long)c->break_ms);
+                        "break_ms must be >= 1 (got %lld)",
+                        (long long)c->break_ms);
   if (!(c->break_multiplier >= 1.0) || !isfinite(c->break_multiplier))
     return bw_error_set(err, BW_E_INVAL, "break_multiplier",
-                         "break_multiplier must be a finite number >= 1 "
-                         "(got %g)",
-                         c->break_multiplier);
+                        "break_multiplier must be a finite number >= 1 "
+                        "(got %g)",
+                        c->break_multiplier);
   if (c->max_break_ms < 0 || c->max_break_ms > BW__MAX_MS ||
       (c->max_break_ms != 0 && c->max_break_ms < c->break_ms))
     return bw_error_set(err, BW_E_INVAL, "max_break_ms",
-                         "max_break_ms must be 0 (no growth cap: break_ms) or "
-                         ">= break_ms %lld (got %lld)",
-                         (long long)c->break_ms, (long long)c->max_break_ms);
+                        "max_break_ms must be 0 (no growth cap: break_ms) or "
+                        ">= break_ms %lld (got %lld)",
+                        (long long)c->break_ms, (long long)c->max_break_ms);
   if (c->half_open_max_calls < 1)
     return bw_error_set(err, BW_E_INVAL, "half_open_max_calls",
-                         "half_open_max_calls must be >= 1 (got %u)",
-                         c->half_open_max_calls);
+                        "half_open_max_calls must be >= 1 (got %u)",
+                        c->half_open_max_calls);
   if (c->success_threshold < 1)
     return bw_error_set(err, BW_E_INVAL, "success_threshold",
-                         "success_threshold must be >= 1 (got %u)",
-                         c->success_threshold);
+                        "success_threshold must be >= 1 (got %u)",
+                        c->success_threshold);
   if (c->half_open_timeout_ms < 1 || c->half_open_timeout_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "half_open_timeout_ms",
-                         "half_open_timeout_ms must be >= 1 (got %lld)",
-                         (long long)c->half_open_timeout_ms);
+                        "half_open_timeout_ms must be >= 1 (got %lld)",
+                        (long long)c->half_open_timeout_ms);
   bw_error_clear(err);
   return BW_OK;
 }
@@ -325,7 +325,7 @@ nomem:
     bw_free_aligned(b);
   }
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating breaker '%s'",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 
@@ -381,8 +381,8 @@ static void bw__summary_emit_locked(bw_breaker_t *b, int64_t now,
     f[1].v.s = bw_state_name(st);
     snprintf(reason, sizeof(reason), "%llu calls rejected while %s",
              (unsigned long long)delta, bw_state_name(st));
-    bw_event_emit(b->sink, b->wall, now, BW_EV_CALLS_REJECTED, b->name, reason, f, 2,
-             NULL);
+    bw_event_emit(b->sink, b->wall, now, BW_EV_CALLS_REJECTED, b->name, reason,
+                  f, 2, NULL);
   }
 }
 
@@ -544,10 +544,10 @@ static void bw__flush_summary(bw_breaker_t *b, int64_t now, bw_state_t st) {
 }
 
 void bw_breaker_emit_transition(bw_sink_t *sink, const bw_clock_t *wall,
-                                 const char *name, int64_t now,
-                                 bw_event_type_t type, const char *reason,
-                                 bw_state_t from, int64_t break_ms,
-                                 const bw_context_t *ctx) {
+                                const char *name, int64_t now,
+                                bw_event_type_t type, const char *reason,
+                                bw_state_t from, int64_t break_ms,
+                                const bw_context_t *ctx) {
   bw_field_t f[2];
   size_t n = 0;
   if (sink == NULL) return;
@@ -568,12 +568,12 @@ static void bw__emit_transition(bw_breaker_t *b, int64_t now,
                                 bw_event_type_t type, const char *reason,
                                 bw_state_t from, int64_t break_ms,
                                 const bw_context_t *ctx) {
-  bw_breaker_emit_transition(b->sink, b->wall, b->name, now, type, reason,
-                              from, break_ms, ctx);
+  bw_breaker_emit_transition(b->sink, b->wall, b->name, now, type, reason, from,
+                             break_ms, ctx);
 }
 
-int64_t bw_breaker_break_after(int64_t base_ns, double multiplier, uint64_t opens,
-                        int64_t cap_ns) {
+int64_t bw_breaker_break_after(int64_t base_ns, double multiplier,
+                               uint64_t opens, int64_t cap_ns) {
   /* base * multiplier^(opens-1), capped; computed in double and capped
    * before converting so growth can never overflow. */
   double d = (double)base_ns * pow(multiplier, (double)(opens - 1));
@@ -586,7 +586,7 @@ static void bw__to_open(bw_breaker_t *b, uint64_t w, int64_t now,
   int64_t brk;
   b->consecutive_opens++;
   brk = bw_breaker_break_after(b->break_ns, b->break_multiplier,
-                        (uint64_t)b->consecutive_opens, b->max_break_ns);
+                               (uint64_t)b->consecutive_opens, b->max_break_ns);
   if (from != BW_CLOSED) bw__flush_summary(b, now, from);
   atomic_store_explicit(&b->current_break_ns, brk, memory_order_relaxed);
   atomic_store_explicit(&b->open_until_ns, now + brk, memory_order_relaxed);
@@ -1042,7 +1042,7 @@ void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
     f.type = BW_FIELD_BOOL;
     f.v.b = on;
     bw_event_emit(b->sink, b->wall, now, BW_EV_METRICS_ONLY_CHANGED, b->name,
-             "operator", &f, 1, NULL);
+                  "operator", &f, 1, NULL);
   }
 }
 

@@ -164,44 +164,44 @@ static int bw__validate_bucket(const bw_budget_config_t *c, bw_error_t *err) {
   int64_t max_m, ratio_m;
   if (!(c->max_tokens > 0.0 && c->max_tokens <= BW__MAX_TOKENS))
     return bw_error_set(err, BW_E_INVAL, "max_tokens",
-                         "max_tokens must be in (0, 1e6] (got %g)",
-                         c->max_tokens);
+                        "max_tokens must be in (0, 1e6] (got %g)",
+                        c->max_tokens);
   if (!bw__to_milli(c->max_tokens, &max_m))
     return bw_error_set(err, BW_E_INVAL, "max_tokens",
-                         "max_tokens must be a multiple of 0.001, the token "
-                         "bucket's resolution (got %.17g)",
-                         c->max_tokens);
+                        "max_tokens must be a multiple of 0.001, the token "
+                        "bucket's resolution (got %.17g)",
+                        c->max_tokens);
   if (!(c->token_ratio > 0.0 && c->token_ratio <= c->max_tokens))
     return bw_error_set(err, BW_E_INVAL, "token_ratio",
-                         "token_ratio must be in (0, max_tokens %g] (got %g)",
-                         c->max_tokens, c->token_ratio);
+                        "token_ratio must be in (0, max_tokens %g] (got %g)",
+                        c->max_tokens, c->token_ratio);
   if (!bw__to_milli(c->token_ratio, &ratio_m) || ratio_m < 1)
     return bw_error_set(err, BW_E_INVAL, "token_ratio",
-                         "token_ratio must be a multiple of 0.001, the token "
-                         "bucket's resolution (got %.17g)",
-                         c->token_ratio);
+                        "token_ratio must be a multiple of 0.001, the token "
+                        "bucket's resolution (got %.17g)",
+                        c->token_ratio);
   return BW_OK;
 }
 
 static int bw__validate_ratio(const bw_budget_config_t *c, bw_error_t *err) {
   if (!(c->budget_percent >= 0.0 && c->budget_percent <= 100.0))
     return bw_error_set(err, BW_E_INVAL, "budget_percent",
-                         "budget_percent must be in [0, 100] (got %g)",
-                         c->budget_percent);
+                        "budget_percent must be in [0, 100] (got %g)",
+                        c->budget_percent);
   if (!(c->min_retries_per_sec >= 0.0 &&
         c->min_retries_per_sec <= BW__MAX_FLOOR_RPS))
     return bw_error_set(err, BW_E_INVAL, "min_retries_per_sec",
-                         "min_retries_per_sec must be in [0, 1e9] (got %g)",
-                         c->min_retries_per_sec);
+                        "min_retries_per_sec must be in [0, 1e9] (got %g)",
+                        c->min_retries_per_sec);
   if (c->clock != NULL && c->clock->now_ns == NULL)
     return bw_error_set(err, BW_E_INVAL, "clock",
-                         "clock must be NULL (the default) or have a now_ns "
-                         "function");
+                        "clock must be NULL (the default) or have a now_ns "
+                        "function");
   if (c->window_ms < BW__MIN_WINDOW_MS || c->window_ms > BW__MAX_WINDOW_MS)
     return bw_error_set(err, BW_E_INVAL, "window_ms",
-                         "window_ms must be in [10, 86400000] (10 buckets of "
-                         "at least 1 ms, at most a day; got %lld)",
-                         (long long)c->window_ms);
+                        "window_ms must be in [10, 86400000] (10 buckets of "
+                        "at least 1 ms, at most a day; got %lld)",
+                        (long long)c->window_ms);
   return BW_OK;
 }
 
@@ -219,8 +219,8 @@ int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
     break;
   default:
     return bw_error_set(err, BW_E_INVAL, "kind",
-                         "kind must be token_bucket or ratio (got %d)",
-                         (int)c->kind);
+                        "kind must be token_bucket or ratio (got %d)",
+                        (int)c->kind);
   }
   if (rc == BW_OK) bw_error_clear(err);
   return rc;
@@ -249,7 +249,7 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
                : cfg->window_ms >= 1000 ? bw_clock_monotonic_coarse()
                                         : bw_clock_monotonic();
     b->win = bw_calloc_aligned((size_t)BW__STRIPES * BW__WIN_STRIDE *
-                                sizeof(uint64_t));
+                               sizeof(uint64_t));
     if (b->win == NULL) goto nomem;
     atomic_init(&b->tokens, 0);
     bw__ret_init(b);
@@ -261,7 +261,7 @@ nomem:
     bw_free_aligned(b);
   }
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating budget '%s'",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 

@@ -110,23 +110,23 @@ int bw_bulkhead_config_validate(const bw_bulkhead_config_t *c,
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_concurrent < 1 || c->max_concurrent > BW__BH_MAX_CONCURRENT)
     return bw_error_set(err, BW_E_INVAL, "max_concurrent",
-                         "max_concurrent must be in 1..%u (got %u)",
-                         BW__BH_MAX_CONCURRENT, c->max_concurrent);
+                        "max_concurrent must be in 1..%u (got %u)",
+                        BW__BH_MAX_CONCURRENT, c->max_concurrent);
   if (c->max_wait_ms < 0 || c->max_wait_ms > BW__BH_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "max_wait_ms",
-                         "max_wait_ms must be in 0..%lld (got %lld)",
-                         (long long)BW__BH_MAX_MS, (long long)c->max_wait_ms);
+                        "max_wait_ms must be in 0..%lld (got %lld)",
+                        (long long)BW__BH_MAX_MS, (long long)c->max_wait_ms);
   if (c->timeout_ms < 0 || c->timeout_ms > BW__BH_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "timeout_ms",
-                         "timeout_ms must be in 0..%lld, 0 for none (got %lld)",
-                         (long long)BW__BH_MAX_MS, (long long)c->timeout_ms);
+                        "timeout_ms must be in 0..%lld, 0 for none (got %lld)",
+                        (long long)BW__BH_MAX_MS, (long long)c->timeout_ms);
   if (c->max_waiting > BW__BH_MAX_WAITING)
     return bw_error_set(err, BW_E_INVAL, "max_waiting",
-                         "max_waiting must be in 0..%u (got %u)",
-                         BW__BH_MAX_WAITING, c->max_waiting);
+                        "max_waiting must be in 0..%u (got %u)",
+                        BW__BH_MAX_WAITING, c->max_waiting);
   if (c->clock != NULL && c->clock->now_ns == NULL)
     return bw_error_set(err, BW_E_INVAL, "clock",
-                         "clock must have a now_ns function");
+                        "clock must have a now_ns function");
   bw_error_clear(err);
   return BW_OK;
 }

@@ -105,11 +105,11 @@ static int bw__check_level_name(const char *s, const char *field, uint32_t i,
                                 bw_error_t *err) {
   if (s == NULL || s[0] == '\0')
     return bw_error_set(err, BW_E_INVAL, field,
-                         "%s[%u] must not be empty or NULL", field, i);
+                        "%s[%u] must not be empty or NULL", field, i);
   if (strlen(s) > BW_NAME_MAX)
     return bw_error_set(err, BW_E_INVAL, field,
-                         "%s[%u] must be at most %d bytes (got %zu)", field, i,
-                         BW_NAME_MAX, strlen(s));
+                        "%s[%u] must be at most %d bytes (got %zu)", field, i,
+                        BW_NAME_MAX, strlen(s));
   return BW_OK;
 }
 
@@ -119,8 +119,8 @@ int bw_degrade_config_validate(const bw_degrade_config_t *c, bw_error_t *err) {
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->level_count < 2 || c->level_count > BW_DEGRADE_MAX_LEVELS)
     return bw_error_set(err, BW_E_INVAL, "level_count",
-                         "level_count must be in 2..%u (got %u)",
-                         BW_DEGRADE_MAX_LEVELS, c->level_count);
+                        "level_count must be in 2..%u (got %u)",
+                        BW_DEGRADE_MAX_LEVELS, c->level_count);
   if (c->level_names != NULL) {
     for (uint32_t i = 0; i < c->level_count; i++) {
       int rc = bw__check_level_name(c->level_names[i], "level_names", i, err);
@@ -128,35 +128,35 @@ int bw_degrade_config_validate(const bw_degrade_config_t *c, bw_error_t *err) {
       for (uint32_t j = 0; j < i; j++)
         if (strcmp(c->level_names[i], c->level_names[j]) == 0)
           return bw_error_set(err, BW_E_INVAL, "level_names",
-                               "level_names must be distinct (\"%s\" is both "
-                               "[%u] and [%u])",
-                               c->level_names[i], j, i);
+                              "level_names must be distinct (\"%s\" is both "
+                              "[%u] and [%u])",
+                              c->level_names[i], j, i);
     }
   }
   if (c->min_dwell_ms < 0 || c->min_dwell_ms > BW__MAX_DWELL_MS)
     return bw_error_set(err, BW_E_INVAL, "min_dwell_ms",
-                         "min_dwell_ms must be in 0..%lld (got %lld)",
-                         (long long)BW__MAX_DWELL_MS,
-                         (long long)c->min_dwell_ms);
+                        "min_dwell_ms must be in 0..%lld (got %lld)",
+                        (long long)BW__MAX_DWELL_MS,
+                        (long long)c->min_dwell_ms);
   if (c->probe_every < 1)
     return bw_error_set(err, BW_E_INVAL, "probe_every",
-                         "probe_every must be >= 1 (got %u)", c->probe_every);
+                        "probe_every must be >= 1 (got %u)", c->probe_every);
   if (!(c->probe_ratio >= 0.0 && c->probe_ratio <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "probe_ratio",
-                         "probe_ratio must be in [0, 1] (0 = use probe_every; "
-                         "got %g)",
-                         c->probe_ratio);
+                        "probe_ratio must be in [0, 1] (0 = use probe_every; "
+                        "got %g)",
+                        c->probe_ratio);
   if (c->probe_successes_to_recover < 1)
     return bw_error_set(err, BW_E_INVAL, "probe_successes_to_recover",
-                         "probe_successes_to_recover must be >= 1 (got %u)",
-                         c->probe_successes_to_recover);
+                        "probe_successes_to_recover must be >= 1 (got %u)",
+                        c->probe_successes_to_recover);
   if (c->failures_to_degrade < 1)
     return bw_error_set(err, BW_E_INVAL, "failures_to_degrade",
-                         "failures_to_degrade must be >= 1 (got %u)",
-                         c->failures_to_degrade);
+                        "failures_to_degrade must be >= 1 (got %u)",
+                        c->failures_to_degrade);
   if (c->on_change == NULL && c->on_change_userdata != NULL)
     return bw_error_set(err, BW_E_INVAL, "on_change_userdata",
-                         "on_change_userdata is set but on_change is NULL");
+                        "on_change_userdata is set but on_change is NULL");
   return BW_OK;
 }
 
@@ -209,7 +209,7 @@ bw_degrade_t *bw_degrade_new(const bw_degrade_config_t *cfg, bw_error_t *err) {
   return d;
 nomem:
   bw_error_set(err, BW_E_NOMEM, "",
-                "out of memory creating degradation machine '%s'", cfg->name);
+               "out of memory creating degradation machine '%s'", cfg->name);
   if (d != NULL) bw__destroy(d);
   return NULL;
 }
@@ -261,8 +261,8 @@ static void bw__change_locked(bw_degrade_t *d, uint32_t to,
     f[3].v.u = d->generation;
     snprintf(text, sizeof(text), "%s -> %s (%s)", d->level_names[from],
              d->level_names[to], bw_degrade_reason_name(reason));
-    bw_event_emit(d->sink, d->wall, now, BW_EV_DEGRADE_LEVEL_CHANGED, d->name, text,
-             f, 4, NULL);
+    bw_event_emit(d->sink, d->wall, now, BW_EV_DEGRADE_LEVEL_CHANGED, d->name,
+                  text, f, 4, NULL);
   }
   if (d->on_change == NULL) return;
   c.from = from;

@@ -37,7 +37,7 @@ const char *bw_version(void) {
 }
 
 int bw_error_set(bw_error_t *err, int code, const char *field, const char *fmt,
-                  ...) {
+                 ...) {
   if (err != NULL) {
     va_list ap;
     err->code = code;
@@ -56,8 +56,8 @@ int bw_name_check(const char *name, const char *field, bw_error_t *err) {
   len = strnlen(name, BW_NAME_MAX + 1);
   if (len > BW_NAME_MAX)
     return bw_error_set(err, BW_E_INVAL, field,
-                         "%s must be at most %d bytes (got %zu)", field,
-                         BW_NAME_MAX, strlen(name));
+                        "%s must be at most %d bytes (got %zu)", field,
+                        BW_NAME_MAX, strlen(name));
   return BW_OK;
 }
 

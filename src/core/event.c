@@ -79,7 +79,7 @@ bw_sink_t *bw_sink_tee_new(bw_sink_t *a, bw_sink_t *b, bw_error_t *err) {
   bw_sink_t *s;
   if (a == NULL || b == NULL) {
     bw_error_set(err, BW_E_INVAL, a == NULL ? "a" : "b", "%s must not be NULL",
-                  a == NULL ? "a" : "b");
+                 a == NULL ? "a" : "b");
     return NULL;
   }
   s = bw__sink_alloc(BW__SINK_TEE, err);
@@ -291,9 +291,9 @@ size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
 }
 
 void bw_event_emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
-              bw_event_type_t type, const char *name, const char *reason,
-              const bw_field_t *fields, size_t nfields,
-              const bw_context_t *ctx) {
+                   bw_event_type_t type, const char *name, const char *reason,
+                   const bw_field_t *fields, size_t nfields,
+                   const bw_context_t *ctx) {
   bw_event_t ev;
   if (sink == NULL) return;
   ev.type = type;

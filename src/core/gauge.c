@@ -59,40 +59,39 @@ int bw_gauge_config_validate(const bw_gauge_config_t *c, bw_error_t *err) {
   /* Written as !(in range) so that NaN fails every test. */
   if (!(c->degraded_at > 0.0 && c->degraded_at <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "degraded_at",
-                         "degraded_at must be in (0, 1] (got %g)",
-                         c->degraded_at);
+                        "degraded_at must be in (0, 1] (got %g)",
+                        c->degraded_at);
   if (!(c->critical_at > 0.0 && c->critical_at <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "critical_at",
-                         "critical_at must be in (0, 1] (got %g)",
-                         c->critical_at);
+                        "critical_at must be in (0, 1] (got %g)",
+                        c->critical_at);
   if (!(c->degraded_at < c->critical_at))
     return bw_error_set(err, BW_E_INVAL, "degraded_at",
-                         "degraded_at must be < critical_at (got %g >= %g)",
-                         c->degraded_at, c->critical_at);
+                        "degraded_at must be < critical_at (got %g >= %g)",
+                        c->degraded_at, c->critical_at);
   if (!(c->hysteresis >= 0.0 && c->hysteresis <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "hysteresis",
-                         "hysteresis must be in [0, 1] (got %g)",
-                         c->hysteresis);
+                        "hysteresis must be in [0, 1] (got %g)", c->hysteresis);
   /* Down means "below threshold - hysteresis", and pressure is never
    * negative: with hysteresis >= degraded_at the gauge could never return
    * to normal. */
   if (c->hysteresis >= c->degraded_at)
     return bw_error_set(err, BW_E_INVAL, "hysteresis",
-                         "hysteresis must be < degraded_at (%g), or the "
-                         "gauge could never return to normal (got %g)",
-                         c->degraded_at, c->hysteresis);
+                        "hysteresis must be < degraded_at (%g), or the "
+                        "gauge could never return to normal (got %g)",
+                        c->degraded_at, c->hysteresis);
   if (c->ceiling[BW_REGIME_DEGRADED] > c->ceiling[BW_REGIME_NORMAL])
     return bw_error_set(err, BW_E_INVAL, "ceiling",
-                         "ceiling[degraded] must be <= ceiling[normal] (got "
-                         "%u > %u): a higher regime may not admit more",
-                         c->ceiling[BW_REGIME_DEGRADED],
-                         c->ceiling[BW_REGIME_NORMAL]);
+                        "ceiling[degraded] must be <= ceiling[normal] (got "
+                        "%u > %u): a higher regime may not admit more",
+                        c->ceiling[BW_REGIME_DEGRADED],
+                        c->ceiling[BW_REGIME_NORMAL]);
   if (c->ceiling[BW_REGIME_CRITICAL] > c->ceiling[BW_REGIME_DEGRADED])
     return bw_error_set(err, BW_E_INVAL, "ceiling",
-                         "ceiling[critical] must be <= ceiling[degraded] (got "
-                         "%u > %u): a higher regime may not admit more",
-                         c->ceiling[BW_REGIME_CRITICAL],
-                         c->ceiling[BW_REGIME_DEGRADED]);
+                        "ceiling[critical] must be <= ceiling[degraded] (got "
+                        "%u > %u): a higher regime may not admit more",
+                        c->ceiling[BW_REGIME_CRITICAL],
+                        c->ceiling[BW_REGIME_DEGRADED]);
   bw_error_clear(err);
   return BW_OK;
 }
@@ -126,7 +125,7 @@ nomem:
     bw_free(g);
   }
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating gauge \"%s\"",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 
@@ -187,8 +186,8 @@ int bw_gauge_update(bw_gauge_t *g, double p) {
       f[2].v.d = p;
       snprintf(reason, sizeof(reason), "pressure %.2f: %s -> %s", p,
                bw_regime_name(from), bw_regime_name(to));
-      bw_event_emit(g->sink, g->wall, now, BW_EV_REGIME_CHANGED, g->name, reason, f,
-               3, NULL);
+      bw_event_emit(g->sink, g->wall, now, BW_EV_REGIME_CHANGED, g->name,
+                    reason, f, 3, NULL);
     }
   }
   pthread_mutex_unlock(&g->lock);

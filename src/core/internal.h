@@ -141,7 +141,7 @@ void bw_free_aligned(void *ptr);
 
 /* Fills err (if not NULL) and returns code. */
 int bw_error_set(bw_error_t *err, int code, const char *field, const char *fmt,
-                  ...) BW__PRINTF(4, 5);
+                 ...) BW__PRINTF(4, 5);
 void bw_error_clear(bw_error_t *err);
 /* Checks an object name: not NULL, not empty, at most BW_NAME_MAX bytes.
  * BW_OK, or BW_E_INVAL with err naming `field`. */
@@ -155,19 +155,19 @@ static inline int64_t bw_ns_to_ms_ceil(int64_t ns) {
 /* A breaker's state change as an event (breaker.c; the shared-memory
  * breaker too): fields break_ms (when >= 0) and from. NULL sink: nothing. */
 void bw_breaker_emit_transition(bw_sink_t *sink, const bw_clock_t *wall,
-                                 const char *name, int64_t now,
-                                 bw_event_type_t type, const char *reason,
-                                 bw_state_t from, int64_t break_ms,
-                                 const bw_context_t *ctx);
+                                const char *name, int64_t now,
+                                bw_event_type_t type, const char *reason,
+                                bw_state_t from, int64_t break_ms,
+                                const bw_context_t *ctx);
 /* A breaker's break after its opens-th consecutive opening: base x
  * multiplier^(opens - 1), capped at cap_ns (computed in double, capped
  * before converting: no overflow). */
-int64_t bw_breaker_break_after(int64_t base_ns, double multiplier, uint64_t opens,
-                        int64_t cap_ns);
+int64_t bw_breaker_break_after(int64_t base_ns, double multiplier,
+                               uint64_t opens, int64_t cap_ns);
 /* Event emission with this thread's / the permit's context. */
 void bw_event_emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
-              bw_event_type_t type, const char *name, const char *reason,
-              const bw_field_t *fields, size_t nfields,
-              const bw_context_t *ctx);
+                   bw_event_type_t type, const char *name, const char *reason,
+                   const bw_field_t *fields, size_t nfields,
+                   const bw_context_t *ctx);
 
 #endif /* BREAKWATER_INTERNAL_H */

@@ -177,110 +177,110 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if ((unsigned)c->algorithm > (unsigned)BW_LIMITER_VEGAS)
     return bw_error_set(err, BW_E_INVAL, "algorithm",
-                         "algorithm must be aimd, gradient2 or vegas (got %d)",
-                         (int)c->algorithm);
+                        "algorithm must be aimd, gradient2 or vegas (got %d)",
+                        (int)c->algorithm);
   if (c->min_limit < 1)
     return bw_error_set(err, BW_E_INVAL, "min_limit",
-                         "min_limit must be >= 1 (got %u)", c->min_limit);
+                        "min_limit must be >= 1 (got %u)", c->min_limit);
   if (c->max_limit < c->min_limit || c->max_limit > BW__LIM_MAX)
     return bw_error_set(err, BW_E_INVAL, "max_limit",
-                         "max_limit must be in min_limit %u..%u (got %u)",
-                         c->min_limit, BW__LIM_MAX, c->max_limit);
+                        "max_limit must be in min_limit %u..%u (got %u)",
+                        c->min_limit, BW__LIM_MAX, c->max_limit);
   if (c->initial_limit < c->min_limit || c->initial_limit > c->max_limit)
     return bw_error_set(err, BW_E_INVAL, "initial_limit",
-                         "initial_limit must be in [min_limit %u, max_limit "
-                         "%u] (got %u)",
-                         c->min_limit, c->max_limit, c->initial_limit);
+                        "initial_limit must be in [min_limit %u, max_limit "
+                        "%u] (got %u)",
+                        c->min_limit, c->max_limit, c->initial_limit);
   if (!(c->backoff_ratio >= 0.5 && c->backoff_ratio < 1.0))
     return bw_error_set(err, BW_E_INVAL, "backoff_ratio",
-                         "backoff_ratio must be in [0.5, 1) (got %g)",
-                         c->backoff_ratio);
+                        "backoff_ratio must be in [0.5, 1) (got %g)",
+                        c->backoff_ratio);
   if (c->algorithm == BW_LIMITER_AIMD &&
       (c->aimd_timeout_ms < 0 || c->aimd_timeout_ms > BW__LIM_MAX_MS))
     return bw_error_set(err, BW_E_INVAL, "aimd_timeout_ms",
-                         "aimd_timeout_ms must be in 0..%lld, 0 for off (got "
-                         "%lld)",
-                         (long long)BW__LIM_MAX_MS,
-                         (long long)c->aimd_timeout_ms);
+                        "aimd_timeout_ms must be in 0..%lld, 0 for off (got "
+                        "%lld)",
+                        (long long)BW__LIM_MAX_MS,
+                        (long long)c->aimd_timeout_ms);
   if (c->algorithm == BW_LIMITER_GRADIENT2) {
     if (!(c->gradient2_tolerance >= 1.0) || !isfinite(c->gradient2_tolerance))
       return bw_error_set(err, BW_E_INVAL, "gradient2_tolerance",
-                           "gradient2_tolerance must be a finite number >= 1 "
-                           "(got %g)",
-                           c->gradient2_tolerance);
+                          "gradient2_tolerance must be a finite number >= 1 "
+                          "(got %g)",
+                          c->gradient2_tolerance);
     if (!bw__unit(c->gradient2_smoothing))
       return bw_error_set(err, BW_E_INVAL, "gradient2_smoothing",
-                           "gradient2_smoothing must be in (0, 1] (got %g)",
-                           c->gradient2_smoothing);
+                          "gradient2_smoothing must be in (0, 1] (got %g)",
+                          c->gradient2_smoothing);
     if (c->gradient2_long_window < 1 ||
         c->gradient2_long_window > BW__LIM_MAX_WINDOW)
       return bw_error_set(err, BW_E_INVAL, "gradient2_long_window",
-                           "gradient2_long_window must be in 1..%u (got %u)",
-                           BW__LIM_MAX_WINDOW, c->gradient2_long_window);
+                          "gradient2_long_window must be in 1..%u (got %u)",
+                          BW__LIM_MAX_WINDOW, c->gradient2_long_window);
     if (c->gradient2_warmup > c->gradient2_long_window)
       return bw_error_set(err, BW_E_INVAL, "gradient2_warmup",
-                           "gradient2_warmup must be <= gradient2_long_window "
-                           "%u (got %u)",
-                           c->gradient2_long_window, c->gradient2_warmup);
+                          "gradient2_warmup must be <= gradient2_long_window "
+                          "%u (got %u)",
+                          c->gradient2_long_window, c->gradient2_warmup);
     if (c->gradient2_queue_size > c->max_limit)
       return bw_error_set(err, BW_E_INVAL, "gradient2_queue_size",
-                           "gradient2_queue_size must be <= max_limit %u (got "
-                           "%u)",
-                           c->max_limit, c->gradient2_queue_size);
+                          "gradient2_queue_size must be <= max_limit %u (got "
+                          "%u)",
+                          c->max_limit, c->gradient2_queue_size);
   }
   if (c->algorithm == BW_LIMITER_VEGAS) {
     if (!(c->vegas_alpha > 0.0) || !isfinite(c->vegas_alpha))
       return bw_error_set(err, BW_E_INVAL, "vegas_alpha",
-                           "vegas_alpha must be a finite number > 0 (got %g)",
-                           c->vegas_alpha);
+                          "vegas_alpha must be a finite number > 0 (got %g)",
+                          c->vegas_alpha);
     if (!(c->vegas_beta > c->vegas_alpha) || !isfinite(c->vegas_beta))
       return bw_error_set(err, BW_E_INVAL, "vegas_beta",
-                           "vegas_beta must be finite and > vegas_alpha %g "
-                           "(got %g)",
-                           c->vegas_alpha, c->vegas_beta);
+                          "vegas_beta must be finite and > vegas_alpha %g "
+                          "(got %g)",
+                          c->vegas_alpha, c->vegas_beta);
     if (!bw__unit(c->vegas_smoothing))
       return bw_error_set(err, BW_E_INVAL, "vegas_smoothing",
-                           "vegas_smoothing must be in (0, 1] (got %g)",
-                           c->vegas_smoothing);
+                          "vegas_smoothing must be in (0, 1] (got %g)",
+                          c->vegas_smoothing);
   }
   if (c->algorithm == BW_LIMITER_VEGAS && c->vegas_probe_multiplier > 1000)
     return bw_error_set(err, BW_E_INVAL, "vegas_probe_multiplier",
-                         "vegas_probe_multiplier must be in 0..1000, 0 for "
-                         "never (got %u)",
-                         c->vegas_probe_multiplier);
+                        "vegas_probe_multiplier must be in 0..1000, 0 for "
+                        "never (got %u)",
+                        c->vegas_probe_multiplier);
   if (!(c->timeout_hold_ratio >= 0.0 && c->timeout_hold_ratio <= 10.0))
     return bw_error_set(err, BW_E_INVAL, "timeout_hold_ratio",
-                         "timeout_hold_ratio must be in [0, 10], 0 for off "
-                         "(got %g)",
-                         c->timeout_hold_ratio);
+                        "timeout_hold_ratio must be in [0, 10], 0 for off "
+                        "(got %g)",
+                        c->timeout_hold_ratio);
   if (!(c->probe_headroom >= 0.0 && c->probe_headroom <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "probe_headroom",
-                         "probe_headroom must be in [0, 1], 0 for off (got "
-                         "%g)",
-                         c->probe_headroom);
+                        "probe_headroom must be in [0, 1], 0 for off (got "
+                        "%g)",
+                        c->probe_headroom);
   if (c->overload_memory_ms < 0 || c->overload_memory_ms > BW__LIM_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "overload_memory_ms",
-                         "overload_memory_ms must be in 0..%lld, 0 for off "
-                         "(got %lld)",
-                         (long long)BW__LIM_MAX_MS,
-                         (long long)c->overload_memory_ms);
+                        "overload_memory_ms must be in 0..%lld, 0 for off "
+                        "(got %lld)",
+                        (long long)BW__LIM_MAX_MS,
+                        (long long)c->overload_memory_ms);
   if (c->rtt_sample_every < 1 || c->rtt_sample_every > 1024)
     return bw_error_set(err, BW_E_INVAL, "rtt_sample_every",
-                         "rtt_sample_every must be in 1..1024, 1 for every "
-                         "call (got %u)",
-                         c->rtt_sample_every);
+                        "rtt_sample_every must be in 1..1024, 1 for every "
+                        "call (got %u)",
+                        c->rtt_sample_every);
   if (c->change_interval_ms < 0 || c->change_interval_ms > BW__LIM_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "change_interval_ms",
-                         "change_interval_ms must be in 0..%lld, 0 for every "
-                         "change (got %lld)",
-                         (long long)BW__LIM_MAX_MS,
-                         (long long)c->change_interval_ms);
+                        "change_interval_ms must be in 0..%lld, 0 for every "
+                        "change (got %lld)",
+                        (long long)BW__LIM_MAX_MS,
+                        (long long)c->change_interval_ms);
   if (c->clock != NULL && c->clock->now_ns == NULL)
     return bw_error_set(err, BW_E_INVAL, "clock",
-                         "clock must have a now_ns function");
+                        "clock must have a now_ns function");
   if (c->wall_clock != NULL && c->wall_clock->now_ns == NULL)
     return bw_error_set(err, BW_E_INVAL, "wall_clock",
-                         "wall_clock must have a now_ns function");
+                        "wall_clock must have a now_ns function");
   bw_error_clear(err);
   return BW_OK;
 }
@@ -564,8 +564,8 @@ static void bw__lim_report(bw_limiter_t *lim, uint32_t old, uint32_t now,
   f[2].v.s = bw_limiter_algorithm_name(lim->alg);
   snprintf(reason, sizeof(reason), "%s: limit %u -> %u",
            bw_limiter_algorithm_name(lim->alg), old, now);
-  bw_event_emit(lim->sink, lim->wall, t, BW_EV_LIMIT_CHANGED, lim->name, reason, f,
-           3, NULL);
+  bw_event_emit(lim->sink, lim->wall, t, BW_EV_LIMIT_CHANGED, lim->name, reason,
+                f, 3, NULL);
 }
 
 /* Counts a change and reports it. With change_interval_ms, at most one

@@ -108,8 +108,8 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
   if (rc != BW_OK) return rc;
   if (cfg->count > BW_PIPELINE_MAX_STRATEGIES)
     return bw_error_set(err, BW_E_INVAL, "count",
-                         "count must be <= %d (got %u)",
-                         BW_PIPELINE_MAX_STRATEGIES, cfg->count);
+                        "count must be <= %d (got %u)",
+                        BW_PIPELINE_MAX_STRATEGIES, cfg->count);
   int retry_at = -1, deadline_at = -1, timeout_at = -1;
   for (uint32_t i = 0; i < cfg->count; i++) {
     const bw_strategy_t *s = &cfg->strategies[i];
@@ -121,13 +121,13 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
       int *at = s->kind == BW_STRATEGY_DEADLINE ? &deadline_at : &timeout_at;
       if (*at >= 0)
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s: at most one %s (strategies[%d] is one)",
-                             field, bw_strategy_kind_name(s->kind), *at);
+                            "%s: at most one %s (strategies[%d] is one)", field,
+                            bw_strategy_kind_name(s->kind), *at);
       *at = (int)i;
       if (s->ms < 1 || s->ms > MAX_MS)
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s.ms must be in [1, %lld] (got %lld)", field,
-                             (long long)MAX_MS, (long long)s->ms);
+                            "%s.ms must be in [1, %lld] (got %lld)", field,
+                            (long long)MAX_MS, (long long)s->ms);
       break;
     }
     case BW_STRATEGY_RATELIMIT:
@@ -138,49 +138,48 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
             s->kind == BW_STRATEGY_LIMIT ? "bw_limit_t" : "bw_ratelimit_t");
       if (s->max_wait_ms < 0 || s->max_wait_ms > MAX_MS)
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s.max_wait_ms must be in [0, %lld] (got %lld)",
-                             field, (long long)MAX_MS,
-                             (long long)s->max_wait_ms);
+                            "%s.max_wait_ms must be in [0, %lld] (got %lld)",
+                            field, (long long)MAX_MS,
+                            (long long)s->max_wait_ms);
       if (s->kind == BW_STRATEGY_LIMIT &&
           (s->poll_ms < 1 || s->poll_ms > MAX_MS))
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s.poll_ms must be in [1, %lld] (got %lld)",
-                             field, (long long)MAX_MS, (long long)s->poll_ms);
+                            "%s.poll_ms must be in [1, %lld] (got %lld)", field,
+                            (long long)MAX_MS, (long long)s->poll_ms);
       break;
     case BW_STRATEGY_BREAKER:
       if (s->object == NULL)
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s.object must not be NULL (a bw_breaker_t)",
-                             field);
+                            "%s.object must not be NULL (a bw_breaker_t)",
+                            field);
       break;
     case BW_STRATEGY_RETRY:
       if (s->object == NULL)
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s.object must not be NULL (a bw_retry_policy_t)",
-                             field);
+                            "%s.object must not be NULL (a bw_retry_policy_t)",
+                            field);
       if (retry_at >= 0)
         return bw_error_set(err, BW_E_INVAL, field,
-                             "%s: at most one retry (strategies[%d] is one)",
-                             field, retry_at);
+                            "%s: at most one retry (strategies[%d] is one)",
+                            field, retry_at);
       retry_at = (int)i;
       break;
     default:
       return bw_error_set(err, BW_E_INVAL, field,
-                           "%s.kind must be a bw_strategy_kind_t (got %d)",
-                           field, (int)s->kind);
+                          "%s.kind must be a bw_strategy_kind_t (got %d)",
+                          field, (int)s->kind);
     }
   }
   if (retry_at >= 0 && deadline_at > retry_at)
-    return bw_error_set(
-        err, BW_E_INVAL, "strategies",
-        "strategies[%d]: a deadline must come before the retry "
-        "(strategies[%d]); use a timeout for each attempt",
-        deadline_at, retry_at);
+    return bw_error_set(err, BW_E_INVAL, "strategies",
+                        "strategies[%d]: a deadline must come before the retry "
+                        "(strategies[%d]); use a timeout for each attempt",
+                        deadline_at, retry_at);
   if (retry_at >= 0 && timeout_at >= 0 && timeout_at < retry_at)
     return bw_error_set(err, BW_E_INVAL, "strategies",
-                         "strategies[%d]: a timeout must come after the retry "
-                         "(strategies[%d]); use a deadline for the whole call",
-                         timeout_at, retry_at);
+                        "strategies[%d]: a timeout must come after the retry "
+                        "(strategies[%d]); use a deadline for the whole call",
+                        timeout_at, retry_at);
   bw_error_clear(err);
   return BW_OK;
 }

@@ -101,20 +101,20 @@ int bw_queue_config_validate(const bw_queue_config_t *c, bw_error_t *err) {
    * failure this object exists to prevent, so the caller must choose. */
   if (c->max_size < 1)
     return bw_error_set(err, BW_E_INVAL, "max_size",
-                         "max_size must be >= 1 (got %u)", c->max_size);
+                        "max_size must be >= 1 (got %u)", c->max_size);
   if (c->max_size > BW_QUEUE_MAX_SIZE)
     return bw_error_set(err, BW_E_INVAL, "max_size",
-                         "max_size must be <= %u (got %u)", BW_QUEUE_MAX_SIZE,
-                         c->max_size);
+                        "max_size must be <= %u (got %u)", BW_QUEUE_MAX_SIZE,
+                        c->max_size);
   if ((unsigned)c->policy > (unsigned)BW_QUEUE_DROP_LOWEST)
     return bw_error_set(err, BW_E_INVAL, "policy",
-                         "policy must be reject, drop_oldest or drop_lowest "
-                         "(got %d)",
-                         (int)c->policy);
+                        "policy must be reject, drop_oldest or drop_lowest "
+                        "(got %d)",
+                        (int)c->policy);
   if (c->priority_levels < 1 || c->priority_levels > BW_QUEUE_MAX_LEVELS)
     return bw_error_set(err, BW_E_INVAL, "priority_levels",
-                         "priority_levels must be in [1, %u] (got %u)",
-                         BW_QUEUE_MAX_LEVELS, c->priority_levels);
+                        "priority_levels must be in [1, %u] (got %u)",
+                        BW_QUEUE_MAX_LEVELS, c->priority_levels);
   bw_error_clear(err);
   return BW_OK;
 }
@@ -152,7 +152,7 @@ nomem:
     bw_free(q);
   }
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating queue \"%s\"",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 

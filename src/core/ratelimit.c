@@ -67,23 +67,23 @@ int bw_ratelimit_config_validate(const bw_ratelimit_config_t *c,
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (!(c->rate_per_sec >= BW__MIN_RATE && c->rate_per_sec <= BW__MAX_RATE))
     return bw_error_set(err, BW_E_INVAL, "rate_per_sec",
-                         "rate_per_sec must be in [1e-06, 1e9] (at least one "
-                         "call per 11.6 days; got %g)",
-                         c->rate_per_sec);
+                        "rate_per_sec must be in [1e-06, 1e9] (at least one "
+                        "call per 11.6 days; got %g)",
+                        c->rate_per_sec);
   if (c->burst < 1)
-    return bw_error_set(err, BW_E_INVAL, "burst",
-                         "burst must be >= 1 (got %u)", c->burst);
+    return bw_error_set(err, BW_E_INVAL, "burst", "burst must be >= 1 (got %u)",
+                        c->burst);
   refill = (double)c->burst / c->rate_per_sec;
   if (refill > BW__MAX_REFILL_S)
     return bw_error_set(err, BW_E_INVAL, "burst",
-                         "burst / rate_per_sec, the time to refill a whole "
-                         "burst, must be at most a year, 31536000 s (got %u / "
-                         "%g = %g s)",
-                         c->burst, c->rate_per_sec, refill);
+                        "burst / rate_per_sec, the time to refill a whole "
+                        "burst, must be at most a year, 31536000 s (got %u / "
+                        "%g = %g s)",
+                        c->burst, c->rate_per_sec, refill);
   if (c->clock != NULL && c->clock->now_ns == NULL)
     return bw_error_set(err, BW_E_INVAL, "clock",
-                         "clock must be NULL (the default) or have a now_ns "
-                         "function");
+                        "clock must be NULL (the default) or have a now_ns "
+                        "function");
   bw_error_clear(err);
   return BW_OK;
 }
@@ -112,7 +112,7 @@ nomem:
     bw_free_aligned(rl);
   }
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating rate limiter '%s'",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 

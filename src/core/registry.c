@@ -246,8 +246,8 @@ static int bw__reg_check_name(const char *name, size_t *len, bw_error_t *err) {
     return bw_error_set(err, BW_E_INVAL, "name", "name must not be empty");
   if (n > BW__REG_NAME_MAX)
     return bw_error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu or more)",
-                         BW__REG_NAME_MAX, n);
+                        "name must be at most %d bytes (got %zu or more)",
+                        BW__REG_NAME_MAX, n);
   *len = n;
   return BW_OK;
 }
@@ -416,8 +416,8 @@ static void bw__emit_evicted(const bw_registry_t *reg, const bw__obj_t *o,
   f[4].key = "calls";
   f[4].type = BW_FIELD_UINT;
   f[4].v.u = o->final_calls;
-  bw_event_emit(reg->sink, bw_clock_realtime(), now, BW_EV_REGISTRY_EVICTED, o->name,
-           reason, f, sizeof(f) / sizeof(f[0]), NULL);
+  bw_event_emit(reg->sink, bw_clock_realtime(), now, BW_EV_REGISTRY_EVICTED,
+                o->name, reason, f, sizeof(f) / sizeof(f[0]), NULL);
 }
 
 /* Frees everything a registry owns (for bw_registry_free and for a
@@ -468,8 +468,8 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
   }
   if (cfg->idle_evict_ms < 0) {
     bw_error_set(err, BW_E_INVAL, "idle_evict_ms",
-                  "idle_evict_ms must be >= 0 (got %" PRId64 ")",
-                  cfg->idle_evict_ms);
+                 "idle_evict_ms must be >= 0 (got %" PRId64 ")",
+                 cfg->idle_evict_ms);
     return NULL;
   }
   reg = bw_calloc(1, sizeof(*reg));
@@ -516,7 +516,7 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
   if (pthread_mutex_init(&reg->lock, NULL) != 0) {
     bw__registry_destroy(reg);
     bw_error_set(err, BW_E_NOMEM, "",
-                  "out of resources creating the registry mutex");
+                 "out of resources creating the registry mutex");
     return NULL;
   }
   bw_error_clear(err);
@@ -548,8 +548,8 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
     if (c == NULL) {
       pthread_mutex_unlock(&reg->lock);
       return bw_error_set(err, BW_E_NOMEM, "",
-                           "out of memory storing the config for \"%.64s\"",
-                           name);
+                          "out of memory storing the config for \"%.64s\"",
+                          name);
     }
     memset(c, 0, sizeof(*c));
     memcpy(c->name, name, len + 1);
@@ -572,8 +572,7 @@ static int bw__obj_create(bw_registry_t *reg, const char *name, size_t len,
   bw__obj_t *o = bw_calloc(1, sizeof(*o) + len + 1);
   *out = NULL;
   if (o == NULL) {
-    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating \"%.64s\"",
-                  name);
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating \"%.64s\"", name);
     return BW_E_NOMEM;
   }
   memcpy(o->name, name, len + 1);
@@ -626,11 +625,11 @@ bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
       reg->limit_rejections++;
       pthread_mutex_unlock(&reg->lock);
       bw_error_set(err, BW_E_LIMIT, "max_objects",
-                    "registry is at max_objects (%zu) and nothing can be "
-                    "evicted: %zu held, %zu used within idle_evict_ms (%" PRId64
-                    " ms), %zu not closed, %zu counting failures",
-                    reg->max_objects, why.held, why.recent, reg->idle_evict_ms,
-                    why.not_closed, why.failing);
+                   "registry is at max_objects (%zu) and nothing can be "
+                   "evicted: %zu held, %zu used within idle_evict_ms (%" PRId64
+                   " ms), %zu not closed, %zu counting failures",
+                   reg->max_objects, why.held, why.recent, reg->idle_evict_ms,
+                   why.not_closed, why.failing);
       return NULL;
     }
   }

@@ -205,69 +205,69 @@ int bw_retry_config_validate(const bw_retry_config_t *c, bw_error_t *err) {
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_elapsed_ms < 0 || c->max_elapsed_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "max_elapsed_ms",
-                         "max_elapsed_ms must be 0 (no limit) or in 1..%lld "
-                         "(got %lld)",
-                         (long long)BW__MAX_MS, (long long)c->max_elapsed_ms);
+                        "max_elapsed_ms must be 0 (no limit) or in 1..%lld "
+                        "(got %lld)",
+                        (long long)BW__MAX_MS, (long long)c->max_elapsed_ms);
   if (c->max_attempts == 0 && c->max_elapsed_ms == 0)
     return bw_error_set(err, BW_E_INVAL, "max_attempts",
-                         "max_attempts must be >= 1 unless max_elapsed_ms > 0 "
-                         "(got 0 with max_elapsed_ms 0: nothing would ever "
-                         "stop the retries)");
+                        "max_attempts must be >= 1 unless max_elapsed_ms > 0 "
+                        "(got 0 with max_elapsed_ms 0: nothing would ever "
+                        "stop the retries)");
   if (c->stop_before && c->max_elapsed_ms == 0)
     return bw_error_set(err, BW_E_INVAL, "stop_before",
-                         "stop_before needs max_elapsed_ms > 0 (it refuses "
-                         "delays that would end past max_elapsed_ms)");
+                        "stop_before needs max_elapsed_ms > 0 (it refuses "
+                        "delays that would end past max_elapsed_ms)");
   if ((unsigned)c->backoff > (unsigned)BW_BACKOFF_EXPONENTIAL)
     return bw_error_set(err, BW_E_INVAL, "backoff",
-                         "backoff must be constant, linear or exponential "
-                         "(got %d)",
-                         (int)c->backoff);
+                        "backoff must be constant, linear or exponential "
+                        "(got %d)",
+                        (int)c->backoff);
   /* 0 is the storm pattern (retry at once): expressible, so the lab can
    * show what it does, but only on a constant curve, where it means exactly
    * that. */
   if (c->base_ms < (c->backoff == BW_BACKOFF_CONSTANT ? 0 : 1) ||
       c->base_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "base_ms",
-                         "base_ms must be in 1..%lld (0 only with backoff "
-                         "constant: immediate retries) (got %lld)",
-                         (long long)BW__MAX_MS, (long long)c->base_ms);
+                        "base_ms must be in 1..%lld (0 only with backoff "
+                        "constant: immediate retries) (got %lld)",
+                        (long long)BW__MAX_MS, (long long)c->base_ms);
   if (!(c->multiplier >= 1.0) || !isfinite(c->multiplier))
     return bw_error_set(err, BW_E_INVAL, "multiplier",
-                         "multiplier must be a finite number >= 1 (got %g)",
-                         c->multiplier);
+                        "multiplier must be a finite number >= 1 (got %g)",
+                        c->multiplier);
   if (c->min_ms < 0 || c->min_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "min_ms",
-                         "min_ms must be in 0..%lld (got %lld)",
-                         (long long)BW__MAX_MS, (long long)c->min_ms);
+                        "min_ms must be in 0..%lld (got %lld)",
+                        (long long)BW__MAX_MS, (long long)c->min_ms);
   floor_ms = c->base_ms > c->min_ms ? c->base_ms : c->min_ms;
   if (c->max_ms < floor_ms || c->max_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "max_ms",
-                         "max_ms must be >= max(base_ms, min_ms) = %lld and "
-                         "<= %lld (got %lld)",
-                         (long long)floor_ms, (long long)BW__MAX_MS,
-                         (long long)c->max_ms);
+                        "max_ms must be >= max(base_ms, min_ms) = %lld and "
+                        "<= %lld (got %lld)",
+                        (long long)floor_ms, (long long)BW__MAX_MS,
+                        (long long)c->max_ms);
   if ((unsigned)c->jitter > (unsigned)BW_JITTER_ADDITIVE)
     return bw_error_set(err, BW_E_INVAL, "jitter",
-                         "jitter must be none, full, equal, decorrelated or "
-                         "additive (got %d)",
-                         (int)c->jitter);
+                        "jitter must be none, full, equal, decorrelated or "
+                        "additive (got %d)",
+                        (int)c->jitter);
   if (c->jitter_ms < 0 || c->jitter_ms > BW__MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "jitter_ms",
-                         "jitter_ms must be in 0..%lld (got %lld)",
-                         (long long)BW__MAX_MS, (long long)c->jitter_ms);
+                        "jitter_ms must be in 0..%lld (got %lld)",
+                        (long long)BW__MAX_MS, (long long)c->jitter_ms);
   if (c->jitter == BW_JITTER_DECORRELATED &&
       c->backoff != BW_BACKOFF_EXPONENTIAL)
     return bw_error_set(err, BW_E_INVAL, "jitter",
-                         "jitter decorrelated replaces an exponential curve: "
-                         "it needs backoff exponential (got %s)",
-                         bw__backoff_name(c->backoff));
+                        "jitter decorrelated replaces an exponential curve: "
+                        "it needs backoff exponential (got %s)",
+                        bw__backoff_name(c->backoff));
   /* The decorrelated curve doubles per retry by construction; accepting
    * another multiplier would silently ignore it. */
   if (c->jitter == BW_JITTER_DECORRELATED && c->multiplier != 2.0)
     return bw_error_set(err, BW_E_INVAL, "multiplier",
-                         "multiplier must be 2 with jitter decorrelated (its "
-                         "curve doubles per retry; got %g)",
-                         c->multiplier);
+                        "multiplier must be 2 with jitter decorrelated (its "
+                        "curve doubles per retry; got %g)",
+                        c->multiplier);
   bw_error_clear(err);
   return BW_OK;
 }
@@ -1822,7 +1822,7 @@ bw_retry_policy_t *bw_retry_policy_new(const bw_retry_config_t *cfg,
 nomem:
   if (p != NULL) bw_free_aligned(p);
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating retry policy '%s'",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 
@@ -2045,8 +2045,8 @@ static void bw__emit_gave_up(const bw_retry_t *r, bw_verdict_t v, int64_t now,
   f[2].key = "verdict";
   f[2].type = BW_FIELD_STR;
   f[2].v.s = bw_verdict_name(v);
-  bw_event_emit(p->sink, p->wall, now, BW_EV_RETRY_GAVE_UP, p->name, reason, f, 3,
-           NULL);
+  bw_event_emit(p->sink, p->wall, now, BW_EV_RETRY_GAVE_UP, p->name, reason, f,
+                3, NULL);
 }
 
 /* Milliseconds from a to b, rounded down, for messages. */
@@ -2152,8 +2152,8 @@ static void bw__emit_scheduled(const bw_retry_t *r, bw_verdict_t v,
   snprintf(reason, sizeof(reason), "%s, retry %u%s in %lld ms%s",
            v == BW_VERDICT_NOT_SENT ? "request not sent" : "transient failure",
            r->attempts, of, (long long)delay, why);
-  bw_event_emit(p->sink, p->wall, now, BW_EV_RETRY_SCHEDULED, p->name, reason, f, 3,
-           NULL);
+  bw_event_emit(p->sink, p->wall, now, BW_EV_RETRY_SCHEDULED, p->name, reason,
+                f, 3, NULL);
 }
 
 int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,

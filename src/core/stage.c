@@ -110,8 +110,8 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
     return bw_error_set(err, BW_E_INVAL, "name", "name must not be empty");
   if (strlen(c->name) > BW_NAME_MAX)
     return bw_error_set(err, BW_E_INVAL, "name",
-                         "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
-                         strlen(c->name));
+                        "name must be at most %d bytes (got %zu)", BW_NAME_MAX,
+                        strlen(c->name));
   /* The queue's own rules, reported under the stage's field names. */
   bw_queue_config_init(&qc);
   qc.name = c->name;
@@ -121,31 +121,30 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
   if (bw_queue_config_validate(&qc, &sub) != BW_OK) {
     if (strcmp(sub.field, "max_size") == 0) {
       return bw_error_set(err, BW_E_INVAL, "queue_size",
-                           "queue_size must be in [1, %u] (got %u)",
-                           BW_QUEUE_MAX_SIZE, c->queue_size);
+                          "queue_size must be in [1, %u] (got %u)",
+                          BW_QUEUE_MAX_SIZE, c->queue_size);
     }
     return bw_error_set(err, sub.code, sub.field, "%s", sub.message);
   }
   if (c->concurrency < 1 || c->concurrency > BW_STAGE_MAX_CONCURRENCY)
     return bw_error_set(err, BW_E_INVAL, "concurrency",
-                         "concurrency must be in [1, %u] (got %u)",
-                         BW_STAGE_MAX_CONCURRENCY, c->concurrency);
+                        "concurrency must be in [1, %u] (got %u)",
+                        BW_STAGE_MAX_CONCURRENCY, c->concurrency);
   gc = c->gauge;
   gc.name = c->name;
   if (bw_gauge_config_validate(&gc, &sub) != BW_OK)
     return bw__prefixed(err, &sub, "gauge");
   if (c->rate_window_ms < 1 || c->rate_window_ms > INT64_MAX / BW_NS_PER_MS)
     return bw_error_set(err, BW_E_INVAL, "rate_window_ms",
-                         "rate_window_ms must be >= 1 (got %lld)",
-                         (long long)c->rate_window_ms);
+                        "rate_window_ms must be >= 1 (got %lld)",
+                        (long long)c->rate_window_ms);
   if (!(c->rate_alpha > 0.0 && c->rate_alpha <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "rate_alpha",
-                         "rate_alpha must be in (0, 1] (got %g)",
-                         c->rate_alpha);
+                        "rate_alpha must be in (0, 1] (got %g)", c->rate_alpha);
   if (c->min_retry_after_ms < 1)
     return bw_error_set(err, BW_E_INVAL, "min_retry_after_ms",
-                         "min_retry_after_ms must be >= 1 (got %lld)",
-                         (long long)c->min_retry_after_ms);
+                        "min_retry_after_ms must be >= 1 (got %lld)",
+                        (long long)c->min_retry_after_ms);
   if (c->max_retry_after_ms < c->min_retry_after_ms ||
       c->max_retry_after_ms > INT64_MAX / 4)
     return bw_error_set(
@@ -154,8 +153,8 @@ int bw_stage_config_validate(const bw_stage_config_t *c, bw_error_t *err) {
         (long long)c->max_retry_after_ms, (long long)c->min_retry_after_ms);
   if (!(c->retry_jitter >= 0.0 && c->retry_jitter <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "retry_jitter",
-                         "retry_jitter must be in [0, 1] (got %g)",
-                         c->retry_jitter);
+                        "retry_jitter must be in [0, 1] (got %g)",
+                        c->retry_jitter);
   bw_error_clear(err);
   return BW_OK;
 }
@@ -212,7 +211,7 @@ nomem:
     bw_free(s);
   }
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating stage \"%s\"",
-                cfg->name);
+               cfg->name);
   return NULL;
 }
 
@@ -526,11 +525,11 @@ int bw_batch_config_validate(const bw_batch_config_t *c, bw_error_t *err) {
     return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (c->chunk_size < 1)
     return bw_error_set(err, BW_E_INVAL, "chunk_size",
-                         "chunk_size must be >= 1 (got %u)", c->chunk_size);
+                        "chunk_size must be >= 1 (got %u)", c->chunk_size);
   if (!(c->degraded_fraction > 0.0 && c->degraded_fraction <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "degraded_fraction",
-                         "degraded_fraction must be in (0, 1] (got %g)",
-                         c->degraded_fraction);
+                        "degraded_fraction must be in (0, 1] (got %g)",
+                        c->degraded_fraction);
   bw_error_clear(err);
   return BW_OK;
 }

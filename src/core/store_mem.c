@@ -40,11 +40,11 @@ int bw_queue_store_config_validate(const bw_queue_store_config_t *c,
   if (bw_name_check(c->name, "name", err) != BW_OK) return BW_E_INVAL;
   if (c->max_size < 1)
     return bw_error_set(err, BW_E_INVAL, "max_size",
-                         "max_size must be >= 1 (got 0)");
+                        "max_size must be >= 1 (got 0)");
   if (!(c->warn_threshold > 0.0 && c->warn_threshold <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "warn_threshold",
-                         "warn_threshold must be in (0, 1] (got %g)",
-                         c->warn_threshold);
+                        "warn_threshold must be in (0, 1] (got %g)",
+                        c->warn_threshold);
   if (!(c->warn_rearm_threshold >= 0.0 &&
         c->warn_rearm_threshold < c->warn_threshold))
     return bw_error_set(
@@ -54,10 +54,10 @@ int bw_queue_store_config_validate(const bw_queue_store_config_t *c,
         c->warn_rearm_threshold, c->warn_threshold);
   if (c->max_deliveries < 1)
     return bw_error_set(err, BW_E_INVAL, "max_deliveries",
-                         "max_deliveries must be >= 1 (got 0)");
+                        "max_deliveries must be >= 1 (got 0)");
   if (c->dlq_max < 1)
     return bw_error_set(err, BW_E_INVAL, "dlq_max",
-                         "dlq_max must be >= 1 (got 0)");
+                        "dlq_max must be >= 1 (got 0)");
   bw_error_clear(err);
   return BW_OK;
 }
@@ -96,15 +96,15 @@ int bw_idem_config_validate(const bw_idem_config_t *c, bw_error_t *err) {
   /* Capped so now + ms * 1e6 cannot overflow: a year is "forever" here. */
   if (c->lease_ms < 1 || c->lease_ms > BW__STORE_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "lease_ms",
-                         "lease_ms must be in [1, %lld] (got %lld)",
-                         (long long)BW__STORE_MAX_MS, (long long)c->lease_ms);
+                        "lease_ms must be in [1, %lld] (got %lld)",
+                        (long long)BW__STORE_MAX_MS, (long long)c->lease_ms);
   if (c->ttl_ms < 1 || c->ttl_ms > BW__STORE_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "ttl_ms",
-                         "ttl_ms must be in [1, %lld] (got %lld)",
-                         (long long)BW__STORE_MAX_MS, (long long)c->ttl_ms);
+                        "ttl_ms must be in [1, %lld] (got %lld)",
+                        (long long)BW__STORE_MAX_MS, (long long)c->ttl_ms);
   if (c->max_keys < 1)
     return bw_error_set(err, BW_E_INVAL, "max_keys",
-                         "max_keys must be >= 1 (got 0)");
+                        "max_keys must be >= 1 (got 0)");
   bw_error_clear(err);
   return BW_OK;
 }
@@ -1157,14 +1157,14 @@ bw_reprocessor_t *bw_reprocessor_new(const bw_reprocessor_config_t *c,
   }
   if (c->visibility_ms < 1) {
     bw_error_set(err, BW_E_INVAL, "visibility_ms",
-                  "visibility_ms must be >= 1 (got %lld)",
-                  (long long)c->visibility_ms);
+                 "visibility_ms must be >= 1 (got %lld)",
+                 (long long)c->visibility_ms);
     return NULL;
   }
   if (c->retry_delay_ms < 0) {
     bw_error_set(err, BW_E_INVAL, "retry_delay_ms",
-                  "retry_delay_ms must be >= 0 (got %lld)",
-                  (long long)c->retry_delay_ms);
+                 "retry_delay_ms must be >= 0 (got %lld)",
+                 (long long)c->retry_delay_ms);
     return NULL;
   }
   rp = bw_calloc(1, sizeof(*rp));

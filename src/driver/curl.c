@@ -526,20 +526,19 @@ bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
   }
   if (c.connect_timeout_ms < 1) {
     bw_error_set(err, BW_E_INVAL, "connect_timeout_ms",
-                  "connect_timeout_ms must be >= 1 (got %lld)",
-                  (long long)c.connect_timeout_ms);
+                 "connect_timeout_ms must be >= 1 (got %lld)",
+                 (long long)c.connect_timeout_ms);
     return NULL;
   }
   if (c.max_body > BW_CURL_BODY_MAX) {
-    bw_error_set(err, BW_E_INVAL, "max_body",
-                  "max_body must be <= %u (got %u)", (unsigned)BW_CURL_BODY_MAX,
-                  (unsigned)c.max_body);
+    bw_error_set(err, BW_E_INVAL, "max_body", "max_body must be <= %u (got %u)",
+                 (unsigned)BW_CURL_BODY_MAX, (unsigned)c.max_body);
     return NULL;
   }
   pthread_once(&bw__curl_once, bw__curl_global_init);
   if (bw__curl_init_rc != CURLE_OK) {
     bw_error_set(err, BW_E_IO, "", "curl_global_init failed: %s",
-                  curl_easy_strerror(bw__curl_init_rc));
+                 curl_easy_strerror(bw__curl_init_rc));
     return NULL;
   }
   h = bw_calloc(1, sizeof(*h));
@@ -695,7 +694,7 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
   }
   if (pl == NULL || req == NULL)
     return bw_error_set(err, BW_E_INVAL, pl == NULL ? "pl" : "req",
-                         "%s must not be NULL", pl == NULL ? "pl" : "req");
+                        "%s must not be NULL", pl == NULL ? "pl" : "req");
   base = event_base_new();
   if (base == NULL)
     return bw_error_set(err, BW_E_NOMEM, "", "event_base_new failed");
@@ -709,10 +708,10 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
   rc = bw_curl_request(h, pl, req, bw__sync_done, &s);
   if (rc != BW_OK) {
     bw_error_set(err, rc, rc == BW_E_INVAL ? "req" : "",
-                  rc == BW_E_INVAL ? "req must have a url, a body for "
-                                     "body_len and headers for header_count"
-                                   : "could not start the request: %s",
-                  bw_strerror(rc));
+                 rc == BW_E_INVAL ? "req must have a url, a body for "
+                                    "body_len and headers for header_count"
+                                  : "could not start the request: %s",
+                 bw_strerror(rc));
   } else {
     /* Bounded by the pipeline: every attempt has curl's timeout or the
      * deadline, every wait is a timer. Stops if the loop runs dry. */

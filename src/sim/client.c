@@ -164,36 +164,36 @@ int bw_sim_client_config_validate(const bw_sim_client_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (cfg->requests < 1 || cfg->requests > BW_SIM_MAX_REQUESTS)
     return bw_error_set(err, BW_E_INVAL, "requests",
-                         "requests must be in [1, %u] (got %u)",
-                         BW_SIM_MAX_REQUESTS, (unsigned)cfg->requests);
+                        "requests must be in [1, %u] (got %u)",
+                        BW_SIM_MAX_REQUESTS, (unsigned)cfg->requests);
   if ((unsigned)cfg->arrival > BW_SIM_ARRIVAL_POISSON)
     return bw_error_set(err, BW_E_INVAL, "arrival",
-                         "arrival must be BURST, RAMP or POISSON (got %d)",
-                         (int)cfg->arrival);
+                        "arrival must be BURST, RAMP or POISSON (got %d)",
+                        (int)cfg->arrival);
   if (cfg->arrival == BW_SIM_ARRIVAL_RAMP &&
       (cfg->ramp_ms < 1 || cfg->ramp_ms > MAX_RAMP_MS))
     return bw_error_set(err, BW_E_INVAL, "ramp_ms",
-                         "ramp_ms must be in [1, %lld] for a ramp (got %lld)",
-                         (long long)MAX_RAMP_MS, (long long)cfg->ramp_ms);
+                        "ramp_ms must be in [1, %lld] for a ramp (got %lld)",
+                        (long long)MAX_RAMP_MS, (long long)cfg->ramp_ms);
   if (cfg->arrival == BW_SIM_ARRIVAL_POISSON &&
       !(cfg->rate_per_s >= 1e-6 && cfg->rate_per_s <= 1e9))
     return bw_error_set(err, BW_E_INVAL, "rate_per_s",
-                         "rate_per_s must be in [1e-6, 1e9] for Poisson "
-                         "arrivals (got %g)",
-                         cfg->rate_per_s);
+                        "rate_per_s must be in [1e-6, 1e9] for Poisson "
+                        "arrivals (got %g)",
+                        cfg->rate_per_s);
   if (cfg->timeout_ms < 1 || cfg->timeout_ms > MAX_TIMEOUT_MS)
     return bw_error_set(err, BW_E_INVAL, "timeout_ms",
-                         "timeout_ms must be in [1, %lld] (got %lld)",
-                         (long long)MAX_TIMEOUT_MS, (long long)cfg->timeout_ms);
+                        "timeout_ms must be in [1, %lld] (got %lld)",
+                        (long long)MAX_TIMEOUT_MS, (long long)cfg->timeout_ms);
   if (cfg->policy == NULL)
     return bw_error_set(err, BW_E_INVAL, "policy", "policy must not be NULL");
   if (cfg->policy->after == NULL)
     return bw_error_set(err, BW_E_INVAL, "policy.after",
-                         "policy.after must not be NULL");
+                        "policy.after must not be NULL");
   if (cfg->policy->state_size > MAX_STATE_SIZE)
     return bw_error_set(err, BW_E_INVAL, "policy.state_size",
-                         "policy.state_size must be <= %u (got %zu)",
-                         MAX_STATE_SIZE, cfg->policy->state_size);
+                        "policy.state_size must be <= %u (got %zu)",
+                        MAX_STATE_SIZE, cfg->policy->state_size);
   return BW_OK;
 }
 
@@ -204,7 +204,7 @@ bw_sim_client_t *bw_sim_client_new(bw_sim_t *sim, bw_sim_partner_t *partner,
   size_t n;
   if (sim == NULL || partner == NULL) {
     bw_error_set(err, BW_E_INVAL, sim == NULL ? "sim" : "partner",
-                  "%s must not be NULL", sim == NULL ? "sim" : "partner");
+                 "%s must not be NULL", sim == NULL ? "sim" : "partner");
     return NULL;
   }
   if (bw_sim_client_config_validate(cfg, err) != BW_OK) return NULL;

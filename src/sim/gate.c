@@ -48,28 +48,28 @@ void bw_sim_gate_config_init(bw_sim_gate_config_t *cfg) {
 static int gate_validate(const bw_sim_gate_config_t *c, bw_error_t *err) {
   if (c->clients < 1 || c->clients > 1000000u)
     return bw_error_set(err, BW_E_INVAL, "clients",
-                         "clients must be in [1, 1000000] (got %u)",
-                         (unsigned)c->clients);
+                        "clients must be in [1, 1000000] (got %u)",
+                        (unsigned)c->clients);
   if (c->duration_ms < 1 || c->duration_ms > GATE_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "duration_ms",
-                         "duration_ms must be in [1, %lld] (got %lld)",
-                         (long long)GATE_MAX_MS, (long long)c->duration_ms);
+                        "duration_ms must be in [1, %lld] (got %lld)",
+                        (long long)GATE_MAX_MS, (long long)c->duration_ms);
   if (c->timeout_ms < 1 || c->timeout_ms > GATE_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "timeout_ms",
-                         "timeout_ms must be in [1, %lld] (got %lld)",
-                         (long long)GATE_MAX_MS, (long long)c->timeout_ms);
+                        "timeout_ms must be in [1, %lld] (got %lld)",
+                        (long long)GATE_MAX_MS, (long long)c->timeout_ms);
   if (c->backoff_ms < 1 || c->backoff_ms > GATE_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "backoff_ms",
-                         "backoff_ms must be in [1, %lld] (got %lld)",
-                         (long long)GATE_MAX_MS, (long long)c->backoff_ms);
+                        "backoff_ms must be in [1, %lld] (got %lld)",
+                        (long long)GATE_MAX_MS, (long long)c->backoff_ms);
   if (c->band_hi < c->band_lo)
     return bw_error_set(err, BW_E_INVAL, "band_hi",
-                         "band_hi must be >= band_lo %u (got %u)",
-                         (unsigned)c->band_lo, (unsigned)c->band_hi);
+                        "band_hi must be >= band_lo %u (got %u)",
+                        (unsigned)c->band_lo, (unsigned)c->band_hi);
   if (c->on_sample != NULL && (c->sample_ms < 1 || c->sample_ms > GATE_MAX_MS))
     return bw_error_set(err, BW_E_INVAL, "sample_ms",
-                         "sample_ms must be in [1, %lld] (got %lld)",
-                         (long long)GATE_MAX_MS, (long long)c->sample_ms);
+                        "sample_ms must be in [1, %lld] (got %lld)",
+                        (long long)GATE_MAX_MS, (long long)c->sample_ms);
   return BW_OK;
 }
 
@@ -193,11 +193,11 @@ int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner, bw_limit_t *gate,
   bw_error_clear(err);
   if (sim == NULL || partner == NULL || gate == NULL || out == NULL)
     return bw_error_set(err, BW_E_INVAL,
-                         sim == NULL       ? "sim"
-                         : partner == NULL ? "partner"
-                         : gate == NULL    ? "gate"
-                                           : "out",
-                         "arguments must not be NULL");
+                        sim == NULL       ? "sim"
+                        : partner == NULL ? "partner"
+                        : gate == NULL    ? "gate"
+                                          : "out",
+                        "arguments must not be NULL");
   if (cfg == NULL) {
     bw_sim_gate_config_init(&def);
     cfg = &def;
@@ -236,7 +236,7 @@ int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner, bw_limit_t *gate,
   *out = g.r;
   if (g.error != BW_OK)
     return bw_error_set(err, g.error, "",
-                         g.error == BW_E_NOMEM ? "out of memory in the run"
-                                               : "the gate refused a release");
+                        g.error == BW_E_NOMEM ? "out of memory in the run"
+                                              : "the gate refused a release");
   return BW_OK;
 }

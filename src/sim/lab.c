@@ -63,25 +63,24 @@ static bw_breaker_t *lab_breaker(const bw_lab_kit_config_t *cfg,
 int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
                     bw_error_t *err) {
   if (kit == NULL || cfg == NULL)
-    return bw_error_set(err, BW_E_INVAL, "kit",
-                         "kit and cfg must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "kit", "kit and cfg must not be NULL");
   memset(kit, 0, sizeof *kit);
   if ((unsigned)cfg->mode >= BW_LAB__COUNT)
     return bw_error_set(err, BW_E_INVAL, "mode",
-                         "mode must be naive, polly or breakwater (got %d)",
-                         (int)cfg->mode);
+                        "mode must be naive, polly or breakwater (got %d)",
+                        (int)cfg->mode);
   if (cfg->attempt_timeout_ms < 1 || cfg->attempt_timeout_ms > 86400000)
     return bw_error_set(err, BW_E_INVAL, "attempt_timeout_ms",
-                         "attempt_timeout_ms must be in [1, 86400000] (got "
-                         "%lld)",
-                         (long long)cfg->attempt_timeout_ms);
+                        "attempt_timeout_ms must be in [1, 86400000] (got "
+                        "%lld)",
+                        (long long)cfg->attempt_timeout_ms);
   if (cfg->seed == 0)
     return bw_error_set(err, BW_E_INVAL, "seed",
-                         "seed must not be 0 (runs must be reproducible)");
+                        "seed must not be 0 (runs must be reproducible)");
   if (cfg->max_limit < 1 || cfg->max_limit > 1000000)
     return bw_error_set(err, BW_E_INVAL, "max_limit",
-                         "max_limit must be in [1, 1000000] (got %u)",
-                         (unsigned)cfg->max_limit);
+                        "max_limit must be in [1, 1000000] (got %u)",
+                        (unsigned)cfg->max_limit);
   kit->mode = cfg->mode;
   bw_retry_config_t rc;
   bw_pipeline_config_t pc;
@@ -237,17 +236,16 @@ static void sample(bw_sim_t *sim, void *user) {
 int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
                        bw_error_t *err) {
   if (cfg == NULL || out == NULL)
-    return bw_error_set(err, BW_E_INVAL, "cfg",
-                         "cfg and out must not be NULL");
+    return bw_error_set(err, BW_E_INVAL, "cfg", "cfg and out must not be NULL");
   memset(out, 0, sizeof *out);
   if (cfg->seed == 0)
     return bw_error_set(err, BW_E_INVAL, "seed",
-                         "seed must not be 0 (runs must be reproducible)");
+                        "seed must not be 0 (runs must be reproducible)");
   if (cfg->on_sample != NULL &&
       (cfg->sample_ms < 1 || cfg->sample_ms > 3600000))
     return bw_error_set(err, BW_E_INVAL, "sample_ms",
-                         "sample_ms must be in [1, 3600000] (got %lld)",
-                         (long long)cfg->sample_ms);
+                        "sample_ms must be in [1, 3600000] (got %lld)",
+                        (long long)cfg->sample_ms);
   bw_sim_partner_config_t pcfg = cfg->partner;
   pcfg.seed = cfg->seed;
   int rc = bw_sim_partner_config_validate(&pcfg, err);

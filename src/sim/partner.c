@@ -36,24 +36,24 @@ int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "", "config must not be NULL");
   if (cfg->capacity < 1)
     return bw_error_set(err, BW_E_INVAL, "capacity",
-                         "capacity must be >= 1 (got 0)");
+                        "capacity must be >= 1 (got 0)");
   if (cfg->ok_min_ms < 0)
     return bw_error_set(err, BW_E_INVAL, "ok_min_ms",
-                         "ok_min_ms must be >= 0 (got %lld)",
-                         (long long)cfg->ok_min_ms);
+                        "ok_min_ms must be >= 0 (got %lld)",
+                        (long long)cfg->ok_min_ms);
   if (cfg->ok_max_ms < cfg->ok_min_ms)
     return bw_error_set(err, BW_E_INVAL, "ok_max_ms",
-                         "ok_max_ms must be >= ok_min_ms (got %lld < %lld)",
-                         (long long)cfg->ok_max_ms, (long long)cfg->ok_min_ms);
+                        "ok_max_ms must be >= ok_min_ms (got %lld < %lld)",
+                        (long long)cfg->ok_max_ms, (long long)cfg->ok_min_ms);
   if (cfg->slow_min_ms < 0)
     return bw_error_set(err, BW_E_INVAL, "slow_min_ms",
-                         "slow_min_ms must be >= 0 (got %lld)",
-                         (long long)cfg->slow_min_ms);
+                        "slow_min_ms must be >= 0 (got %lld)",
+                        (long long)cfg->slow_min_ms);
   if (cfg->slow_max_ms < cfg->slow_min_ms)
     return bw_error_set(err, BW_E_INVAL, "slow_max_ms",
-                         "slow_max_ms must be >= slow_min_ms (got %lld < %lld)",
-                         (long long)cfg->slow_max_ms,
-                         (long long)cfg->slow_min_ms);
+                        "slow_max_ms must be >= slow_min_ms (got %lld < %lld)",
+                        (long long)cfg->slow_max_ms,
+                        (long long)cfg->slow_min_ms);
   /* Latencies become nanoseconds on a virtual clock: keep them far from
    * overflow (a day is plenty for a partner model). */
   if (cfg->ok_max_ms > INT64_C(86400000) ||
@@ -64,14 +64,14 @@ int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
         "latencies must be <= 86400000 ms (one day)");
   if (!(cfg->throttle_ratio >= 0.0 && cfg->throttle_ratio <= 1.0))
     return bw_error_set(err, BW_E_INVAL, "throttle_ratio",
-                         "throttle_ratio must be in [0, 1] (got %g)",
-                         cfg->throttle_ratio);
+                        "throttle_ratio must be in [0, 1] (got %g)",
+                        cfg->throttle_ratio);
   if (cfg->retry_after_s < -1 || cfg->retry_after_s > PARTNER_MAX_RETRY_AFTER_S)
     return bw_error_set(err, BW_E_INVAL, "retry_after_s",
-                         "retry_after_s must be -1 (no header) or in [0, %d] "
-                         "(got %lld)",
-                         PARTNER_MAX_RETRY_AFTER_S,
-                         (long long)cfg->retry_after_s);
+                        "retry_after_s must be -1 (no header) or in [0, %d] "
+                        "(got %lld)",
+                        PARTNER_MAX_RETRY_AFTER_S,
+                        (long long)cfg->retry_after_s);
   return BW_OK;
 }
 

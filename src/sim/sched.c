@@ -77,13 +77,13 @@ bw_sim_t *bw_sim_new(const bw_sim_config_t *cfg, bw_error_t *err) {
   }
   if (cfg->start_ns < 0) {
     bw_error_set(err, BW_E_INVAL, "start_ns",
-                  "start_ns must be >= 0 (got %lld)", (long long)cfg->start_ns);
+                 "start_ns must be >= 0 (got %lld)", (long long)cfg->start_ns);
     return NULL;
   }
   if (cfg->initial_events < 1 || cfg->initial_events > (UINT32_MAX >> 2)) {
     bw_error_set(err, BW_E_INVAL, "initial_events",
-                  "initial_events must be in [1, %u] (got %u)",
-                  (unsigned)(UINT32_MAX >> 2), (unsigned)cfg->initial_events);
+                 "initial_events must be in [1, %u] (got %u)",
+                 (unsigned)(UINT32_MAX >> 2), (unsigned)cfg->initial_events);
     return NULL;
   }
   sim = bw_calloc(1, sizeof(*sim));

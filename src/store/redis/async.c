@@ -320,14 +320,14 @@ bw_redis_breaker_t *bw_redis_breaker_new_async(
   }
   if (cfg->sync_thread) {
     bw_error_set(err, BW_E_INVAL, "sync_thread",
-                  "sync_thread must be false for a breaker synced by an event "
-                  "loop (bw_redis_breaker_new_async): one sync driver only");
+                 "sync_thread must be false for a breaker synced by an event "
+                 "loop (bw_redis_breaker_new_async): one sync driver only");
     return NULL;
   }
   if (base == NULL) {
     bw_error_set(err, BW_E_INVAL, "base",
-                  "base must be the libevent event_base that syncs the "
-                  "breaker (got NULL)");
+                 "base must be the libevent event_base that syncs the "
+                 "breaker (got NULL)");
     return NULL;
   }
   b = bw__rb_create(cfg, err);
@@ -343,7 +343,7 @@ bw_redis_breaker_t *bw_redis_breaker_new_async(
     bw__rba_free(a);
     bw_redis_breaker_free(b);
     bw_error_set(err, BW_E_NOMEM, "",
-                  "out of memory creating the event-loop redis breaker");
+                 "out of memory creating the event-loop redis breaker");
     return NULL;
   }
   bw__rb_attach_loop(b, a, bw__rba_free);

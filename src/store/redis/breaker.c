@@ -236,26 +236,26 @@ static int bw__rb_validate(const bw_redis_breaker_config_t *cfg,
         "consecutive or time_window)");
   if (bc->slow_call_ms != 0)
     return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
-                         "slow_call_ms must be 0 for the Redis breaker (slow "
-                         "calls are not shared; got %lld)",
-                         (long long)bc->slow_call_ms);
+                        "slow_call_ms must be 0 for the Redis breaker (slow "
+                        "calls are not shared; got %lld)",
+                        (long long)bc->slow_call_ms);
   if (bc->break_multiplier != 1.0)
     return bw_error_set(err, BW_E_INVAL, "break_multiplier",
-                         "break_multiplier must be 1 for the Redis breaker "
-                         "(break growth is not shared; got %g)",
-                         bc->break_multiplier);
+                        "break_multiplier must be 1 for the Redis breaker "
+                        "(break growth is not shared; got %g)",
+                        bc->break_multiplier);
   if (bc->max_break_ms != 0 && bc->max_break_ms != bc->break_ms)
     return bw_error_set(err, BW_E_INVAL, "max_break_ms",
-                         "max_break_ms must be 0 or break_ms for the Redis "
-                         "breaker (got %lld)",
-                         (long long)bc->max_break_ms);
+                        "max_break_ms must be 0 or break_ms for the Redis "
+                        "breaker (got %lld)",
+                        (long long)bc->max_break_ms);
   if (bc->metrics_only)
     return bw_error_set(err, BW_E_INVAL, "metrics_only",
-                         "metrics_only is not supported by the Redis breaker");
+                        "metrics_only is not supported by the Redis breaker");
   if (cfg->sync_interval_ms < 1)
     return bw_error_set(err, BW_E_INVAL, "sync_interval_ms",
-                         "sync_interval_ms must be >= 1 (got %lld)",
-                         (long long)cfg->sync_interval_ms);
+                        "sync_interval_ms must be >= 1 (got %lld)",
+                        (long long)cfg->sync_interval_ms);
   return BW_OK;
 }
 
@@ -427,7 +427,8 @@ static void bw__rb_event(bw_redis_breaker_t *b, bw_event_type_t type,
   f[1].key = "source";
   f[1].type = BW_FIELD_STR;
   f[1].v.s = "redis";
-  bw_event_emit(b->sink, b->wall, bw__rb_now(b), type, b->name, reason, f, 2, NULL);
+  bw_event_emit(b->sink, b->wall, bw__rb_now(b), type, b->name, reason, f, 2,
+                NULL);
 }
 
 /* Redis became unreachable: fall back (once per outage). */
@@ -448,8 +449,8 @@ void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
     snprintf(reason, sizeof(reason),
              "%.200s; deciding from local counts until it returns",
              b->conn.last_error[0] ? b->conn.last_error : "redis unavailable");
-    bw_event_emit(b->sink, b->wall, now, BW_EV_REDIS_UNAVAILABLE, b->name, reason,
-             NULL, 0, NULL);
+    bw_event_emit(b->sink, b->wall, now, BW_EV_REDIS_UNAVAILABLE, b->name,
+                  reason, NULL, 0, NULL);
   }
 }
 
@@ -647,8 +648,8 @@ void bw__rb_restore(bw_redis_breaker_t *b, uint64_t pushed_before,
              (unsigned long long)(atomic_load_explicit(&b->pushed_calls,
                                                        memory_order_relaxed) -
                                   pushed_before));
-    bw_event_emit(b->sink, b->wall, now, BW_EV_REDIS_RESTORED, b->name, reason, NULL,
-             0, NULL);
+    bw_event_emit(b->sink, b->wall, now, BW_EV_REDIS_RESTORED, b->name, reason,
+                  NULL, 0, NULL);
   }
 }
 
@@ -783,8 +784,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
       b->name != NULL && b->stripes != NULL ? bw_breaker_new(&lc, err) : NULL;
   if (b->local == NULL) {
     if (b->name == NULL || b->stripes == NULL)
-      bw_error_set(err, BW_E_NOMEM, "",
-                    "out of memory creating redis breaker");
+      bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis breaker");
     bw__rb_destroy(b);
     return NULL;
   }
@@ -865,7 +865,7 @@ bw_redis_breaker_t *bw_redis_breaker_new(const bw_redis_breaker_config_t *cfg,
     if (pthread_create(&b->thread, NULL, bw__rb_thread, b) != 0) {
       b->has_thread = false;
       bw_error_set(err, BW_E_IO, "sync_thread",
-                    "cannot start the sync thread (sync_thread)");
+                   "cannot start the sync thread (sync_thread)");
       bw__rb_destroy(b);
       return NULL;
     }

@@ -36,13 +36,13 @@ int bw__rconn_init(bw__rconn_t *rc, const bw_redis_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "redis", "redis config is NULL");
   if (cfg->host == NULL || cfg->host[0] == '\0')
     return bw_error_set(err, BW_E_INVAL, "redis.host",
-                         "redis.host must be a non-empty host name or address");
+                        "redis.host must be a non-empty host name or address");
   if (cfg->port < 1 || cfg->port > 65535)
     return bw_error_set(err, BW_E_INVAL, "redis.port",
-                         "redis.port must be in 1..65535 (got %d)", cfg->port);
+                        "redis.port must be in 1..65535 (got %d)", cfg->port);
   if (cfg->db < 0)
     return bw_error_set(err, BW_E_INVAL, "redis.db",
-                         "redis.db must be >= 0 (got %d)", cfg->db);
+                        "redis.db must be >= 0 (got %d)", cfg->db);
   if (cfg->tls)
     return bw_error_set(
         err, BW_E_INVAL, "redis.tls",
@@ -50,16 +50,16 @@ int bw__rconn_init(bw__rconn_t *rc, const bw_redis_config_t *cfg,
         "hiredis_ssl (use a TLS tunnel such as stunnel)");
   if (cfg->connect_timeout_ms < 1)
     return bw_error_set(err, BW_E_INVAL, "redis.connect_timeout_ms",
-                         "redis.connect_timeout_ms must be >= 1 (got %lld)",
-                         (long long)cfg->connect_timeout_ms);
+                        "redis.connect_timeout_ms must be >= 1 (got %lld)",
+                        (long long)cfg->connect_timeout_ms);
   if (cfg->command_timeout_ms < 1)
     return bw_error_set(err, BW_E_INVAL, "redis.command_timeout_ms",
-                         "redis.command_timeout_ms must be >= 1 (got %lld)",
-                         (long long)cfg->command_timeout_ms);
+                        "redis.command_timeout_ms must be >= 1 (got %lld)",
+                        (long long)cfg->command_timeout_ms);
   if (cfg->backoff_initial_ms < 1)
     return bw_error_set(err, BW_E_INVAL, "redis.backoff_initial_ms",
-                         "redis.backoff_initial_ms must be >= 1 (got %lld)",
-                         (long long)cfg->backoff_initial_ms);
+                        "redis.backoff_initial_ms must be >= 1 (got %lld)",
+                        (long long)cfg->backoff_initial_ms);
   if (cfg->backoff_max_ms < cfg->backoff_initial_ms)
     return bw_error_set(
         err, BW_E_INVAL, "redis.backoff_max_ms",
@@ -68,7 +68,7 @@ int bw__rconn_init(bw__rconn_t *rc, const bw_redis_config_t *cfg,
         (long long)cfg->backoff_max_ms, (long long)cfg->backoff_initial_ms);
   if (cfg->username != NULL && cfg->password == NULL)
     return bw_error_set(err, BW_E_INVAL, "redis.password",
-                         "redis.password must be set when redis.username is");
+                        "redis.password must be set when redis.username is");
   if (nscripts > BW__RCONN_MAX_SCRIPTS)
     return bw_error_set(err, BW_E_INVAL, "", "too many scripts");
   rc->host = bw__dup_or_null(cfg->host, &oom);
@@ -187,7 +187,7 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
                rc->username != NULL ? " and redis.username" : "");
       bw__rconn_disconnect(rc);
       return bw_error_set(err, BW_E_INVAL, "redis.password", "%s",
-                           rc->last_error);
+                          rc->last_error);
     }
     freeReplyObject(r);
   }
@@ -207,8 +207,7 @@ int bw__rconn_connect(bw__rconn_t *rc, bw_error_t *err) {
                       : "");
       bw__rconn_disconnect(rc);
       return bw_error_set(err, noauth ? BW_E_INVAL : BW_E_IO,
-                           noauth ? "redis.password" : "", "%s",
-                           rc->last_error);
+                          noauth ? "redis.password" : "", "%s", rc->last_error);
     }
     freeReplyObject(r);
   }
@@ -380,7 +379,7 @@ char *bw__rcat(const char *a, const char *b) {
 void bw__rcl_event(bw__rclient_t *cl, bw_event_type_t type, const char *reason,
                    const bw_field_t *f, size_t n) {
   bw_event_emit(cl->sink, cl->wall, bw_clock_now(bw_clock_monotonic()), type,
-           cl->name, reason, f, n, NULL);
+                cl->name, reason, f, n, NULL);
 }
 
 /* Counts an error and, on the first one of an outage, reports the outage. */

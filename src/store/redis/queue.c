@@ -93,13 +93,13 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
   }
   if (cfg->max_size < 1) {
     bw_error_set(err, BW_E_INVAL, "max_size", "max_size must be >= 1 (got %u)",
-                  cfg->max_size);
+                 cfg->max_size);
     return NULL;
   }
   if (!(cfg->warn_threshold > 0.0 && cfg->warn_threshold <= 1.0)) {
     bw_error_set(err, BW_E_INVAL, "warn_threshold",
-                  "warn_threshold must be in (0, 1] (got %g)",
-                  cfg->warn_threshold);
+                 "warn_threshold must be in (0, 1] (got %g)",
+                 cfg->warn_threshold);
     return NULL;
   }
   q = bw_calloc(1, sizeof(*q));

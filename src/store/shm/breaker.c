@@ -108,23 +108,23 @@ static int bw__brk_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   if (rc != BW_OK) return rc;
   if (c->trip_rule == BW_TRIP_COUNT_WINDOW)
     return bw_error_set(err, BW_E_INVAL, "trip_rule",
-                         "trip_rule count_window is not supported by the "
-                         "shared-memory breaker (use consecutive or "
-                         "time_window)");
+                        "trip_rule count_window is not supported by the "
+                        "shared-memory breaker (use consecutive or "
+                        "time_window)");
   if (c->slow_call_ms != 0)
     return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
-                         "slow_call_ms is not supported by the shared-memory "
-                         "breaker (must be 0, got %lld)",
-                         (long long)c->slow_call_ms);
+                        "slow_call_ms is not supported by the shared-memory "
+                        "breaker (must be 0, got %lld)",
+                        (long long)c->slow_call_ms);
   if (c->metrics_only)
     return bw_error_set(err, BW_E_INVAL, "metrics_only",
-                         "metrics_only is not supported by the shared-memory "
-                         "breaker (must be false)");
+                        "metrics_only is not supported by the shared-memory "
+                        "breaker (must be false)");
   if (c->half_open_max_calls > BW__MAX_PROBES)
     return bw_error_set(err, BW_E_INVAL, "half_open_max_calls",
-                         "half_open_max_calls must be <= %u for the "
-                         "shared-memory breaker (got %u)",
-                         BW__MAX_PROBES, c->half_open_max_calls);
+                        "half_open_max_calls must be <= %u for the "
+                        "shared-memory breaker (got %u)",
+                        BW__MAX_PROBES, c->half_open_max_calls);
   return BW_OK;
 }
 
@@ -270,8 +270,8 @@ static void bw__emit_tx(const bw_shm_breaker_t *b, int64_t now,
                         bw_event_type_t type, const char *reason,
                         bw_state_t from, int64_t break_ms,
                         const bw_context_t *ctx) {
-  bw_breaker_emit_transition(b->sink, b->wall, b->name, now, type, reason,
-                              from, break_ms, ctx);
+  bw_breaker_emit_transition(b->sink, b->wall, b->name, now, type, reason, from,
+                             break_ms, ctx);
 }
 
 /* ---- transitions (transition lease held) --------------------------------- */
@@ -287,9 +287,9 @@ static void bw__enter(bw__brk_t *s, uint64_t w, bw_state_t to, int64_t now) {
 static int64_t bw__to_open(bw_shm_breaker_t *b, uint64_t w, int64_t now) {
   bw__brk_t *s = b->s;
   uint64_t n = BW__SHM_LOAD(s->consecutive_opens) + 1;
-  int64_t brk =
-      bw_breaker_break_after(b->cfg.break_ms * BW_NS_PER_MS, b->cfg.break_multiplier,
-                      n, b->cfg.max_break_ms * BW_NS_PER_MS);
+  int64_t brk = bw_breaker_break_after(b->cfg.break_ms * BW_NS_PER_MS,
+                                       b->cfg.break_multiplier, n,
+                                       b->cfg.max_break_ms * BW_NS_PER_MS);
   atomic_store_explicit(&s->consecutive_opens, n, memory_order_relaxed);
   atomic_store_explicit(&s->current_break_ns, brk, memory_order_relaxed);
   atomic_store_explicit(&s->open_until_ns, now + brk, memory_order_relaxed);
@@ -580,7 +580,7 @@ int64_t bw_shm_breaker_retry_in_ms(const bw_shm_breaker_t *b) {
   w = atomic_load_explicit(&b->s->sw, memory_order_acquire);
   if (BW__ST(w) == BW_OPEN)
     return bw_ns_to_ms_ceil(BW__SHM_LOAD(b->s->open_until_ns) -
-                       bw_clock_now(b->clock));
+                            bw_clock_now(b->clock));
   return BW__ST(w) == BW_ISOLATED ? -1 : 0;
 }
 

@@ -73,9 +73,9 @@ bw_shm_budget_t *bw_shm_budget_new(bw_shm_t *shm, const bw_budget_config_t *cfg,
   if (bw_budget_config_validate(cfg, err) != BW_OK) return NULL;
   if (cfg->kind != BW_BUDGET_TOKEN_BUCKET) {
     bw_error_set(err, BW_E_INVAL, "kind",
-                  "kind %s is not supported by the shared-memory budget "
-                  "(only token_bucket)",
-                  bw_budget_kind_name(cfg->kind));
+                 "kind %s is not supported by the shared-memory budget "
+                 "(only token_bucket)",
+                 bw_budget_kind_name(cfg->kind));
     return NULL;
   }
   /* validate has checked both are whole multiples of 0.001. */

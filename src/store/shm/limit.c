@@ -96,13 +96,13 @@ bw_shm_limit_t *bw_shm_limit_new(bw_shm_t *shm,
   if (bw_name_check(cfg->name, "name", err) != BW_OK) return NULL;
   if (cfg->max_concurrent < 1 || cfg->max_concurrent > BW_SHM_LIMIT_MAX) {
     bw_error_set(err, BW_E_INVAL, "max_concurrent",
-                  "max_concurrent must be in 1..%u (got %u)", BW_SHM_LIMIT_MAX,
-                  cfg->max_concurrent);
+                 "max_concurrent must be in 1..%u (got %u)", BW_SHM_LIMIT_MAX,
+                 cfg->max_concurrent);
     return NULL;
   }
   if (cfg->lease_ms < 1 || cfg->lease_ms > BW__MAX_MS) {
     bw_error_set(err, BW_E_INVAL, "lease_ms",
-                  "lease_ms must be >= 1 (got %lld)", (long long)cfg->lease_ms);
+                 "lease_ms must be >= 1 (got %lld)", (long long)cfg->lease_ms);
     return NULL;
   }
   l = bw_calloc(1, sizeof(*l));

@@ -92,13 +92,13 @@ static int bw__shm_norm_name(const char *name, char *out, size_t size,
   n = name[0] == '/' ? name + 1 : name;
   if (n[0] == '\0')
     return bw_error_set(err, BW_E_INVAL, "name",
-                         "name must have a character after '/' (got \"%s\")",
-                         name);
+                        "name must have a character after '/' (got \"%s\")",
+                        name);
   if (strchr(n, '/') != NULL)
     return bw_error_set(err, BW_E_INVAL, "name",
-                         "name must not contain '/' after the first character "
-                         "(got \"%s\")",
-                         name);
+                        "name must not contain '/' after the first character "
+                        "(got \"%s\")",
+                        name);
   snprintf(out, size, "/%s", n);
   return BW_OK;
 }
@@ -121,9 +121,9 @@ static void bw__sleep_ms(void) {
 static int bw__shm_io(bw_error_t *err, const char *what, const char *name,
                       int e) {
   return bw_error_set(err, BW_E_IO, "name",
-                       "%s of shared-memory segment %s "
-                       "failed: %s",
-                       what, name, strerror(e));
+                      "%s of shared-memory segment %s "
+                      "failed: %s",
+                      what, name, strerror(e));
 }
 
 static int bw__shm_create(bw_shm_t *s, int fd, size_t size, bw_error_t *err) {
@@ -165,11 +165,11 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
   }
   if ((size_t)st.st_size < sizeof(bw__shm_header_t))
     return bw_error_set(err, BW_E_INVAL, "size",
-                         "shared-memory segment %s is %lld bytes, too small: "
-                         "the size of a breakwater segment header is %zu "
-                         "bytes",
-                         s->name, (long long)st.st_size,
-                         sizeof(bw__shm_header_t));
+                        "shared-memory segment %s is %lld bytes, too small: "
+                        "the size of a breakwater segment header is %zu "
+                        "bytes",
+                        s->name, (long long)st.st_size,
+                        sizeof(bw__shm_header_t));
   p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return bw__shm_io(err, "mmap", s->name, errno);
   s->base = p;
@@ -183,32 +183,32 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
   }
   if (magic == 0)
     return bw_error_set(err, BW_E_INVAL, "name",
-                         "shared-memory segment %s was never initialized "
-                         "(magic is 0 after %d ms): its creator may have "
-                         "died; unlink it and create it again",
-                         s->name, BW__SHM_INIT_WAIT_MS);
+                        "shared-memory segment %s was never initialized "
+                        "(magic is 0 after %d ms): its creator may have "
+                        "died; unlink it and create it again",
+                        s->name, BW__SHM_INIT_WAIT_MS);
   if (magic != BW__SHM_MAGIC)
     return bw_error_set(err, BW_E_INVAL, "name",
-                         "shared-memory segment %s is not a breakwater "
-                         "segment (magic 0x%016llx, expected 0x%016llx)",
-                         s->name, (unsigned long long)magic,
-                         (unsigned long long)BW__SHM_MAGIC);
+                        "shared-memory segment %s is not a breakwater "
+                        "segment (magic 0x%016llx, expected 0x%016llx)",
+                        s->name, (unsigned long long)magic,
+                        (unsigned long long)BW__SHM_MAGIC);
   if (h->version != BW__SHM_VERSION)
     return bw_error_set(err, BW_E_INVAL, "version",
-                         "shared-memory segment %s has layout version %u, "
-                         "this library reads version %u",
-                         s->name, h->version, BW__SHM_VERSION);
+                        "shared-memory segment %s has layout version %u, "
+                        "this library reads version %u",
+                        s->name, h->version, BW__SHM_VERSION);
   if (h->header_size != sizeof(bw__shm_header_t))
     return bw_error_set(err, BW_E_INVAL, "header_size",
-                         "shared-memory segment %s has a %u-byte header, "
-                         "this library's is %zu bytes",
-                         s->name, h->header_size, sizeof(bw__shm_header_t));
+                        "shared-memory segment %s has a %u-byte header, "
+                        "this library's is %zu bytes",
+                        s->name, h->header_size, sizeof(bw__shm_header_t));
   if (h->size != (uint64_t)st.st_size)
     return bw_error_set(err, BW_E_INVAL, "size",
-                         "shared-memory segment %s says it is %llu bytes "
-                         "but is %lld bytes",
-                         s->name, (unsigned long long)h->size,
-                         (long long)st.st_size);
+                        "shared-memory segment %s says it is %llu bytes "
+                        "but is %lld bytes",
+                        s->name, (unsigned long long)h->size,
+                        (long long)st.st_size);
   if (h->max_objects != BW_SHM_MAX_OBJECTS ||
       atomic_load(&((bw__shm_header_t *)p)->count) > BW_SHM_MAX_OBJECTS ||
       atomic_load(&((bw__shm_header_t *)p)->used) > h->size)
@@ -232,16 +232,16 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
   if (cfg->mode != BW_SHM_CREATE && cfg->mode != BW_SHM_ATTACH &&
       cfg->mode != BW_SHM_OPEN_OR_CREATE) {
     bw_error_set(err, BW_E_INVAL, "mode",
-                  "mode must be BW_SHM_CREATE, BW_SHM_ATTACH or "
-                  "BW_SHM_OPEN_OR_CREATE (got %d)",
-                  (int)cfg->mode);
+                 "mode must be BW_SHM_CREATE, BW_SHM_ATTACH or "
+                 "BW_SHM_OPEN_OR_CREATE (got %d)",
+                 (int)cfg->mode);
     return NULL;
   }
   if (cfg->mode != BW_SHM_ATTACH &&
       (cfg->size < BW__SHM_MIN_SIZE || cfg->size > BW__SHM_MAX_SIZE)) {
     bw_error_set(err, BW_E_INVAL, "size",
-                  "size must be in [%zu, %zu] bytes (got %zu)",
-                  BW__SHM_MIN_SIZE, BW__SHM_MAX_SIZE, cfg->size);
+                 "size must be in [%zu, %zu] bytes (got %zu)", BW__SHM_MIN_SIZE,
+                 BW__SHM_MAX_SIZE, cfg->size);
     return NULL;
   }
   s = bw_calloc(1, sizeof(*s));
@@ -275,10 +275,10 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
     }
     if (cfg->mode == BW_SHM_CREATE) {
       bw_error_set(err, BW_E_INVAL, "name",
-                    "the name %s is taken: the shared-memory segment "
-                    "already exists (mode BW_SHM_CREATE creates only; "
-                    "attach, or unlink it first)",
-                    s->name);
+                   "the name %s is taken: the shared-memory segment "
+                   "already exists (mode BW_SHM_CREATE creates only; "
+                   "attach, or unlink it first)",
+                   s->name);
       bw_free(s);
       return NULL;
     }
@@ -287,9 +287,9 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
   if (fd < 0) {
     if (errno == ENOENT)
       bw_error_set(err, BW_E_NOTFOUND, "name",
-                    "shared-memory segment %s does not exist (mode "
-                    "BW_SHM_ATTACH needs a segment created first)",
-                    s->name);
+                   "shared-memory segment %s does not exist (mode "
+                   "BW_SHM_ATTACH needs a segment created first)",
+                   s->name);
     else
       bw__shm_io(err, "shm_open (attach)", s->name, errno);
     bw_free(s);
@@ -318,7 +318,7 @@ int bw_shm_unlink(const char *name, bw_error_t *err) {
   if (shm_unlink(n) != 0) {
     if (errno == ENOENT)
       return bw_error_set(err, BW_E_NOTFOUND, "name",
-                           "shared-memory segment %s does not exist", n);
+                          "shared-memory segment %s does not exist", n);
     return bw__shm_io(err, "shm_unlink", n, errno);
   }
   bw_error_clear(err);
@@ -346,10 +346,10 @@ void bw_shm_stats(const bw_shm_t *shm, bw_shm_stats_t *out) {
 int bw__shm_mismatch(bw_error_t *err, const char *kind, const char *seg,
                      const char *field, const char *was, const char *now) {
   return bw_error_set(err, BW_E_INVAL, field,
-                       "%s in shared-memory segment %s was created with %s "
-                       "%s; this configuration has %s (every process must "
-                       "use the same configuration)",
-                       kind, seg, field, was, now);
+                      "%s in shared-memory segment %s was created with %s "
+                      "%s; this configuration has %s (every process must "
+                      "use the same configuration)",
+                      kind, seg, field, was, now);
 }
 
 int bw__shm_mismatch_u(bw_error_t *err, const char *kind, const char *seg,
@@ -388,26 +388,26 @@ static void *bw__shm_entry_block(bw_shm_t *shm, const bw__shm_entry_t *e,
   const bw__shm_obj_t *o;
   if (e->kind != kind) {
     bw_error_set(err, BW_E_INVAL, "name",
-                  "name \"%s\" in shared-memory segment %s is a %s, not a %s",
-                  e->name, shm->name, bw__kind_name(e->kind),
-                  bw__kind_name(kind));
+                 "name \"%s\" in shared-memory segment %s is a %s, not a %s",
+                 e->name, shm->name, bw__kind_name(e->kind),
+                 bw__kind_name(kind));
     return NULL;
   }
   if (e->offset % BW__SHM_ALIGN != 0 || e->offset > shm->size ||
       e->size > shm->size - e->offset || e->size < min_size) {
     bw_error_set(err, BW_E_INVAL, "name",
-                  "\"%s\" in shared-memory segment %s has a corrupt entry "
-                  "(offset %llu, size %llu, segment %zu bytes)",
-                  e->name, shm->name, (unsigned long long)e->offset,
-                  (unsigned long long)e->size, shm->size);
+                 "\"%s\" in shared-memory segment %s has a corrupt entry "
+                 "(offset %llu, size %llu, segment %zu bytes)",
+                 e->name, shm->name, (unsigned long long)e->offset,
+                 (unsigned long long)e->size, shm->size);
     return NULL;
   }
   o = (const bw__shm_obj_t *)(shm->base + e->offset);
   if (o->magic != BW__SHM_OBJ_MAGIC || o->kind != kind) {
     bw_error_set(err, BW_E_INVAL, "name",
-                  "\"%s\" in shared-memory segment %s is corrupt (bad block "
-                  "magic or kind)",
-                  e->name, shm->name);
+                 "\"%s\" in shared-memory segment %s is corrupt (bad block "
+                 "magic or kind)",
+                 e->name, shm->name);
     return NULL;
   }
   return shm->base + e->offset;
@@ -429,9 +429,9 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
                             BW__SHM_ALLOC_LEASE_NS, 30000);
   if (mine == 0)
     return bw_error_set(err, BW_E_TIMEOUT, "name",
-                         "shared-memory segment %s: the object table stayed "
-                         "locked by another process",
-                         shm->name);
+                        "shared-memory segment %s: the object table stayed "
+                        "locked by another process",
+                        shm->name);
   n = atomic_load_explicit(&h->count, memory_order_acquire);
   if (n > BW_SHM_MAX_OBJECTS) n = BW_SHM_MAX_OBJECTS;
   for (uint32_t i = 0; i < n; i++) {
@@ -448,18 +448,18 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
     /* The same configuration needs the same size. */
     if (e->size < need)
       return bw_error_set(err, BW_E_INVAL, "name",
-                           "name \"%s\" in shared-memory segment %s has a "
-                           "corrupt entry (%llu bytes, %zu expected)",
-                           name, shm->name, (unsigned long long)e->size, need);
+                          "name \"%s\" in shared-memory segment %s has a "
+                          "corrupt entry (%llu bytes, %zu expected)",
+                          name, shm->name, (unsigned long long)e->size, need);
     *out = blk;
     return BW_OK;
   }
   if (n >= BW_SHM_MAX_OBJECTS) {
     bw__shm_lease_unlock(&h->lock, mine);
     return bw_error_set(err, BW_E_LIMIT, "name",
-                         "shared-memory segment %s already holds %u objects "
-                         "(BW_SHM_MAX_OBJECTS); \"%s\" cannot be added",
-                         shm->name, BW_SHM_MAX_OBJECTS, name);
+                        "shared-memory segment %s already holds %u objects "
+                        "(BW_SHM_MAX_OBJECTS); \"%s\" cannot be added",
+                        shm->name, BW_SHM_MAX_OBJECTS, name);
   }
   used = atomic_load_explicit(&h->used, memory_order_relaxed);
   if (used > shm->size || need > shm->size - used) {
