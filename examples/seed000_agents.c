@@ -29,6 +29,7 @@
 #include "breakwater/bulkhead.h"
 #include "breakwater/registry.h"
 #include "breakwater/retry.h"
+#include "breakwater/threads.h"
 
 enum { AGENT_BOOKING, AGENT_SEARCH, AGENT_PAYMENT, AGENT_COUNT };
 

@@ -4,8 +4,10 @@
 #   - no library leaves a core-private (bw__*) symbol undefined: a component
 #     that needs one links only against the static core;
 #   - each shared library exports exactly the symbols its version script
-#     lists (src/core/breakwater.map, src/**/<component>.map), so the ABI is
-#     a reviewed list.
+#     lists (src/core/breakwater.map, src/**/<component>.map), and each
+#     static library's public (BW_EXTERN) symbols are that same list, so the
+#     ABI is a reviewed list and a new public function cannot miss it
+#     (scripts/update_maps.sh rewrites the lists).
 # usage: check_libs.sh LIBDIR SOURCE_DIR. Exit 1 on the first finding, with
 # the library and the symbols named.
 set -euo pipefail
@@ -51,6 +53,17 @@ for lib in "$libdir"/libbreakwater*.so; do
   have=$(nm -D --defined-only "$real" | awk '$2 != "A" {print $3}' | sed 's/@.*//' | sort)
   if [ "$want" != "$have" ]; then
     echo "check_libs: $(basename "$lib") exports differ from $map:" >&2
+    diff <(echo "$want") <(echo "$have") | sed -n 's/^[<>]/  &/p' >&2 || true
+    status=1
+  fi
+done
+for lib in "$libdir"/libbreakwater*.a; do
+  map=$(map_of "$(basename "$lib")")
+  [ -n "$map" ] && [ -f "$map" ] || continue
+  want=$(grep -E '^    [A-Za-z_][A-Za-z0-9_]*;$' "$map" | tr -d ' ;' | sort)
+  have=$(readelf -sW "$lib" | awk '$5 == "GLOBAL" && $6 == "DEFAULT" && $7 != "UND" {print $8}' | sort -u)
+  if [ "$want" != "$have" ]; then
+    echo "check_libs: $(basename "$lib")'s public symbols differ from $map (run scripts/update_maps.sh):" >&2
     diff <(echo "$want") <(echo "$have") | sed -n 's/^[<>]/  &/p' >&2 || true
     status=1
   fi

@@ -31,6 +31,7 @@
 #include "breakwater/breakwater.h"
 #include "breakwater/bulkhead.h"
 #include "breakwater/limiter.h"
+#include "breakwater/threads.h"
 
 #define THREADS 6
 #define OPS_PER_THREAD 60000

@@ -25,6 +25,7 @@
 
 #include "breakwater/breakwater.h"
 #include "breakwater/stage.h"
+#include "breakwater/threads.h"
 
 #define PRODUCERS 4
 #define CONSUMERS 3

@@ -16,6 +16,7 @@
 
 #include "breakwater/store.h"
 #include "breakwater/store_sqlite.h"
+#include "breakwater/threads.h"
 #include "bw_test.h"
 #include "sqlite_dir.h"
 

@@ -12,6 +12,7 @@
 #include <sched.h>
 
 #include "breakwater/bulkhead.h"
+#include "breakwater/threads.h"
 #include "bw_test.h"
 #include "oom.h"
 
@@ -912,6 +913,201 @@ static void blocked_threads_and_callbacks_share_one_queue(void **state) {
   assert_int_equal(atomic_load(&next), 1);
 }
 
+/* ==== the bounded wait's non-blocking half ===============================
+ * bw_bulkhead_acquire_timed and bw_bulkhead_cancel_timeout: what the threads
+ * driver's blocking acquire is made of, on the manual clock. */
+
+static bw_bulkhead_t *make_waiting(env_t *e, int64_t max_wait_ms) {
+  bw_bulkhead_config_t cfg;
+  bw_error_t err;
+  bw_bulkhead_config_init(&cfg);
+  cfg.max_concurrent = 1;
+  cfg.max_wait_ms = max_wait_ms;
+  cfg.timeout_ms = 10000;
+  cfg.max_waiting = 10;
+  cfg.clock = e->clock;
+  bw_bulkhead_free(e->bh);
+  e->bh = bw_bulkhead_new(&cfg, &err);
+  if (e->bh == NULL) fail_msg("bw_bulkhead_new: %s", err.message);
+  return e->bh;
+}
+
+static int queue_timed(bw_bulkhead_t *bh, tagged_t *t, int id, grant_log_t *log,
+                       bw_permit_t *p, int64_t *wait_ms) {
+  memset(t, 0, sizeof(*t));
+  t->id = id;
+  t->log = log;
+  return bw_bulkhead_acquire_timed(bh, p, &t->w, on_grant, t, wait_ms);
+}
+
+static void a_timed_acquire_admits_at_once_when_a_slot_is_free(void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make_waiting(e, 2000);
+  grant_log_t log = {0};
+  tagged_t t;
+  bw_permit_t p;
+  int64_t wait_ms = -7;
+  bw_bulkhead_stats_t s;
+  assert_status(queue_timed(bh, &t, 1, &log, &p, &wait_ms), BW_OK);
+  assert_i64_eq(wait_ms, -7); /* set only when queued */
+  assert_i64_eq(p.start_ns, BWT_T0_NS);
+  assert_i64_eq(bw_bulkhead_deadline_ns(&p), BWT_T0_NS + 10000 * MS);
+  assert_int_equal(log.count, 0);
+  s = stats(bh);
+  assert_u64_eq(s.admitted, 1);
+  assert_u64_eq(s.admitted_after_wait, 0);
+  assert_u64_eq(s.waiting, 0);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+}
+
+/* Queued: the wait allowed is max_wait_ms, narrowed to the thread's
+ * remaining deadline on the bulkhead's clock; a release grants the waiter
+ * through its callback, as for acquire_async. */
+static void a_timed_acquire_queues_for_max_wait_narrowed_to_the_deadline(
+    void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make_waiting(e, 2000);
+  grant_log_t log = {0};
+  tagged_t t, u;
+  bw_permit_t held, p;
+  bw_deadline_t prev;
+  int64_t wait_ms = -1;
+  bw_bulkhead_stats_t s;
+  held = take(bh);
+  assert_status(queue_timed(bh, &t, 1, &log, &p, &wait_ms), BW_BULKHEAD_QUEUED);
+  assert_i64_eq(wait_ms, 2000);
+  prev = bw_deadline_set(bw_deadline_in(BWT_T0_NS, 750));
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(queue_timed(bh, &u, 2, &log, &p, &wait_ms), BW_BULKHEAD_QUEUED);
+  assert_i64_eq(wait_ms, 650);
+  bw_deadline_set(prev);
+  assert_u64_eq(stats(bh).waiting, 2);
+  bw_clock_manual_advance(e->clock, 5 * MS);
+  assert_status(bw_bulkhead_release(bh, &held), BW_OK);
+  assert_int_equal(log.count, 1);
+  assert_int_equal(log.order[0], 1);
+  assert_i64_eq(log.permits[0].start_ns, BWT_T0_NS + 105 * MS);
+  assert_status(bw_bulkhead_release(bh, &log.permits[0]), BW_OK);
+  assert_int_equal(log.count, 2);
+  /* granted at T0 + 105 ms, its budget ended at T0 + 750 ms */
+  assert_i64_eq(bw_bulkhead_deadline_ns(&log.permits[1]), BWT_T0_NS + 750 * MS);
+  assert_status(bw_bulkhead_release(bh, &log.permits[1]), BW_OK);
+  s = stats(bh);
+  assert_u64_eq(s.admitted, 3);
+  assert_u64_eq(s.admitted_after_wait, 2);
+  assert_u64_eq(s.wait_timeouts, 0);
+  assert_u64_eq(s.rejected_full, 0);
+  assert_u64_eq(s.waiting, 0);
+}
+
+/* No time to wait — max_wait_ms 0, or under 1 ms of deadline left — is a
+ * refusal counted in rejected_full, and nothing is queued. */
+static void a_timed_acquire_with_no_time_to_wait_refuses_without_queueing(
+    void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make_waiting(e, 0);
+  grant_log_t log = {0};
+  tagged_t t;
+  bw_permit_t held, p;
+  bw_deadline_t prev;
+  int64_t wait_ms = -7;
+  bw_bulkhead_stats_t s;
+  held = take(bh);
+  assert_status(queue_timed(bh, &t, 1, &log, &p, &wait_ms), BW_E_FULL);
+  assert_status(bw_bulkhead_release(bh, &held), BW_OK);
+  bh = make_waiting(e, 600000);
+  held = take(bh);
+  prev = bw_deadline_set((bw_deadline_t){BWT_T0_NS + MS - 1});
+  assert_status(queue_timed(bh, &t, 2, &log, &p, &wait_ms), BW_E_FULL);
+  bw_deadline_set(prev);
+  assert_i64_eq(wait_ms, -7);
+  s = stats(bh);
+  assert_u64_eq(s.rejected_full, 1);
+  assert_u64_eq(s.wait_timeouts, 0);
+  assert_u64_eq(s.cancelled, 0);
+  assert_u64_eq(s.waiting, 0);
+  assert_status(bw_bulkhead_release(bh, &held), BW_OK);
+  assert_int_equal(log.count, 0);
+  assert_u64_eq(stats(bh).in_use, 0);
+}
+
+/* A waiter whose time ran out is removed and counted as a wait timeout,
+ * not a cancellation; one already granted is not found (its callback has
+ * run: the slot is the caller's). */
+static void cancel_timeout_counts_a_wait_timeout_not_a_cancellation(
+    void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make_waiting(e, 2000);
+  grant_log_t log = {0};
+  tagged_t t, u;
+  bw_bulkhead_waiter_t never;
+  bw_permit_t held, p;
+  int64_t wait_ms = 0;
+  bw_bulkhead_stats_t s;
+  held = take(bh);
+  assert_status(queue_timed(bh, &t, 1, &log, &p, &wait_ms), BW_BULKHEAD_QUEUED);
+  assert_status(queue_timed(bh, &u, 2, &log, &p, &wait_ms), BW_BULKHEAD_QUEUED);
+  bw_clock_manual_advance(e->clock, 2000 * MS);
+  assert_status(bw_bulkhead_cancel_timeout(bh, &t.w), BW_OK);
+  assert_status(bw_bulkhead_cancel_timeout(bh, &t.w), BW_E_NOTFOUND);
+  assert_status(bw_bulkhead_cancel(bh, &t.w), BW_E_NOTFOUND);
+  s = stats(bh);
+  assert_u64_eq(s.wait_timeouts, 1);
+  assert_u64_eq(s.cancelled, 0);
+  assert_u64_eq(s.waiting, 1);
+  assert_status(bw_bulkhead_release(bh, &held), BW_OK);
+  assert_int_equal(log.count, 1);
+  assert_int_equal(log.order[0], 2); /* the timed-out waiter got nothing */
+  assert_status(bw_bulkhead_cancel_timeout(bh, &u.w), BW_E_NOTFOUND);
+  assert_status(bw_bulkhead_release(bh, &log.permits[0]), BW_OK);
+  memset(&never, 0, sizeof(never));
+  assert_status(bw_bulkhead_cancel_timeout(bh, &never), BW_E_NOTFOUND);
+  assert_status(bw_bulkhead_cancel_timeout(NULL, &never), BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel_timeout(bh, NULL), BW_E_INVAL);
+  s = stats(bh);
+  assert_u64_eq(s.wait_timeouts, 1);
+  assert_u64_eq(s.cancelled, 0);
+  assert_u64_eq(s.admitted, 2);
+  assert_u64_eq(s.admitted_after_wait, 1);
+  assert_u64_eq(s.in_use, 0);
+}
+
+static void a_timed_acquire_refuses_bad_arguments_and_a_spent_deadline(
+    void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make_waiting(e, 2000);
+  grant_log_t log = {0};
+  tagged_t t;
+  bw_permit_t p;
+  int64_t wait_ms = -7;
+  bw_deadline_t prev;
+  bw_bulkhead_stats_t s;
+  memset(&t, 0, sizeof(t));
+  t.log = &log;
+  assert_status(
+      bw_bulkhead_acquire_timed(NULL, &p, &t.w, on_grant, &t, &wait_ms),
+      BW_E_INVAL);
+  assert_status(
+      bw_bulkhead_acquire_timed(bh, NULL, &t.w, on_grant, &t, &wait_ms),
+      BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_timed(bh, &p, NULL, on_grant, &t, &wait_ms),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_timed(bh, &p, &t.w, NULL, &t, &wait_ms),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_timed(bh, &p, &t.w, on_grant, &t, NULL),
+                BW_E_INVAL);
+  prev = bw_deadline_set(bw_deadline_in(BWT_T0_NS, 0));
+  assert_status(queue_timed(bh, &t, 1, &log, &p, &wait_ms), BW_E_DEADLINE);
+  bw_deadline_set(prev);
+  assert_i64_eq(wait_ms, -7);
+  s = stats(bh);
+  assert_u64_eq(s.rejected_deadline, 1);
+  assert_u64_eq(s.admitted, 0);
+  assert_u64_eq(s.rejected_full, 0);
+  assert_u64_eq(s.in_use, 0);
+  assert_int_equal(log.count, 0);
+}
+
 /* ==== the limit interface ================================================
  */
 
@@ -1051,6 +1247,20 @@ int main(void) {
           blocked_threads_are_served_in_arrival_order, setup, teardown),
       cmocka_unit_test_setup_teardown(
           blocked_threads_and_callbacks_share_one_queue, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_timed_acquire_admits_at_once_when_a_slot_is_free, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_timed_acquire_queues_for_max_wait_narrowed_to_the_deadline, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          a_timed_acquire_with_no_time_to_wait_refuses_without_queueing, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          cancel_timeout_counts_a_wait_timeout_not_a_cancellation, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          a_timed_acquire_refuses_bad_arguments_and_a_spent_deadline, setup,
+          teardown),
       cmocka_unit_test_setup_teardown(the_bulkhead_is_a_concurrency_limit,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(

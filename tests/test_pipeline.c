@@ -5,6 +5,7 @@
  * starting at BWT_T0_NS: the test is the driver, so each step (ATTEMPT,
  * WAIT, DONE), each delay and each count is exact. */
 #include "breakwater/breakwater.h"
+#include "breakwater/threads.h"
 #include "bw_test.h"
 
 #define MS BW_NS_PER_MS

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "breakwater/threads.h"
 #include "bw_test.h"
 #include "oom.h"
 
@@ -1437,6 +1438,142 @@ static bw_budget_stats_t budget_stats(const bw_budget_t *b) {
   return s;
 }
 
+/* ==== the steps of a driver's loop ========================================
+ * bw_retry_start and bw_retry_check_deadline: what the threads driver's
+ * bw_retry_call is made of. */
+
+/* A deadline already passed at start: given up before any attempt, with
+ * verdict not_sent, and no request reaches the budget. */
+static void start_with_a_passed_deadline_gives_up_and_reports_nothing(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_retry_config_t c;
+  bw_retry_policy_t *p;
+  bw_budget_t *b = token_bucket(10, 1);
+  bw_budget_stats_t s;
+  bw_retry_t r;
+  bw_deadline_t prev;
+  int64_t d = -1;
+  plain(e, &c, "start");
+  c.budget = b;
+  p = policy(&c);
+  prev = bw_deadline_set(bw_deadline_in(T0, 20));
+  assert_status(bw_retry_start(&r, p, AT(50)), BW_RETRY_GIVE_UP);
+  bw_deadline_set(prev);
+  assert_reason(&r, BW_GIVEUP_DEADLINE);
+  assert_u64_eq(bw_retry_attempts(&r), 0);
+  assert_int_equal(e->rec->count, 1);
+  assert_gave_up(e, 0, "deadline", "not_sent", "deadline passed 30 ms ago");
+  assert_i64_eq(bwt_event_at(e->rec, 0)->mono_ns, AT(50));
+  s = budget_stats(b);
+  assert_u64_eq(s.requests, 0);
+  assert_u64_eq(s.failures, 0);
+  /* Given up it stays, reporting nothing more. */
+  assert_int_equal(
+      bw_retry_next(&r, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, AT(60), &d),
+      BW_RETRY_GIVE_UP);
+  assert_i64_eq(d, 0);
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_OK, AT(60)),
+                BW_RETRY_GIVE_UP);
+  assert_int_equal(e->rec->count, 1);
+  assert_u64_eq(budget_stats(b).successes, 0);
+  bw_retry_policy_free(p);
+  bw_budget_free(b);
+}
+
+/* A deadline still ahead (or none): start is bw_retry_begin, request
+ * reported, and the iterator takes the thread's deadline. */
+static void start_in_time_is_begin_and_reports_the_request(void **state) {
+  bwt_env_t *e = *state;
+  bw_retry_config_t c;
+  bw_retry_policy_t *p;
+  bw_budget_t *b = token_bucket(10, 1);
+  bw_retry_t r;
+  bw_deadline_t prev;
+  plain(e, &c, "start");
+  c.max_attempts = 5;
+  c.budget = b;
+  p = policy(&c);
+  prev = bw_deadline_set(bw_deadline_in(T0, 1000));
+  assert_status(bw_retry_start(&r, p, AT(999)), BW_RETRY);
+  bw_deadline_set(prev);
+  assert_u64_eq(budget_stats(b).requests, 1);
+  assert_int_equal(e->rec->count, 0);
+  assert_reason(&r, BW_GIVEUP_NONE);
+  /* the deadline came along: a 200 ms delay no longer fits */
+  expect_give_up(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, AT(999));
+  assert_reason(&r, BW_GIVEUP_DEADLINE);
+  assert_status(bw_retry_start(&r, p, T0), BW_RETRY); /* no deadline */
+  assert_u64_eq(budget_stats(b).requests, 2);
+  expect_retry(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, AT(10), 200);
+  assert_status(bw_retry_start(NULL, p, T0), BW_E_INVAL);
+  assert_status(bw_retry_start(&r, NULL, T0), BW_E_INVAL);
+  assert_u64_eq(bw_retry_attempts(&r), 1); /* untouched by the refusals */
+  assert_u64_eq(budget_stats(b).requests, 2);
+  bw_retry_policy_free(p);
+  bw_budget_free(b);
+}
+
+/* After a wait: in time, nothing changes; at or past the deadline, given up
+ * with the last verdict, the event at that time. */
+static void check_deadline_gives_up_only_once_the_deadline_has_passed(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_retry_config_t c;
+  bw_retry_policy_t *p;
+  bw_retry_t r;
+  bw_deadline_t prev;
+  plain(e, &c, "late");
+  c.max_attempts = 5;
+  p = policy(&c);
+  prev = bw_deadline_set(bw_deadline_in(T0, 1000));
+  assert_status(bw_retry_start(&r, p, T0), BW_RETRY);
+  bw_deadline_set(prev);
+  expect_retry(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, AT(10), 200);
+  assert_int_equal(e->rec->count, 1); /* retry_scheduled */
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_TRANSIENT, AT(999)),
+                BW_RETRY);
+  assert_reason(&r, BW_GIVEUP_NONE);
+  assert_int_equal(e->rec->count, 1);
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_NOT_SENT, AT(1000)),
+                BW_RETRY_GIVE_UP);
+  assert_reason(&r, BW_GIVEUP_DEADLINE);
+  assert_int_equal(e->rec->count, 2);
+  assert_gave_up(e, 1, "deadline", "not_sent", "deadline passed 0 ms ago");
+  assert_i64_eq(bwt_event_at(e->rec, 1)->mono_ns, AT(1000));
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_NOT_SENT, AT(1500)),
+                BW_RETRY_GIVE_UP);
+  assert_int_equal(e->rec->count, 2);
+
+  /* No deadline: never; done stays done. */
+  bw_retry_begin(&r, p, T0);
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_TRANSIENT, INT64_MAX),
+                BW_RETRY);
+  expect_done(&r, BW_VERDICT_OK, AT(1));
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_OK, AT(2)),
+                BW_RETRY_DONE);
+  assert_int_equal(e->rec->count, 2);
+  bw_retry_policy_free(p);
+}
+
+static void check_deadline_refuses_bad_arguments(void **state) {
+  bwt_env_t *e = *state;
+  bw_retry_config_t c;
+  bw_retry_policy_t *p;
+  bw_retry_t r;
+  plain(e, &c, "bad");
+  p = policy(&c);
+  bw_retry_begin(&r, p, T0);
+  bw_retry_set_deadline(&r, (bw_deadline_t){T0}); /* passed: refusals only */
+  assert_status(bw_retry_check_deadline(NULL, BW_VERDICT_OK, T0), BW_E_INVAL);
+  assert_status(bw_retry_check_deadline(&r, (bw_verdict_t)5, T0), BW_E_INVAL);
+  assert_reason(&r, BW_GIVEUP_NONE);
+  bw_retry_begin(&r, NULL, T0);
+  assert_status(bw_retry_check_deadline(&r, BW_VERDICT_OK, T0), BW_E_INVAL);
+  assert_int_equal(e->rec->count, 0);
+  bw_retry_policy_free(p);
+}
+
 /* A token bucket of 2 (gRPC throttling: a retry needs tokens > 1): each
  * failed attempt costs a token, so after the failures the retry is denied,
  * and the call gives up with reason budget. */
@@ -2244,6 +2381,10 @@ int main(void) {
       T(the_thread_deadline_at_begin_bounds_every_delay),
       T(a_passed_deadline_gives_up_even_for_a_zero_delay),
       T(set_deadline_only_narrows),
+      T(start_with_a_passed_deadline_gives_up_and_reports_nothing),
+      T(start_in_time_is_begin_and_reports_the_request),
+      T(check_deadline_gives_up_only_once_the_deadline_has_passed),
+      T(check_deadline_refuses_bad_arguments),
       T(a_drained_budget_denies_the_retry),
       T(a_budget_allows_retries_while_it_has_tokens),
       T(a_retry_refused_for_another_reason_spends_no_budget),

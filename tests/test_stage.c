@@ -17,6 +17,7 @@
  *     admitted = processed + failed + shed + expired + queued + in_flight. */
 #include "bw_test.h"
 #include "breakwater/stage.h"
+#include "breakwater/threads.h"
 #include "oom.h"
 
 #define MS BW_NS_PER_MS
@@ -467,6 +468,134 @@ static void expired_items_never_reach_the_driver(void **state) {
   assert_null(bw_stage_runner_new(s, &rc, &err));
   assert_string_equal(err.field, "on_expired");
   bw_stage_free(s);
+}
+
+/* ==== the notify hook (outside runners) ================================= */
+
+typedef struct notify_log_s {
+  const bw_stage_t *stage;
+  int calls;
+} notify_log_t;
+
+static void count_notify(bw_stage_t *s, void *ud) {
+  notify_log_t *l = ud;
+  assert_ptr_equal(s, l->stage);
+  l->calls++;
+}
+
+/* A notify follows every change that may let next() hand out an item it
+ * could not before: an admission (shed included) and a completion; never a
+ * refusal, a take or an expiry. */
+static void notify_follows_every_admission_and_completion(void **state) {
+  bw_stage_config_t c;
+  bw_stage_t *s;
+  bw_stage_result_t r;
+  bw_stage_item_t it, other;
+  exp_log_t log;
+  notify_log_t nl = {NULL, 0};
+  (void)state;
+  memset(&log, 0, sizeof(log));
+  config(&c, "notify", 2, 1);
+  c.policy = BW_QUEUE_DROP_LOWEST;
+  c.gauge.ceiling[BW_REGIME_DEGRADED] = 3;
+  c.gauge.ceiling[BW_REGIME_CRITICAL] = 3;
+  c.on_expired = on_expired;
+  c.userdata = &log;
+  s = make(&c);
+  nl.stage = s;
+  assert_status(bw_stage_set_notify(s, count_notify, &nl), BW_OK);
+  assert_int_equal(nl.calls, 0);
+  assert_status(submit(s, 'a', 7, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(nl.calls, 1);
+  assert_status(bw_stage_submit(s, IT('b'), 3, now_ns() + 10 * MS, &r),
+                BW_QUEUE_ADMITTED);
+  assert_int_equal(nl.calls, 2);
+  assert_status(submit(s, 'c', 1, &r), BW_QUEUE_SHED); /* 'a' dropped */
+  assert_int_equal(nl.calls, 3);
+  /* 2 of 3: degraded, whose ceiling refuses priority 4 */
+  assert_status(submit(s, 'd', 4, &r), BW_QUEUE_REJECTED);
+  assert_int_equal(r.reason, BW_STAGE_REFUSAL_CEILING);
+  assert_status(submit(s, 'e', 3, &r), BW_QUEUE_REJECTED);
+  assert_int_equal(r.reason, BW_STAGE_REFUSAL_FULL);
+  assert_int_equal(nl.calls, 3);
+  it = take(s, 'c');
+  assert_status(bw_stage_next(s, &other), BW_E_FULL);
+  assert_int_equal(nl.calls, 3);
+  assert_status(bw_stage_done(s, &it, BW_STAGE_PROCESSED), BW_OK);
+  assert_int_equal(nl.calls, 4);
+  advance_ms(10); /* 'b' expires: handed to on_expired, no notify */
+  assert_status(bw_stage_next(s, &it), BW_E_NOTFOUND);
+  assert_u64_eq(log.n, 1);
+  assert_int_equal(nl.calls, 4);
+  assert_status(bw_stage_done(s, &it, BW_STAGE_FAILED), BW_E_INVAL);
+  assert_int_equal(nl.calls, 4); /* a refused completion changes nothing */
+  /* Removed: never called again. */
+  assert_status(bw_stage_set_notify(s, NULL, NULL), BW_OK);
+  assert_status(submit(s, 'f', 0, NULL), BW_QUEUE_ADMITTED);
+  it = take(s, 'f');
+  assert_status(bw_stage_done(s, &it, BW_STAGE_PROCESSED), BW_OK);
+  assert_int_equal(nl.calls, 4);
+  assert_conserved(s);
+  bw_stage_free(s);
+}
+
+/* One hook per stage: a second is refused and the first keeps working;
+ * after a removal another may be installed. A runner needs the hook, so a
+ * stage whose hook is taken has no room for one. */
+static void a_stage_has_one_notify_hook(void **state) {
+  bw_stage_config_t c;
+  bw_stage_t *s;
+  bw_runner_config_t rc;
+  bw_error_t err;
+  exp_log_t log;
+  notify_log_t first = {NULL, 0}, second = {NULL, 0};
+  (void)state;
+  memset(&log, 0, sizeof(log));
+  config(&c, "one_hook", 4, 1);
+  c.on_expired = on_expired;
+  c.userdata = &log;
+  s = make(&c);
+  first.stage = second.stage = s;
+  assert_status(bw_stage_set_notify(s, NULL, NULL), BW_OK); /* none: fine */
+  assert_status(bw_stage_set_notify(s, count_notify, &first), BW_OK);
+  assert_status(bw_stage_set_notify(s, count_notify, &second), BW_E_FULL);
+  assert_status(submit(s, 'a', 0, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(first.calls, 1);
+  assert_int_equal(second.calls, 0);
+  bw_runner_config_init(&rc);
+  rc.handler = (bw_stage_handler_fn)1; /* never called: no thread starts */
+  assert_null(bw_stage_runner_new(s, &rc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "");
+  assert_string_equal(err.message, "stage \"one_hook\" already has a runner");
+  assert_status(bw_stage_set_notify(s, NULL, NULL), BW_OK);
+  assert_status(bw_stage_set_notify(s, count_notify, &second), BW_OK);
+  assert_status(submit(s, 'b', 0, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(first.calls, 1);
+  assert_int_equal(second.calls, 1);
+  assert_status(bw_stage_set_notify(NULL, count_notify, &first), BW_E_INVAL);
+  assert_status(bw_stage_set_notify(NULL, NULL, NULL), BW_E_INVAL);
+  assert_status(bw_stage_set_notify(s, NULL, NULL), BW_OK);
+  bw_stage_free(s);
+}
+
+static void has_on_expired_tells_whether_expired_items_have_a_home(
+    void **state) {
+  bw_stage_config_t c;
+  bw_stage_t *with, *without;
+  exp_log_t log;
+  (void)state;
+  config(&c, "without", 4, 1);
+  without = make(&c);
+  c.name = "with";
+  c.on_expired = on_expired;
+  c.userdata = &log;
+  with = make(&c);
+  assert_true(bw_stage_has_on_expired(with));
+  assert_false(bw_stage_has_on_expired(without));
+  assert_false(bw_stage_has_on_expired(NULL));
+  bw_stage_free(with);
+  bw_stage_free(without);
 }
 
 /* ==== service rate and retry_after ====================================== */
@@ -1041,6 +1170,13 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(expired_items_never_reach_the_driver,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          notify_follows_every_admission_and_completion, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_stage_has_one_notify_hook, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          has_on_expired_tells_whether_expired_items_have_a_home, setup,
+          teardown),
       cmocka_unit_test_setup_teardown(
           service_rate_is_an_ewma_of_completions_per_window, setup, teardown),
       cmocka_unit_test_setup_teardown(

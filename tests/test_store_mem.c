@@ -8,6 +8,7 @@
  *
  * Manual clocks, exact values, no sleeps. */
 #include "breakwater/store.h"
+#include "breakwater/threads.h"
 #include "bw_test.h"
 #include "oom.h"
 

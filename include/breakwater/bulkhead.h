@@ -2,9 +2,10 @@
  * Bulkhead over anyio.CapacityLimiter), with three ways to ask for a slot:
  *
  * - bw_bulkhead_try_acquire: now or never (BW_E_FULL);
- * - bw_bulkhead_acquire: blocks the calling thread up to max_wait_ms
- *   (default 2000, seed 000's slot wait), then BW_E_FULL — seed 000's
- *   BulkheadFullError;
+ * - bw_bulkhead_acquire (in the threads driver, threads.h): blocks the
+ *   calling thread up to max_wait_ms (default 2000, seed 000's slot wait),
+ *   then BW_E_FULL — seed 000's BulkheadFullError; built on
+ *   bw_bulkhead_acquire_timed and bw_bulkhead_cancel_timeout below;
  * - bw_bulkhead_acquire_async: for event loops, never blocks: admitted now,
  *   or queued with a callback that a later release calls.
  *
@@ -48,8 +49,9 @@ extern "C" {
 typedef struct bw_bulkhead_config_s {
   const char *name;        /* copied; default "bulkhead"; 1..BW_NAME_MAX */
   uint32_t max_concurrent; /* default 10, 1..1000000 */
-  int64_t max_wait_ms;     /* bw_bulkhead_acquire's wait; default 2000,
-                              0 (never wait)..86400000 (a day) */
+  int64_t max_wait_ms;     /* a blocking acquire's wait (acquire_timed's
+                              bound); default 2000, 0 (never
+                              wait)..86400000 (a day) */
   int64_t timeout_ms;      /* execution deadline after admission; default
                               30000; 0 = none of its own (the thread
                               deadline still applies); 0..86400000 */
@@ -65,8 +67,9 @@ typedef struct bw_bulkhead_s bw_bulkhead_t;
 
 /* Counters are totals since creation. Conservation, once nothing waits:
  *   admitted + rejected_full + wait_timeouts + rejected_deadline + cancelled
- *     = every acquire, try_acquire and acquire_async call that was not
- *       refused for bad arguments;
+ *     = every try_acquire, acquire_async and acquire_timed call (a blocking
+ *       acquire, threads.h, makes one acquire_timed call) that was not
+ *       refused for bad arguments or lack of memory;
  *   admitted = released + in_use. */
 typedef struct bw_bulkhead_stats_s {
   uint32_t max_concurrent;
@@ -116,15 +119,7 @@ BW_EXTERN bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
  * BW_OK. BW_E_INVAL for NULL arguments. Lock-free. */
 BW_EXTERN int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
 
-/* Takes a slot, blocking the calling thread in the FIFO queue for up to
- * max_wait_ms — narrowed to this thread's remaining deadline — if none is
- * free. The wait is measured on CLOCK_MONOTONIC (a thread really waits),
- * even when the bulkhead's clock is a manual one. BW_OK (p filled);
- * BW_E_FULL when no slot came in time or the queue is full (seed 000's
- * BulkheadFullError); BW_E_DEADLINE when the thread deadline had already
- * passed; BW_E_NOMEM (not counted) if the wait's condition variable cannot
- * be created. */
-BW_EXTERN int bw_bulkhead_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
+/* bw_bulkhead_acquire (blocking) moved to breakwater/threads.h. */
 
 /* A queued request for the non-blocking form. The caller owns it (on its
  * stack or in its request object), zeroes it before its first use, and keeps
@@ -148,7 +143,6 @@ struct bw_bulkhead_waiter_s {
   struct bw_bulkhead_waiter_s *prev;
   bw_bulkhead_grant_cb cb;
   void *userdata;
-  void *cond;                 /* a blocked thread's condition variable */
   int64_t thread_deadline_ns; /* the acquiring thread's deadline */
   bw_permit_t permit;
   int state;
@@ -174,6 +168,35 @@ BW_EXTERN int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
  * its callback has run or is running — or never queued). BW_E_INVAL for
  * NULL arguments. */
 BW_EXTERN int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w);
+
+/* The non-blocking half of a bounded wait, for a driver that blocks a thread
+ * (the threads driver's bw_bulkhead_acquire). Never blocks. The same as
+ * bw_bulkhead_acquire_async, except that when no slot is free and the wait
+ * allowed — max_wait_ms narrowed to this thread's remaining deadline
+ * (bw_deadline_current, read on the bulkhead's clock) — is 0 (max_wait_ms 0,
+ * or under 1 ms left), nothing is queued: BW_E_FULL, counted in
+ * rejected_full. BW_BULKHEAD_QUEUED: w is queued and *wait_ms (>= 1) is how
+ * long the caller may wait for cb; when that passes, it calls
+ * bw_bulkhead_cancel_timeout. A slot freed while w was queueing admits it at
+ * once (BW_OK, p filled, cb not called), counted as admitted after a wait.
+ * Ownership of w and the callback's rules are those of acquire_async.
+ * Thread-safe. Errors: BW_E_DEADLINE (counted) when the thread deadline has
+ * passed; BW_E_FULL when the queue holds max_waiting already; BW_E_INVAL for
+ * NULL bh, p, w, cb or wait_ms, or a w already queued. *wait_ms is set only
+ * with BW_BULKHEAD_QUEUED. */
+BW_EXTERN int bw_bulkhead_acquire_timed(bw_bulkhead_t *bh, bw_permit_t *p,
+                                        bw_bulkhead_waiter_t *w,
+                                        bw_bulkhead_grant_cb cb, void *userdata,
+                                        int64_t *wait_ms);
+
+/* Removes a queued waiter whose wait ran out: the same as bw_bulkhead_cancel
+ * (BW_OK: removed, its callback will never run; BW_E_NOTFOUND: it was
+ * granted — its callback has run or is running, wait for it — or never
+ * queued; BW_E_INVAL for NULL arguments), but counted in wait_timeouts
+ * instead of cancelled: the caller gave up waiting, a BW_E_FULL to its own
+ * caller. Thread-safe. */
+BW_EXTERN int bw_bulkhead_cancel_timeout(bw_bulkhead_t *bh,
+                                         bw_bulkhead_waiter_t *w);
 
 /* Gives a slot back: to the first queued waiter if any (its thread wakes or
  * its callback runs on this thread), else to the pool. BW_OK, or

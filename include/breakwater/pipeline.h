@@ -283,18 +283,7 @@ typedef struct bw_pipeline_stats_s {
 BW_EXTERN void bw_pipeline_stats(const bw_pipeline_t *pl,
                                  bw_pipeline_stats_t *out);
 
-/* Blocking convenience: runs a call to the end on `clock` (default
- * monotonic), sleeping between steps with nanosleep, and
- * calling fn for each attempt. fn returns the verdict and may set
- * *retry_after_ms. Returns the failure kind (BW_FAILURE_NONE on success), or
- * BW_E_INVAL (negative) for NULL pl or fn. *out (optional) receives the
- * final call. */
-typedef bw_verdict_t (*bw_attempt_fn)(void *userdata,
-                                      const bw_pipeline_call_t *call,
-                                      int64_t *retry_after_ms);
-BW_EXTERN int bw_pipeline_execute(const bw_pipeline_t *pl,
-                                  const bw_clock_t *clock, bw_attempt_fn fn,
-                                  void *userdata, bw_pipeline_call_t *out);
+/* bw_pipeline_execute and bw_attempt_fn moved to breakwater/threads.h. */
 
 #ifdef __cplusplus
 }

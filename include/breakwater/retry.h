@@ -268,38 +268,35 @@ BW_EXTERN int64_t bw_retry_delay_ms(const bw_retry_policy_t *p, uint32_t n,
  * wraps modulo 2^48, as RFC 9562 allows. NULL out: nothing; NULL rng: "". */
 BW_EXTERN void bw_uuidv7(int64_t unix_ms, bw_rand_t *rng, char out[37]);
 
-/* ---- blocking convenience ------------------------------------------------ */
+/* ---- steps for a driver's loop --------------------------------------------
+ */
 
-/* One attempt: returns its verdict; may set *retry_after_ms (it starts as
- * BW_RETRY_AFTER_NONE). attempt counts from 1. */
-typedef bw_verdict_t (*bw_retry_fn)(void *userdata, uint32_t attempt,
-                                    int64_t *retry_after_ms);
-/* Called once when the call gives up (tenacity's retry_error_callback). */
-typedef void (*bw_retry_fallback_fn)(void *userdata, bw_giveup_t reason,
-                                     bw_verdict_t last);
-/* Sleeps ms milliseconds (by default nanosleep; tests pass one that advances
- * a manual clock). */
-typedef void (*bw_sleep_fn)(void *userdata, int64_t ms);
+/* bw_retry_begin for a call about to make its first attempt at now_ns (the
+ * loop of bw_retry_call in the threads driver, or any driver's). If this
+ * thread's current deadline (bw_deadline_current, a reading of now_ns's
+ * clock) has already passed, nobody waits for the answer: the iterator is
+ * begun and gives up at once — reason deadline, a retry_gave_up event with
+ * verdict not_sent — and the request is NOT reported to the budget (the
+ * dependency never saw it): BW_RETRY_GIVE_UP; make no attempt. Otherwise it
+ * is exactly bw_retry_begin: BW_RETRY, make the first attempt. r is the
+ * caller's (its stack); the policy is borrowed. BW_E_INVAL (r untouched) for
+ * NULL r or p. Not thread-safe for one r, like every iterator call; no lock,
+ * no clock read, no allocation. */
+BW_EXTERN int bw_retry_start(bw_retry_t *r, const bw_retry_policy_t *p,
+                             int64_t now_ns);
 
-typedef struct bw_retry_call_opts_s {
-  const bw_clock_t *clock; /* default monotonic */
-  bw_sleep_fn sleep;       /* default: nanosleep */
-  void *sleep_userdata;
-  bw_retry_fallback_fn fallback; /* optional */
-  void *fallback_userdata;
-} bw_retry_call_opts_t;
+/* Asks, after waiting a BW_RETRY delay and before the next attempt, whether
+ * that attempt may start at now_ns: BW_RETRY when the iterator's deadline is
+ * still ahead (nothing changes); BW_RETRY_GIVE_UP when it has passed (a wait
+ * that overslept): the iterator gives up with reason deadline and emits
+ * retry_gave_up with `last`, the last attempt's verdict. After DONE or
+ * GIVE_UP it answers the same again, emitting nothing. BW_E_INVAL (iterator
+ * untouched) for NULL r, an iterator begun without a policy, or an unknown
+ * verdict. No lock, no clock read, no allocation. */
+BW_EXTERN int bw_retry_check_deadline(bw_retry_t *r, bw_verdict_t last,
+                                      int64_t now_ns);
 
-/* Runs fn until it succeeds or the policy gives up, sleeping between
- * attempts, honouring this thread's deadline: if it has already passed, fn is
- * never called (reason deadline, last verdict NOT_SENT, no budget request);
- * after each sleep, a deadline that passed meanwhile gives up too. BW_OK on
- * success (*reason = BW_GIVEUP_NONE); BW_E_GAVE_UP (with *reason set if not
- * NULL) after calling the fallback once with the reason and the last verdict.
- * opts may be NULL. BW_E_INVAL for NULL policy or fn, or when fn returns an
- * unknown verdict or an invalid hint (then no fallback). */
-BW_EXTERN int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn,
-                            void *userdata, const bw_retry_call_opts_t *opts,
-                            bw_giveup_t *reason);
+/* bw_retry_call and its types moved to breakwater/threads.h. */
 
 #ifdef __cplusplus
 }

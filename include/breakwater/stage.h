@@ -3,8 +3,9 @@
  * A stage is a bounded priority queue (queue.h), a pressure gauge (gauge.h)
  * and a bound on the work in flight for its handler. Producers submit; any
  * driver pulls with bw_stage_next and completes with bw_stage_done (the stage
- * never owns the only way to run work); bw_stage_runner_new is a small
- * optional thread pool built on that pull API.
+ * never owns the only way to run work); the threads driver's
+ * bw_stage_runner_new (breakwater/threads.h) is a small optional thread pool
+ * built on that pull API and on bw_stage_set_notify.
  *
  *   pressure     = (queued + in_flight) / (queue_size + concurrency)
  *   effective    = max(pressure, next stage's effective pressure)
@@ -23,7 +24,8 @@
  *   admitted  = processed + failed + shed + expired + queued + in_flight
  *
  * All functions are thread-safe (one mutex per stage; a stage never holds
- * its lock while calling user code or another stage's lock). */
+ * its lock while calling user code — except the notify hook, see
+ * bw_stage_set_notify — or another stage's lock). */
 #ifndef BREAKWATER_STAGE_H
 #define BREAKWATER_STAGE_H
 
@@ -189,8 +191,9 @@ BW_EXTERN double bw_stage_service_rate(bw_stage_t *s);
 BW_EXTERN const char *bw_stage_name(const bw_stage_t *s);
 /* An exact snapshot. */
 BW_EXTERN void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out);
-/* Frees the stage. NULL is fine. No runner may be attached and no call in
- * progress; queued items are the caller's (drain them first). */
+/* Frees the stage. NULL is fine. No runner may be attached (no notify hook
+ * installed) and no call in progress; queued items are the caller's (drain
+ * them first). */
 BW_EXTERN void bw_stage_free(bw_stage_t *s);
 
 /* ---- batch producer (seed 003 rule 4) ----------------------------------- */
@@ -216,31 +219,39 @@ BW_EXTERN int bw_batch_config_validate(const bw_batch_config_t *cfg,
 BW_EXTERN int bw_stage_batch_plan(bw_stage_t *s, const bw_batch_config_t *cfg,
                                   bw_batch_plan_t *out, bw_error_t *err);
 
-/* ---- optional thread-pool runner --------------------------------------- */
+/* ---- outside runners ---------------------------------------------------- */
 
-typedef bw_stage_outcome_t (*bw_stage_handler_fn)(const bw_stage_item_t *item,
-                                                  void *userdata);
+/* Told that bw_stage_next may now return an item it could not before. */
+typedef void (*bw_stage_notify_fn)(bw_stage_t *s, void *userdata);
 
-typedef struct bw_runner_config_s {
-  uint32_t threads;            /* default 1; 1..256 */
-  bw_stage_handler_fn handler; /* required */
-  void *userdata;
-} bw_runner_config_t;
+/* Installs the stage's notify hook, for a runner that waits outside the
+ * stage (a thread pool, an event loop) until there may be work: fn(s,
+ * userdata) is called after every submit that admits an item (outcome
+ * ADMITTED or SHED) and after every bw_stage_done (a slot in flight is
+ * free), on the thread that made that call. A runner that asks next(), finds
+ * nothing and then waits for a notify that came after its question cannot
+ * miss work (count the notifies, as the threads driver's epoch does).
+ *
+ * Lock rule: fn runs with the stage's lock held. It must be short and must
+ * not call any bw_stage_* function (of this stage or another) nor wait for
+ * anything that may be waiting for the stage: signal a condition variable,
+ * write to an eventfd or pipe, and return. In exchange, removal is a barrier:
+ * once bw_stage_set_notify(s, NULL, NULL) returns, fn is not running and will
+ * not be called again, so its userdata may be freed.
+ *
+ * One hook per stage. fn NULL removes the hook (BW_OK, also when none was
+ * installed). BW_OK when installed; BW_E_FULL (nothing changed) when another
+ * hook is installed — a stage has at most one runner; BW_E_INVAL for NULL s.
+ * userdata is borrowed. Thread-safe. */
+BW_EXTERN int bw_stage_set_notify(bw_stage_t *s, bw_stage_notify_fn fn,
+                                  void *userdata);
 
-typedef struct bw_runner_s bw_runner_t;
+/* True when the stage was created with on_expired (expired items then go to
+ * it, and next() never returns BW_E_DEADLINE), which a runner that only
+ * pulls and completes needs. False for NULL s. Fixed at creation; no lock. */
+BW_EXTERN bool bw_stage_has_on_expired(const bw_stage_t *s);
 
-BW_EXTERN void bw_runner_config_init(bw_runner_config_t *cfg);
-/* Starts `threads` workers that pull from s, call the handler and complete
- * each item with its result. The stage must have on_expired set (expired
- * items must go somewhere): else BW_E_INVAL naming "on_expired". One runner
- * per stage. NULL and err on error (BW_E_INVAL, BW_E_NOMEM). */
-BW_EXTERN bw_runner_t *bw_stage_runner_new(bw_stage_t *s,
-                                           const bw_runner_config_t *cfg,
-                                           bw_error_t *err);
-/* Stops the workers (each finishes its current item; queued items stay in
- * the stage), joins them and frees the runner. NULL is fine. Never call it
- * from a handler (it joins the calling thread). */
-BW_EXTERN void bw_runner_free(bw_runner_t *r);
+/* The thread-pool runner (bw_stage_runner_new) moved to breakwater/threads.h */
 
 #ifdef __cplusplus
 }

@@ -421,24 +421,7 @@ BW_EXTERN void bw_idem_store_free(bw_idem_store_t *s);
 /* Frees a record's result and zeroes it. NULL is fine. */
 BW_EXTERN void bw_idem_record_clear(bw_idem_record_t *rec);
 
-/* The operation run by bw_idem_execute: fills *status and (optionally) a
- * result it allocated with malloc (*result, *len; freed by execute after
- * storing it). A negative return means it failed: nothing is stored and the
- * marker is abandoned. */
-typedef int (*bw_idem_fn)(void *userdata, int *status, void **result,
-                          size_t *len);
-
-/* Runs fn at most once per key: begin; NEW → run fn, complete (or abandon
- * on failure); DONE → the stored result; IN_PROGRESS → BW_E_FULL at once
- * when wait_ms is 0, else poll every millisecond (real time) until the
- * record is DONE (BW_OK), the marker is abandoned or expires (this caller
- * then runs it), or wait_ms passes (BW_E_TIMEOUT). On BW_OK *out (may be
- * NULL) holds the outcome with state DONE (or NEW when this call ran fn);
- * a negative return from fn is returned as is. Blocks: not for event
- * loops. */
-BW_EXTERN int bw_idem_execute(bw_idem_store_t *s, const char *key,
-                              int64_t wait_ms, bw_idem_fn fn, void *userdata,
-                              bw_idem_record_t *out);
+/* bw_idem_execute and bw_idem_fn moved to breakwater/threads.h. */
 
 /* Builds a key from chosen fields (seed 000's key_fields): "<scope>:" and
  * 32 hex digits of a 128-bit SipHash-2-4 (two fixed keys) of the canonical

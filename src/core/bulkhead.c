@@ -4,10 +4,12 @@
  * - `in_use` counts held slots. With nobody queued, try_acquire is a CAS that
  *   raises it below max_concurrent and release a CAS that lowers it: no lock,
  *   no allocation. Counters live in per-thread stripes.
- * - Waiters (blocked threads and async callbacks) are caller-owned nodes in
- *   one doubly linked FIFO list under `lock`. A release that sees `waiting`
- *   > 0 takes the lock and hands its slot straight to the head (in_use stays
- *   the same), so a newcomer can never take the slot first.
+ * - Waiters are caller-owned nodes with a grant callback in one doubly
+ *   linked FIFO list under `lock` (a thread blocked in the threads driver's
+ *   bw_bulkhead_acquire is one too: its callback wakes it). The core never
+ *   blocks. A release that sees `waiting` > 0 takes the lock and hands its
+ *   slot straight to the head (in_use stays the same), so a newcomer can
+ *   never take the slot first.
  * - The lost-wakeup race — a waiter queues just as the last slot is freed on
  *   the lock-free path — is closed Dekker-style: the waiter raises `waiting`
  *   then re-reads `in_use`; the releaser lowers `in_use` then re-reads
@@ -16,10 +18,8 @@
  * - Callbacks run after the lock is dropped, so they may call back in. */
 #include "breakwater/bulkhead.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -312,9 +312,8 @@ static void bw__bh_unlink(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
   atomic_fetch_sub_explicit(&bh->waiting, 1, memory_order_seq_cst);
 }
 
-/* Gives a slot (already counted in in_use) to the head waiter. A blocked
- * thread is signalled; an async waiter is pushed on *ready, whose callbacks
- * the caller runs after dropping the lock. */
+/* Gives a slot (already counted in in_use) to the head waiter and pushes it
+ * on *ready, whose callbacks the caller runs after dropping the lock. */
 static void bw__bh_grant_head(bw_bulkhead_t *bh, int64_t now,
                               bw_bulkhead_waiter_t **ready) {
   bw_bulkhead_waiter_t *w = bh->head;
@@ -324,12 +323,8 @@ static void bw__bh_grant_head(bw_bulkhead_t *bh, int64_t now,
   bw__bump(&bh->stripes[s].admitted, s);
   atomic_fetch_add_explicit(&bh->admitted_after_wait, 1, memory_order_relaxed);
   w->state = BW__W_GRANTED;
-  if (w->cb == NULL) {
-    pthread_cond_signal((pthread_cond_t *)w->cond);
-  } else {
-    w->next = *ready;
-    *ready = w;
-  }
+  w->next = *ready;
+  *ready = w;
 }
 
 /* Hands every free slot to the queue's head, in order. */
@@ -384,11 +379,16 @@ static bool bw__bh_enqueue(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w,
   return true;
 }
 
-int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
-                              bw_bulkhead_waiter_t *w, bw_bulkhead_grant_cb cb,
-                              void *userdata) {
+/* The queueing admissions' common body. wait_ms NULL: bw_bulkhead_acquire_async
+ * (no wait bound of its own). Otherwise bw_bulkhead_acquire_timed: a call
+ * that would have to queue with no time to wait is refused (rejected_full)
+ * instead, and *wait_ms receives the bound of a queued wait. */
+static int bw__bh_acquire_queued(bw_bulkhead_t *bh, bw_permit_t *p,
+                                 bw_bulkhead_waiter_t *w,
+                                 bw_bulkhead_grant_cb cb, void *userdata,
+                                 int64_t *wait_ms) {
   bw_bulkhead_waiter_t *ready = NULL;
-  int64_t now, td;
+  int64_t now, td, ms = 0;
   unsigned s;
   int rc;
   if (bh == NULL || p == NULL || w == NULL || cb == NULL) return BW_E_INVAL;
@@ -400,6 +400,16 @@ int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
     bw__bump(&bh->stripes[s].admitted, s);
     return BW_OK;
   }
+  if (wait_ms != NULL) {
+    /* max_wait_ms narrowed to the thread's remaining deadline; no time to
+     * wait is a refusal, not a queued waiter timed out at once. */
+    ms = bw_deadline_timeout_ms((bw_deadline_t){td}, now, bh->max_wait_ms);
+    if (bh->max_wait_ms == 0) ms = 0;
+    if (ms <= 0) {
+      bw__bump(&bh->stripes[s].rejected_full, s);
+      return BW_E_FULL;
+    }
+  }
   pthread_mutex_lock(&bh->lock);
   if (w->state == BW__W_QUEUED) {
     pthread_mutex_unlock(&bh->lock);
@@ -407,14 +417,15 @@ int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
   }
   w->cb = cb;
   w->userdata = userdata;
-  w->cond = NULL;
   w->thread_deadline_ns = td;
   if (!bw__bh_enqueue(bh, w, &ready)) {
     rc = BW_E_FULL;
     bw__bump(&bh->stripes[s].rejected_full, s);
   } else if (w->state == BW__W_GRANTED) {
     /* A slot was freed while we queued and we were the head: admitted now,
-     * so answer directly instead of calling back. The grant counted it. */
+     * so answer directly instead of calling back. The grant counted it as
+     * admitted after a wait; an async waiter never waited, a timed one (a
+     * blocked thread) did join the queue, as it always has. */
     bw_bulkhead_waiter_t **pp = &ready;
     while (*pp != w)
       pp = &(*pp)->next;
@@ -422,96 +433,55 @@ int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
     w->next = NULL;
     w->state = BW__W_DONE;
     *p = w->permit;
-    atomic_fetch_sub_explicit(&bh->admitted_after_wait, 1,
-                              memory_order_relaxed);
+    if (wait_ms == NULL)
+      atomic_fetch_sub_explicit(&bh->admitted_after_wait, 1,
+                                memory_order_relaxed);
     rc = BW_OK;
   } else {
     rc = BW_BULKHEAD_QUEUED;
+    if (wait_ms != NULL) *wait_ms = ms;
   }
   pthread_mutex_unlock(&bh->lock);
   bw__bh_run_ready(ready);
   return rc;
 }
 
-int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
+int bw_bulkhead_acquire_async(bw_bulkhead_t *bh, bw_permit_t *p,
+                              bw_bulkhead_waiter_t *w, bw_bulkhead_grant_cb cb,
+                              void *userdata) {
+  return bw__bh_acquire_queued(bh, p, w, cb, userdata, NULL);
+}
+
+int bw_bulkhead_acquire_timed(bw_bulkhead_t *bh, bw_permit_t *p,
+                              bw_bulkhead_waiter_t *w, bw_bulkhead_grant_cb cb,
+                              void *userdata, int64_t *wait_ms) {
+  if (wait_ms == NULL) return BW_E_INVAL;
+  return bw__bh_acquire_queued(bh, p, w, cb, userdata, wait_ms);
+}
+
+/* Removes w if it is still queued, counting it in *counter. */
+static int bw__bh_remove(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w,
+                         _Atomic uint64_t *counter) {
   int rc = BW_E_NOTFOUND;
-  if (bh == NULL || w == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&bh->lock);
   if (w->state == BW__W_QUEUED && w->cb != NULL) {
     bw__bh_unlink(bh, w);
     w->state = BW__W_DONE;
-    atomic_fetch_add_explicit(&bh->cancelled, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
     rc = BW_OK;
   }
   pthread_mutex_unlock(&bh->lock);
   return rc;
 }
 
-static void bw__bh_abstime(int64_t wait_ms, struct timespec *ts) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += (time_t)(wait_ms / 1000);
-  ts->tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
+int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
+  if (bh == NULL || w == NULL) return BW_E_INVAL;
+  return bw__bh_remove(bh, w, &bh->cancelled);
 }
 
-int bw_bulkhead_acquire(bw_bulkhead_t *bh, bw_permit_t *p) {
-  bw_bulkhead_waiter_t w, *ready = NULL;
-  pthread_condattr_t ca;
-  pthread_cond_t cv;
-  struct timespec ts;
-  int64_t now, td, wait_ms;
-  unsigned s;
-  int rc;
-  if (bh == NULL || p == NULL) return BW_E_INVAL;
-  if (bw__bh_now(bh, &now, &td) != BW_OK) return BW_E_DEADLINE;
-  s = bw__stripe();
-  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0 &&
-      bw__bh_take(bh)) {
-    bw__bh_fill(bh, p, now, td);
-    bw__bump(&bh->stripes[s].admitted, s);
-    return BW_OK;
-  }
-  wait_ms = bw_deadline_timeout_ms((bw_deadline_t){td}, now, bh->max_wait_ms);
-  if (bh->max_wait_ms == 0) wait_ms = 0;
-  if (wait_ms <= 0) {
-    bw__bump(&bh->stripes[s].rejected_full, s);
-    return BW_E_FULL;
-  }
-  /* The slow path: a condition variable of our own, so a release wakes
-   * exactly the thread it hands its slot to. */
-  if (pthread_condattr_init(&ca) != 0) return BW_E_NOMEM;
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  rc = pthread_cond_init(&cv, &ca);
-  pthread_condattr_destroy(&ca);
-  if (rc != 0) return BW_E_NOMEM;
-  memset(&w, 0, sizeof(w));
-  w.cond = &cv;
-  w.thread_deadline_ns = td;
-  bw__bh_abstime(wait_ms, &ts);
-  pthread_mutex_lock(&bh->lock);
-  if (!bw__bh_enqueue(bh, &w, &ready)) {
-    rc = BW_E_FULL;
-    bw__bump(&bh->stripes[s].rejected_full, s);
-  } else {
-    while (w.state == BW__W_QUEUED) {
-      if (pthread_cond_timedwait(&cv, &bh->lock, &ts) == ETIMEDOUT) break;
-    }
-    if (w.state == BW__W_QUEUED) {
-      bw__bh_unlink(bh, &w);
-      atomic_fetch_add_explicit(&bh->wait_timeouts, 1, memory_order_relaxed);
-      rc = BW_E_FULL;
-    } else {
-      *p = w.permit;
-      rc = BW_OK;
-    }
-  }
-  pthread_mutex_unlock(&bh->lock);
-  pthread_cond_destroy(&cv);
-  bw__bh_run_ready(ready);
-  return rc;
+int bw_bulkhead_cancel_timeout(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
+  if (bh == NULL || w == NULL) return BW_E_INVAL;
+  return bw__bh_remove(bh, w, &bh->wait_timeouts);
 }
 
 int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {

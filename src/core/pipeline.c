@@ -2,9 +2,7 @@
  * state machine per call (see pipeline.h for the semantics). */
 #include "breakwater/pipeline.h"
 
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -541,38 +539,4 @@ void bw_pipeline_cancel(bw_pipeline_call_t *c) {
   c->delay_ms = 0;
   bw__pstripe_t *st = stripe_of(pl);
   bw__bump(&st->cancelled, (unsigned)(st - pl->stripes));
-}
-
-/* ---- blocking convenience ---------------------------------------------- */
-
-static void sleep_ms(int64_t ms) {
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-int bw_pipeline_execute(const bw_pipeline_t *pl, const bw_clock_t *clock,
-                        bw_attempt_fn fn, void *userdata,
-                        bw_pipeline_call_t *out) {
-  if (pl == NULL || fn == NULL) return BW_E_INVAL;
-  if (clock == NULL) clock = bw_clock_monotonic();
-  bw_pipeline_call_t local;
-  memset(&local, 0, sizeof local); /* begin fills it; cppcheck cannot see it */
-  bw_pipeline_call_t *c = out != NULL ? out : &local;
-  int step = bw_pipeline_begin(pl, c, bw__clock_now(clock));
-  while (step != BW_STEP_DONE) {
-    if (step == BW_STEP_WAIT) {
-      sleep_ms(c->delay_ms);
-      step = bw_pipeline_resume(c, bw__clock_now(clock));
-    } else {
-      int64_t ra = BW_RETRY_AFTER_NONE;
-      bw_verdict_t v = fn(userdata, c, &ra);
-      if (ra < BW_RETRY_AFTER_NEVER) ra = BW_RETRY_AFTER_NONE;
-      step = bw_pipeline_report(c, v, ra, bw__clock_now(clock));
-      if (step < 0) /* a verdict fn made up: count it as transient */
-        step = bw_pipeline_report(c, BW_VERDICT_TRANSIENT, ra,
-                                  bw__clock_now(clock));
-    }
-  }
-  return (int)c->failure;
 }

@@ -26,7 +26,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -849,74 +848,35 @@ int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
   return BW_RETRY;
 }
 
-/* ---- blocking convenience --------------------------------------------------
+/* ---- the steps a driver's loop needs ---------------------------------------
  */
 
-static void bw__nanosleep(void *userdata, int64_t ms) {
-  struct timespec ts, rem;
-  (void)userdata;
-  if (ms <= 0) return;
-  ts.tv_sec = (time_t)(ms / 1000);
-  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-  /* A signal cuts the sleep short; sleep the rest. */
-  while (nanosleep(&ts, &rem) != 0 && errno == EINTR)
-    ts = rem;
-}
-
-static int bw__call_gave_up(bw_retry_t *r, bw_verdict_t last,
-                            const bw_retry_call_opts_t *o,
-                            bw_giveup_t *reason) {
-  bw_giveup_t g = bw_retry_reason(r);
-  if (o != NULL && o->fallback != NULL)
-    o->fallback(o->fallback_userdata, g, last);
-  if (reason != NULL) *reason = g;
-  return BW_E_GAVE_UP;
-}
-
-int bw_retry_call(const bw_retry_policy_t *p, bw_retry_fn fn, void *userdata,
-                  const bw_retry_call_opts_t *opts, bw_giveup_t *reason) {
-  const bw_clock_t *clock;
-  bw_sleep_fn sleep_fn;
-  void *sleep_ud;
-  bw_retry_t r;
-  bw_verdict_t last = BW_VERDICT_NOT_SENT;
-  bw_deadline_t d;
-  int64_t now, delay;
-  if (p == NULL || fn == NULL) return BW_E_INVAL;
-  clock =
-      opts != NULL && opts->clock != NULL ? opts->clock : bw_clock_monotonic();
-  sleep_fn = opts != NULL && opts->sleep != NULL ? opts->sleep : bw__nanosleep;
-  sleep_ud = opts != NULL && opts->sleep != NULL ? opts->sleep_userdata : NULL;
-  now = bw__clock_now(clock);
-  d = bw__current;
-  if (d.at_ns != BW_DEADLINE_NONE_NS && now >= d.at_ns) {
+int bw_retry_start(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns) {
+  bw_deadline_t d = bw__current;
+  int64_t delay;
+  if (r == NULL || p == NULL) return BW_E_INVAL;
+  if (d.at_ns != BW_DEADLINE_NONE_NS && now_ns >= d.at_ns) {
     /* Nobody is waiting for the answer: send nothing, and do not count a
      * request the dependency never saw against the budget. */
-    bw__begin(&r, p, now, d, false);
-    bw__give_up(&r, BW_GIVEUP_DEADLINE, last, now, -1, now - d.at_ns, &delay);
-    return bw__call_gave_up(&r, last, opts, reason);
+    bw__begin(r, p, now_ns, d, false);
+    return bw__give_up(r, BW_GIVEUP_DEADLINE, BW_VERDICT_NOT_SENT, now_ns, -1,
+                       now_ns - d.at_ns, &delay);
   }
-  bw__begin(&r, p, now, d, true);
-  for (;;) {
-    int64_t hint = BW_RETRY_AFTER_NONE;
-    int rc;
-    last = fn(userdata, r.attempts + 1, &hint);
-    now = bw__clock_now(clock);
-    rc = bw_retry_next(&r, last, hint, now, &delay);
-    if (rc == BW_RETRY_DONE) {
-      if (reason != NULL) *reason = BW_GIVEUP_NONE;
-      return BW_OK;
-    }
-    if (rc == BW_RETRY_GIVE_UP) return bw__call_gave_up(&r, last, opts, reason);
-    if (rc != BW_RETRY) return rc; /* fn returned a bad verdict or hint */
-    sleep_fn(sleep_ud, delay);
-    now = bw__clock_now(clock);
-    /* A sleep that overslept past the deadline must not start an attempt
-     * whose answer nobody waits for. */
-    if (r.deadline_ns != BW_DEADLINE_NONE_NS && now >= r.deadline_ns) {
-      bw__give_up(&r, BW_GIVEUP_DEADLINE, last, now, -1, now - r.deadline_ns,
-                  &delay);
-      return bw__call_gave_up(&r, last, opts, reason);
-    }
-  }
+  bw__begin(r, p, now_ns, d, true);
+  return BW_RETRY;
+}
+
+int bw_retry_check_deadline(bw_retry_t *r, bw_verdict_t last, int64_t now_ns) {
+  int64_t delay;
+  if (r == NULL || r->policy == NULL ||
+      (unsigned)last > (unsigned)BW_VERDICT_REJECTED)
+    return BW_E_INVAL;
+  if (r->giveup != BW_GIVEUP_NONE)
+    return r->giveup == BW__DONE ? BW_RETRY_DONE : BW_RETRY_GIVE_UP;
+  /* A wait that overslept past the deadline must not start an attempt
+   * whose answer nobody waits for. */
+  if (r->deadline_ns != BW_DEADLINE_NONE_NS && now_ns >= r->deadline_ns)
+    return bw__give_up(r, BW_GIVEUP_DEADLINE, last, now_ns, -1,
+                       now_ns - r->deadline_ns, &delay);
+  return BW_RETRY;
 }

@@ -1,13 +1,17 @@
 /* Backpressure stage: bounded queue + gauge + bounded work in flight, with a
- * pull API, a service-rate estimate and an optional thread-pool runner
- * (stage.h; docs/stage.md has the formulas and the design choices).
+ * pull API, a service-rate estimate and a notify hook for an outside runner
+ * (the threads driver's thread pool, an event loop) (stage.h; docs/stage.md
+ * has the formulas and the design choices).
  *
  * Locking: one mutex per stage guards its counters, the rate estimate and
  * every queue and gauge call (their own locks nest inside it and never call
  * out). The own pressure is also published as an atomic, so an upstream
  * stage reads the chain's effective pressure without taking any lock: no
  * stage ever holds two stage locks, so chains cannot deadlock. User code
- * (on_expired, handlers) always runs with the lock released. */
+ * (on_expired) runs with the lock released; the one exception is the notify
+ * hook, which runs under the lock so that removing it is a barrier (once
+ * bw_stage_set_notify(s, NULL, NULL) returns, it is not running), and which
+ * may not call back into any stage. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,11 +20,8 @@
 #include "breakwater/stage.h"
 #include "internal.h"
 
-#define BW__RUNNER_MAX_THREADS 256u
-
 struct bw_stage_s {
   pthread_mutex_t lock;
-  pthread_cond_t wake; /* runner workers wait here for work */
   bw_queue_t *q;
   bw_gauge_t *g;
   const bw_stage_t *next;
@@ -43,18 +44,9 @@ struct bw_stage_s {
   int64_t min_retry_ms, max_retry_ms;
   double jitter;
   bw_rand_t rng;
-  /* Runner signalling. */
-  uint64_t epoch;
-  bool stopping;
-  struct bw_runner_s *runner;
-};
-
-struct bw_runner_s {
-  bw_stage_t *s;
-  bw_stage_handler_fn handler;
-  void *userdata;
-  uint32_t threads;
-  pthread_t *tids;
+  /* An outside runner's wake-up: called under the lock (see the top). */
+  bw_stage_notify_fn notify;
+  void *notify_userdata;
 };
 
 const char *bw_edge_name(bw_edge_t e) {
@@ -171,7 +163,6 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   bw_stage_t *s;
   bw_queue_config_t qc;
   bw_gauge_config_t gc;
-  bool mutex = false;
   if (bw_stage_config_validate(cfg, err) != BW_OK) return NULL;
   s = bw_calloc(1, sizeof(*s));
   if (s == NULL) goto nomem;
@@ -195,8 +186,6 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   s->g = bw_gauge_new(&gc, NULL);
   if (s->g == NULL) goto nomem;
   if (pthread_mutex_init(&s->lock, NULL) != 0) goto nomem;
-  mutex = true;
-  if (pthread_cond_init(&s->wake, NULL) != 0) goto nomem;
   s->next = cfg->next;
   s->on_expired = cfg->on_expired;
   s->userdata = cfg->userdata;
@@ -216,7 +205,6 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   return s;
 nomem:
   if (s != NULL) {
-    if (mutex) pthread_mutex_destroy(&s->lock);
     bw_gauge_free(s->g);
     bw_queue_free(s->q);
     bw_free(s->name);
@@ -229,7 +217,6 @@ nomem:
 
 void bw_stage_free(bw_stage_t *s) {
   if (s == NULL) return;
-  pthread_cond_destroy(&s->wake);
   pthread_mutex_destroy(&s->lock);
   bw_gauge_free(s->g);
   bw_queue_free(s->q);
@@ -400,8 +387,7 @@ int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
       if (rc == BW_QUEUE_SHED) s->shed++;
       bw__publish(s);
       (void)bw__feed(s, NULL);
-      s->epoch++;
-      if (s->runner != NULL) pthread_cond_signal(&s->wake);
+      if (s->notify != NULL) s->notify(s, s->notify_userdata);
     }
   }
   pthread_mutex_unlock(&s->lock);
@@ -489,8 +475,7 @@ int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
   s->win_count++;
   bw__publish(s);
   (void)bw__feed(s, NULL);
-  s->epoch++;
-  if (s->runner != NULL) pthread_cond_signal(&s->wake);
+  if (s->notify != NULL) s->notify(s, s->notify_userdata);
   pthread_mutex_unlock(&s->lock);
   return BW_OK;
 }
@@ -575,116 +560,25 @@ int bw_stage_batch_plan(bw_stage_t *s, const bw_batch_config_t *cfg,
   return BW_OK;
 }
 
-/* ---- runner ------------------------------------------------------------- */
+/* ---- an outside runner ------------------------------------------------- */
 
-void bw_runner_config_init(bw_runner_config_t *cfg) {
-  memset(cfg, 0, sizeof(*cfg));
-  cfg->threads = 1;
+int bw_stage_set_notify(bw_stage_t *s, bw_stage_notify_fn fn, void *userdata) {
+  int rc = BW_OK;
+  if (s == NULL) return BW_E_INVAL;
+  pthread_mutex_lock(&s->lock);
+  if (fn == NULL) {
+    s->notify = NULL;
+    s->notify_userdata = NULL;
+  } else if (s->notify != NULL) {
+    rc = BW_E_FULL; /* one per stage */
+  } else {
+    s->notify = fn;
+    s->notify_userdata = userdata;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return rc;
 }
 
-static void *bw__worker(void *arg) {
-  bw_runner_t *r = arg;
-  bw_stage_t *s = r->s;
-  for (;;) {
-    bw_stage_item_t it;
-    uint64_t epoch;
-    int rc;
-    pthread_mutex_lock(&s->lock);
-    if (s->stopping) {
-      pthread_mutex_unlock(&s->lock);
-      return NULL;
-    }
-    epoch = s->epoch;
-    pthread_mutex_unlock(&s->lock);
-    rc = bw_stage_next(s, &it);
-    if (rc == BW_OK) {
-      bw_stage_outcome_t o = r->handler(&it, r->userdata);
-      (void)bw_stage_done(s, &it, o);
-      continue;
-    }
-    /* Nothing to take (empty, or every slot in flight): sleep until a
-     * submit or a completion changes that. The epoch closes the window
-     * between next() answering and the wait starting. */
-    pthread_mutex_lock(&s->lock);
-    while (!s->stopping && s->epoch == epoch)
-      pthread_cond_wait(&s->wake, &s->lock);
-    pthread_mutex_unlock(&s->lock);
-  }
-}
-
-bw_runner_t *bw_stage_runner_new(bw_stage_t *s, const bw_runner_config_t *cfg,
-                                 bw_error_t *err) {
-  bw_runner_t *r;
-  uint32_t started = 0;
-  if (s == NULL || cfg == NULL) {
-    bw_error_set(err, BW_E_INVAL, "", "stage and config must not be NULL");
-    return NULL;
-  }
-  if (cfg->threads < 1 || cfg->threads > BW__RUNNER_MAX_THREADS) {
-    bw_error_set(err, BW_E_INVAL, "threads",
-                 "threads must be in [1, %u] (got %u)", BW__RUNNER_MAX_THREADS,
-                 cfg->threads);
-    return NULL;
-  }
-  if (cfg->handler == NULL) {
-    bw_error_set(err, BW_E_INVAL, "handler", "handler must not be NULL");
-    return NULL;
-  }
-  if (s->on_expired == NULL) {
-    bw_error_set(err, BW_E_INVAL, "on_expired",
-                 "on_expired must be set on stage \"%s\" to run it with a "
-                 "runner (expired items must go somewhere)",
-                 s->name);
-    return NULL;
-  }
-  r = bw_calloc(1, sizeof(*r));
-  if (r != NULL) r->tids = bw_calloc(cfg->threads, sizeof(pthread_t));
-  if (r == NULL || r->tids == NULL) {
-    if (r != NULL) bw_free(r);
-    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a runner");
-    return NULL;
-  }
-  r->s = s;
-  r->handler = cfg->handler;
-  r->userdata = cfg->userdata;
-  pthread_mutex_lock(&s->lock);
-  if (s->runner != NULL) {
-    pthread_mutex_unlock(&s->lock);
-    bw_free(r->tids);
-    bw_free(r);
-    bw_error_set(err, BW_E_INVAL, "", "stage \"%s\" already has a runner",
-                 s->name);
-    return NULL;
-  }
-  s->runner = r;
-  s->stopping = false;
-  pthread_mutex_unlock(&s->lock);
-  for (; started < cfg->threads; started++)
-    if (pthread_create(&r->tids[started], NULL, bw__worker, r) != 0) break;
-  r->threads = started;
-  if (started < cfg->threads) {
-    bw_runner_free(r);
-    bw_error_set(err, BW_E_NOMEM, "", "could not start runner threads");
-    return NULL;
-  }
-  bw_error_clear(err);
-  return r;
-}
-
-void bw_runner_free(bw_runner_t *r) {
-  bw_stage_t *s;
-  if (r == NULL) return;
-  s = r->s;
-  pthread_mutex_lock(&s->lock);
-  s->stopping = true;
-  pthread_cond_broadcast(&s->wake);
-  pthread_mutex_unlock(&s->lock);
-  for (uint32_t i = 0; i < r->threads; i++)
-    pthread_join(r->tids[i], NULL);
-  pthread_mutex_lock(&s->lock);
-  s->runner = NULL;
-  s->stopping = false;
-  pthread_mutex_unlock(&s->lock);
-  bw_free(r->tids);
-  bw_free(r);
+bool bw_stage_has_on_expired(const bw_stage_t *s) {
+  return s != NULL && s->on_expired != NULL; /* fixed at creation */
 }

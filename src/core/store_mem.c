@@ -11,9 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "breakwater/store.h"
 #include "internal.h"
@@ -743,60 +741,6 @@ void bw_idem_record_clear(bw_idem_record_t *rec) {
   if (rec == NULL) return;
   bw_free(rec->result);
   memset(rec, 0, sizeof(*rec));
-}
-
-static void sleep_1ms(void) {
-  struct timespec ts = {0, 1000000};
-  nanosleep(&ts, NULL);
-}
-
-int bw_idem_execute(bw_idem_store_t *s, const char *key, int64_t wait_ms,
-                    bw_idem_fn fn, void *userdata, bw_idem_record_t *out) {
-  bw_idem_record_t rec;
-  const bw_clock_t *mono = bw_clock_monotonic();
-  int64_t start = bw__clock_now(mono);
-  int rc;
-  if (out) memset(out, 0, sizeof(*out));
-  if (s == NULL || fn == NULL || wait_ms < 0 || check_key(key) != BW_OK)
-    return BW_E_INVAL;
-  for (;;) {
-    rc = bw_idem_begin(s, key, &rec);
-    if (rc != BW_OK) return rc;
-    if (rec.state == BW_IDEM_NEW) {
-      int status = 0;
-      void *result = NULL;
-      size_t len = 0;
-      rc = fn(userdata, &status, &result, &len);
-      if (rc < 0) {
-        free(result);
-        bw_idem_abandon(s, key, rec.token);
-        return rc;
-      }
-      rc = bw_idem_complete(s, key, rec.token, status, result, len);
-      if (rc == BW_OK && out) {
-        out->state = BW_IDEM_NEW;
-        out->token = rec.token;
-        out->status = status;
-        out->len = len;
-        out->result = bw_memdup(result, len);
-        if (out->result == NULL) rc = BW_E_NOMEM;
-      }
-      free(result);
-      return rc;
-    }
-    if (rec.state == BW_IDEM_DONE) {
-      if (out)
-        *out = rec;
-      else
-        bw_idem_record_clear(&rec);
-      return BW_OK;
-    }
-    bw_idem_record_clear(&rec);
-    if (wait_ms == 0) return BW_E_FULL;
-    if (bw__clock_now(mono) - start >= wait_ms * BW_NS_PER_MS)
-      return BW_E_TIMEOUT;
-    sleep_1ms();
-  }
 }
 
 /* SipHash-2-4 (Aumasson & Bernstein), 64-bit output. */
