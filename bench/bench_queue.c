@@ -1,8 +1,8 @@
 /* bench_queue — ns per queue operation at depth 16, 4096 and 100 000, for each
- * admission policy, next to seed 003's approach (a sorted array: stable
- * insertion by a linear scan from the end plus a memmove, dequeue by shifting
- * the front off, drop-oldest by scanning for the earliest arrival) written in
- * C for the ratio.
+ * admission policy, next to the backpressure article's approach (a sorted
+ * array: stable insertion by a linear scan from the end plus a memmove, dequeue
+ * by shifting the front off, drop-oldest by scanning for the earliest arrival)
+ * written in C for the ratio.
  *
  * Two rows per depth and policy, one thread, random priorities in 10 classes:
  *   admit  the queue holds `depth` items with room to spare (max_size =
@@ -36,7 +36,8 @@ static double g_budget_s = 0.06; /* per repetition */
 static int g_reps = 5;           /* the fastest repetition is reported */
 static volatile uintptr_t g_sink;
 
-/* ---- seed 003's BoundedQueue, in C ------------------------------------ */
+/* ---- the backpressure article's BoundedQueue, in C
+ * ------------------------------------ */
 
 typedef struct {
   void *item;

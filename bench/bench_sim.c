@@ -3,7 +3,7 @@
  *
  *   build/bench/bench_sim [--runs R] [--seed S]
  *
- * 1. seed 004's storm: 800 clients at once against capacity 400 with the
+ * 1. the Polly lab's storm: 800 clients at once against capacity 400 with the
  *    naive policy (3 immediate attempts), R runs with seeds S, S+1, ... (each
  *    run builds and frees its scheduler, partner and client: included);
  * 2. the same with 100,000 clients, one run;

@@ -1,5 +1,5 @@
 /* bench_stage — a simulated overload in virtual time, with and without the
- * backpressure stage (seed 003's argument, in numbers).
+ * backpressure stage (the backpressure article's argument, in numbers).
  *
  * A manual clock stepped by 1 ms. One consumer serves an item in 10 ms
  * (100 per s); the producer offers one item every 5 ms (200 per s: twice
@@ -9,13 +9,12 @@
  * Every item is worth something only within 2 s of its arrival: a
  * completion after that is stale — work paid for and thrown away.
  *
- *   unbounded  a plain FIFO that accepts everything (the queue seed 003
- *              warns about): memory and staleness grow without end.
- *   stage      bw_stage, queue 100, concurrency 1, default gauge (degraded
- *              0.6, critical 0.85, ceilings all / 5 / 1), deadlines on the
- *              items (expired ones are dropped at next(), never served).
- *   stage-flat the same stage with every ceiling at "admit all": only the
- *              queue's bound refuses, so the stage sits in critical.
+ *   unbounded  a plain FIFO that accepts everything (the queue the backpressure
+ * article warns about): memory and staleness grow without end. stage bw_stage,
+ * queue 100, concurrency 1, default gauge (degraded 0.6, critical 0.85,
+ * ceilings all / 5 / 1), deadlines on the items (expired ones are dropped at
+ * next(), never served). stage-flat the same stage with every ceiling at "admit
+ * all": only the queue's bound refuses, so the stage sits in critical.
  *
  * Then a row of ns per submit+next+done on one thread with the monotonic
  * clock (the stage's own cost, mutex included).

@@ -1,5 +1,5 @@
-/* degrade_levels — the degradation machine of seed 001 on a manual clock:
- * down fast, up slow.
+/* degrade_levels — the degradation machine of the degradation article on a
+ * manual clock: down fast, up slow.
  *
  * A chat bot serves at four levels: full (the LLM), reduced (a smaller
  * model), router (canned answers by intent) and message (a fixed apology).

@@ -56,7 +56,7 @@ for h in "${harnesses[@]}"; do
   log="$out/fuzz_$name.log"
   echo "==> fuzz_$name: run ${seconds}s"
   rc=0
-  # The first corpus directory receives new inputs; the seeds are read only.
+  # The first corpus directory receives new inputs; the reference articles are read only.
   "$bin" -max_total_time="$seconds" -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$name-" \
     "$work" "$root/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?

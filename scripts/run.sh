@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: set up (Debian packages, only those missing), build, and run
-# seed 004's retry storm over real HTTP on 127.0.0.1 — 800 clients against
+# the Polly lab's retry storm over real HTTP on 127.0.0.1 — 800 clients against
 # the simulated payment partner (capacity 400), once per mode (naive, polly,
 # breakwater), each against a fresh partner embedded in the process. Prints
 # the comparison table and writes build/storm.json and build/storm.png.

@@ -55,14 +55,14 @@ bash scripts/install_check.sh build-test
 step "examples and benchmarks run"
 ./build-test/examples/breaker_flaky --virtual | tail -n 1
 ./build-test/examples/degrade_levels >/dev/null
-./build-test/examples/seed000_agents >/dev/null
-./build-test/examples/seed002_fallback_park >/dev/null
-./build-test/examples/seed003_stage >/dev/null
+./build-test/examples/agents_breakers >/dev/null
+./build-test/examples/fallback_park >/dev/null
+./build-test/examples/backpressure_stage >/dev/null
 ./build-test/examples/limiter_gate vegas >/dev/null
 # Real HTTP on loopback (about 2 s). CI installs libevent and libcurl, so
 # a missing binary is a failure here, not a skip.
-./build-test/examples/seed004_http_call >/dev/null
-echo "examples degrade_levels, seed000_agents, seed002_fallback_park, seed003_stage, limiter_gate, seed004_http_call ran"
+./build-test/examples/http_call >/dev/null
+echo "examples degrade_levels, agents_breakers, fallback_park, backpressure_stage, limiter_gate, http_call ran"
 ./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_retry --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_contention --runs 2 >/dev/null

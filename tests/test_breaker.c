@@ -2,14 +2,14 @@
  *
  * Every test runs on manual clocks (bw_test.h: monotonic at BWT_T0_NS, a whole
  * number of seconds, and wall at 2026-08-07T14:12:03.418Z) and asserts exact
- * values. The seed scenarios (docs in /work/shared/seeds) are written step by
- * step:
- *   000 — a Python breaker and its registry configs (hotel_api 5/2/30 s,
- *         payment_api 3/3/60 s, search_agent 10/1/15 s);
- *   002 — pybreaker with exclude=[4xx]: a 4xx is the caller's fault and neither
- *         counts nor resets;
- *   004 — Polly's failure-ratio breaker (0.5 over 10 s, minimum 20 calls, 15 s
- *         break), including its documented calm-traffic pitfall. */
+ * values. The reference articles' scenarios (docs/references.md) are
+ * written step by step:
+ *   the asyncio toolkit — a Python breaker and its registry configs (hotel_api
+ *         5/2/30 s, payment_api 3/3/60 s, search_agent 10/1/15 s);
+ *   the tenacity article — pybreaker with exclude=[4xx]: a 4xx is the
+ *         caller's fault and neither counts nor resets;
+ *   the Polly lab — Polly's failure-ratio breaker (0.5 over 10 s, minimum 20
+ * calls, 15 s break), including its documented calm-traffic pitfall. */
 #include "bw_test.h"
 
 #define MS BW_NS_PER_MS
@@ -308,8 +308,8 @@ static void open_breaker_rejects_until_the_break_ends(void **state) {
 
 /* The break is timed from the opening, not from the last failure: a call
  * admitted before the open that fails during the break is stale and does not
- * push the end of the break back (seed 000's breaker waits from its last
- * failure). */
+ * push the end of the break back (the asyncio toolkit's breaker waits from its
+ * last failure). */
 static void the_break_is_timed_from_the_opening_not_from_the_last_failure(
     void **state) {
   bwt_env_t *e = *state;
@@ -1154,10 +1154,10 @@ static bw_breaker_t *time_window(bwt_env_t *e, const char *name,
   return bwt_breaker(e, &cfg);
 }
 
-/* Seed 004: FailureRatio 0.5, SamplingDuration 10 s, MinimumThroughput 20,
+/* The Polly lab: FailureRatio 0.5, SamplingDuration 10 s, MinimumThroughput 20,
  * BreakDuration 15 s. 22 calls over 8.4 s, 12 of them failing: opens at the
  * 22nd (the first failure with >= 20 calls and a ratio >= 0.5). */
-static void seed004_opens_at_22_calls_with_12_failures(void **state) {
+static void polly_lab_opens_at_22_calls_with_12_failures(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = time_window(e, "gateway_pagamento", 20, 0);
   bw_breaker_stats_t s;
@@ -1206,9 +1206,10 @@ static void seed004_opens_at_22_calls_with_12_failures(void **state) {
   assert_u64_eq(s.window_calls, 0);
 }
 
-/* Seed 004's documented pitfall: on calm traffic 20 calls in 10 s never
+/* The Polly lab's documented pitfall: on calm traffic 20 calls in 10 s never
  * happen, and the breaker never opens although every call fails. */
-static void seed004_calm_traffic_below_minimum_calls_never_opens(void **state) {
+static void polly_lab_calm_traffic_below_minimum_calls_never_opens(
+    void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = time_window(e, "gateway_pagamento", 20, 0);
   bw_breaker_stats_t s;
@@ -1226,7 +1227,7 @@ static void seed004_calm_traffic_below_minimum_calls_never_opens(void **state) {
   assert_int_equal(e->rec->count, 0);
 }
 
-static void seed004_calm_traffic_failing_forever_never_opens(void **state) {
+static void polly_lab_calm_traffic_failing_forever_never_opens(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = time_window(e, "gateway_pagamento", 20, 0);
   bw_breaker_stats_t s;
@@ -2297,17 +2298,17 @@ static void rejected_counts_every_refusal_over_the_breakers_life(void **state) {
   assert_u64_eq(bwt_stats(b).admitted, 3); /* the refusals are not in it */
 }
 
-/* ==== seed 000: the Python breaker's registry configs
+/* ==== the asyncio toolkit: the Python breaker's registry configs
  * ===================================== */
 
-typedef struct seed000_s {
+typedef struct agents_s {
   const char *name;
   uint32_t failure_threshold;
   uint32_t success_threshold;
   int64_t break_ms; /* recovery_timeout */
-} seed000_t;
+} agent_case_t;
 
-static void run_seed000(bwt_env_t *e, const seed000_t *sc) {
+static void run_agent_case(bwt_env_t *e, const agent_case_t *sc) {
   bw_breaker_config_t cfg;
   bw_breaker_t *b;
   bw_breaker_stats_t s;
@@ -2404,27 +2405,27 @@ static void run_seed000(bwt_env_t *e, const seed000_t *sc) {
   assert_i64_eq(bw_breaker_retry_in_ms(b), sc->break_ms);
 }
 
-static void seed000_hotel_api_5_failures_2_successes_30s(void **state) {
-  static const seed000_t sc = {"hotel_api", 5, 2, 30000};
-  run_seed000(*state, &sc);
+static void agents_hotel_api_5_failures_2_successes_30s(void **state) {
+  static const agent_case_t sc = {"hotel_api", 5, 2, 30000};
+  run_agent_case(*state, &sc);
 }
 
-static void seed000_payment_api_3_failures_3_successes_60s(void **state) {
-  static const seed000_t sc = {"payment_api", 3, 3, 60000};
-  run_seed000(*state, &sc);
+static void agents_payment_api_3_failures_3_successes_60s(void **state) {
+  static const agent_case_t sc = {"payment_api", 3, 3, 60000};
+  run_agent_case(*state, &sc);
 }
 
-static void seed000_search_agent_10_failures_1_success_15s(void **state) {
-  static const seed000_t sc = {"search_agent", 10, 1, 15000};
-  run_seed000(*state, &sc);
+static void agents_search_agent_10_failures_1_success_15s(void **state) {
+  static const agent_case_t sc = {"search_agent", 10, 1, 15000};
+  run_agent_case(*state, &sc);
 }
 
-/* ==== seed 002: pybreaker, exclude=[4xx]
+/* ==== the tenacity article: pybreaker, exclude=[4xx]
  * ====================================================== */
 
 /* A client bug sending 422 systematically must not open the breaker: the
  * remote service is healthy, the caller is wrong. */
-static void seed002_client_errors_alone_never_open(void **state) {
+static void tenacity_client_errors_alone_never_open(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = consecutive(e, "notificacoes", 5, 30000);
   bw_breaker_stats_t s;
@@ -2438,7 +2439,7 @@ static void seed002_client_errors_alone_never_open(void **state) {
   assert_int_equal(e->rec->count, 0);
 }
 
-static void seed002_client_errors_between_failures_neither_count_nor_reset(
+static void tenacity_client_errors_between_failures_neither_count_nor_reset(
     void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = consecutive(e, "notificacoes", 5, 30000);
@@ -2462,7 +2463,7 @@ static void seed002_client_errors_between_failures_neither_count_nor_reset(
                "5 consecutive failures (failure_threshold 5)");
 }
 
-static void seed002_a_client_error_on_a_probe_decides_nothing(void **state) {
+static void tenacity_a_client_error_on_a_probe_decides_nothing(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = consecutive(e, "notificacoes", 5, 30000);
   bw_permit_t p;
@@ -2592,9 +2593,9 @@ int main(void) {
       T(count_window_reason_names_the_calls_in_the_window),
       T(count_window_is_cleared_when_the_breaker_closes),
       T(the_window_is_kept_until_the_breaker_closes_or_is_reset),
-      T(seed004_opens_at_22_calls_with_12_failures),
-      T(seed004_calm_traffic_below_minimum_calls_never_opens),
-      T(seed004_calm_traffic_failing_forever_never_opens),
+      T(polly_lab_opens_at_22_calls_with_12_failures),
+      T(polly_lab_calm_traffic_below_minimum_calls_never_opens),
+      T(polly_lab_calm_traffic_failing_forever_never_opens),
       T(time_window_counts_outcomes_up_to_the_oldest_bucket),
       T(time_window_forgets_outcomes_older_than_the_window),
       T(time_window_buckets_are_aligned_to_the_bucket_length),
@@ -2630,12 +2631,12 @@ int main(void) {
       T(time_in_state_includes_the_current_state),
       T(stats_conserve_calls_and_acquisitions),
       T(rejected_counts_every_refusal_over_the_breakers_life),
-      T(seed000_hotel_api_5_failures_2_successes_30s),
-      T(seed000_payment_api_3_failures_3_successes_60s),
-      T(seed000_search_agent_10_failures_1_success_15s),
-      T(seed002_client_errors_alone_never_open),
-      T(seed002_client_errors_between_failures_neither_count_nor_reset),
-      T(seed002_a_client_error_on_a_probe_decides_nothing),
+      T(agents_hotel_api_5_failures_2_successes_30s),
+      T(agents_payment_api_3_failures_3_successes_60s),
+      T(agents_search_agent_10_failures_1_success_15s),
+      T(tenacity_client_errors_alone_never_open),
+      T(tenacity_client_errors_between_failures_neither_count_nor_reset),
+      T(tenacity_a_client_error_on_a_probe_decides_nothing),
       T(stale_permits_count_in_totals_but_decide_nothing),
       T(stale_permits_do_not_enter_a_window),
   };

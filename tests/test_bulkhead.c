@@ -1,8 +1,8 @@
-/* Specification tests: the bulkhead (seed 000's Bulkhead and its registry
- * presets).
+/* Specification tests: the bulkhead (the asyncio toolkit's Bulkhead and its
+ * registry presets).
  *
- * Seed 000 gives a bulkhead max_concurrent slots, waits up to 2 s for one
- * (then BulkheadFullError: BW_E_FULL here), and bounds each call by
+ * The asyncio toolkit gives a bulkhead max_concurrent slots, waits up to 2 s
+ * for one (then BulkheadFullError: BW_E_FULL here), and bounds each call by
  * `timeout`, narrowed by the request's remaining budget (then
  * BulkheadTimeoutError: BW_E_TIMEOUT from release). Every test runs on a
  * manual clock starting at BWT_T0_NS and asserts exact values; the only real
@@ -75,7 +75,8 @@ static bw_permit_t take(bw_bulkhead_t *bh) {
 /* ==== configuration ======================================================
  */
 
-static void defaults_are_seed_000s_fallback_with_a_2_s_slot_wait(void **state) {
+static void defaults_are_the_asyncio_toolkits_fallback_with_a_2_s_slot_wait(
+    void **state) {
   bw_bulkhead_config_t cfg;
   (void)state;
   bw_bulkhead_config_init(&cfg);
@@ -88,7 +89,7 @@ static void defaults_are_seed_000s_fallback_with_a_2_s_slot_wait(void **state) {
   assert_status(bw_bulkhead_config_validate(&cfg, NULL), BW_OK);
 }
 
-static void presets_are_seed_000s_registry(void **state) {
+static void presets_are_the_asyncio_toolkits_registry(void **state) {
   static const struct {
     const char *name;
     uint32_t max;
@@ -310,7 +311,8 @@ static void timeout_zero_means_no_execution_deadline(void **state) {
   assert_u64_eq(stats(bh).timeouts, 0);
 }
 
-/* Seed 000: bulkhead.cfg.timeout = min(bulkhead.cfg.timeout, budget). */
+/* The asyncio toolkit: bulkhead.cfg.timeout = min(bulkhead.cfg.timeout,
+ * budget). */
 static void the_thread_deadline_narrows_the_execution_deadline(void **state) {
   env_t *e = *state;
   bw_bulkhead_t *bh = make(e, 3, 10000, 10);
@@ -1195,8 +1197,9 @@ static void out_of_memory_fails_cleanly_at_every_allocation(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(defaults_are_seed_000s_fallback_with_a_2_s_slot_wait),
-      cmocka_unit_test(presets_are_seed_000s_registry),
+      cmocka_unit_test(
+          defaults_are_the_asyncio_toolkits_fallback_with_a_2_s_slot_wait),
+      cmocka_unit_test(presets_are_the_asyncio_toolkits_registry),
       cmocka_unit_test(preset_with_no_name_falls_back_to_the_defaults),
       cmocka_unit_test_setup_teardown(
           bad_configurations_are_refused_naming_the_field, setup, teardown),

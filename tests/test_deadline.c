@@ -1,10 +1,10 @@
 /* Specification tests: deadlines (the value type, its arithmetic at the
  * int64 extremes, the per-thread current deadline) and the X-Timeout-Budget
- * header of seed 000.
+ * header of the asyncio toolkit.
  *
- * Seed 000 (a Python service) keeps the budget in a contextvar, sends
- * str(remaining seconds) as X-Timeout-Budget, refuses to call a downstream
- * agent with less than 1 s left, and gives its bulkhead min(timeout,
+ * The asyncio toolkit (a Python service) keeps the budget in a contextvar,
+ * sends str(remaining seconds) as X-Timeout-Budget, refuses to call a
+ * downstream agent with less than 1 s left, and gives its bulkhead min(timeout,
  * budget). Clock readings here are plain numbers: a deadline is pure
  * arithmetic on whatever clock the caller reads. */
 #include <pthread.h>
@@ -92,8 +92,9 @@ static void min_keeps_the_earlier_deadline(void **state) {
   assert_i64_eq(bw_deadline_min(at(INT64_MIN), n).at_ns, INT64_MIN);
 }
 
-/* Seed 000: with less than 1 s left, the downstream agent is not called. */
-static void seed000_check_refuses_with_less_than_a_second_left(void **state) {
+/* The asyncio toolkit: with less than 1 s left, the downstream agent is not
+ * called. */
+static void agents_check_refuses_with_less_than_a_second_left(void **state) {
   bw_deadline_t d = bw_deadline_in(T0, 3000);
   (void)state;
   assert_status(bw_deadline_check(d, T0, 1000), BW_OK);
@@ -118,8 +119,8 @@ static void check_refuses_a_negative_minimum(void **state) {
   assert_status(bw_deadline_check(at(T0), T0, INT64_MIN), BW_E_INVAL);
 }
 
-/* Seed 000: the bulkhead's timeout becomes min(timeout, budget). */
-static void seed000_timeout_is_the_smaller_of_its_own_and_the_budget(
+/* The asyncio toolkit: the bulkhead's timeout becomes min(timeout, budget). */
+static void agents_timeout_is_the_smaller_of_its_own_and_the_budget(
     void **state) {
   bw_deadline_t d = bw_deadline_in(T0, 2500);
   (void)state;
@@ -410,8 +411,9 @@ static void budget_parses_decimal_seconds_to_milliseconds(void **state) {
   assert_parse("1000000000.000000000", INT64_C(1000000000000));
 }
 
-/* Seed 000's sender is Python's str(float): "10.0" has a trailing zero. */
-static void seed000_python_floats_are_read(void **state) {
+/* The asyncio toolkit's sender is Python's str(float): "10.0" has a trailing
+ * zero. */
+static void agents_python_floats_are_read(void **state) {
   (void)state;
   assert_parse(" 10.0 ", 10000);
   assert_parse("10.0", 10000);
@@ -426,7 +428,8 @@ static void fractions_below_a_millisecond_are_rounded_down(void **state) {
   assert_parse("0.999999999", 999);
   assert_parse("1.234567890", 1234);
   assert_parse("1.9999", 1999);
-  /* Seed 000's sender: str(float) with many decimals, rounded down. */
+  /* The asyncio toolkit's sender: str(float) with many decimals, rounded down.
+   */
   assert_parse("29.87654321098765", 29876);
   assert_parse("1.2345678901", 1234);
   assert_parse("0.0000000001", 0);
@@ -514,9 +517,9 @@ static void format_then_parse_gives_back_the_same_milliseconds(void **state) {
               __LINE__);
 }
 
-/* Seed 000 end to end: service A has 2.5 s left and sends the header;
- * service B, on its own clock, starts its budget from it. */
-static void seed000_a_budget_travels_between_services(void **state) {
+/* The asyncio toolkit end to end: service A has 2.5 s left and sends the
+ * header; service B, on its own clock, starts its budget from it. */
+static void agents_a_budget_travels_between_services(void **state) {
   const int64_t a_now = T0, b_now = INT64_C(-123456789);
   bw_deadline_t a_deadline = bw_deadline_in(a_now, 2500), b_deadline;
   char header[BW_DEADLINE_HEADER_MAX];
@@ -549,10 +552,10 @@ int main(void) {
       T(expiry_is_inclusive_of_the_deadline_instant),
       T(remaining_is_rounded_down_and_never_negative),
       T(min_keeps_the_earlier_deadline),
-      T(seed000_check_refuses_with_less_than_a_second_left),
+      T(agents_check_refuses_with_less_than_a_second_left),
       T(check_with_no_minimum_fails_only_once_expired),
       T(check_refuses_a_negative_minimum),
-      T(seed000_timeout_is_the_smaller_of_its_own_and_the_budget),
+      T(agents_timeout_is_the_smaller_of_its_own_and_the_budget),
       T(timeout_without_its_own_is_the_remaining_time),
       T(timeout_is_zero_once_expired),
       T(in_saturates_below_none),
@@ -566,13 +569,13 @@ int main(void) {
       T(format_refuses_budgets_above_a_billion_seconds),
       T(format_needs_room_for_the_text_and_its_nul),
       T(budget_parses_decimal_seconds_to_milliseconds),
-      T(seed000_python_floats_are_read),
+      T(agents_python_floats_are_read),
       T(fractions_below_a_millisecond_are_rounded_down),
       T(budget_refuses_anything_but_plain_decimals),
       T(budget_above_a_billion_seconds_is_out_of_range),
       T(budget_is_at_most_32_bytes_and_only_len_is_read),
       T(format_then_parse_gives_back_the_same_milliseconds),
-      T(seed000_a_budget_travels_between_services),
+      T(agents_a_budget_travels_between_services),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

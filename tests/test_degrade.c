@@ -1,5 +1,5 @@
-/* Specification tests: the degradation level machine (seed 001, "desce
- * rápido, sobe devagar").
+/* Specification tests: the degradation level machine (the degradation article,
+ * "desce rápido, sobe devagar").
  *
  * Every test runs on a manual clock starting at BWT_T0_NS and asserts exact
  * values: which pick is a probe, the exact failure that drops a level, the
@@ -442,7 +442,7 @@ static void the_last_level_is_a_floor(void **state) {
   assert_string_equal(s.level_name, "message");
   assert_u64_eq(s.changes, 3);
   assert_u64_eq(s.downs, 3);
-  /* As in the seed, failures keep counting at the bottom. */
+  /* As in the article, failures keep counting at the bottom. */
   assert_u64_eq(s.consecutive_failures, 12);
   assert_u64_eq(e->ch.n, 3);
 }
@@ -516,7 +516,7 @@ static void probe_ratio_is_exact(void **state) {
   assert_u64_eq(s.level, 2);
 }
 
-/* probe_ratio, the seed's own knob: of K eligible picks exactly
+/* probe_ratio, the article's own knob: of K eligible picks exactly
  * floor(K * ratio) are probes, spread evenly (0.25 is exact in binary, so
  * every 4th pick; 0.3 gives 3 probes per 10 picks). It wins over
  * probe_every. */
@@ -637,8 +637,8 @@ static void a_non_probe_success_keeps_the_probe_streak(void **state) {
   bw_degrade_t *d = make_small(e);
 
   /* The streak counts probe successes "in a row" among what can break it:
-   * failures. The level's own successes neither count nor break it (seed:
-   * recordSuccess without fromProbe leaves probeSuccesses alone). */
+   * failures. The level's own successes neither count nor break it (the
+   * article: recordSuccess without fromProbe leaves probeSuccesses alone). */
   fail_down_to(d, 1);
   advance_ms(e, 1000);
   assert_int_equal(succeed_until_probes(d, 2), 8);
@@ -666,8 +666,9 @@ static void a_probe_failure_resets_the_streak_and_counts_toward_degrading(
   /* Two probe successes... */
   assert_int_equal(succeed_until_probes(d, 2), 8);
   assert_u64_eq(stats(d).probe_successes, 2);
-  /* ...then a probe fails: the streak restarts, and (seed recordFailure
-   * makes no exception for probes) the failure streak of level 1 grows. */
+  /* ...then a probe fails: the streak restarts, and (the article's
+   * recordFailure makes no exception for probes) the failure streak of level 1
+   * grows. */
   for (int i = 0; i < 3; i++)
     serve(d, 1, BW_SUCCESS);
   p = pick(d);
@@ -701,7 +702,7 @@ static void a_non_probe_failure_also_resets_the_probe_streak(void **state) {
   assert_u64_eq(stats(d).consecutive_failures, 1);
 }
 
-/* The seed counts a probe failure like any other failure. With probe_every
+/* The article counts a probe failure like any other failure. With probe_every
  * = 1 every eligible pick is a probe, nothing of the level's own resets the
  * streak, and failed probes drag a healthy level down (docs/degrade.md warns
  * about this setting). */
@@ -726,7 +727,7 @@ static void with_every_pick_a_probe_failed_probes_degrade(void **state) {
   assert_int_equal(e->ch.c[1].reason, BW_DEGRADE_FAILURES);
 }
 
-/* The seed's main failure mode: a provider that answers a trickle of probes
+/* The article's main failure mode: a provider that answers a trickle of probes
  * but falls over under full traffic. It must not oscillate faster than the
  * dwell: every climb comes at least min_dwell_ms after the drop before it. */
 static void ping_pong_is_bounded_by_the_dwell(void **state) {

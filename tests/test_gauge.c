@@ -1,6 +1,7 @@
-/* Specification tests: the pressure gauge (seed 003, src/pressure-gauge.js).
+/* Specification tests: the pressure gauge (the backpressure article,
+ * src/pressure-gauge.js).
  *
- * The seed's transition table, d = degraded_at 0.6, c = critical_at 0.85,
+ * The article's transition table, d = degraded_at 0.6, c = critical_at 0.85,
  * h = hysteresis 0.1 (so the down thresholds are d - h = 0.5, c - h = 0.75):
  *   NORMAL:   p >= d -> (p >= c ? CRITICAL : DEGRADED)
  *   DEGRADED: p >= c -> CRITICAL;  p < d - h -> NORMAL
@@ -129,7 +130,7 @@ static void bad_configuration_is_refused_naming_the_field(void **state) {
   bw_error_t err;
 
   config(e, &cfg);
-  cfg.degraded_at = 0.85; /* the seed's own check */
+  cfg.degraded_at = 0.85; /* the article's own check */
   expect_refused(&cfg, "degraded_at",
                  "degraded_at must be < critical_at (got 0.85 >= 0.85)");
   cfg.degraded_at = 0.9;
@@ -207,7 +208,7 @@ typedef struct row_s {
   bw_regime_t to;
 } row_t;
 
-/* Puts a fresh gauge in `r` by the seed's own moves. */
+/* Puts a fresh gauge in `r` by the article's own moves. */
 static void reach(genv_t *e, bw_regime_t r) {
   make(e);
   if (r == D) assert_int_equal(bw_gauge_update(e->g, 0.7), D);
@@ -349,7 +350,7 @@ static void bad_readings_are_refused_and_change_nothing(void **state) {
 static void each_regime_admits_up_to_its_ceiling(void **state) {
   genv_t *e = *state;
   bw_gauge_t *g = make(e);
-  /* NORMAL: everything (the seed's +Infinity). */
+  /* NORMAL: everything (the article's +Infinity). */
   assert_u64_eq(bw_gauge_ceiling(g), BW_GAUGE_ADMIT_ALL);
   assert_true(bw_gauge_admits(g, 0));
   assert_true(bw_gauge_admits(g, 1000));

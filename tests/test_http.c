@@ -176,8 +176,9 @@ static void an_unknown_transport_value_is_permanent(void **state) {
   assert_verdict(503, (bw_transport_t)-1, BW_VERDICT_PERMANENT);
 }
 
-/* Seed 002: retry only timeouts, connection errors and 5xx; never a 4xx. */
-static void seed002_retries_timeouts_connect_errors_and_5xx_never_4xx(
+/* The tenacity article: retry only timeouts, connection errors and 5xx; never a
+ * 4xx. */
+static void tenacity_retries_timeouts_connect_errors_and_5xx_never_4xx(
     void **state) {
   static const int client[] = {400, 401, 403, 404, 405, 409, 410, 422};
   size_t i;
@@ -192,9 +193,10 @@ static void seed002_retries_timeouts_connect_errors_and_5xx_never_4xx(
     assert_verdict(client[i], BW_TRANSPORT_NONE, BW_VERDICT_PERMANENT);
 }
 
-/* Seed 004: the naive loop retried a 429 at once. A 429 is transient, and
+/* The Polly lab: the naive loop retried a 429 at once. A 429 is transient, and
  * it is one of the statuses whose Retry-After must be read. */
-static void seed004_a_429_is_transient_and_carries_a_retry_hint(void **state) {
+static void polly_lab_a_429_is_transient_and_carries_a_retry_hint(
+    void **state) {
   (void)state;
   assert_verdict(429, BW_TRANSPORT_NONE, BW_VERDICT_TRANSIENT);
   assert_true(bw_http_has_retry_hint(429));
@@ -681,8 +683,8 @@ int main(void) {
       T(statuses_outside_100_to_599_are_permanent),
       T(transport_errors_decide_whatever_the_status),
       T(an_unknown_transport_value_is_permanent),
-      T(seed002_retries_timeouts_connect_errors_and_5xx_never_4xx),
-      T(seed004_a_429_is_transient_and_carries_a_retry_hint),
+      T(tenacity_retries_timeouts_connect_errors_and_5xx_never_4xx),
+      T(polly_lab_a_429_is_transient_and_carries_a_retry_hint),
       T(retry_hints_are_read_for_429_503_and_every_3xx),
       T(delta_seconds_are_whole_seconds),
       T(delta_seconds_may_have_surrounding_spaces_and_tabs),

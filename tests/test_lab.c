@@ -1,4 +1,4 @@
-/* Specification tests: the lab (lab.h) — seed 004's modes run in virtual
+/* Specification tests: the lab (lab.h) — the Polly lab's modes run in virtual
  * time against the simulated partner. Exact and deterministic: a run is a
  * function of its configuration. */
 #include "breakwater/lab.h"

@@ -1,4 +1,4 @@
-/* Specification tests: seed 004's partner as a real HTTP server
+/* Specification tests: the Polly lab's partner as a real HTTP server
  * (tools/partner_server.h), the breakwater command's flag parser
  * (tools/cli.h) and the `breakwater partner` command itself.
  *
@@ -278,7 +278,7 @@ static void test_health_answers_ok(void **state) {
   x = http(e, "GET", "/health", NULL);
   assert_i64_eq(x->status, 200);
   assert_string_equal(x->body, "ok\n");
-  x = http(e, "GET", "/saude", NULL); /* seed 004's name */
+  x = http(e, "GET", "/saude", NULL); /* the Polly lab's name */
   assert_i64_eq(x->status, 200);
   x = http(e, "HEAD", "/health", NULL);
   assert_i64_eq(x->status, 200);

@@ -1,5 +1,6 @@
-/* Specification tests: pipelines (docs/pipeline.md; seed 002's breaker outside
- * the retry, seed 004's Polly pipeline with the retry outside).
+/* Specification tests: pipelines (docs/pipeline.md; the tenacity article's
+ * breaker outside the retry, the Polly lab's Polly pipeline with the retry
+ * outside).
  *
  * Every test drives the sans-I/O state machine by hand on a manual clock
  * starting at BWT_T0_NS: the test is the driver, so each step (ATTEMPT,
@@ -239,7 +240,8 @@ static void test_open_breaker_vetoes_before_any_retry_budget(void **state) {
   assert_int_equal(e->fallback_calls, 2);
 }
 
-/* ---- the reverse order: retry outside, breaker inside (seed 004) ------ */
+/* ---- the reverse order: retry outside, breaker inside (the Polly lab) ------
+ */
 
 static void test_retry_outside_never_retries_a_breaker_rejection(void **state) {
   env_t *e = *state;

@@ -1,7 +1,7 @@
 /* Specification tests: the bounded priority queue and its admission policies
- * (seed 003, src/bounded-queue.js).
+ * (the backpressure article, src/bounded-queue.js).
  *
- * Every test runs on a manual clock and asserts exact values. The seed's
+ * Every test runs on a manual clock and asserts exact values. The article's
  * rules, as written step by step below:
  *   - the queue never grows past max_size;
  *   - smaller priority number = more urgent; equal priorities keep arrival
@@ -10,7 +10,7 @@
  *   - full + drop-oldest: the oldest by arrival is shed (whatever its
  *     priority) and the newcomer admitted;
  *   - full + drop-lowest: the least urgent item (the newest among equally
- *     unimportant ones: the seed pops the last of its sorted array) is shed
+ *     unimportant ones: the article pops the last of its sorted array) is shed
  *     only if the newcomer is strictly more urgent; otherwise the newcomer is
  *     refused (the carousel bug);
  *   - an item past its deadline is never returned for processing. */
@@ -213,7 +213,7 @@ static void dequeue_returns_the_most_urgent_and_the_oldest_among_equals(
   bw_queue_t *q = make(e, 10, BW_QUEUE_REJECT);
   bw_queue_item_t it;
 
-  /* The seed's insertByPriority: stable, smaller number first. */
+  /* The article's insertByPriority: stable, smaller number first. */
   assert_status(put(q, 'a', 5), BW_QUEUE_ADMITTED);
   assert_status(put(q, 'b', 1), BW_QUEUE_ADMITTED);
   assert_status(put(q, 'c', 5), BW_QUEUE_ADMITTED);
@@ -346,7 +346,7 @@ static void drop_lowest_sheds_the_least_urgent_for_a_more_urgent_newcomer(
   assert_status(put(q, 'c', 9), BW_QUEUE_ADMITTED);
   assert_status(put(q, 'd', 5), BW_QUEUE_ADMITTED);
 
-  /* The least urgent is priority 9; among a and c the seed pops the last of
+  /* The least urgent is priority 9; among a and c the article pops the last of
    * its sorted array: c, the newest. */
   memset(&shed, 0, sizeof(shed));
   assert_status(bw_queue_enqueue(q, IT('e'), 3, NONE, &shed), BW_QUEUE_SHED);
@@ -599,7 +599,7 @@ static void shed_items_keep_their_deadline(void **state) {
   assert_u64_eq(stats(q).shed, 1);
 }
 
-/* ==== with the gauge: the seed's BackpressureStage.submit =================
+/* ==== with the gauge: the article's BackpressureStage.submit =================
  */
 
 /* submit(): update the gauge from the queue's occupancy, refuse what the

@@ -3,14 +3,14 @@
  * The model keeps its items in one array in arrival order and finds
  * everything by scanning (O(n)): the most urgent is the smallest priority,
  * the earliest arrival among equals; the least urgent the largest priority,
- * the latest arrival among equals; the oldest is element 0. It applies seed
- * 003's rules literally. Random traces of 10^5 enqueue/dequeue operations,
- * with random priorities, deadlines and clock steps, run against both; every
- * step must agree exactly: the outcome, the item shed, returned or expired
- * (pointer, priority, deadline, arrival number), and every counter. Each
- * policy runs on several bounds and priority ranges (one that crosses bitmap
- * words). The seeds are fixed, so a failure reproduces; it prints the seed and
- * step. */
+ * the latest arrival among equals; the oldest is element 0. It applies the
+ * backpressure article's rules literally. Random traces of 10^5 enqueue/dequeue
+ * operations, with random priorities, deadlines and clock steps, run against
+ * both; every step must agree exactly: the outcome, the item shed, returned or
+ * expired (pointer, priority, deadline, arrival number), and every counter.
+ * Each policy runs on several bounds and priority ranges (one that crosses
+ * bitmap words). The seeds are fixed, so a failure reproduces; it prints the
+ * seed and step. */
 #include "bw_test.h"
 #include "breakwater/queue.h"
 

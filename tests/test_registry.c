@@ -156,7 +156,7 @@ static bw_breaker_t *get(world_t *w, const char *name) {
   return b;
 }
 
-/* The seed-000 configurations: failure_threshold / success_threshold /
+/* The asyncio toolkit's configurations: failure_threshold / success_threshold /
  * break. */
 static void set_seed_configs(bw_registry_t *reg) {
   static const struct {

@@ -1,15 +1,14 @@
 /* Specification tests: the retry policy and its iterator.
  *
  * Time is an argument (now_ns) or a manual clock; randomness is a seeded
- * generator; every assertion is exact. The seed scenarios (/work/shared/seeds)
- * are written step by step:
- *   000 — max_attempts 3, base 1 s, x2, cap 30 s, full jitter, non-retryable
- *         errors, a circuit-open error never retried;
- *   002 — tenacity: stop_after_attempt(3), wait_exponential(multiplier=0.5,
- *         min=0.5, max=4) giving 0.5 s, 1 s; the inner variant 0.3 s .. 2 s
- *         with 2 attempts; never a 4xx;
- *   004 — Polly v8: MaxRetryAttempts 2, Delay 200 ms, exponential with
- *         UseJitter (DecorrelatedJitterBackoffV2), MaxDelay 1.5 s. */
+ * generator; every assertion is exact. The reference articles' scenarios
+ * (docs/references.md) are written step by step:
+ *   the asyncio toolkit — max_attempts 3, base 1 s, x2, cap 30 s, full jitter,
+ * non-retryable errors, a circuit-open error never retried; the tenacity
+ * article — stop_after_attempt(3), wait_exponential(multiplier=0.5, min=0.5,
+ * max=4) giving 0.5 s, 1 s; the inner variant 0.3 s .. 2 s with 2 attempts;
+ * never a 4xx; the Polly lab — Polly v8: MaxRetryAttempts 2, Delay 200 ms,
+ * exponential with UseJitter (DecorrelatedJitterBackoffV2), MaxDelay 1.5 s. */
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -452,13 +451,13 @@ static void presets_hold_the_seed_configurations(void **state) {
     int64_t base, min, max;
     bw_jitter_t jitter;
   } want[] = {
-      {"seed000", 3, 1000, 0, 30000, BW_JITTER_FULL},
-      {"seed000.hotel_api", 3, 1000, 0, 30000, BW_JITTER_FULL},
-      {"seed000.payment_api", 2, 2000, 0, 30000, BW_JITTER_FULL},
-      {"seed000.search_agent", 4, 500, 0, 30000, BW_JITTER_FULL},
-      {"seed002", 3, 500, 500, 4000, BW_JITTER_NONE},
-      {"seed002.inner", 2, 300, 300, 2000, BW_JITTER_NONE},
-      {"seed004", 3, 200, 0, 1500, BW_JITTER_DECORRELATED},
+      {"agents", 3, 1000, 0, 30000, BW_JITTER_FULL},
+      {"agents.hotel_api", 3, 1000, 0, 30000, BW_JITTER_FULL},
+      {"agents.payment_api", 2, 2000, 0, 30000, BW_JITTER_FULL},
+      {"agents.search_agent", 4, 500, 0, 30000, BW_JITTER_FULL},
+      {"tenacity", 3, 500, 500, 4000, BW_JITTER_NONE},
+      {"tenacity.inner", 2, 300, 300, 2000, BW_JITTER_NONE},
+      {"polly-lab", 3, 200, 0, 1500, BW_JITTER_DECORRELATED},
   };
   size_t i;
   (void)state;
@@ -491,19 +490,19 @@ static void an_unknown_preset_is_not_found_and_leaves_the_config(void **state) {
   (void)state;
   bw_retry_config_init(&c);
   c.base_ms = 777;
-  assert_status(bw_retry_config_preset(&c, "seed003"), BW_E_NOTFOUND);
-  assert_status(bw_retry_config_preset(&c, "SEED000"), BW_E_NOTFOUND);
+  assert_status(bw_retry_config_preset(&c, "backpressure"), BW_E_NOTFOUND);
+  assert_status(bw_retry_config_preset(&c, "AGENTS"), BW_E_NOTFOUND);
   assert_status(bw_retry_config_preset(&c, ""), BW_E_NOTFOUND);
   assert_i64_eq(c.base_ms, 777);
   assert_string_equal(c.name, "retry");
   assert_status(bw_retry_config_preset(&c, NULL), BW_E_INVAL);
-  assert_status(bw_retry_config_preset(NULL, "seed000"), BW_E_INVAL);
+  assert_status(bw_retry_config_preset(NULL, "agents"), BW_E_INVAL);
 }
 
-/* Seed 002: wait_exponential(multiplier=0.5, min=0.5, max=4) with
+/* The tenacity article: wait_exponential(multiplier=0.5, min=0.5, max=4) with
  * stop_after_attempt(3) — 0.5 s, then 1 s, then the third failure ends it;
  * before_sleep logs each wait (the retry_scheduled events). */
-static void seed002_waits_half_a_second_then_one_then_gives_up(void **state) {
+static void tenacity_waits_half_a_second_then_one_then_gives_up(void **state) {
   bwt_env_t *e = *state;
   bw_retry_config_t c;
   bw_retry_policy_t *p;
@@ -511,7 +510,7 @@ static void seed002_waits_half_a_second_then_one_then_gives_up(void **state) {
   const bwt_event_t *ev;
   uint32_t n;
 
-  assert_status(bw_retry_config_preset(&c, "seed002"), BW_OK);
+  assert_status(bw_retry_config_preset(&c, "tenacity"), BW_OK);
   c.sink = e->sink;
   c.wall_clock = e->wall;
   p = policy(&c);
@@ -530,7 +529,7 @@ static void seed002_waits_half_a_second_then_one_then_gives_up(void **state) {
   ev = bwt_event_at(e->rec, 0);
   assert_scheduled(ev, 1, 500, "transient",
                    "transient failure, retry 1 of 2 in 500 ms");
-  assert_string_equal(ev->name, "seed002");
+  assert_string_equal(ev->name, "tenacity");
   assert_i64_eq(ev->mono_ns, AT(120));
   assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
   assert_false(ev->has_context);
@@ -549,8 +548,9 @@ static void seed002_waits_half_a_second_then_one_then_gives_up(void **state) {
   bw_retry_policy_free(p);
 }
 
-/* Seed 002, breaker outside: the inner retry tries twice, 0.3 s apart. */
-static void seed002_inner_retries_once_after_300_ms(void **state) {
+/* The tenacity article, breaker outside: the inner retry tries twice, 0.3 s
+ * apart. */
+static void tenacity_inner_retries_once_after_300_ms(void **state) {
   bwt_env_t *e = *state;
   bw_retry_config_t c;
   bw_retry_policy_t *p;
@@ -558,7 +558,7 @@ static void seed002_inner_retries_once_after_300_ms(void **state) {
   uint32_t n;
   static const int64_t curve[] = {300, 600, 1200, 2000, 2000};
 
-  assert_status(bw_retry_config_preset(&c, "seed002.inner"), BW_OK);
+  assert_status(bw_retry_config_preset(&c, "tenacity.inner"), BW_OK);
   c.sink = e->sink;
   c.wall_clock = e->wall;
   p = policy(&c);
@@ -575,19 +575,19 @@ static void seed002_inner_retries_once_after_300_ms(void **state) {
   bw_retry_policy_free(p);
 }
 
-/* Seed 000: random.uniform(0, min(base * 2^k, 30 s)) for k = 0, 1, ...;
- * hotel_api and the default have 3 attempts, payment_api 2 (base 2 s),
+/* The asyncio toolkit: random.uniform(0, min(base * 2^k, 30 s)) for k = 0, 1,
+ * ...; hotel_api and the default have 3 attempts, payment_api 2 (base 2 s),
  * search_agent 4 (base 0.5 s). */
-static void seed000_full_jitter_stays_within_the_doubling_bound(void **state) {
+static void agents_full_jitter_stays_within_the_doubling_bound(void **state) {
   static const struct {
     const char *preset;
     uint32_t attempts;
     int64_t bound[3];
   } presets[] = {
-      {"seed000", 3, {1000, 2000, 0}},
-      {"seed000.hotel_api", 3, {1000, 2000, 0}},
-      {"seed000.payment_api", 2, {2000, 0, 0}},
-      {"seed000.search_agent", 4, {500, 1000, 2000}},
+      {"agents", 3, {1000, 2000, 0}},
+      {"agents.hotel_api", 3, {1000, 2000, 0}},
+      {"agents.payment_api", 2, {2000, 0, 0}},
+      {"agents.search_agent", 4, {500, 1000, 2000}},
   };
   size_t i;
   uint64_t seed;
@@ -619,16 +619,16 @@ static void seed000_full_jitter_stays_within_the_doubling_bound(void **state) {
   }
 }
 
-/* Seed 000: a CircuitOpenError is never retried, and neither is a
+/* The asyncio toolkit: a CircuitOpenError is never retried, and neither is a
  * non-retryable (ValueError, KeyError) business error. */
-static void seed000_circuit_open_and_business_errors_are_not_retried(
+static void agents_circuit_open_and_business_errors_are_not_retried(
     void **state) {
   bwt_env_t *e = *state;
   bw_retry_config_t c;
   bw_retry_policy_t *p;
   bw_retry_t r;
 
-  assert_status(bw_retry_config_preset(&c, "seed000.hotel_api"), BW_OK);
+  assert_status(bw_retry_config_preset(&c, "agents.hotel_api"), BW_OK);
   c.sink = e->sink;
   c.wall_clock = e->wall;
   c.seed = 11;
@@ -650,9 +650,9 @@ static void seed000_circuit_open_and_business_errors_are_not_retried(
   bw_retry_policy_free(p);
 }
 
-/* Seed 004: 1 + 2 retries, each delay in [0, 1.5 s]; the third failure ends
- * it. */
-static void seed004_decorrelated_delays_stay_under_the_cap(void **state) {
+/* The Polly lab: 1 + 2 retries, each delay in [0, 1.5 s]; the third failure
+ * ends it. */
+static void polly_lab_decorrelated_delays_stay_under_the_cap(void **state) {
   uint64_t seed;
   int64_t top = 0;
   (void)state;
@@ -661,7 +661,7 @@ static void seed004_decorrelated_delays_stay_under_the_cap(void **state) {
     bw_retry_policy_t *p;
     bw_retry_t r;
     int64_t d1, d2;
-    assert_status(bw_retry_config_preset(&c, "seed004"), BW_OK);
+    assert_status(bw_retry_config_preset(&c, "polly-lab"), BW_OK);
     c.seed = seed;
     p = policy(&c);
     bw_retry_begin(&r, p, T0);
@@ -691,7 +691,7 @@ static void decorrelated_follows_pollys_formula_exactly(void **state) {
   double prev = 0, mine = 0;
   uint32_t n;
   (void)state;
-  assert_status(bw_retry_config_preset(&c, "seed004"), BW_OK);
+  assert_status(bw_retry_config_preset(&c, "polly-lab"), BW_OK);
   c.max_ms = 30000; /* a high cap, so the curve shows */
   p = policy(&c);
   bw_rand_seed(&g, 20240611);
@@ -2060,7 +2060,7 @@ static void call_succeeds_after_sleeping_the_backoff(void **state) {
   bw_retry_call_opts_t o = {e->clock, sleep_hook, &sl, fallback_hook, &fb};
   bw_giveup_t why = BW_GIVEUP_BUDGET;
 
-  assert_status(bw_retry_config_preset(&c, "seed002"), BW_OK);
+  assert_status(bw_retry_config_preset(&c, "tenacity"), BW_OK);
   c.sink = e->sink;
   c.wall_clock = e->wall;
   p = policy(&c);
@@ -2092,7 +2092,7 @@ static void call_gives_up_and_calls_the_fallback_once(void **state) {
   bw_retry_call_opts_t o = {e->clock, sleep_hook, &sl, fallback_hook, &fb};
   bw_giveup_t why = BW_GIVEUP_NONE;
 
-  assert_status(bw_retry_config_preset(&c, "seed002"), BW_OK);
+  assert_status(bw_retry_config_preset(&c, "tenacity"), BW_OK);
   p = policy(&c);
   /* The hint (700 ms) is the minimum delay: 700, then the backoff 1000. */
   assert_status(bw_retry_call(p, scripted, &sc, &o, &why), BW_E_GAVE_UP);
@@ -2351,11 +2351,11 @@ int main(void) {
       T(the_policy_copies_its_name),
       T(presets_hold_the_seed_configurations),
       T(an_unknown_preset_is_not_found_and_leaves_the_config),
-      T(seed002_waits_half_a_second_then_one_then_gives_up),
-      T(seed002_inner_retries_once_after_300_ms),
-      T(seed000_full_jitter_stays_within_the_doubling_bound),
-      T(seed000_circuit_open_and_business_errors_are_not_retried),
-      T(seed004_decorrelated_delays_stay_under_the_cap),
+      T(tenacity_waits_half_a_second_then_one_then_gives_up),
+      T(tenacity_inner_retries_once_after_300_ms),
+      T(agents_full_jitter_stays_within_the_doubling_bound),
+      T(agents_circuit_open_and_business_errors_are_not_retried),
+      T(polly_lab_decorrelated_delays_stay_under_the_cap),
       T(decorrelated_follows_pollys_formula_exactly),
       T(iterator_jitter_is_uniform_over_its_range),
       T(curves_are_exact_and_clamped_to_min_and_max),

@@ -201,7 +201,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Later decorrelated delays: medians near 1.14, 2.02, 4.01, 8.0 x base, i.e.
  * doubling from the third retry on, like the exponential curve they replace;
- * every delay stays within [0, max_ms] (seed 004: 1.5 s). */
+ * every delay stays within [0, max_ms] (the Polly lab: 1.5 s). */
 static void decorrelated_later_delays_double_and_respect_the_cap(void **state) {
   enum { K = 5 };
   const int64_t base = 1000;

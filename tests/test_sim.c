@@ -393,7 +393,7 @@ static void breaker_step(bw_sim_t *sim, void *user) {
   p->retry_in[i] = bw_breaker_retry_in_ms(p->b);
 }
 
-/* Seed 004's 15 s break, in virtual time: the breaker opens at T, still
+/* The Polly lab's 15 s break, in virtual time: the breaker opens at T, still
  * rejects 1 ns before T + 15 s and half-opens exactly at T + 15 s. Nothing
  * sleeps; the whole run takes microseconds. */
 static void a_breaker_half_opens_exactly_at_the_virtual_break_end(
@@ -725,13 +725,13 @@ static void under_capacity_every_request_succeeds_first_time(void **state) {
   assert_u64_eq(r.events, 800);
 }
 
-/* Seed 004's storm: 800 at once against capacity 400, three immediate
+/* The Polly lab's storm: 800 at once against capacity 400, three immediate
  * attempts. Exact for the default seeds. In this model the first 400 are
  * served fast and clear within 180 ms; of the 400 over capacity, ~29% time
  * out (latency > 2000 ms) and 60% of the rest are 429: 291 immediate
  * retries, which find the partner under capacity and succeed. So 1.36 calls
- * per request, not the > 1.5 the issue expected: the seed's measured 33%
- * success comes from a real deployment, which this model (as the seed's own
+ * per request, not the > 1.5 the issue expected: the article's measured 33%
+ * success comes from a real deployment, which this model (as the article's own
  * simulator defines it) does not reproduce at 800. At 1600 the storm
  * compounds: 1.92 calls per request and 28% of requests fail. */
 static void the_naive_storm_multiplies_network_calls(void **state) {
@@ -796,7 +796,7 @@ static bw_sim_results_t retry_run(uint64_t partner_seed) {
   bw_error_t err;
   bw_sim_partner_config_init(&pc);
   pc.seed = partner_seed;
-  assert_status(bw_retry_config_preset(&rc, "seed004"), BW_OK);
+  assert_status(bw_retry_config_preset(&rc, "polly-lab"), BW_OK);
   rc.seed = 42;
   rp = bw_retry_policy_new(&rc, &err); /* fresh: its stream counter restarts */
   assert_non_null(rp);
@@ -951,7 +951,7 @@ static void a_bad_decision_stops_the_run(void **state) {
   assert_status(err.code, BW_E_INVAL);
 }
 
-/* A real breaker plugged in through the hooks (seed 004's Polly breaker
+/* A real breaker plugged in through the hooks (the Polly lab's Polly breaker
  * around the call): the open breaker keeps calls off the network. */
 static bw_sim_decision_t breaker_before(void *data, bw_sim_call_t *call,
                                         int64_t now_ns) {

@@ -1,4 +1,5 @@
-/* Specification tests: the partner model of seed 004 (simulador/Program.cs).
+/* Specification tests: the partner model of the Polly lab
+ * (simulador/Program.cs).
  *
  * Capacity C requests in flight (the arriving request included: Program.cs
  * increments, then compares). At or under C: 200 after uniform [80, 180] ms.
@@ -26,7 +27,7 @@ static bw_sim_partner_stats_t stats(const bw_sim_partner_t *p) {
   return s;
 }
 
-static void defaults_are_seed_004s_numbers(void **state) {
+static void defaults_are_the_polly_labs_numbers(void **state) {
   bw_sim_partner_config_t cfg;
   (void)state;
   memset(&cfg, 0xA5, sizeof(cfg));
@@ -326,7 +327,7 @@ static void null_partner_is_handled(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(defaults_are_seed_004s_numbers),
+      cmocka_unit_test(defaults_are_the_polly_labs_numbers),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
       cmocka_unit_test(under_capacity_every_answer_is_a_fast_200),
       cmocka_unit_test(the_request_beyond_capacity_is_the_first_slow_one),

@@ -1,5 +1,5 @@
 /* Specification tests: the backpressure stage, multi-stage pipelines and the
- * batch producer (seed 003; issue 6).
+ * batch producer (the backpressure article; issue 6).
  *
  * Every test runs on a manual clock and asserts exact values:
  *   - pressure = (queued + in_flight) / (queue_size + concurrency) (rule 1);

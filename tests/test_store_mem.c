@@ -1,8 +1,8 @@
 /* Specification tests: the store interface's core parts — configuration
  * defaults and validation, the idempotency key builder, bw_idem_execute,
  * parking work from a pipeline fallback and the reprocessor that replays it
- * only while the breaker is CLOSED (seed 002, scenario 2), and the memory
- * backends under allocation failure. The queue and idempotency semantics
+ * only while the breaker is CLOSED (the tenacity article, scenario 2), and the
+ * memory backends under allocation failure. The queue and idempotency semantics
  * themselves are one table run against memory and SQLite in
  * test_store_sqlite.c.
  *
@@ -16,7 +16,7 @@
 
 /* ==== configuration ====================================================== */
 
-static void queue_defaults_are_seed_000s_guard(void **state) {
+static void queue_defaults_are_the_asyncio_toolkits_guard(void **state) {
   bw_queue_store_config_t c;
   uint64_t warn_at = 0, rearm = 0;
   (void)state;
@@ -215,7 +215,8 @@ static void execute_runs_once_and_replays_the_result(void **state) {
   bw_idem_store_free(s);
 }
 
-/* ==== parking and the reprocessor (seed 002, scenario 2) ================= */
+/* ==== parking and the reprocessor (the tenacity article, scenario 2)
+ * ================= */
 
 typedef struct replay_s {
   int calls;
@@ -296,7 +297,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   memset(&replay, 0, sizeof(replay));
   bw_breaker_config_init(&bc);
   bc.name = "notificacoes";
-  bc.failure_threshold = 5; /* the seed's fail_max */
+  bc.failure_threshold = 5; /* the article's fail_max */
   bc.break_ms = 30000;      /* and reset_timeout */
   bc.clock = clk;
   b = bw_breaker_new(&bc, &err);
@@ -579,7 +580,7 @@ static void memory_backends_survive_every_failed_allocation(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(queue_defaults_are_seed_000s_guard),
+      cmocka_unit_test(queue_defaults_are_the_asyncio_toolkits_guard),
       cmocka_unit_test(queue_config_errors_name_the_field),
       cmocka_unit_test(idem_config_defaults_and_errors),
       cmocka_unit_test(a_full_memory_idem_store_sweeps_then_refuses),

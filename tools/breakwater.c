@@ -9,12 +9,12 @@
 
 static const bw_cmd_t commands[] = {
 #ifdef BW_HAVE_STORM
-    {"storm", "seed 004's retry storm over real HTTP, mode by mode",
+    {"storm", "the payment partner storm over real HTTP, mode by mode",
      bw_cmd_storm, bw_cmd_storm_help},
     {"lab", "the same storm in virtual time: breakwater lab storm", bw_cmd_lab,
      bw_cmd_lab_help},
 #endif
-    {"partner", "run seed 004's simulated payment partner as an HTTP server",
+    {"partner", "run the simulated payment partner as an HTTP server",
      bw_cmd_partner, bw_cmd_partner_help},
 };
 

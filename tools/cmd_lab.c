@@ -1,6 +1,6 @@
-/* `breakwater lab storm`: seed 004's retry storm in virtual time — the real
- * policy objects on the simulator (lab.h), the same table and JSON schema as
- * `breakwater storm`, deterministic for a seed. docs/lab.md is the guide. */
+/* `breakwater lab storm`: the Polly lab's retry storm in virtual time — the
+ * real policy objects on the simulator (lab.h), the same table and JSON schema
+ * as `breakwater storm`, deterministic for a seed. docs/lab.md is the guide. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,9 +17,10 @@ void bw_cmd_lab_help(FILE *out) {
   size_t n = bw_storm_opts_flags(flags, &o, false);
   fprintf(out,
           "usage: breakwater lab storm [flags]\n\n"
-          "Seed 004's retry storm in virtual time: N logical requests against\n"
+          "The payment partner storm in virtual time: N logical requests "
+          "against\n"
           "the simulated partner, under each mode's real policy objects\n"
-          "(naive: 3 attempts, no wait; polly: seed 004's Polly pipeline;\n"
+          "(naive: 3 attempts, no wait; polly: the Polly lab's pipeline;\n"
           "breakwater: deadline, adaptive limit, breaker outside a budgeted\n"
           "retry that honours Retry-After). Deterministic for a --seed; the\n"
           "same table and JSON schema as `breakwater storm` (\"virtual\":\n"

@@ -1,4 +1,4 @@
-/* `breakwater partner`: seed 004's simulated payment partner as an HTTP
+/* `breakwater partner`: the Polly lab's simulated payment partner as an HTTP
  * server on the loopback interface, until a duration elapses or SIGINT /
  * SIGTERM. docs/partner.md is the user guide. */
 #include <signal.h>
@@ -74,7 +74,8 @@ void bw_cmd_partner_help(FILE *out) {
   n = make_flags(flags, &o);
   fprintf(out,
           "usage: breakwater partner [flags]\n\n"
-          "Seed 004's simulated payment partner over HTTP/1.1: a capacity of\n"
+          "The simulated payment partner over HTTP/1.1 (the Polly lab's "
+          "model): a capacity of\n"
           "requests in flight; under it 200 after ok-min..ok-max ms; above it\n"
           "slow-min..slow-max ms, then 429 with probability throttle-ratio.\n\n"
           "Endpoints: POST /charges, GET /health, GET /metrics (Prometheus),\n"

@@ -1,4 +1,4 @@
-/* `breakwater storm`: seed 004's retry storm over real HTTP on loopback —
+/* `breakwater storm`: the Polly lab's retry storm over real HTTP on loopback —
  * N logical requests through each mode's pipeline against the simulated
  * partner (embedded on a free port unless --url), then the table, and
  * optionally JSON, a timeline and its plot. docs/lab.md is the guide. */
@@ -20,11 +20,12 @@ void bw_cmd_storm_help(FILE *out) {
   fprintf(
       out,
       "usage: breakwater storm [flags]\n\n"
-      "Seed 004's retry storm over real HTTP on 127.0.0.1: N logical\n"
+      "The payment partner storm over real HTTP on 127.0.0.1: N logical\n"
       "requests fired at once (or ramped) at the simulated payment\n"
       "partner, under a mode:\n"
       "  naive       3 attempts, no wait, every non-2xx retried\n"
-      "  polly       seed 004's Polly pipeline: retry (1 + 2, decorrelated\n"
+      "  polly       the Polly lab's pipeline: retry (1 + 2, "
+      "decorrelated\n"
       "              jitter, 200 ms, cap 1.5 s) outside a breaker (50 %%\n"
       "              over 10 s, 20 calls, 15 s break)\n"
       "  breakwater  deadline, adaptive concurrency limit, breaker outside\n"

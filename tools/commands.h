@@ -23,11 +23,11 @@ typedef struct bw_cmd_s {
   void (*help)(FILE *out);
 } bw_cmd_t;
 
-/* The simulated payment partner of seed 004 over HTTP (cmd_partner.c). */
+/* The simulated payment partner of the Polly lab over HTTP (cmd_partner.c). */
 int bw_cmd_partner(int argc, char **argv);
 void bw_cmd_partner_help(FILE *out);
 
-/* Seed 004's retry storm over real HTTP (cmd_storm.c). */
+/* The Polly lab's retry storm over real HTTP (cmd_storm.c). */
 int bw_cmd_storm(int argc, char **argv);
 void bw_cmd_storm_help(FILE *out);
 

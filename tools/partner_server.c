@@ -1,4 +1,4 @@
-/* The seed-004 partner over real HTTP: evhttp does the protocol, the
+/* The Polly-lab partner over real HTTP: evhttp does the protocol, the
  * virtual-time model (src/sim/partner.c) decides, an event timer per request
  * holds the answer for its latency.
  *
@@ -252,7 +252,7 @@ static void on_request(struct evhttp_request *req, void *arg) {
   bool get = m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD;
 
   if (path == NULL) path = "";
-  /* /cobrancas and /saude are seed 004's own names for the same routes. */
+  /* /cobrancas and /saude are the Polly lab's own names for the same routes. */
   if (strcmp(path, "/charges") == 0 || strcmp(path, "/cobrancas") == 0) {
     if (m == EVHTTP_REQ_POST)
       handle_charge(srv, req);

@@ -1,5 +1,5 @@
-/* breakwater — the simulated payment partner of seed 004 as a real HTTP/1.1
- * server on libevent's evhttp (library breakwater_partner, tools/).
+/* breakwater — the simulated payment partner of the Polly lab as a real
+ * HTTP/1.1 server on libevent's evhttp (library breakwater_partner, tools/).
  *
  * The decisions are the virtual-time model's (bw_sim_partner_admit / done in
  * sim.h), unmodified: this file only does the I/O. A POST /charges is
@@ -36,7 +36,7 @@ struct event_base;
 typedef struct bw_partner_server_s bw_partner_server_t;
 
 typedef struct bw_partner_server_config_s {
-  bw_sim_partner_config_t partner; /* the model; defaults are seed 004's */
+  bw_sim_partner_config_t partner; /* the model; defaults are the Polly lab's */
   const char *host;  /* numeric IPv4/IPv6 address or "localhost"; default
                         "127.0.0.1"; copied at creation */
   uint16_t port;     /* default 0 = a free port (bw_partner_server_port) */

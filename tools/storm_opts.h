@@ -35,7 +35,7 @@ typedef struct bw_storm_opts_s {
 
 #define BW_STORM_MAX_FLAGS 32
 
-/* Fills the defaults: seed 004's experiment (800 clients at once, capacity
+/* Fills the defaults: the Polly lab's experiment (800 clients at once, capacity
  * 400, 2 s per attempt, seed 4, mode all). */
 void bw_storm_opts_init(bw_storm_opts_t *o);
 /* The flag table (targets point into *o); real adds --url and

@@ -87,7 +87,8 @@ void bw_storm_print_table(FILE *out, const bw_storm_meta_t *m,
             (double)r->duration_ms / 1000.0);
   }
   fprintf(out,
-          "\nseed 004's reference (800 clients vs a partner that holds 400): "
+          "\nThe Polly lab's own figures (800 clients vs a partner that holds "
+          "400): "
           "naive up to 3 calls a request (2,400) and 33 %% success in its "
           "environment; Polly's pipeline ~1,000 calls.\n");
 }

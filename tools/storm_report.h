@@ -62,7 +62,7 @@ typedef struct bw_storm_meta_s {
   const char *url; /* real runs: the partner's URL */
 } bw_storm_meta_t;
 
-/* The comparison table, with seed 004's reference lines under it. */
+/* The comparison table, with the Polly lab's reference lines under it. */
 void bw_storm_print_table(FILE *out, const bw_storm_meta_t *meta,
                           const bw_storm_row_t *rows, int nrows);
 /* Writes the JSON document. 0, or -1 with err (a sentence naming the

@@ -1,8 +1,8 @@
 /* breakwater — retry budgets: a cap on retries shared by every call to one
  * dependency, so that retries cannot multiply load when it is failing.
  *
- * Two kinds (beyond the seeds; anchors: gRPC retry throttling, Envoy and
- * Finagle retry budgets, the AWS SDK retry quota):
+ * Two kinds (beyond the reference articles; anchors: gRPC retry throttling,
+ * Envoy and Finagle retry budgets, the AWS SDK retry quota):
  * - TOKEN_BUCKET (gRPC): starts full with max_tokens; each failed attempt
  *   costs 1 token, each success adds token_ratio (up to max_tokens); a retry
  *   is allowed only while tokens > max_tokens / 2. Asking costs nothing: only

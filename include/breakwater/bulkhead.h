@@ -1,10 +1,11 @@
-/* breakwater — bulkhead: at most max_concurrent calls at once (seed 000's
- * Bulkhead over anyio.CapacityLimiter), with three ways to ask for a slot:
+/* breakwater — bulkhead: at most max_concurrent calls at once (the asyncio
+ * toolkit's Bulkhead over anyio.CapacityLimiter), with three ways to ask for a
+ * slot:
  *
  * - bw_bulkhead_try_acquire: now or never (BW_E_FULL);
  * - bw_bulkhead_acquire (in the threads driver, threads.h): blocks the
- *   calling thread up to max_wait_ms (default 2000, seed 000's slot wait),
- *   then BW_E_FULL — seed 000's BulkheadFullError; built on
+ *   calling thread up to max_wait_ms (default 2000, the asyncio toolkit's slot
+ * wait), then BW_E_FULL — the asyncio toolkit's BulkheadFullError; built on
  *   bw_bulkhead_acquire_timed and bw_bulkhead_cancel_timeout below;
  * - bw_bulkhead_acquire_async: for event loops, never blocks: admitted now,
  *   or queued with a callback that a later release calls.
@@ -15,14 +16,14 @@
  * queue (it answers BW_E_FULL while anyone waits).
  *
  * Every permit carries an execution deadline: timeout_ms after admission
- * (default 30000, seed 000), narrowed by the acquiring thread's current
- * deadline (bw_deadline_current) — seed 000's min(timeout, budget). A call
- * released after it gets BW_E_TIMEOUT from release (seed 000's
- * BulkheadTimeoutError) and counts as a timeout; bw_bulkhead_expired tells a
- * caller mid-call. The bulkhead decides, it never cancels: stopping the call
- * is the driver's job. The thread deadline must be read from the bulkhead's
- * clock (the default coarse clock and bw_clock_monotonic() share one time
- * base: a precise deadline is then checked up to one 4 ms tick late).
+ * (default 30000, the asyncio toolkit), narrowed by the acquiring thread's
+ * current deadline (bw_deadline_current) — the asyncio toolkit's min(timeout,
+ * budget). A call released after it gets BW_E_TIMEOUT from release (the asyncio
+ * toolkit's BulkheadTimeoutError) and counts as a timeout; bw_bulkhead_expired
+ * tells a caller mid-call. The bulkhead decides, it never cancels: stopping the
+ * call is the driver's job. The thread deadline must be read from the
+ * bulkhead's clock (the default coarse clock and bw_clock_monotonic() share one
+ * time base: a precise deadline is then checked up to one 4 ms tick late).
  *
  * Clocks: with no execution deadline (timeout_ms 0) and no thread deadline,
  * an admission reads no clock at all (permit.start_ns is then 0: nothing
@@ -88,16 +89,17 @@ typedef struct bw_bulkhead_stats_s {
   uint64_t timeouts; /* releases after the execution deadline */
 } bw_bulkhead_stats_t;
 
-/* Fills the documented defaults (seed 000's fallback: 10 slots, 30 s). */
+/* Fills the documented defaults (the asyncio toolkit's fallback: 10 slots, 30
+ * s). */
 BW_EXTERN void bw_bulkhead_config_init(bw_bulkhead_config_t *cfg);
 
-/* Fills cfg with seed 000's preset for `name`, and sets cfg->name = name:
- *   booking_agent 10 slots / 30 s, search_agent 20 / 10 s,
- *   payment_agent 5 / 15 s, recovery_worker 3 / 120 s;
- * any other name (seed 000's registry fallback) gets the defaults, 10 / 30 s.
- * Other fields get their defaults (max_wait_ms 2000). Always fills cfg;
- * returns true when `name` is a known preset, false for the fallback (also
- * for a NULL name, which leaves the default name). NULL cfg: false. */
+/* Fills cfg with the asyncio toolkit's preset for `name`, and sets cfg->name =
+ * name: booking_agent 10 slots / 30 s, search_agent 20 / 10 s, payment_agent 5
+ * / 15 s, recovery_worker 3 / 120 s; any other name (the asyncio toolkit's
+ * registry fallback) gets the defaults, 10 / 30 s. Other fields get their
+ * defaults (max_wait_ms 2000). Always fills cfg; returns true when `name` is a
+ * known preset, false for the fallback (also for a NULL name, which leaves the
+ * default name). NULL cfg: false. */
 BW_EXTERN bool bw_bulkhead_config_preset(bw_bulkhead_config_t *cfg,
                                          const char *name);
 

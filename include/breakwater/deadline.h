@@ -1,8 +1,9 @@
 /* breakwater — deadlines: the time a whole request may still take, carried
- * down the call chain and between services (seed 000's timeout budget).
+ * down the call chain and between services (the asyncio toolkit's timeout
+ * budget).
  *
  * A deadline is a value type: an absolute reading of some clock, or "none".
- * Each thread has a current deadline with save/restore (seed 000's
+ * Each thread has a current deadline with save/restore (the asyncio toolkit's
  * contextvar), so code deep in a call chain can ask how much time is left
  * without a parameter. Between services it travels as the X-Timeout-Budget
  * header: the remaining time in decimal seconds ("2.5").
@@ -44,14 +45,15 @@ BW_EXTERN int64_t bw_deadline_remaining_ms(bw_deadline_t d, int64_t now_ns);
 /* True once now_ns >= the deadline. Never for none. */
 BW_EXTERN bool bw_deadline_expired(bw_deadline_t d, int64_t now_ns);
 /* BW_OK if at least min_remaining_ms are left at now_ns, else BW_E_DEADLINE
- * (seed 000 refuses to call a downstream agent with less than 1 s left:
- * min_remaining_ms = 1000, exactly 1000 ms left passes). An expired deadline
- * always fails, even with min_remaining_ms 0; none always passes.
+ * (the asyncio toolkit refuses to call a downstream agent with less than 1 s
+ * left: min_remaining_ms = 1000, exactly 1000 ms left passes). An expired
+ * deadline always fails, even with min_remaining_ms 0; none always passes.
  * BW_E_INVAL for a negative min_remaining_ms. */
 BW_EXTERN int bw_deadline_check(bw_deadline_t d, int64_t now_ns,
                                 int64_t min_remaining_ms);
 /* min(timeout_ms, remaining): the timeout to give one attempt, a bulkhead
- * wait, an HTTP call (seed 000: min(bulkhead timeout, budget)). timeout_ms
+ * wait, an HTTP call (the asyncio toolkit: min(bulkhead timeout, budget)).
+ * timeout_ms
  * <= 0 means "no timeout of its own": the remaining time (INT64_MAX for
  * none). A result of 0 means no time is left: do not start the call. */
 BW_EXTERN int64_t bw_deadline_timeout_ms(bw_deadline_t d, int64_t now_ns,

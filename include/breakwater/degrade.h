@@ -1,5 +1,5 @@
 /* breakwater — graceful degradation: a level machine that steps down fast and
- * climbs slowly (seed 001).
+ * climbs slowly (the degradation article).
  *
  * Levels are indices 0 (best: full service) .. level_count - 1 (the last
  * resort). The default four are "full", "reduced", "router", "message".
@@ -15,7 +15,7 @@
  * probes — every probe_every-th pick that is eligible is sent to the level
  * above — and probe_successes_to_recover probe successes climb exactly one
  * level. The level's own successes never promote it. docs/degrade.md has the
- * exact rules, which follow seed 001 line by line.
+ * exact rules, which follow the degradation article line by line.
  *
  * External signals: bw_degrade_observe_breaker (a breaker entering OPEN drops
  * one level), bw_degrade_observe_gauge (a pressure gauge entering CRITICAL
@@ -93,8 +93,8 @@ typedef struct bw_degrade_config_s {
                            [0, 1]; default 0 = use probe_every. When set it
                            wins: of K eligible picks exactly floor(K *
                            probe_ratio) are probes (the ratio taken to 32
-                           binary places), spread evenly (seed 001's
-                           probeRatio, without its randomness) */
+                           binary places), spread evenly (the degradation
+                           article's   probeRatio, without its randomness) */
   uint32_t probe_successes_to_recover; /* default 20; >= 1 */
   uint32_t failures_to_degrade;        /* default 5; >= 1 */
   const bw_clock_t *clock;             /* default bw_clock_monotonic() */
@@ -166,8 +166,8 @@ BW_EXTERN bw_degrade_t *bw_degrade_new(const bw_degrade_config_t *cfg,
  * BW_OK, or BW_E_INVAL if out is NULL. */
 BW_EXTERN int bw_degrade_pick(bw_degrade_t *d, bw_degrade_pick_t *out);
 
-/* Reports the outcome of a picked request (seed 001's recordFailure /
- * recordSuccess):
+/* Reports the outcome of a picked request (the degradation article's
+ * recordFailure / recordSuccess):
  * - FAILURE (probe or not): the failure streak grows and the probe streak
  *   resets; at failures_to_degrade the level drops one (not below the last).
  * - SUCCESS: the failure streak resets; a probe success also grows the probe

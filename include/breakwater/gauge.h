@@ -1,11 +1,12 @@
-/* breakwater — a pressure gauge with hysteresis (seed 003).
+/* breakwater — a pressure gauge with hysteresis (the backpressure article).
  *
  * A pressure reading (queue occupancy, say: bw_queue_pressure) becomes one of
  * three regimes, each with a declared admission policy. A regime goes up as
  * soon as pressure reaches its threshold, but comes down only once pressure
  * falls below the threshold minus the hysteresis margin: a pressure hovering
- * at 0.6 would otherwise flip the producer's signal on every item. Seed 003's
- * table, exactly (d = degraded_at, c = critical_at, h = hysteresis):
+ * at 0.6 would otherwise flip the producer's signal on every item. The
+ * backpressure article's table, exactly (d = degraded_at, c = critical_at, h =
+ * hysteresis):
  *
  *   from      pressure p                     to
  *   NORMAL    p >= c                         CRITICAL (straight up)
@@ -21,10 +22,10 @@
  * straight to NORMAL below d (not d - h). docs/gauge.md walks through it.
  *
  * Each regime has an admission ceiling: the largest priority number admitted
- * (smaller = more urgent). Defaults from the seed: CRITICAL 1, DEGRADED 5,
- * NORMAL everything. Time spent in each regime is measured on the injected
- * clock. All functions are thread-safe (a mutex: updates are rare next to
- * the work they gate); a regime change happens exactly once, with exactly
+ * (smaller = more urgent). Defaults from the backpressure article: CRITICAL 1,
+ * DEGRADED 5, NORMAL everything. Time spent in each regime is measured on the
+ * injected clock. All functions are thread-safe (a mutex: updates are rare next
+ * to the work they gate); a regime change happens exactly once, with exactly
  * one on_change call, in order. */
 #ifndef BREAKWATER_GAUGE_H
 #define BREAKWATER_GAUGE_H

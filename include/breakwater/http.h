@@ -21,9 +21,9 @@ typedef enum bw_transport_e {
   BW_TRANSPORT_OTHER     /* anything else: treated as TRANSIENT */
 } bw_transport_t;
 
-/* The verdict for one attempt (seed 002: never retry a 4xx; seed 004's naive
- * code retried a 429 at once, the opposite of what the partner asked):
- *   transport REFUSED, DNS, TLS          -> BW_VERDICT_NOT_SENT
+/* The verdict for one attempt (the tenacity article: never retry a 4xx; the
+ * Polly lab's naive code retried a 429 at once, the opposite of what the
+ * partner asked): transport REFUSED, DNS, TLS          -> BW_VERDICT_NOT_SENT
  *   transport TIMEOUT, RESET, OTHER      -> BW_VERDICT_TRANSIENT
  *   2xx                                   -> BW_VERDICT_OK
  *   408, 429, 500, 502, 503, 504         -> BW_VERDICT_TRANSIENT

@@ -1,14 +1,14 @@
 /* Component sim: library libbreakwater_sim, pkg-config module breakwater-sim,
  * CMake target breakwater::sim. */
-/* breakwater — the lab: seed 004's retry storm as named modes (the policy
+/* breakwater — the lab: the Polly lab's retry storm as named modes (the policy
  * kit of each) and a virtual-time run of one mode against the simulated
  * partner. `breakwater lab storm` runs these in virtual time and
  * `breakwater storm` runs the same kits over real HTTP, so the two agree.
  *
  * Modes (docs/lab.md explains each):
- * - naive: 3 attempts, no wait, every non-2xx and timeout retried (seed
- *   004's harmful "fix");
- * - polly: seed 004's Polly pipeline: a retry (1 + 2 retries, decorrelated
+ * - naive: 3 attempts, no wait, every non-2xx and timeout retried (the
+ *   Polly lab's harmful "fix");
+ * - polly: the Polly lab's Polly pipeline: a retry (1 + 2 retries, decorrelated
  *   jitter, 200 ms base, 1.5 s cap, Retry-After not read) OUTSIDE a breaker
  *   (failure ratio 0.5 over 10 s, at least 20 calls, 15 s break) — a breaker
  *   rejection is never retried here (Polly would retry its
@@ -18,7 +18,7 @@
  *   breaker outside the retry (ratio 0.5 over 10 s, at least 20 calls, 5 s
  *   break), a retry inside (2 attempts, exponential 200 ms .. 2 s with full
  *   jitter, Retry-After honoured) with a token-bucket retry budget.
- * Every mode bounds each attempt to attempt_timeout_ms (seed 004: 2 s).
+ * Every mode bounds each attempt to attempt_timeout_ms (the Polly lab: 2 s).
  *
  * Library: breakwater_sim. Single-threaded per kit for the virtual run; a
  * kit on a real clock is as thread-safe as its objects (all are). */
@@ -96,16 +96,17 @@ typedef void (*bw_lab_sample_fn)(void *userdata, const bw_lab_sample_t *s);
 
 typedef struct bw_lab_run_config_s {
   bw_lab_mode_t mode;
-  bw_sim_partner_config_t partner; /* filled by init with seed 004's model */
-  uint32_t clients;                /* logical requests; default 800 */
-  bw_sim_arrival_t arrival;        /* default BURST */
-  int64_t ramp_ms;                 /* RAMP: default 10000 */
-  int64_t attempt_timeout_ms;      /* default 2000 */
-  uint64_t seed;                   /* every generator derives from it;
-                                      default 4, != 0 */
-  uint32_t max_limit;              /* see bw_lab_kit_config_t */
-  int64_t sample_ms;               /* timeline interval; default 100 */
-  bw_lab_sample_fn on_sample;      /* optional */
+  bw_sim_partner_config_t
+      partner;                /* filled by init with the Polly lab's model */
+  uint32_t clients;           /* logical requests; default 800 */
+  bw_sim_arrival_t arrival;   /* default BURST */
+  int64_t ramp_ms;            /* RAMP: default 10000 */
+  int64_t attempt_timeout_ms; /* default 2000 */
+  uint64_t seed;              /* every generator derives from it;
+                                 default 4, != 0 */
+  uint32_t max_limit;         /* see bw_lab_kit_config_t */
+  int64_t sample_ms;          /* timeline interval; default 100 */
+  bw_lab_sample_fn on_sample; /* optional */
   void *userdata;
 } bw_lab_run_config_t;
 
@@ -119,7 +120,7 @@ typedef struct bw_lab_results_s {
   uint64_t failed_deadline; /* requests that gave up on their deadline */
 } bw_lab_results_t;
 
-/* Fills the defaults (mode breakwater, seed 004's partner). */
+/* Fills the defaults (mode breakwater, the Polly lab's partner). */
 BW_EXTERN void bw_lab_run_config_init(bw_lab_run_config_t *cfg);
 /* Runs one mode in virtual time: a fresh scheduler, partner, kit and
  * client; the timeline sampled every sample_ms while requests are open.

@@ -44,7 +44,7 @@
  * limited after its wait) ends the call with that strategy's failure kind.
  * Inside a retry it is reported to the retry as BW_VERDICT_REJECTED, which
  * a retry never retries: a breaker rejection is never retried, whichever
- * the order (seed 004's pipeline, retry outside, is expressible and safe).
+ * the order (the Polly lab's pipeline, retry outside, is expressible and safe).
  *
  * Deadline. The call's deadline is the earliest of: begin's now_ns + the
  * deadline strategy's ms, and the deadline passed with bw_pipeline_begin_at
@@ -56,8 +56,8 @@
  *
  * Fallback. When a call fails, the pipeline's fallback (if any) runs once,
  * from bw_pipeline_report / resume / begin, before BW_STEP_DONE is returned,
- * with the failure kind (seed 002: park the work for later instead of
- * losing it). Its return value becomes c.fallback_rc.
+ * with the failure kind (the tenacity article: park the work for later instead
+ * of losing it). Its return value becomes c.fallback_rc.
  *
  * A pipeline is immutable after creation and shared freely between
  * threads; the objects it points at (breakers, limiters, policies) are

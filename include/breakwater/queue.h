@@ -1,4 +1,5 @@
-/* breakwater — a bounded priority queue with an admission policy (seed 003).
+/* breakwater — a bounded priority queue with an admission policy (the
+ * backpressure article).
  *
  * The queue never grows past max_size. When it is full, the policy decides
  * what is lost, instead of letting memory decide:
@@ -11,7 +12,8 @@
  *                         newcomer is strictly more urgent; otherwise the
  *                         newcomer is refused (without the strict comparison
  *                         a burst of equal priorities would shed and readmit
- *                         its own items forever: seed 003's carousel).
+ *                         its own items forever: the backpressure article's
+ * carousel).
  *
  * Priorities are small integers in [0, priority_levels): a smaller number is
  * more urgent. Among equal priorities arrival order rules (stable). Dequeue

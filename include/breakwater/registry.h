@@ -1,6 +1,6 @@
 /* breakwater — a named registry: creates objects on first use from per-name
- * configurations (seed 000's hotel_api / payment_api / search_agent), and
- * snapshots all of them, also as Prometheus text.
+ * configurations (the asyncio toolkit's hotel_api / payment_api /
+ * search_agent), and snapshots all of them, also as Prometheus text.
  *
  * Per-key registries (one breaker per host or tenant) can be capped: when a
  * new name arrives at the cap, the least recently used object that is idle

@@ -17,8 +17,8 @@
  *
  * Give-up reasons: exhausted (max_attempts), elapsed (max_elapsed_ms),
  * permanent, rejected (a breaker/bulkhead/limiter refused: never retried —
- * seed 000's CircuitOpenError rule), not_idempotent, budget, deadline,
- * retry_after_too_long, pushback (the server said: do not retry).
+ * the asyncio toolkit's CircuitOpenError rule), not_idempotent, budget,
+ * deadline, retry_after_too_long, pushback (the server said: do not retry).
  *
  * bw_retry_next checks, in this order (the first that applies decides):
  *   1. the verdict: OK -> DONE; PERMANENT -> permanent; REJECTED -> rejected;
@@ -173,13 +173,13 @@ typedef struct bw_retry_policy_s bw_retry_policy_t;
 
 /* Fills the documented defaults (NULL is ignored). */
 BW_EXTERN void bw_retry_config_init(bw_retry_config_t *cfg);
-/* Fills a named preset from the seeds (over bw_retry_config_init's
- * defaults): "seed000" (3 attempts, base 1 s, x2, cap 30 s, full jitter),
- * "seed000.hotel_api" (3 attempts, base 1 s), "seed000.payment_api" (2
- * attempts, base 2 s), "seed000.search_agent" (4 attempts, base 0.5 s) — all
- * x2, cap 30 s, full jitter; "seed002" (3 attempts, exponential 0.5 s .. 4 s,
- * no jitter), "seed002.inner" (the breaker-inside variant: 2 attempts,
- * 0.3 s .. 2 s), "seed004" (1 + 2 retries, decorrelated jitter, base_ms
+/* Fills a named preset from the reference articles (over bw_retry_config_init's
+ * defaults): "agents" (3 attempts, base 1 s, x2, cap 30 s, full jitter),
+ * "agents.hotel_api" (3 attempts, base 1 s), "agents.payment_api" (2
+ * attempts, base 2 s), "agents.search_agent" (4 attempts, base 0.5 s) — all
+ * x2, cap 30 s, full jitter; "tenacity" (3 attempts, exponential 0.5 s .. 4 s,
+ * no jitter), "tenacity.inner" (the breaker-inside variant: 2 attempts,
+ * 0.3 s .. 2 s), "polly-lab" (1 + 2 retries, decorrelated jitter, base_ms
  * 200 — Polly's Delay — cap 1.5 s). cfg->name becomes the preset's name (a
  * static string). BW_E_NOTFOUND for other names (cfg untouched), BW_E_INVAL for
  * NULL. */

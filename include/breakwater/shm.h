@@ -5,11 +5,11 @@
  * Pre-fork servers (nginx, gunicorn, php-fpm style) run N worker processes.
  * A breaker in each worker's own memory trips after failure_threshold
  * failures *per worker*, i.e. up to failure_threshold x N calls reach a sick
- * dependency (seed 002's caveat). Here the state of a breaker, a token-bucket
- * retry budget or a concurrency limit lives in a named POSIX shared-memory
- * segment (shm_open + mmap, mode 0600), so every process on the host that
- * opens the segment shares one breaker: failures count across workers and a
- * trip is seen by every worker at its next call.
+ * dependency (the tenacity article's caveat). Here the state of a breaker, a
+ * token-bucket retry budget or a concurrency limit lives in a named POSIX
+ * shared-memory segment (shm_open + mmap, mode 0600), so every process on the
+ * host that opens the segment shares one breaker: failures count across workers
+ * and a trip is seen by every worker at its next call.
  *
  *   bw_shm_config_t sc;
  *   bw_shm_config_init(&sc);

@@ -1,7 +1,7 @@
 /* Component sim: library libbreakwater_sim, pkg-config module breakwater-sim,
  * CMake target breakwater::sim. */
 /* breakwater — the virtual-time simulator: a discrete-event scheduler, a
- * partner model (seed 004's throttling payment gateway) and a client model
+ * partner model (the Polly lab's throttling payment gateway) and a client model
  * with pluggable per-request policies. It is a *driver* (ARCHITECTURE.md): the
  * policy objects it exercises are the real ones, unmodified; they read the
  * scheduler's virtual clock through an ordinary bw_clock_t.
@@ -108,7 +108,8 @@ BW_EXTERN uint64_t bw_sim_run_for(bw_sim_t *sim, uint64_t n);
  * events stay pending; a later run resumes with them. */
 BW_EXTERN void bw_sim_stop(bw_sim_t *sim);
 
-/* ==== the partner model (seed 004) ===================================== */
+/* ==== the partner model (the Polly lab) =====================================
+ */
 
 /* The simulated partner: a capacity C of requests in flight. A request that
  * arrives while the in-flight count (itself included) is <= C answers 200
@@ -152,7 +153,7 @@ typedef struct bw_sim_partner_stats_s {
   uint32_t max_in_flight; /* the highest in_flight ever seen */
 } bw_sim_partner_stats_t;
 
-/* Fills the documented defaults (seed 004's numbers). NULL is ignored. */
+/* Fills the documented defaults (the Polly lab's numbers). NULL is ignored. */
 BW_EXTERN void bw_sim_partner_config_init(bw_sim_partner_config_t *cfg);
 /* Checks a configuration: BW_OK or BW_E_INVAL with err naming the field. */
 BW_EXTERN int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
@@ -168,7 +169,7 @@ BW_EXTERN void bw_sim_partner_free(bw_sim_partner_t *p);
  * and latency (drawing from the partner's generator: one draw under
  * capacity, two above). The caller must call bw_sim_partner_done once the
  * latency has elapsed. now_ns is taken so that time-dependent models
- * (outages, warm-up) can share this signature; the seed-004 model ignores
+ * (outages, warm-up) can share this signature; the Polly-lab model ignores
  * it. A NULL partner answers {0, 0, -1}. */
 BW_EXTERN bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p,
                                               int64_t now_ns);
@@ -267,7 +268,7 @@ typedef struct bw_sim_policy_s {
   bw_sim_decision_t (*after)(void *data, bw_sim_call_t *call, int64_t now_ns);
 } bw_sim_policy_t;
 
-/* The built-in "naive" policy (seed 004's Function.cs loop): up to
+/* The built-in "naive" policy (the Polly lab's Function.cs loop): up to
  * max_attempts attempts, no wait, retrying every non-2xx and every timeout.
  * Fills *out (its data holds the count; no allocation). BW_E_INVAL for NULL
  * out or max_attempts 0. */

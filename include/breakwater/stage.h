@@ -1,4 +1,5 @@
-/* breakwater — a backpressure stage and multi-stage pipelines (seed 003).
+/* breakwater — a backpressure stage and multi-stage pipelines (the backpressure
+ * article).
  *
  * A stage is a bounded priority queue (queue.h), a pressure gauge (gauge.h)
  * and a bound on the work in flight for its handler. Producers submit; any
@@ -12,8 +13,8 @@
  *
  * The effective pressure feeds the gauge before every admission decision, so
  * a slow last stage raises the regime of every stage in front of it up to
- * the edge (seed 003 rules 1-3). The regime's ceiling is applied first
- * (priority > ceiling: refused), then the queue's policy.
+ * the edge (the backpressure article rules 1-3). The regime's ceiling is
+ * applied first (priority > ceiling: refused), then the queue's policy.
  *
  * A refusal carries retry_after_ms derived from the real backlog and the
  * measured service rate (an EWMA of completions per second on the injected
@@ -63,7 +64,7 @@ typedef enum bw_stage_refusal_e {
   BW_STAGE_REFUSAL_FULL = 2     /* the queue's policy refused it */
 } bw_stage_refusal_t;
 
-/* What an edge tells its caller (seed 003 rule 3). */
+/* What an edge tells its caller (the backpressure article rule 3). */
 typedef enum bw_edge_e {
   BW_EDGE_ACCEPT = 0, /* admitted, regime normal */
   BW_EDGE_WARN = 1,   /* admitted, regime degraded or critical */
@@ -196,7 +197,8 @@ BW_EXTERN void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out);
  * them first). */
 BW_EXTERN void bw_stage_free(bw_stage_t *s);
 
-/* ---- batch producer (seed 003 rule 4) ----------------------------------- */
+/* ---- batch producer (the backpressure article rule 4)
+ * ----------------------------------- */
 
 typedef struct bw_batch_config_s {
   uint32_t chunk_size;      /* the normal chunk; default 100, >= 1 */

@@ -8,10 +8,9 @@
  *   bw_queue_store_config_t qc;
  *   bw_queue_store_config_init(&qc);
  *   qc.name = "notifications";
- *   qc.max_size = 1000;                      // the queue guard (seed 000)
- *   bw_queue_store_t *q = bw_mem_queue_new(&qc, &err);
- *   uint64_t id;
- *   rc = bw_queue_store_enqueue(q, body, len, &id);   // BW_E_FULL: in the DLQ
+ *   qc.max_size = 1000;                      // the queue guard (the asyncio
+ * toolkit) bw_queue_store_t *q = bw_mem_queue_new(&qc, &err); uint64_t id; rc =
+ * bw_queue_store_enqueue(q, body, len, &id);   // BW_E_FULL: in the DLQ
  *   ...
  *   bw_stored_item_t items[16];
  *   size_t n;
@@ -26,7 +25,7 @@
  *
  * Queue semantics (every backend):
  * - enqueue returns only once the item is stored (for SQLite: committed), so
- *   a webhook can persist, then answer 200 (seed 003).
+ *   a webhook can persist, then answer 200 (the backpressure article).
  * - Queue guard: an enqueue that would take the depth (ready + delayed +
  *   claimed items) past max_size does not enter the queue: the item goes to
  *   the dead-letter queue with reason "queue_full" and enqueue answers
@@ -118,7 +117,7 @@ typedef struct bw_queue_store_config_s {
   const char *name;             /* copied; default "queue"; the queue's
                                    identity inside a shared store file */
   uint32_t max_size;            /* the guard: >= 1; default 10000 */
-  double warn_threshold;        /* (0, 1]; default 0.7 (seed 000) */
+  double warn_threshold;        /* (0, 1]; default 0.7 (the asyncio toolkit) */
   double warn_rearm_threshold;  /* [0, warn_threshold); default 0.6 */
   uint32_t max_deliveries;      /* >= 1; default 5 */
   uint32_t dlq_max;             /* >= 1; default 10000 */
@@ -316,8 +315,8 @@ BW_EXTERN bw_queue_store_t *bw_mem_queue_new(const bw_queue_store_config_t *cfg,
 
 /* ==== idempotency records ================================================
  *
- * Seed 000's idempotent_node: a key built from chosen fields; the first
- * caller runs the operation, a later caller with the same key gets the
+ * The asyncio toolkit's idempotent_node: a key built from chosen fields; the
+ * first caller runs the operation, a later caller with the same key gets the
  * stored result instead of running it again; while the first one runs, a
  * duplicate sees IN_PROGRESS (fail fast or wait).
  *
@@ -423,10 +422,10 @@ BW_EXTERN void bw_idem_record_clear(bw_idem_record_t *rec);
 
 /* bw_idem_execute and bw_idem_fn moved to breakwater/threads.h. */
 
-/* Builds a key from chosen fields (seed 000's key_fields): "<scope>:" and
- * 32 hex digits of a 128-bit SipHash-2-4 (two fixed keys) of the canonical
- * form — every field as length-prefixed key and value, in the order given.
- * The same fields give the same key in every process and on every host.
+/* Builds a key from chosen fields (the asyncio toolkit's key_fields):
+ * "<scope>:" and 32 hex digits of a 128-bit SipHash-2-4 (two fixed keys) of the
+ * canonical form — every field as length-prefixed key and value, in the order
+ * given. The same fields give the same key in every process and on every host.
  * buf needs at least strlen(scope) + 34 bytes; the result is at most
  * BW_IDEM_KEY_MAX. BW_OK; BW_E_INVAL (NULL, empty scope, scope longer than
  * 160 bytes, a NULL key or value); BW_E_RANGE when buf is too small. */
@@ -437,7 +436,8 @@ BW_EXTERN int bw_idem_key(char *buf, size_t size, const char *scope,
 BW_EXTERN bw_idem_store_t *bw_mem_idem_new(const bw_idem_config_t *cfg,
                                            bw_error_t *err);
 
-/* ==== fallback with recovery (seed 002, scenario 2) =======================
+/* ==== fallback with recovery (the tenacity article, scenario 2)
+ * =======================
  *
  * A fallback that parks work must come with a job that replays it: parked
  * work is enqueued into a (durable) queue, and a reprocessor drains that

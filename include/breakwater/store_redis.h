@@ -19,9 +19,9 @@
  *   jitter, and on return pushes what it counted meanwhile exactly once
  *   (every push carries a per-process sequence number the script checks) and
  *   emits one "redis_restored" event.
- * - bw_redis_queue_t: seed 000's queue guard: a bounded Redis list where the
- *   size check and the push are one script (LLEN + RPUSH), overflow goes to a
- *   dead-letter list with reason "queue_full", a warning fires once per
+ * - bw_redis_queue_t: the asyncio toolkit's queue guard: a bounded Redis list
+ * where the size check and the push are one script (LLEN + RPUSH), overflow
+ * goes to a dead-letter list with reason "queue_full", a warning fires once per
  *   crossing of warn_threshold; consumers move items to a per-consumer
  *   processing list and acknowledge them, so an acknowledged item is never
  *   lost and an unacknowledged one can be recovered.
@@ -216,7 +216,8 @@ BW_EXTERN bw_redis_breaker_t *bw_redis_breaker_new_async(
     const bw_redis_breaker_config_t *cfg, struct event_base *base,
     bw_error_t *err);
 
-/* ---- queue guard (seed 000) ---------------------------------------------
+/* ---- queue guard (the asyncio toolkit)
+ * ---------------------------------------------
  */
 
 typedef struct bw_redis_queue_config_s {
@@ -240,7 +241,8 @@ typedef struct bw_redis_queue_stats_s {
   uint64_t errors;    /* operations that failed with BW_E_IO */
 } bw_redis_queue_stats_t;
 
-/* Fills the documented defaults (seed 000: 100 items, warn at 70 %). */
+/* Fills the documented defaults (the asyncio toolkit: 100 items, warn at 70 %).
+ */
 BW_EXTERN void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg);
 
 /* Connects and loads the scripts. NULL with err: BW_E_INVAL naming the field

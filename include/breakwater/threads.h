@@ -31,11 +31,11 @@ extern "C" {
  * even when the bulkhead's clock is a manual one. BW_OK (p filled; release
  * it exactly once); BW_E_FULL when no slot came in time (counted in
  * wait_timeouts), when there was no time to wait or the queue is full
- * (counted in rejected_full) — seed 000's BulkheadFullError; BW_E_DEADLINE
- * (counted) when the thread deadline had already passed; BW_E_NOMEM (not
- * counted) if the wait's condition variable cannot be created; BW_E_INVAL
- * for NULL arguments. Thread-safe; built on bw_bulkhead_acquire_timed and
- * bw_bulkhead_cancel_timeout. */
+ * (counted in rejected_full) — the asyncio toolkit's BulkheadFullError;
+ * BW_E_DEADLINE (counted) when the thread deadline had already passed;
+ * BW_E_NOMEM (not counted) if the wait's condition variable cannot be created;
+ * BW_E_INVAL for NULL arguments. Thread-safe; built on
+ * bw_bulkhead_acquire_timed and bw_bulkhead_cancel_timeout. */
 BW_EXTERN int bw_bulkhead_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
 
 /* ---- retry (retry.h) ---------------------------------------------------- */

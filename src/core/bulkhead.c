@@ -100,7 +100,7 @@ bool bw_bulkhead_config_preset(bw_bulkhead_config_t *cfg, const char *name) {
       return true;
     }
   }
-  return false; /* seed 000's fallback: BulkheadConfig(10, 30.0) */
+  return false; /* the asyncio toolkit's fallback: BulkheadConfig(10, 30.0) */
 }
 
 int bw_bulkhead_config_validate(const bw_bulkhead_config_t *c,

@@ -1,6 +1,6 @@
 /* Deadlines: an absolute clock reading carried down a call chain, a
  * per-thread current deadline, and the X-Timeout-Budget header that carries
- * the remaining time between services (seed 000).
+ * the remaining time between services (the asyncio toolkit).
  *
  * Every function is total over int64: clock readings may be anywhere in the
  * int64 range (a manual clock may start negative), so differences and sums
@@ -181,8 +181,8 @@ int bw_deadline_header_parse(const char *value, size_t len,
   }
   /* Fraction: a dot and one or more digits ("1." is refused); digits past
    * the third are below a millisecond and are dropped (rounding down). Any
-   * number of them is accepted, within the input's length bound: seed 000's
-   * Python sender writes str(float), e.g. "29.87654321098765". */
+   * number of them is accepted, within the input's length bound: the asyncio
+   * toolkit's Python sender writes str(float), e.g. "29.87654321098765". */
   if (p < end && *p == '.') {
     p++;
     while (p < end && bw__is_digit(*p)) {

@@ -1,4 +1,5 @@
-/* Graceful degradation: the level machine of seed 001, made thread-safe.
+/* Graceful degradation: the level machine of the degradation article, made
+ * thread-safe.
  *
  * Design:
  * - One mutex guards all state. Every operation is a handful of compares and
@@ -9,7 +10,7 @@
  * - The change counter is the generation: a pick carries it, and a report
  *   from an older generation decides nothing (a request picked before the
  *   level dropped says nothing about the new level).
- * - Probes are decided by a counter, not a random draw: the seed's
+ * - Probes are decided by a counter, not a random draw: the article's
  *   shouldProbe(sample) takes its sample from the caller, and a counter gives
  *   the same long-run ratio with an exact, testable count and no PRNG state
  *   to share between threads. */
@@ -49,8 +50,8 @@ struct bw_degrade_s {
   /* State (under lock). */
   uint32_t level;
   int64_t entered_ns;
-  uint32_t failures;       /* consecutive failures (seed: `failures`) */
-  uint32_t probe_streak;   /* seed: `probeSuccesses` */
+  uint32_t failures;       /* consecutive failures (the article: `failures`) */
+  uint32_t probe_streak;   /* the article: `probeSuccesses` */
   uint32_t probe_tick;     /* eligible picks since the last probe */
   uint64_t probe_credit;   /* probe_ratio: accumulated, 32.32 fixed point */
   uint64_t generation;     /* = changes */
@@ -88,7 +89,7 @@ void bw_degrade_config_init(bw_degrade_config_t *cfg) {
   cfg->name = "degrade";
   cfg->level_count = 4;
   cfg->level_names = NULL;
-  /* The seed's defaults: a minute at a level, 5 % probes, 20 probe
+  /* The article's defaults: a minute at a level, 5 % probes, 20 probe
    * successes to climb, 5 failures to drop. */
   cfg->min_dwell_ms = 60000;
   cfg->probe_every = 20;
@@ -275,7 +276,7 @@ static void bw__change_locked(bw_degrade_t *d, uint32_t to,
   d->on_change(&c, d->on_change_ud);
 }
 
-/* The seed's dwell test: a level may be left upward only once
+/* The article's dwell test: a level may be left upward only once
  * now - enteredAt >= minDwellMs (so exactly at the dwell, not 1 ns later). */
 static bool bw__dwelt(const bw_degrade_t *d, int64_t now) {
   return now - d->entered_ns >= d->dwell_ns;
@@ -307,7 +308,7 @@ int bw_degrade_pick(bw_degrade_t *d, bw_degrade_pick_t *out) {
   out->level = d->level;
   out->probe = false;
   out->generation = d->generation;
-  /* seed shouldProbe: never at the top, never before the dwell. */
+  /* the article's shouldProbe: never at the top, never before the dwell. */
   if (d->level > 0 && bw__dwelt(d, now) && bw__probe_due(d)) {
     d->probes++;
     out->level = d->level - 1;
@@ -351,15 +352,16 @@ int bw_degrade_report(bw_degrade_t *d, const bw_degrade_pick_t *p,
     goto out;
   }
   if (outcome == BW_FAILURE) {
-    /* seed recordFailure: a probe failure counts like any other — it grows
-     * the failure streak of the current level and breaks the probe streak. */
+    /* the article's recordFailure: a probe failure counts like any other — it
+     * grows the failure streak of the current level and breaks the probe
+     * streak. */
     d->failures++;
     d->probe_streak = 0;
     if (d->failures >= d->failures_to_degrade && d->level + 1 < d->count)
       bw__change_locked(d, d->level + 1, BW_DEGRADE_FAILURES, now);
   } else if (outcome == BW_SUCCESS) {
-    /* seed recordSuccess: any success ends the failure streak, but only a
-     * probe's counts toward climbing — else the degraded level's own
+    /* the article's recordSuccess: any success ends the failure streak, but
+     * only a probe's counts toward climbing — else the degraded level's own
      * successes would promote it to a level that is still broken. */
     d->failures = 0;
     if (p->probe && d->level > 0 && bw__dwelt(d, now)) {

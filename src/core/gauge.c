@@ -1,4 +1,5 @@
-/* Pressure gauge with hysteresis: seed 003's transition table (gauge.h).
+/* Pressure gauge with hysteresis: the backpressure article's transition table
+ * (gauge.h).
  *
  * The regime is an atomic so that the admission check (bw_gauge_admits, on
  * every submit) reads it without the lock; updates take the lock so that each
@@ -136,7 +137,7 @@ void bw_gauge_free(bw_gauge_t *g) {
   bw_free(g);
 }
 
-/* Seed 003's PressureGauge.update, case for case. */
+/* The backpressure article's PressureGauge.update, case for case. */
 static bw_regime_t bw__next(const bw_gauge_t *g, bw_regime_t r, double p) {
   switch (r) {
   case BW_REGIME_NORMAL:

@@ -1,4 +1,4 @@
-/* Bounded priority queue with an admission policy (seed 003).
+/* Bounded priority queue with an admission policy (the backpressure article).
  *
  * Layout (docs/queue.md has the long form and the alternatives weighed):
  * - Slots: max_size records allocated at creation; a free list threads the
@@ -10,7 +10,7 @@
  *   level is two count-trailing-zeros, the least urgent two
  *   count-leading-zeros. Dequeue takes the head of the first level;
  *   drop-lowest sheds the tail of the last level (the newest of the least
- *   urgent, as the seed's sorted array does: it pops its last element).
+ *   urgent, as the article's sorted array does: it pops its last element).
  * - Under drop-oldest, one list of every item in arrival order: the policy
  *   sheds its head; dequeue unlinks from its middle, hence doubly linked.
  * Every operation is O(1) whatever the depth; the price is that priorities
@@ -279,8 +279,8 @@ int bw_queue_enqueue(bw_queue_t *q, void *data, uint32_t priority,
     rc = BW_QUEUE_SHED;
   } else if (q->policy == BW_QUEUE_DROP_LOWEST &&
              bw__last_level(q) > priority) {
-    /* Strictly more urgent only: on a tie the queued item stays (seed 003's
-     * carousel). */
+    /* Strictly more urgent only: on a tie the queued item stays (the
+     * backpressure article's carousel). */
     bw__remove(q, q->ends[2 * bw__last_level(q) + 1], shed);
     bw__insert(q, data, priority, deadline_ns, seq);
     q->admitted++;

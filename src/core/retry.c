@@ -163,19 +163,19 @@ typedef struct bw__preset_s {
   bw_jitter_t jitter;
 } bw__preset_t;
 
-/* All exponential x2 over the defaults. Seed 000 computes
- * min(base * 2^k, 30 s) with full jitter for k = 0, 1, ...; seed 002 is
- * tenacity's wait_exponential(multiplier, min, max), whose first wait is
- * `multiplier` seconds; seed 004 is Polly v8's exponential backoff with
- * UseJitter, i.e. DecorrelatedJitterBackoffV2, MaxRetryAttempts 2. */
+/* All exponential x2 over the defaults. The asyncio toolkit computes
+ * min(base * 2^k, 30 s) with full jitter for k = 0, 1, ...; the tenacity
+ * article is tenacity's wait_exponential(multiplier, min, max), whose first
+ * wait is `multiplier` seconds; the Polly lab is Polly v8's exponential backoff
+ * with UseJitter, i.e. DecorrelatedJitterBackoffV2, MaxRetryAttempts 2. */
 static const bw__preset_t bw__presets[] = {
-    {"seed000", 3, 1000, 0, 30000, BW_JITTER_FULL},
-    {"seed000.hotel_api", 3, 1000, 0, 30000, BW_JITTER_FULL},
-    {"seed000.payment_api", 2, 2000, 0, 30000, BW_JITTER_FULL},
-    {"seed000.search_agent", 4, 500, 0, 30000, BW_JITTER_FULL},
-    {"seed002", 3, 500, 500, 4000, BW_JITTER_NONE},
-    {"seed002.inner", 2, 300, 300, 2000, BW_JITTER_NONE},
-    {"seed004", 3, 200, 0, 1500, BW_JITTER_DECORRELATED},
+    {"agents", 3, 1000, 0, 30000, BW_JITTER_FULL},
+    {"agents.hotel_api", 3, 1000, 0, 30000, BW_JITTER_FULL},
+    {"agents.payment_api", 2, 2000, 0, 30000, BW_JITTER_FULL},
+    {"agents.search_agent", 4, 500, 0, 30000, BW_JITTER_FULL},
+    {"tenacity", 3, 500, 500, 4000, BW_JITTER_NONE},
+    {"tenacity.inner", 2, 300, 300, 2000, BW_JITTER_NONE},
+    {"polly-lab", 3, 200, 0, 1500, BW_JITTER_DECORRELATED},
 };
 
 int bw_retry_config_preset(bw_retry_config_t *cfg, const char *preset) {

@@ -4,7 +4,7 @@
  *
  * Events per attempt: one when the partner answers in time (the answer), two
  * when it does not (the client's timeout, and later the partner's release of
- * the abandoned request: seed 004's partner keeps working on a request the
+ * the abandoned request: the Polly lab's partner keeps working on a request the
  * client gave up on). The partner decides the latency when the request
  * arrives, so the client knows at send time which of the two happens and
  * never has to cancel a timer. Arrivals are chained (each arrival schedules

@@ -1,4 +1,4 @@
-/* The lab: seed 004's modes as policy kits, and one mode's virtual run. */
+/* The lab: the Polly lab's modes as policy kits, and one mode's virtual run. */
 #include "breakwater/lab.h"
 
 #include <string.h>
@@ -41,9 +41,9 @@ void bw_lab_kit_destroy(bw_lab_kit_t *kit) {
   memset(kit, 0, sizeof *kit);
 }
 
-/* Seed 004's breaker numbers (Polly's AdvancedCircuitBreaker: failure ratio
- * 0.5 over a 10 s sampling window, minimum throughput 20), with the mode's
- * break. */
+/* The Polly lab's breaker numbers (Polly's AdvancedCircuitBreaker: failure
+ * ratio 0.5 over a 10 s sampling window, minimum throughput 20), with the
+ * mode's break. */
 static bw_breaker_t *lab_breaker(const bw_lab_kit_config_t *cfg,
                                  int64_t break_ms, bw_error_t *err) {
   bw_breaker_config_t bc;
@@ -90,7 +90,7 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
 
   switch (cfg->mode) {
   case BW_LAB_NAIVE:
-    /* Seed 004's Function.cs: for (i = 0; i < 3; i++) { call; if ok
+    /* The Polly lab's Function.cs: for (i = 0; i < 3; i++) { call; if ok
      * break; } — no wait, every failure retried. */
     bw_retry_config_init(&rc);
     rc.name = "naive";
@@ -106,7 +106,7 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
     break;
   case BW_LAB_POLLY:
-    bw_retry_config_preset(&rc, "seed004");
+    bw_retry_config_preset(&rc, "polly-lab");
     rc.name = "polly";
     rc.honor_retry_after = false; /* Polly's default delay generator */
     rc.seed = cfg->seed;

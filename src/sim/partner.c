@@ -1,4 +1,4 @@
-/* The partner model of seed 004 (simulador/Program.cs): a capacity of
+/* The partner model of the Polly lab (simulador/Program.cs): a capacity of
  * requests in flight; under it, fast 200s; above it, slow answers of which a
  * share are 429. Decision logic only: the caller (the client model, or a
  * real HTTP server later) does the waiting and calls done. */
@@ -100,7 +100,7 @@ void bw_sim_partner_free(bw_sim_partner_t *p) {
 
 bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p, int64_t now_ns) {
   bw_sim_reply_t r = {0, 0, -1};
-  (void)now_ns; /* seed 004's partner does not depend on time */
+  (void)now_ns; /* the Polly lab's partner does not depend on time */
   if (p == NULL) return r;
   p->st.received++;
   p->st.in_flight++;

@@ -1,6 +1,7 @@
-/* breakwater_redis — seed 000's queue guard (LLEN + RPUSH in one script, a
- * dead-letter list on overflow, a warning at warn_threshold), a processing
- * list per consumer with acknowledgements, and idempotency records. */
+/* breakwater_redis — the asyncio toolkit's queue guard (LLEN + RPUSH in one
+ * script, a dead-letter list on overflow, a warning at warn_threshold), a
+ * processing list per consumer with acknowledgements, and idempotency records.
+ */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -124,8 +125,8 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
     return NULL;
   }
   q->max_size = cfg->max_size;
-  /* Warn when size / max_size >= warn_threshold (seed 000), i.e. at the
-   * first whole size that reaches it. */
+  /* Warn when size / max_size >= warn_threshold (the asyncio toolkit), i.e. at
+   * the first whole size that reaches it. */
   q->warn_at =
       (uint32_t)ceil(cfg->warn_threshold * (double)cfg->max_size - 1e-9);
   if (q->warn_at < 1) q->warn_at = 1;

@@ -1,5 +1,6 @@
-/* seed003_stage — seed 003's backpressure stage on a manual clock: a
- * producer at twice the service rate, the regime moving normal -> degraded
+/* backpressure_stage — the backpressure article's backpressure stage on a
+ * manual clock: a producer at twice the service rate, the regime moving normal
+ * -> degraded
  * -> critical, refusals that say when to come back, and a batch producer
  * that shrinks its chunks.
  *
@@ -17,7 +18,7 @@
  * to normal. The clock moves 1 ms at a time; instant and identical on every
  * run.
  *
- *   seed003_stage
+ *   backpressure_stage
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ int main(void) {
   sc.clock = clock;        /* gauge: 0.6 / 0.85, hysteresis 0.1, 5 / 1 */
   st = bw_stage_new(&sc, &err);
   if (st == NULL) {
-    fprintf(stderr, "seed003_stage: %s\n", err.message);
+    fprintf(stderr, "backpressure_stage: %s\n", err.message);
     bw_clock_free(clock);
     return 1;
   }

@@ -1,4 +1,4 @@
-/* seed004_http_call — seed 004 over real HTTP on loopback: the payment
+/* http_call — the Polly lab over real HTTP on loopback: the payment
  * partner as an in-process server, and a handful of charges made with
  * bw_http_call through the pipeline deadline -> breaker -> retry -> timeout.
  *
@@ -6,11 +6,11 @@
  * loop on a free 127.0.0.1 port. It serves ONE request at a time normally
  * (capacity 1, 100-150 ms); above that it answers 429 with Retry-After: 1
  * after 50-80 ms. It keeps a request in flight for its whole latency even
- * when the client has already hung up — seed 004's trap: timeouts that
+ * when the client has already hung up — the Polly lab's trap: timeouts that
  * retry at once overload the partner they mean to spare.
  *
  * The pipeline: a 3 s deadline for the whole call; a breaker that opens
- * after 2 failed calls for 300 ms; the "seed004" retry preset (1 + 2
+ * after 2 failed calls for 300 ms; the "polly-lab" retry preset (1 + 2
  * retries, decorrelated jitter) with base_ms scaled down to 50 so the
  * example stays short, honouring Retry-After; 400 ms per attempt.
  *
@@ -24,7 +24,7 @@
  *   6. after the break, a probe: 200, and the breaker closes.
  * Real time, so latencies vary; the run takes about 2 s.
  *
- *   seed004_http_call
+ *   http_call
  */
 #include <arpa/inet.h>
 #include <event2/event.h>
@@ -174,7 +174,7 @@ int main(void) {
   bc.name = "partner";
   bc.failure_threshold = 2;
   bc.break_ms = 300;
-  bw_retry_config_preset(&rc, "seed004");
+  bw_retry_config_preset(&rc, "polly-lab");
   rc.base_ms = 50; /* scaled down: the preset's 200 ms makes a slow demo */
   if ((breaker = bw_breaker_new(&bc, &err)) == NULL ||
       (retry = bw_retry_policy_new(&rc, &err)) == NULL)
@@ -221,7 +221,7 @@ out:
         (unsigned long long)ps.replied_200, (unsigned long long)ps.replied_429,
         (unsigned long long)ps.abandoned);
   }
-  if (status != 0) fprintf(stderr, "seed004_http_call: %s\n", err.message);
+  if (status != 0) fprintf(stderr, "http_call: %s\n", err.message);
   bw_pipeline_free(hangup);
   bw_pipeline_free(pl);
   bw_retry_policy_free(retry);

@@ -1,6 +1,6 @@
-/* seed000_agents — seed 000's per-agent protection on a manual clock: one
- * bulkhead, one retry policy and one breaker per agent, all from the seed's
- * presets.
+/* agents_breakers — the asyncio toolkit's per-agent protection on a manual
+ * clock: one bulkhead, one retry policy and one breaker per agent, all from the
+ * seed's presets.
  *
  * Three simulated agents of a travel assistant call three dependencies:
  *   booking_agent -> hotel_api     flaky: every other attempt fails
@@ -8,7 +8,7 @@
  *   payment_agent -> payment_api   declines card 4000 (a business error),
  *                                  then goes down for good at order 3
  * Each agent takes a slot from its bulkhead preset (booking 10, search 20,
- * payment 5, recovery 3), retries with its "seed000.*" retry preset (full
+ * payment 5, recovery 3), retries with its "agents.*" retry preset (full
  * jitter, fixed seed) and calls through its breaker, created by a registry
  * from the seed's CIRCUIT_CONFIGS. Watch three rules hold:
  *   - a transient failure is retried (hotel_api recovers on the retry);
@@ -19,7 +19,7 @@
  * Waits advance the manual clock, so the run is instant and identical on
  * every run.
  *
- *   seed000_agents
+ *   agents_breakers
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -132,8 +132,8 @@ static void serve(agent_t *a, int order, int card) {
          bw_state_name(bw_breaker_state(a->breaker)));
 }
 
-/* Seed 000's CIRCUIT_CONFIGS: consecutive failures to open, probe successes
- * to close, seconds open. */
+/* The asyncio toolkit's CIRCUIT_CONFIGS: consecutive failures to open, probe
+ * successes to close, seconds open. */
 static int register_breaker(bw_registry_t *reg, const char *name,
                             uint32_t failures, uint32_t successes,
                             int64_t open_ms, bw_error_t *err) {
@@ -183,7 +183,7 @@ int main(void) {
     bw_bulkhead_config_preset(&bc, a->bulkhead);
     bc.clock = clock_;
     if ((a->bh = bw_bulkhead_new(&bc, &err)) == NULL) goto out;
-    snprintf(preset, sizeof(preset), "seed000.%s", a->dependency);
+    snprintf(preset, sizeof(preset), "agents.%s", a->dependency);
     if (bw_retry_config_preset(&rtc, preset) != BW_OK) {
       snprintf(err.message, sizeof(err.message), "no retry preset %s", preset);
       goto out;
@@ -224,7 +224,7 @@ int main(void) {
   bw_registry_foreach_breaker(reg, print_breaker, NULL);
   status = 0;
 out:
-  if (status != 0) fprintf(stderr, "seed000_agents: %s\n", err.message);
+  if (status != 0) fprintf(stderr, "agents_breakers: %s\n", err.message);
   for (int i = 0; i < AGENT_COUNT; i++) {
     bw_registry_put(reg, agents[i].breaker);
     bw_retry_policy_free(agents[i].retry);

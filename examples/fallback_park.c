@@ -1,11 +1,11 @@
-/* seed002_fallback_park — seed 002, scenario 2, on a manual clock: a
+/* fallback_park — the tenacity article, scenario 2, on a manual clock: a
  * fallback that parks the work, and a reprocessor that replays it once the
  * dependency is healthy again. Nothing is lost.
  *
  * An order service sends one notification a second for 60 s. The
  * notification provider is down from t = 5 s to t = 30 s. Each send goes
  * through a pipeline with the breaker OUTSIDE the retry (one logical call
- * counts once: 3 failed calls open it) and the "seed002" retry preset
+ * counts once: 3 failed calls open it) and the "tenacity" retry preset
  * (3 attempts, 0.5 s then 1 s, no jitter). When a send fails — the retries
  * ran out, or the breaker was open and nothing was tried — the pipeline's
  * fallback, bw_park_fallback, parks the notification in a memory queue.
@@ -16,7 +16,7 @@
  * and every reprocessor step that did something is printed; the summary
  * checks parked = reprocessed. Instant and identical on every run.
  *
- *   seed002_fallback_park
+ *   fallback_park
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -108,7 +108,7 @@ int main(void) {
   bc.failure_threshold = 3; /* consecutive failed calls */
   bc.break_ms = 10000;
   bc.clock = clock_;
-  bw_retry_config_preset(&rc, "seed002");
+  bw_retry_config_preset(&rc, "tenacity");
   bw_queue_store_config_init(&qc);
   qc.name = "parked_notifications";
   qc.max_size = 1000;
@@ -194,7 +194,7 @@ int main(void) {
   status = qs.enqueued == rs.processed && rs.backlog == 0 ? 0 : 1;
 out:
   if (err.message[0] != '\0')
-    fprintf(stderr, "seed002_fallback_park: %s\n", err.message);
+    fprintf(stderr, "fallback_park: %s\n", err.message);
   bw_reprocessor_free(rp);
   bw_pipeline_free(pl);
   bw_queue_store_free(parked);
