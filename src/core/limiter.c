@@ -1,6 +1,7 @@
 /* Adaptive concurrency limiter: the permit protocol (admission, release,
  * counting, stats, limit_changed events) around one of three algorithms,
- * AIMD, Gradient2 and Vegas (the formulas are in docs/limiter.md).
+ * AIMD, Gradient2 and Vegas, each in a file of its own behind
+ * limiter_algo.h (the formulas are in docs/limiter.md).
  *
  * - Admission and release are lock-free: try_acquire is a CAS raising
  *   `in_flight` below `limit`, release an atomic subtraction. Counters live
@@ -22,323 +23,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "limiter_algo.h"
 
-/* ---- the algorithms' interface ---------------------------------------------
- * The limiter enforces the limit (permits, counts, guards, reports); an
- * algorithm only turns samples into a new estimate. Its update runs under
- * the limiter's lock, one at a time, so its state is plain data. */
-
-/* One release, as an algorithm sees it. */
-typedef struct bw__lim_sample_s {
-  double est;          /* the estimate in force (AIMD: the limit) */
-  uint32_t limit;      /* the whole-number limit in force */
-  uint32_t limit_then; /* the limit in force when the call was admitted */
-  uint32_t inflight;   /* in flight at acquire, this call included (a permit
-                          filled elsewhere counts as saturated) */
-  /* A drop (DROPPED, TIMED_OUT, or AIMD's slow success) that starts a new
-   * congestion event: drops of calls admitted before the last decrease
-   * reach no algorithm. */
-  bool drop;
-  int64_t start_ns; /* the permit's start; BW_LIMITER_UNTIMED if not timed */
-  int64_t rtt_ns;   /* a timed success's round trip; 0 otherwise */
-  int64_t now_ns;   /* the release's clock reading; INT64_MIN if not read */
-} bw__lim_sample_t;
-
-typedef struct bw__lim_algo_s {
-  const char *name;
-  /* Successes that were not timed are samples too (AIMD grows on them);
-   * an RTT-driven algorithm skips them, and they take no lock. */
-  bool untimed_successes;
-  /* The state for a validated configuration; NULL when out of memory. */
-  void *(*init)(const bw_limiter_config_t *cfg);
-  /* The estimate after sample s, in [min_limit, max_limit] (s->est when
-   * nothing moves). The limiter holds growth to the guards' cap
-   * (bw__growth_cap). A success that decreases the estimate on its own
-   * congestion signal (Gradient2's slow RTT) sets *congestion: the decrease
-   * is then applied once per congestion event, as a drop's is. */
-  double (*update)(void *state, const bw__lim_sample_t *s, bool *congestion);
-  /* Fills the stats fields the algorithm owns (long_rtt_ns, min_rtt_ns);
-   * NULL for none. */
-  void (*stats)(const void *state, bw_limiter_stats_t *out);
-  void (*free)(void *state);
-} bw__lim_algo_t;
-
-static inline double bw__lim_clamp(double x, double lo, double hi) {
-  return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* ---- AIMD ------------------------------------------------------------------
- * Additive increase, multiplicative decrease, with TCP's slow start: +1 per
- * saturated success until the first decrease, then +1 per `limit` of them
- * (one step per round trip); a drop multiplies the limit by backoff_ratio.
- * The estimate is the whole-number limit. */
-
-typedef struct bw__aimd_s {
-  uint32_t min;
-  double backoff;
-  bool slow_start; /* until the first decrease */
-  uint32_t acks;   /* saturated successes since the last increase */
-} bw__aimd_t;
-
-static void *bw__aimd_init(const bw_limiter_config_t *cfg) {
-  bw__aimd_t *a = bw_calloc(1, sizeof(*a));
-  if (a == NULL) return NULL;
-  a->min = cfg->min_limit;
-  a->backoff = cfg->backoff_ratio;
-  a->slow_start = true;
-  return a;
-}
-
-/* floor(x * ratio), with a hair of slack so 10 * 0.9 is 9, not 8.999... */
-static uint32_t bw__aimd_backoff(uint32_t limit, double ratio) {
-  return (uint32_t)floor((double)limit * ratio + 1e-9);
-}
-
-static double bw__aimd_update(void *state, const bw__lim_sample_t *s,
-                              bool *congestion) {
-  bw__aimd_t *a = state;
-  uint32_t cur = s->limit, next;
-  (void)congestion; /* a drop is its only decrease */
-  if (s->drop) {
-    a->slow_start = false;
-    a->acks = 0;
-    /* Back off from the limit in force when the dropped call went out if
-     * the limit grew since: the drop speaks of that level. */
-    next =
-        bw__aimd_backoff(s->limit_then < cur ? s->limit_then : cur, a->backoff);
-    return next < a->min ? a->min : next;
-  }
-  if ((uint64_t)s->inflight * 2 < cur)
-    return s->est; /* app-limited: no evidence the limit is too low */
-  if (!a->slow_start) {
-    /* Congestion avoidance: +1 once `limit` successes have counted. */
-    if (++a->acks < cur) return s->est;
-    a->acks -= cur;
-  }
-  /* max_limit is part of the growth cap the limiter applies. */
-  return (double)cur + 1.0;
-}
-
-static void bw__aimd_free(void *state) {
-  bw_free(state);
-}
-
-static const bw__lim_algo_t bw__lim_aimd = {
-    "aimd", true, bw__aimd_init, bw__aimd_update, NULL, bw__aimd_free};
-
-/* ---- Gradient2 -------------------------------------------------------------
- * Netflix's Gradient2: the ratio of a long-term RTT average to the sample's
- * RTT, times a tolerance, clamped to [0.5, 1], scales the estimate, plus a
- * queue allowance, smoothed. A drop multiplies the estimate by
- * backoff_ratio (Netflix's version ignores drops). */
-
-typedef struct bw__g2_s {
-  double min, max;
-  double backoff;
-  double tolerance;
-  double smoothing;
-  double factor; /* 2 / (long_window + 1) */
-  double queue;
-  uint32_t warmup;
-  uint32_t warm;   /* warmup samples taken (up to warmup) */
-  double long_sum; /* their sum */
-  double long_rtt; /* the long-term average, ns; 0 before any sample */
-} bw__g2_t;
-
-static void *bw__g2_init(const bw_limiter_config_t *cfg) {
-  bw__g2_t *g = bw_calloc(1, sizeof(*g));
-  if (g == NULL) return NULL;
-  g->min = (double)cfg->min_limit;
-  g->max = (double)cfg->max_limit;
-  g->backoff = cfg->backoff_ratio;
-  g->tolerance = cfg->gradient2_tolerance;
-  g->smoothing = cfg->gradient2_smoothing;
-  g->factor = 2.0 / ((double)cfg->gradient2_long_window + 1.0);
-  g->queue = (double)cfg->gradient2_queue_size;
-  g->warmup = cfg->gradient2_warmup;
-  return g;
-}
-
-/* Folds the RTT `shortr` into the long-term average and returns the ratio
- * long / short the sample decides on (before the pull-down below). The
- * first `warmup` samples set a plain mean, then an exponential average. */
-static double bw__g2_long(bw__g2_t *g, double shortr) {
-  double nl, ratio;
-  if (g->warm < g->warmup) {
-    g->long_sum += shortr;
-    nl = g->long_sum / (double)(g->warm + 1);
-    g->warm++;
-  } else {
-    nl = g->long_rtt * (1.0 - g->factor) + shortr * g->factor;
-  }
-  ratio = nl / shortr;
-  /* After a long spell of high latency the average lags far behind a
-   * recovered RTT: pull it down faster than the average alone would. */
-  if (ratio > 2.0) nl *= 0.95;
-  g->long_rtt = nl;
-  return ratio;
-}
-
-static double bw__g2_update(void *state, const bw__lim_sample_t *s,
-                            bool *congestion) {
-  bw__g2_t *g = state;
-  double est = s->est, ratio, gradient, next;
-  if (s->drop) return fmax(g->min, est * g->backoff);
-  ratio = bw__g2_long(g, s->rtt_ns > 0 ? (double)s->rtt_ns : 1.0);
-  if ((double)s->inflight < est / 2.0) return est; /* app-limited */
-  gradient = bw__lim_clamp(g->tolerance * ratio, 0.5, 1.0);
-  next = est * gradient + g->queue;
-  next = est * (1.0 - g->smoothing) + next * g->smoothing;
-  /* A decrease, like a drop's, once per congestion event. */
-  if (next < est) *congestion = true;
-  return bw__lim_clamp(next, g->min, g->max);
-}
-
-static void bw__g2_stats(const void *state, bw_limiter_stats_t *out) {
-  const bw__g2_t *g = state;
-  /* Rounded to the nearest ns (the average is positive). */
-  out->long_rtt_ns = (int64_t)(g->long_rtt + 0.5);
-}
-
-static void bw__g2_free(void *state) {
-  bw_free(state);
-}
-
-static const bw__lim_algo_t bw__lim_gradient2 = {
-    "gradient2", false, bw__g2_init, bw__g2_update, bw__g2_stats, bw__g2_free};
-
-/* ---- Vegas: one decision per round trip ------------------------------------
- * A round ends with the first success that was sent after it began (its
- * start_ns later than the round's start: with a coarse clock, a call sent
- * in the round's first tick may have left before it). Every other timed
- * success folds its RTT into the round's minimum, and marks the round busy
- * if it was admitted at in_flight * 2 >= the limit then; the success that
- * ends the round takes the round's figures with its own and decides, on
- * the round's smallest RTT (TCP Vegas's filter for latency jitter). */
-
-typedef struct bw__vegas_s {
-  double min, max;
-  double backoff;
-  double alpha, beta;
-  double smoothing;
-  uint32_t probe;   /* re-learn the no-load RTT every probe x limit samples */
-  bool slow_start;  /* until the first decrease */
-  uint64_t samples; /* timed successes */
-  uint64_t probe_base; /* samples at the last baseline */
-  int64_t min_rtt;     /* the no-load RTT; 0 before any */
-  int64_t round_start; /* the current round began at */
-  int64_t round_min;   /* the round's smallest RTT; INT64_MAX for none */
-  bool round_busy;     /* a success of the round was not app-limited */
-  /* max(1, log10(lg_floor)), cached: log10 costs more than the rest of a
-   * decision, so it is computed again only when floor(estimate) moved. */
-  double lg_floor;
-  double lg;
-} bw__vegas_t;
-
-static void *bw__vegas_init(const bw_limiter_config_t *cfg) {
-  bw__vegas_t *v = bw_calloc(1, sizeof(*v));
-  if (v == NULL) return NULL;
-  v->min = (double)cfg->min_limit;
-  v->max = (double)cfg->max_limit;
-  v->backoff = cfg->backoff_ratio;
-  v->alpha = cfg->vegas_alpha;
-  v->beta = cfg->vegas_beta;
-  v->smoothing = cfg->vegas_smoothing;
-  v->probe = cfg->vegas_probe_multiplier;
-  v->slow_start = true;
-  v->round_start = INT64_MIN; /* the first success ends round 0 */
-  v->round_min = INT64_MAX;
-  v->lg_floor = -1.0; /* no limit is negative: not cached */
-  return v;
-}
-
-static double bw__vegas_lg(bw__vegas_t *v, double est) {
-  double fl = floor(est);
-  if (fl != v->lg_floor) {
-    v->lg_floor = fl;
-    v->lg = fmax(1.0, log10(fl));
-  }
-  return v->lg;
-}
-
-/* Decides at the end of a round, on its smallest RTT `rmin`. */
-static double bw__vegas_decide(bw__vegas_t *v, double est, int64_t rmin,
-                               bool busy) {
-  double lg, queue, next;
-  /* The no-load RTT only ever falls; if the dependency got slower for
-   * good, every sample would read as queueing. So every so often the next
-   * round's RTT becomes the new baseline (Netflix probes the same way, with
-   * jitter across instances; here it is deterministic). */
-  if (v->probe > 0 &&
-      (double)(v->samples - v->probe_base) > (double)v->probe * floor(est)) {
-    v->probe_base = v->samples;
-    v->min_rtt = rmin;
-    return est;
-  }
-  /* A new no-load RTT: the baseline moved, this round decides nothing. */
-  if (v->min_rtt == 0 || rmin < v->min_rtt) {
-    v->min_rtt = rmin;
-    return est;
-  }
-  if (!busy) return est; /* app-limited */
-  lg = bw__vegas_lg(v, est);
-  queue = ceil(est * (1.0 - (double)v->min_rtt / (double)rmin));
-  if (queue < v->alpha * lg && v->slow_start)
-    next = est * 2.0; /* slow start, until the first decrease */
-  else if (queue <= lg)
-    next = est + v->beta * lg; /* (almost) no queue: grow fast */
-  else if (queue < v->alpha * lg)
-    next = est + lg;
-  else if (queue > v->beta * lg) {
-    v->slow_start = false;
-    next = est - lg;
-  } else
-    return est;
-  next = bw__lim_clamp(next, v->min, v->max);
-  return est * (1.0 - v->smoothing) + next * v->smoothing;
-}
-
-static double bw__vegas_update(void *state, const bw__lim_sample_t *s,
-                               bool *congestion) {
-  bw__vegas_t *v = state;
-  /* Admitted at in_flight * 2 >= the limit in force then. */
-  bool busy = (uint64_t)s->inflight * 2 >= s->limit_then;
-  int64_t rmin;
-  (void)congestion; /* a drop is its only congestion event */
-  if (s->drop) {
-    /* TCP Vegas falls back to Reno on a loss: back off, end slow start. */
-    v->slow_start = false;
-    return fmax(v->min, s->est * v->backoff);
-  }
-  v->samples++;
-  if (s->start_ns <= v->round_start) { /* sent before the round began */
-    if (s->rtt_ns < v->round_min) v->round_min = s->rtt_ns;
-    if (busy) v->round_busy = true;
-    return s->est;
-  }
-  /* One round trip has passed: this success ends the round. */
-  rmin = s->rtt_ns < v->round_min ? s->rtt_ns : v->round_min;
-  busy = busy || v->round_busy;
-  v->round_start = s->now_ns;
-  v->round_min = INT64_MAX;
-  v->round_busy = false;
-  return bw__vegas_decide(v, s->est, rmin, busy);
-}
-
-static void bw__vegas_stats(const void *state, bw_limiter_stats_t *out) {
-  out->min_rtt_ns = ((const bw__vegas_t *)state)->min_rtt;
-}
-
-static void bw__vegas_free(void *state) {
-  bw_free(state);
-}
-
-static const bw__lim_algo_t bw__lim_vegas = {"vegas",         false,
-                                             bw__vegas_init,  bw__vegas_update,
-                                             bw__vegas_stats, bw__vegas_free};
-
-/* ---- the limiter ----------------------------------------------------------
- */
+/* ---- the limiter ------------------------------------------------------- */
 
 #define BW__LIM_MAX 1000000u
 #define BW__LIM_MAX_WINDOW 100000u
@@ -415,16 +102,8 @@ struct bw_limiter_s {
 };
 
 const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a) {
-  switch (a) {
-  case BW_LIMITER_AIMD:
-    return "aimd";
-  case BW_LIMITER_GRADIENT2:
-    return "gradient2";
-  case BW_LIMITER_VEGAS:
-    return "vegas";
-  default:
-    return "unknown";
-  }
+  return (unsigned)a <= (unsigned)BW_LIMITER_VEGAS ? bw__lim_algos[a]->name
+                                                   : "unknown";
 }
 
 void bw_limiter_config_init(bw_limiter_config_t *cfg) {
@@ -815,8 +494,7 @@ full:
   return BW_E_FULL;
 }
 
-/* ---- limit changes ---------------------------------------------------------
- */
+/* ---- limit changes ----------------------------------------------------- */
 
 /* One report: the callback, then the event (t is the limiter's clock). */
 static void bw__lim_report(bw_limiter_t *lim, uint32_t old, uint32_t now,
@@ -937,9 +615,7 @@ static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
   return cap < cur ? cur : (uint32_t)cap;
 }
 
-/* ---- the algorithm's update
- * --------------------------------------------------
- */
+/* ---- the algorithm's update ------------------------------------------- */
 
 /* The whole-number limit for a new estimate *est (never below min), the
  * limit in force being `old`. Growth past the guards' cap holds the
