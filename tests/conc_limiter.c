@@ -6,7 +6,7 @@
  * releases, and once every hold has expired (the clock moved past them and
  * an acquire freed them) in_flight and held return to 0. The limit never
  * leaves [min_limit, max_limit]; with the threads gone, it is the floor of
- * the estimate (Gradient2's lock-free updates, below). Runs under
+ * the estimate (the algorithms' updates under the lock, below). Runs under
  * ThreadSanitizer in CI. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -113,10 +113,10 @@ static void vegas_held_slots_conserve(void **state) {
   held_slots_conserve(BW_LIMITER_VEGAS);
 }
 
-/* Gradient2 updates its estimate and long-term RTT by CAS, and moves the
- * limit after them; Vegas does the same at the end of a round. Law: with the
- * threads gone, limit == floor(estimate) (every estimate's move was published
- * or overtaken by a later one that was), inside [min, max], and every permit
+/* Gradient2 updates its estimate and long-term RTT under the limiter's lock,
+ * and publishes the limit under it; Vegas does the same at the end of a
+ * round. Law: with the threads gone, limit == floor(estimate) (every
+ * estimate's move was published), inside [min, max], and every permit
  * was released once. Threads run near the limit (initial 4, 4 threads), so
  * the estimate moves on successes and on drops (one in 8), in races. */
 static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {

@@ -46,12 +46,12 @@
  * RTTs it reads as 0 or 4 ms. rtt_sample_every times one call in N and
  * reads no clock for the others (docs/limiter.md, "RTT sampling").
  *
- * Thread-safe, and lock-free on every call: try_acquire is a CAS on the
- * in-flight count, release an atomic subtraction, and each algorithm moves
- * its state by CAS (AIMD the limit; GRADIENT2 its averages and estimate on
- * each timed call or drop, only its first gradient2_warmup samples under a
- * lock; VEGAS its round's figures, and its estimate once per round trip or
- * for a drop). Nothing allocates after creation. */
+ * Thread-safe: try_acquire is a CAS on the in-flight count and release an
+ * atomic subtraction, without a lock; a release that is a sample for the
+ * algorithm (a drop or a timed success; for AIMD any success) then runs
+ * the algorithm's update under the limiter's mutex, once, and publishes
+ * the new limit (docs/limiter.md, "Cost and thread safety"). Nothing
+ * allocates after creation. */
 #ifndef BREAKWATER_LIMITER_H
 #define BREAKWATER_LIMITER_H
 
@@ -74,10 +74,10 @@ typedef enum bw_limiter_algorithm_e {
 BW_EXTERN const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a);
 
 /* Reports changes of the whole-number limit, on the releasing thread,
- * without a lock: each report's old and new values are exact, but two
- * threads' reports may arrive out of order, and under a race a limit may be
- * reported that held only a moment (an estimate overtaken as it was
- * published, then corrected). It must not acquire or release on the same
+ * after the limiter's lock is released: each report's old and new values
+ * are exact, but other threads may see a new limit before its report, and
+ * two threads' reports may arrive out of order (a limit may be reported
+ * that held only a moment). It must not acquire or release on the same
  * limiter. With change_interval_ms = 0 every change
  * is reported; otherwise the first change at least change_interval_ms after
  * the previous report is reported as (the limit that report gave, now), and

@@ -1,17 +1,18 @@
-/* Adaptive concurrency limiter: AIMD, Gradient2 and Vegas behind one permit
- * protocol (the formulas are in docs/limiter.md).
+/* Adaptive concurrency limiter: the permit protocol (admission, release,
+ * counting, stats, limit_changed events) around one of three algorithms,
+ * AIMD, Gradient2 and Vegas, each in a file of its own behind
+ * limiter_algo.h (the formulas are in docs/limiter.md).
  *
- * - `in_flight` and `limit` are atomics: try_acquire is a CAS raising
- *   in_flight below limit. Counters live in per-thread stripes.
- * - AIMD keeps its whole state in `limit` and updates it with a CAS.
- * - GRADIENT2 keeps a fractional estimate and a long-term RTT average, each
- *   one atomic double updated by CAS on release (only its first
- *   gradient2_warmup samples, a plain mean, take `lock`), and publishes
- *   floor(estimate) to `limit` by CAS.
- * - VEGAS folds each timed success into its round's figures (atomics);
- *   the success that ends a round, elected by CAS, decides and moves the
- *   estimate by CAS too (see "Vegas" below).
- * No lock on any release once Gradient2 is warm.
+ * - Admission and release are lock-free: try_acquire is a CAS raising
+ *   `in_flight` below `limit`, release an atomic subtraction. Counters live
+ *   in per-thread stripes.
+ * - A release that is a sample for the algorithm (a drop or a timed
+ *   success; for AIMD, any success) takes `lock` and runs the algorithm's
+ *   update, which turns the sample into a new fractional estimate; the
+ *   limiter then publishes floor(estimate) to the atomic `limit`, which
+ *   acquire reads. One update at a time keeps each algorithm plain
+ *   sequential code over its own state, as Netflix's concurrency-limits and
+ *   Envoy do (a lock once per sample).
  * A lowered limit never revokes permits: calls beyond it finish and new ones
  * wait until in_flight drops under it. */
 #include "breakwater/limiter.h"
@@ -22,10 +23,16 @@
 #include <string.h>
 
 #include "internal.h"
+#include "limiter_algo.h"
+
+/* ---- the limiter ------------------------------------------------------- */
 
 #define BW__LIM_MAX 1000000u
 #define BW__LIM_MAX_WINDOW 100000u
 #define BW__LIM_MAX_MS INT64_C(86400000)
+
+static const bw__lim_algo_t *const bw__lim_algos[3] = {
+    &bw__lim_aimd, &bw__lim_gradient2, &bw__lim_vegas};
 
 typedef struct bw__lim_stripe_s {
   _Atomic uint64_t admitted;
@@ -37,29 +44,15 @@ typedef struct bw__lim_stripe_s {
    * finds 0 is timed. Threads sharing a stripe may lose a tick (a plain
    * load and store), which only moves the sampling a little. */
   _Atomic uint32_t tick;
-  _Atomic uint64_t samples; /* VEGAS: timed successes (its probe count) */
-  /* VEGAS, exclusive stripes only, the owner's: max(1, log10(lg_floor)),
-   * cached (log10 costs more than the rest of a decision). */
-  double lg_floor;
-  double lg;
 } BW__PAIR_ALIGNED bw__lim_stripe_t;
 
 struct bw_limiter_s {
   bw_limit_t iface; /* must stay first */
   bw_limiter_algorithm_t alg;
+  const bw__lim_algo_t *algo;
   uint32_t min;
   uint32_t max;
-  double backoff;
-  int64_t aimd_timeout_ns; /* 0 = off */
-  double g2_tolerance;
-  double g2_smoothing;
-  double g2_factor; /* 2 / (long_window + 1) */
-  uint32_t g2_warmup;
-  uint32_t g2_queue;
-  double v_alpha;
-  double v_beta;
-  double v_smoothing;
-  uint32_t v_probe;
+  int64_t slow_ns; /* AIMD: a success slower than this is a drop; 0 = off */
   const bw_clock_t *clock;
   uint32_t sample_every; /* time one call in this many, per stripe */
   bw_limiter_change_cb on_change;
@@ -69,17 +62,14 @@ struct bw_limiter_s {
   const bw_clock_t *wall;
   char *name;
 
+  /* What admission reads and writes. `limit` is written under `lock`. */
   BW__PAIR_ALIGNED _Atomic uint32_t in_flight;
   _Atomic uint32_t limit;
-  /* Bumped by every decrease on a drop; permits carry the value at acquire,
-   * and a drop from an older generation decreases nothing (one decrease per
-   * congestion event, as TCP backs off once per window). */
+  /* Bumped (under `lock`) by every decrease on a drop; permits carry the
+   * value at acquire, and a drop from an older generation decreases nothing
+   * (one decrease per congestion event, as TCP backs off once per
+   * window). */
   _Atomic uint32_t generation;
-  /* AIMD and VEGAS: true until the first decrease (slow start). AIMD adds 1
-   * per success in it, then 1 per `limit` successes (congestion avoidance,
-   * counted in acks). */
-  _Atomic bool slow_start;
-  _Atomic uint32_t acks;
 
   /* Overload guards (docs/limiter.md, "Guards against overshoot"). */
   double hold_ratio;          /* a TIMED_OUT slot is held ratio x its RTT */
@@ -96,49 +86,24 @@ struct bw_limiter_s {
   _Atomic uint64_t timed_out;
   _Atomic uint64_t held_overflow;
 
-  /* GRADIENT2 / VEGAS state, by CAS; only Gradient2's warmup mean is
-   * under lock. Laid out by who writes what: once Gradient2 is warm, this first
-   * line pair is only read (the lock is not taken, est moves only when the
-   * limit is not app-limited), so its samples read est and g2_warm without
-   * a cache miss; what every sample writes is in the next pair. */
+  /* The algorithm: its state and the fractional estimate whose floor is
+   * `limit`, both only under `lock`. */
   BW__PAIR_ALIGNED pthread_mutex_t lock;
-  _Atomic double est;
-  _Atomic uint32_t g2_warm; /* GRADIENT2: warmup samples taken (to warmup) */
-  double long_sum;          /* GRADIENT2 warmup, under lock */
-  _Atomic uint64_t v_probe_base; /* VEGAS: samples at the last baseline */
-  _Atomic int64_t min_rtt_ns;    /* VEGAS */
-  /* VEGAS rounds: successes fold into these; the success that ends a
-   * round (elected by CAS on v_round_start) takes them and decides. */
-  _Atomic int64_t v_round_start;  /* the current round began at */
-  _Atomic int64_t v_round_min;    /* the round's smallest RTT */
-  _Atomic bool v_round_busy;      /* a success of the round was not
-                                     app-limited */
-  _Atomic unsigned v_stripes;     /* stripes that counted a sample: the
-                                     probe sums these */
+  void *state;
+  double est;
+
   _Atomic int64_t timeout_rtt_ns; /* the latest timed TIMED_OUT call's RTT */
+  _Atomic int64_t last_rtt_ns;
   _Atomic uint64_t changes;
   _Atomic int64_t report_after_ns; /* next report allowed from */
   _Atomic uint32_t reported_limit; /* the limit the last report gave */
-
-  /* Written by (nearly) every timed sample: one line for all three. */
-  BW__PAIR_ALIGNED _Atomic double long_rtt; /* GRADIENT2: ns */
-  _Atomic int64_t long_rtt_ns;
-  _Atomic int64_t last_rtt_ns;
 
   bw__lim_stripe_t stripes[BW__STRIPES];
 };
 
 const char *bw_limiter_algorithm_name(bw_limiter_algorithm_t a) {
-  switch (a) {
-  case BW_LIMITER_AIMD:
-    return "aimd";
-  case BW_LIMITER_GRADIENT2:
-    return "gradient2";
-  case BW_LIMITER_VEGAS:
-    return "vegas";
-  default:
-    return "unknown";
-  }
+  return (unsigned)a <= (unsigned)BW_LIMITER_VEGAS ? bw__lim_algos[a]->name
+                                                   : "unknown";
 }
 
 void bw_limiter_config_init(bw_limiter_config_t *cfg) {
@@ -330,6 +295,7 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
     return NULL;
   }
+  lim->algo = bw__lim_algos[cfg->algorithm];
   lim->name = bw_strdup(cfg->name);
   if (lim->name == NULL) goto nomem;
   lim->held_cap = cfg->max_limit < 65536u ? cfg->max_limit : 65536u;
@@ -337,6 +303,8 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
                   ? bw_calloc(lim->held_cap, sizeof(*lim->held))
                   : NULL;
   if (cfg->timeout_hold_ratio > 0.0 && lim->held == NULL) goto nomem;
+  lim->state = lim->algo->init(cfg);
+  if (lim->state == NULL) goto nomem;
   if (pthread_mutex_init(&lim->lock, NULL) != 0) goto nolock;
   if (pthread_mutex_init(&lim->hlock, NULL) != 0) {
     pthread_mutex_destroy(&lim->lock);
@@ -346,17 +314,9 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->alg = cfg->algorithm;
   lim->min = cfg->min_limit;
   lim->max = cfg->max_limit;
-  lim->backoff = cfg->backoff_ratio;
-  lim->aimd_timeout_ns = cfg->aimd_timeout_ms * BW_NS_PER_MS;
-  lim->g2_tolerance = cfg->gradient2_tolerance;
-  lim->g2_smoothing = cfg->gradient2_smoothing;
-  lim->g2_factor = 2.0 / ((double)cfg->gradient2_long_window + 1.0);
-  lim->g2_warmup = cfg->gradient2_warmup;
-  lim->g2_queue = cfg->gradient2_queue_size;
-  lim->v_alpha = cfg->vegas_alpha;
-  lim->v_beta = cfg->vegas_beta;
-  lim->v_smoothing = cfg->vegas_smoothing;
-  lim->v_probe = cfg->vegas_probe_multiplier;
+  lim->slow_ns = cfg->algorithm == BW_LIMITER_AIMD
+                     ? cfg->aimd_timeout_ms * BW_NS_PER_MS
+                     : 0;
   lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   lim->on_change = cfg->on_change;
   lim->change_interval_ns = cfg->change_interval_ms * BW_NS_PER_MS;
@@ -365,20 +325,10 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->report_after_ns, INT64_MIN);
   atomic_init(&lim->reported_limit, cfg->initial_limit);
   lim->userdata = cfg->userdata;
-  atomic_init(&lim->est, (double)cfg->initial_limit);
-  atomic_init(&lim->long_rtt, 0.0);
-  atomic_init(&lim->g2_warm, 0);
-  for (unsigned i = 0; i < BW__STRIPES; i++)
-    lim->stripes[i].lg_floor = -1.0; /* no limit is negative: not cached */
-  atomic_init(&lim->v_round_start, INT64_MIN); /* the first success ends
-                                                  round 0 */
-  atomic_init(&lim->v_round_min, INT64_MAX);
-  atomic_init(&lim->v_round_busy, false);
+  lim->est = (double)cfg->initial_limit;
   atomic_init(&lim->limit, cfg->initial_limit);
   atomic_init(&lim->in_flight, 0);
   atomic_init(&lim->generation, 0);
-  atomic_init(&lim->slow_start, true);
-  atomic_init(&lim->acks, 0);
   lim->hold_ratio = cfg->timeout_hold_ratio;
   lim->headroom = cfg->probe_headroom;
   lim->memory_ns = cfg->overload_memory_ms * BW_NS_PER_MS;
@@ -397,6 +347,7 @@ nolock:
 nomem:
   bw_error_set(err, BW_E_NOMEM, "", "out of memory creating limiter");
 fail:
+  if (lim->state != NULL) lim->algo->free(lim->state);
   bw_free(lim->held);
   bw_free(lim->name);
   bw_free_aligned(lim);
@@ -407,6 +358,7 @@ void bw_limiter_free(bw_limiter_t *lim) {
   if (lim == NULL) return;
   pthread_mutex_destroy(&lim->lock);
   pthread_mutex_destroy(&lim->hlock);
+  lim->algo->free(lim->state);
   bw_free(lim->held);
   bw_free(lim->name);
   bw_free_aligned(lim);
@@ -542,8 +494,7 @@ full:
   return BW_E_FULL;
 }
 
-/* ---- the algorithms ------------------------------------------------------
- */
+/* ---- limit changes ----------------------------------------------------- */
 
 /* One report: the callback, then the event (t is the limiter's clock). */
 static void bw__lim_report(bw_limiter_t *lim, uint32_t old, uint32_t now,
@@ -568,10 +519,11 @@ static void bw__lim_report(bw_limiter_t *lim, uint32_t old, uint32_t now,
                 f, 3, NULL);
 }
 
-/* Counts a change and reports it. With change_interval_ms, at most one
- * report per interval: the first change after the interval reports the
- * limit of the previous report -> now (the CAS elects one reporter when
- * AIMD threads race); changes inside the interval wait for the next one. */
+/* Counts a change and reports it, outside the lock. With
+ * change_interval_ms, at most one report per interval: the first change
+ * after the interval reports the limit of the previous report -> now (the
+ * CAS elects one reporter when threads race); changes inside the interval
+ * wait for the next one. */
 static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
   int64_t t, due;
   uint32_t prev;
@@ -595,28 +547,8 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
   if (prev != now) bw__lim_report(lim, prev, now, t);
 }
 
-static double bw__clamp(double x, double lo, double hi) {
-  return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* floor(x * ratio), with a hair of slack so 10 * 0.9 is 9, not 8.999... */
-static uint32_t bw__backoff(uint32_t limit, double ratio) {
-  return (uint32_t)floor((double)limit * ratio + 1e-9);
-}
-
-/* A drop decreases the limit only if its permit was issued after the last
- * decrease: the calls already in flight when the dependency started shedding
- * report the same congestion event, often seconds later (a 429 after a slow
- * wait), and must not decrease it again. The CAS elects one decrease per
- * generation when threads race. */
-static bool bw__lim_new_congestion(bw_limiter_t *lim, const bw_permit_t *p) {
-  uint32_t g = (uint32_t)(p->generation >> 32);
-  return atomic_compare_exchange_strong_explicit(
-      &lim->generation, &g, g + 1u, memory_order_acq_rel, memory_order_relaxed);
-}
-
 /* ---- guards against overshoot ----------------------------------------------
- * Every algorithm below grows the limit on successes and the dependency's
+ * Every algorithm grows the limit on successes and the dependency's
  * overload signal may come late (seed 004's partner answers slowly, then
  * 429, 0.8-2.5 s after the limit passed its capacity). Two guards, for all
  * algorithms, stop growth (they never cut the limit):
@@ -683,41 +615,7 @@ static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
   return cap < cur ? cur : (uint32_t)cap;
 }
 
-static void bw__aimd(bw_limiter_t *lim, const bw_permit_t *p, uint32_t inflight,
-                     bool drop, int64_t now) {
-  uint32_t cur = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-  uint32_t next;
-  if (drop) {
-    if (!bw__lim_new_congestion(lim, p)) return;
-    atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-    atomic_store_explicit(&lim->acks, 0, memory_order_relaxed);
-  } else if ((uint64_t)inflight * 2 < cur) {
-    return; /* app-limited: no evidence the limit is too low */
-  } else if (!atomic_load_explicit(&lim->slow_start, memory_order_relaxed)) {
-    /* Congestion avoidance: +1 once `limit` successes have counted. */
-    uint32_t n =
-        atomic_fetch_add_explicit(&lim->acks, 1, memory_order_relaxed) + 1;
-    if (n < cur || !atomic_compare_exchange_strong_explicit(
-                       &lim->acks, &n, n - cur, memory_order_relaxed,
-                       memory_order_relaxed))
-      return;
-  }
-  do {
-    if (drop) {
-      /* Back off from the limit in force when the dropped call went out if
-       * the limit grew since: the drop speaks of that level. */
-      uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
-      next = bw__backoff(then != 0 && then < cur ? then : cur, lim->backoff);
-      if (next < lim->min) next = lim->min;
-    } else {
-      next = cur < bw__growth_cap(lim, cur, now) ? cur + 1 : cur;
-    }
-    if (next == cur) return;
-  } while (!atomic_compare_exchange_weak_explicit(
-      &lim->limit, &cur, next, memory_order_relaxed, memory_order_relaxed));
-  if (drop) bw__guard_decreased(lim, next);
-  bw__lim_changed(lim, cur, next);
-}
+/* ---- the algorithm's update ------------------------------------------- */
 
 /* The whole-number limit for a new estimate *est (never below min), the
  * limit in force being `old`. Growth past the guards' cap holds the
@@ -737,286 +635,48 @@ static uint32_t bw__lim_whole(bw_limiter_t *lim, double *est, uint32_t old,
   return next;
 }
 
-/* Replaces the estimate `est` (as read) by `next` (already clamped) if it
- * moved: the whole-number step (growth cap) first, then a CAS. False if the
- * CAS lost (est then holds the winner's value: decide again) or nothing
- * moved (*lnext == *old then). */
-static bool bw__est_try(bw_limiter_t *lim, double *est, double next,
-                        int64_t now, uint32_t *old, uint32_t *lnext,
-                        bool *moved) {
-  *old = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-  *lnext = bw__lim_whole(lim, &next, *old, now);
-  *moved = next != *est;
-  if (!*moved) return true;
-  /* seq_cst: see bw__lim_publish. */
-  return atomic_compare_exchange_weak_explicit(
-      &lim->est, est, next, memory_order_seq_cst, memory_order_relaxed);
-}
-
-/* ---- Gradient2, lock-free ---------------------------------------------------
- * A sample is two CAS loops on atomic doubles: the long-term average first,
- * then the estimate, each computed from the value it replaces (a lost CAS
- * recomputes from the winner's value, so every sample is applied once to
- * each, in some order). Then the limit is moved to floor(estimate) by
- * bw__lim_publish. With one thread, or without races, the arithmetic is the
- * same operations in the same order as under a lock. */
-
-/* Folds the RTT `shortr` into the long-term average and returns the ratio
- * long / short the sample decides on (before the pull-down below). The
- * first g2_warmup samples set a plain mean, under the lock (a sum and a
- * count); from then on, an exponential average by CAS. */
-static double bw__g2_long(bw_limiter_t *lim, double shortr) {
-  double l, nl, ratio;
-  if (BW__UNLIKELY(atomic_load_explicit(&lim->g2_warm, memory_order_acquire) <
-                   lim->g2_warmup)) {
-    pthread_mutex_lock(&lim->lock);
-    {
-      uint32_t n = BW__LOAD(lim->g2_warm);
-      if (n < lim->g2_warmup) {
-        lim->long_sum += shortr;
-        nl = lim->long_sum / (double)(n + 1);
-        ratio = nl / shortr;
-        if (ratio > 2.0) nl *= 0.95;
-        atomic_store_explicit(&lim->long_rtt, nl, memory_order_relaxed);
-        /* Release: a sampler that sees the warmup over sees its mean. */
-        atomic_store_explicit(&lim->g2_warm, n + 1, memory_order_release);
-        pthread_mutex_unlock(&lim->lock);
-        goto done;
-      }
-    }
-    pthread_mutex_unlock(&lim->lock);
+/* Feeds one sample to the algorithm under the lock, then publishes the
+ * new estimate's floor as the limit. A decrease on a congestion signal (a
+ * drop, or a success the algorithm flags) applies only if the call was
+ * admitted after the last such decrease, and starts a new generation: the
+ * calls already in flight when the dependency started shedding report the
+ * same congestion event, often seconds later (a 429 after a slow wait), and
+ * must not decrease the limit again. The change is reported after the lock
+ * is released. */
+static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
+                           bw__lim_sample_t *s) {
+  uint32_t gen, old = 0, next = 0;
+  bool fresh, congestion = false, moved = false;
+  double est;
+  pthread_mutex_lock(&lim->lock);
+  gen = BW__LOAD(lim->generation);
+  fresh = (uint32_t)(p->generation >> 32) == gen;
+  if (s->drop && !fresh) goto done;
+  old = BW__LOAD(lim->limit);
+  s->est = lim->est;
+  s->limit = old;
+  est = lim->algo->update(lim->state, s, &congestion);
+  if (s->drop || congestion) {
+    if (!fresh) goto done;
+    atomic_store_explicit(&lim->generation, gen + 1u, memory_order_release);
   }
-  l = atomic_load_explicit(&lim->long_rtt, memory_order_relaxed);
-  for (;;) {
-    nl = l * (1.0 - lim->g2_factor) + shortr * lim->g2_factor;
-    ratio = nl / shortr; /* the one division (a dozen cycles or more) */
-    /* After a long spell of high latency the average lags far behind a
-     * recovered RTT: pull it down faster than the average alone would. */
-    if (ratio > 2.0) nl *= 0.95;
-    if (nl == l) break; /* nothing moves: no write, the line stays shared */
-    if (atomic_compare_exchange_weak_explicit(
-            &lim->long_rtt, &l, nl, memory_order_relaxed, memory_order_relaxed))
-      break;
+  if (est == lim->est) goto done;
+  next = bw__lim_whole(lim, &est, old, s->now_ns);
+  if (est == lim->est) goto done; /* growth held at the cap already */
+  lim->est = est;
+  if (next != old) {
+    moved = true;
+    if (s->drop && next < old) bw__guard_decreased(lim, next);
+    atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
   }
 done:
-  /* Rounded to the nearest ns (the average is positive). */
-  if (BW__LOAD(lim->long_rtt_ns) != (int64_t)(nl + 0.5))
-    atomic_store_explicit(&lim->long_rtt_ns, (int64_t)(nl + 0.5),
-                          memory_order_relaxed);
-  return ratio;
-}
-
-/* Moves the limit to floor(estimate) (never below min), reporting the
- * change. After its CAS, a thread whose estimate was overtaken meanwhile
- * goes round again: the last estimate's writer, or whoever comes after it,
- * leaves the limit at that estimate's floor. */
-static void bw__lim_publish(bw_limiter_t *lim) {
-  /* seq_cst, with the estimate's CAS (bw__est_try): the writer of a new
-   * estimate then reads the limit, and the publisher of a limit re-reads
-   * the estimate; with weaker orders both could read the value from before
-   * the other's write (a store-buffering outcome, possible on ARM), and the
-   * limit would stay off the estimate's floor. On x86 the locked CAS is a
-   * full barrier anyway: no cost. */
-  for (;;) {
-    uint32_t old = atomic_load_explicit(&lim->limit, memory_order_seq_cst);
-    double e = atomic_load_explicit(&lim->est, memory_order_seq_cst);
-    uint32_t next = (uint32_t)floor(e);
-    if (next < lim->min) next = lim->min;
-    if (next == old) return;
-    if (atomic_compare_exchange_strong_explicit(&lim->limit, &old, next,
-                                                memory_order_seq_cst,
-                                                memory_order_seq_cst)) {
-      bw__lim_changed(lim, old, next);
-      if (atomic_load_explicit(&lim->est, memory_order_seq_cst) == e) return;
-    }
-  }
-}
-
-/* GRADIENT2 and VEGAS: a drop backs the estimate off multiplicatively,
- * once per congestion event, and ends slow start (which only Vegas reads:
- * TCP Vegas falls back to Reno on a loss). */
-static void bw__est_drop(bw_limiter_t *lim, const bw_permit_t *p, int64_t now) {
-  double est;
-  uint32_t old, lnext;
-  bool moved;
-  if (!bw__lim_new_congestion(lim, p)) return;
-  atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
-  while (!bw__est_try(lim, &est, fmax((double)lim->min, est * lim->backoff),
-                      now, &old, &lnext, &moved)) {
-  }
-  if (!moved) return;
-  if (lnext < old) bw__guard_decreased(lim, lnext);
-  bw__lim_publish(lim);
-}
-
-/* One Gradient2 sample from a timed success (drops: bw__est_drop),
- * lock-free once warm. */
-static void bw__gradient2(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                          uint32_t inflight, int64_t now) {
-  double ratio = bw__g2_long(lim, rtt > 0 ? (double)rtt : 1.0), est, next;
-  bool decrease = false; /* this sample won its congestion event */
-  bool moved;
-  uint32_t old, lnext;
-  est = atomic_load_explicit(&lim->est, memory_order_relaxed);
-  do {
-    double gradient;
-    if ((double)inflight < est / 2.0) return; /* app-limited */
-    gradient = bw__clamp(lim->g2_tolerance * ratio, 0.5, 1.0);
-    next = est * gradient + (double)lim->g2_queue;
-    next = est * (1.0 - lim->g2_smoothing) + next * lim->g2_smoothing;
-    /* A decrease, like a drop's, once per congestion event. */
-    if (next < est && !decrease && !(decrease = bw__lim_new_congestion(lim, p)))
-      return;
-    next = bw__clamp(next, (double)lim->min, (double)lim->max);
-  } while (!bw__est_try(lim, &est, next, now, &old, &lnext, &moved));
-  if (moved) bw__lim_publish(lim);
-}
-
-/* ---- Vegas: one decision per round trip ------------------------------------
- * A round ends with the first success that was sent after it began (its
- * start_ns later than the round's start: with a coarse clock, a call sent
- * in the round's first tick may have left before it). Every other timed
- * success folds its RTT into the round's minimum, and marks the round busy
- * if it was admitted at in_flight * 2 >= the limit, with a CAS or a store;
- * the success that ends the round (elected by a CAS on the round's start)
- * takes the round's figures with its own and decides, and the estimate
- * moves by CAS as Gradient2's does. Nothing takes a lock. A fold that lands
- * between the election and the taking counts in the round just ended: one
- * sample, never a decision. If the winner is held up (preempted) between
- * its election and the taking for a whole round, the next round's winner
- * takes those figures instead, and the two decide in reverse order, each
- * on real samples; a decrease's end of slow start is likewise seen by an
- * overlapping round's end only after its CAS. Both need a preemption at
- * that instant, and cost the accuracy of one round, not a wrong count. */
-
-/* Admitted at in_flight * 2 >= the limit in force then (the permit's low
- * 32 bits; the current limit for a permit filled elsewhere). */
-static bool bw__vegas_busy(const bw_limiter_t *lim, const bw_permit_t *p,
-                           uint32_t inflight) {
-  return (uint64_t)inflight * 2 >= bw__limit_at_acquire(lim, p);
-}
-
-static void bw__vegas_fold_in(bw_limiter_t *lim, const bw_permit_t *p,
-                              int64_t rtt, uint32_t inflight) {
-  bw__lower_i64(&lim->v_round_min, rtt);
-  if (bw__vegas_busy(lim, p, inflight) && !BW__LOAD(lim->v_round_busy))
-    atomic_store_explicit(&lim->v_round_busy, true, memory_order_relaxed);
-}
-
-/* Counts a timed success, then ends the round with it if it was sent after
- * the round began and wins the round's end (a CAS on v_round_start, from
- * the start it read to now: the loser of a race re-reads, and ends the
- * next round too if it was sent after that one began, as it would have
- * under a lock); otherwise folds it into the round. True: it ended the
- * round, unfolded, and decides. */
-static bool bw__vegas_end(bw_limiter_t *lim, const bw_permit_t *p, int64_t rtt,
-                          uint32_t inflight, unsigned s, int64_t now) {
-  int64_t rs;
-  bw__bump(&lim->stripes[s].samples, s);
-  if (BW__UNLIKELY(s >= BW__LOAD(lim->v_stripes)))
-    bw__raise_stripes(&lim->v_stripes, s);
-  rs = BW__LOAD(lim->v_round_start);
-  while (p->start_ns > rs)
-    if (atomic_compare_exchange_weak_explicit(&lim->v_round_start, &rs, now,
-                                              memory_order_relaxed,
-                                              memory_order_relaxed))
-      return true;
-  bw__vegas_fold_in(lim, p, rtt, inflight);
-  return false;
-}
-
-/* max(1, log10(floor(est))), cached per exclusive stripe (its owner's
- * alone): log10 costs more than the rest of a decision, so it is computed
- * again only when the whole-number limit moved (the same value, bit for
- * bit). */
-static double bw__vegas_lg(bw_limiter_t *lim, unsigned s, double est) {
-  double fl = floor(est);
-  bw__lim_stripe_t *st;
-  if (s >= BW__EXCL_STRIPES) return fmax(1.0, log10(fl));
-  st = &lim->stripes[s];
-  if (fl != st->lg_floor) {
-    st->lg_floor = fl;
-    st->lg = fmax(1.0, log10(fl));
-  }
-  return st->lg;
-}
-
-/* Ends the round this success won (bw__vegas_end): takes the round's
- * figures (exchanged for a fresh round's) with its own, and decides on the
- * round's smallest RTT. A fold that lands between the election and the
- * exchange counts in the round just ended: one sample, never a decision. */
-static void bw__vegas_round(bw_limiter_t *lim, const bw_permit_t *p,
-                            int64_t rtt, uint32_t inflight, unsigned s,
-                            int64_t now) {
-  double est = atomic_load_explicit(&lim->est, memory_order_relaxed), next;
-  int64_t min_rtt, rmin;
-  uint32_t old, lnext;
-  bool busy, moved, leave_slow_start;
-  /* Each figure is taken with an exchange, so that two rounds ending at
-   * once never both count it, but only if there is one to take: calls
-   * going one at a time fold nothing (every call is a round of its own),
-   * and their round's end then costs one locked instruction, its CAS. */
-  rmin = BW__LOAD(lim->v_round_min);
-  if (rmin != INT64_MAX)
-    rmin = atomic_exchange_explicit(&lim->v_round_min, INT64_MAX,
-                                    memory_order_relaxed);
-  if (rtt < rmin) rmin = rtt;
-  busy = (BW__LOAD(lim->v_round_busy) &&
-          atomic_exchange_explicit(&lim->v_round_busy, false,
-                                   memory_order_relaxed)) ||
-         bw__vegas_busy(lim, p, inflight);
-  /* The no-load RTT only ever falls; if the dependency got slower for
-   * good, every sample would read as queueing. So every so often the next
-   * round's RTT becomes the new baseline (Netflix probes the same way, with
-   * jitter across instances; here it is deterministic). */
-  if (lim->v_probe > 0) {
-    unsigned n = atomic_load_explicit(&lim->v_stripes, memory_order_acquire);
-    uint64_t samples = 0, base = BW__LOAD(lim->v_probe_base);
-    for (unsigned i = 0; i < n; i++)
-      samples += BW__LOAD(lim->stripes[i].samples);
-    if ((double)(samples - base) > (double)lim->v_probe * floor(est) &&
-        atomic_compare_exchange_strong_explicit(&lim->v_probe_base, &base,
-                                                samples, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-      atomic_store_explicit(&lim->min_rtt_ns, rmin, memory_order_relaxed);
-      return;
-    }
-  }
-  /* A new no-load RTT: the baseline moved, this round decides nothing. */
-  min_rtt = BW__LOAD(lim->min_rtt_ns);
-  while (min_rtt == 0 || rmin < min_rtt)
-    if (atomic_compare_exchange_weak_explicit(&lim->min_rtt_ns, &min_rtt, rmin,
-                                              memory_order_relaxed,
-                                              memory_order_relaxed))
-      return;
-  if (!busy) return; /* app-limited */
-  do {
-    double lg = bw__vegas_lg(lim, s, est);
-    double queue = ceil(est * (1.0 - (double)min_rtt / (double)rmin));
-    leave_slow_start = false;
-    if (queue < lim->v_alpha * lg &&
-        atomic_load_explicit(&lim->slow_start, memory_order_relaxed))
-      next = est * 2.0; /* slow start, until the first decrease */
-    else if (queue <= lg)
-      next = est + lim->v_beta * lg; /* (almost) no queue: grow fast */
-    else if (queue < lim->v_alpha * lg)
-      next = est + lg;
-    else if (queue > lim->v_beta * lg) {
-      leave_slow_start = true;
-      next = est - lg;
-    } else
-      return;
-    next = bw__clamp(next, (double)lim->min, (double)lim->max);
-    next = est * (1.0 - lim->v_smoothing) + next * lim->v_smoothing;
-  } while (!bw__est_try(lim, &est, next, now, &old, &lnext, &moved));
-  if (leave_slow_start)
-    atomic_store_explicit(&lim->slow_start, false, memory_order_relaxed);
-  if (moved) bw__lim_publish(lim);
+  pthread_mutex_unlock(&lim->lock);
+  if (moved) bw__lim_changed(lim, old, next);
 }
 
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
+  bw__lim_sample_t sample;
   uint32_t inflight;
   /* INT64_MIN until the clock is read (bw__growth_cap reads it if it needs
    * it). */
@@ -1081,9 +741,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
       bw__bump(&lim->stripes[s].ignored, s);
       return BW_E_INVAL;
     }
-    if (lim->alg == BW_LIMITER_AIMD && lim->aimd_timeout_ns > 0 &&
-        rtt > lim->aimd_timeout_ns)
-      drop = true;
+    if (lim->slow_ns > 0 && rtt > lim->slow_ns) drop = true;
   }
   bw__bump(drop ? &lim->stripes[s].drops : &lim->stripes[s].successes, s);
   /* The in-flight count at acquire (this call included); a permit filled
@@ -1093,26 +751,19 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     bw__guard_drop(lim, p, inflight, now);
   else
     bw__guard_success(lim, inflight);
-  if (lim->alg == BW_LIMITER_AIMD) {
-    /* AIMD grows on successes, timed or not: only its slow-call rule
-     * needs the RTT. */
-    bw__aimd(lim, p, inflight, drop, now);
-  } else if (drop) {
-    bw__est_drop(lim, p, now);
-  } else if (timed) {
-    /* An untimed success is no sample for an RTT-driven algorithm; a Vegas
-     * success that does not end its round has been folded in. */
-    if (lim->alg == BW_LIMITER_GRADIENT2)
-      bw__gradient2(lim, p, rtt, inflight, now);
-    else if (bw__vegas_end(lim, p, rtt, inflight, s, now))
-      bw__vegas_round(lim, p, rtt, inflight, s, now);
+  /* An untimed success is no sample for an RTT-driven algorithm. */
+  if (drop || timed || lim->algo->untimed_successes) {
+    sample.limit_then = bw__limit_at_acquire(lim, p);
+    sample.inflight = inflight;
+    sample.drop = drop;
+    sample.start_ns = p->start_ns;
+    sample.rtt_ns = drop || !timed ? 0 : rtt;
+    sample.now_ns = now;
+    bw__lim_update(lim, p, &sample);
   }
   /* A timed success's RTT is the latest, written only when it changes
    * (with a coarse clock most RTTs repeat, and an unchanged line stays
-   * shared between cores), and last: its line is long_rtt's, which a
-   * Gradient2 sample has just taken for its CAS, so the store finds it
-   * here instead of fetching it once more (two threads on a precise
-   * clock: ~600 -> ~400 ns a call pair). */
+   * shared between cores). */
   if (timed && outcome == BW_LIMIT_SUCCESS && BW__LOAD(lim->last_rtt_ns) != rtt)
     atomic_store_explicit(&lim->last_rtt_ns, rtt, memory_order_relaxed);
   return BW_OK;
@@ -1132,17 +783,14 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
     out->ignored += BW__LOAD(s->ignored);
   }
   out->algorithm = lim->alg;
-  out->limit = BW__LOAD(lim->limit);
   out->in_flight = BW__LOAD(lim->in_flight);
-  if (lim->alg == BW_LIMITER_AIMD) {
-    out->estimate = (double)out->limit;
-  } else {
-    out->estimate = BW__LOAD(lim->est);
-  }
+  pthread_mutex_lock((pthread_mutex_t *)&lim->lock);
+  out->limit = BW__LOAD(lim->limit);
+  out->estimate = lim->est;
+  if (lim->algo->stats != NULL) lim->algo->stats(lim->state, out);
+  pthread_mutex_unlock((pthread_mutex_t *)&lim->lock);
   out->limit_changes = BW__LOAD(lim->changes);
   out->last_rtt_ns = BW__LOAD(lim->last_rtt_ns);
-  out->min_rtt_ns = BW__LOAD(lim->min_rtt_ns);
-  out->long_rtt_ns = BW__LOAD(lim->long_rtt_ns);
   out->timed_out = BW__LOAD(lim->timed_out);
   out->held_overflow = BW__LOAD(lim->held_overflow);
   pthread_mutex_lock((pthread_mutex_t *)&lim->hlock);
