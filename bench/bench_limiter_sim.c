@@ -1,6 +1,6 @@
 /* bench_limiter_sim — the adaptive limiters as the admission gate of 800
- * closed-loop clients against seed 004's partner (capacity 400), in virtual
- * time (bw_sim_gate_run). Prints, as markdown for BENCHMARKS.md, per
+ * closed-loop clients against the Polly lab's partner (capacity 400), in
+ * virtual time (bw_sim_gate_run). Prints, as markdown for BENCHMARKS.md, per
  * algorithm: the limit every 500 ms for the first 20 s, then the settle
  * time (limit within +-15 % of capacity, [340, 460], for the rest of the
  * run), the success ratio of network calls, the partner's highest in-flight

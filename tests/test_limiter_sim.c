@@ -1,5 +1,5 @@
 /* Scenario tests: the adaptive limiters as the admission gate of clients
- * that always have work, against seed 004's partner, in virtual time
+ * that always have work, against the Polly lab's partner, in virtual time
  * (bw_sim_gate_run, sim.h), and the limiter rules those runs rely on.
  *
  * Issue 4's acceptance, for each algorithm with its documented defaults
@@ -163,7 +163,7 @@ static run_t run_gate(bw_limiter_algorithm_t alg, uint32_t clients,
   bw_sim_gate_config_t gc;
   run_t run;
   assert_non_null(sim);
-  partner = bw_sim_partner_new(NULL, &err); /* seed 004: capacity 400 */
+  partner = bw_sim_partner_new(NULL, &err); /* the Polly lab: capacity 400 */
   assert_non_null(partner);
   bw_limiter_config_init(&lc);
   lc.algorithm = alg;

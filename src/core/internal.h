@@ -92,13 +92,6 @@ static inline void bw__lower_u32(_Atomic uint32_t *a, uint32_t v) {
              a, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
   }
 }
-static inline void bw__lower_i64(_Atomic int64_t *a, int64_t v) {
-  int64_t cur = atomic_load_explicit(a, memory_order_relaxed);
-  while (v < cur &&
-         !atomic_compare_exchange_weak_explicit(
-             a, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
-  }
-}
 /* Raises an object's stripe high-water mark (1 + the highest stripe that
  * counted there) to include stripe s, with release: a reader that loads the
  * mark with acquire sees what the stripe counted before it was raised. */

@@ -378,7 +378,7 @@ uint32_t bw_limiter_limit(const bw_limiter_t *lim) {
 
 /* ---- held slots ------------------------------------------------------------
  * A caller that timed out released its permit, but the dependency may still
- * be working on the call (seed 004's partner keeps an abandoned request in
+ * be working on the call (the Polly lab's partner keeps an abandoned request in
  * flight for its whole latency). Freeing the slot at once lets the limiter
  * admit more than the dependency holds: the "zombie" feedback loop of
  * docs/internals/limiter-settling.md. So a TIMED_OUT slot stays counted in
@@ -549,7 +549,7 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
 
 /* ---- guards against overshoot ----------------------------------------------
  * Every algorithm grows the limit on successes and the dependency's
- * overload signal may come late (seed 004's partner answers slowly, then
+ * overload signal may come late (the Polly lab's partner answers slowly, then
  * 429, 0.8-2.5 s after the limit passed its capacity). Two guards, for all
  * algorithms, stop growth (they never cut the limit):
  * - proven: a success admitted at in-flight n proves the dependency served
