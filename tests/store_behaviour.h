@@ -328,7 +328,7 @@ static void nack_past_max_deliveries_dead_letters(void **state) {
   ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 0);
   assert_string_equal(ev->name, "jobs");
   assert_string_equal(ev->reason, "nacked after 2 deliveries");
-  assert_field_str(ev, 0, "reason", "max_deliveries");
+  assert_field_str(ev, 0, "cause", "max_deliveries");
   assert_field_uint(ev, 1, "item_id", id);
   assert_field_uint(ev, 2, "dlq_id", d[0].id);
   assert_field_uint(ev, 3, "deliveries", 2);
@@ -393,7 +393,7 @@ static void the_guard_sends_overflow_to_the_dlq(void **state) {
   assert_memory_equal(d[0].payload, "4", 1);
   ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 0);
   assert_string_equal(ev->reason, "queue jobs reached max_size 3");
-  assert_field_str(ev, 0, "reason", "queue_full");
+  assert_field_str(ev, 0, "cause", "queue_full");
   assert_field_uint(ev, 4, "count", 1);
   bw_dlq_records_clear(d, n);
 }

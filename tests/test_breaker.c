@@ -2103,6 +2103,41 @@ static void rejections_are_summarised_at_most_once_a_second(void **state) {
   assert_u64_eq(bwt_stats(b).rejected, 107);
 }
 
+/* Freeing a breaker flushes the rejections not yet summarised: no rejection
+ * goes unreported because its breaker went away. */
+static void freeing_a_breaker_reports_the_rejections_not_yet_summarised(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = consecutive(e, "svc", 5, 30000);
+  const bwt_event_t *ev;
+  int i;
+
+  bwt_calls(b, BW_FAILURE, 5);
+  bwt_advance_ms(e, 200);
+  for (i = 0; i < 7; i++)
+    assert_rejected(b);
+  assert_int_equal(bwt_count(e->rec, BW_EV_CALLS_REJECTED), 0);
+  bw_breaker_free(b);
+  e->b = NULL;
+  assert_int_equal(bwt_count(e->rec, BW_EV_CALLS_REJECTED), 1);
+  ev = bwt_nth_of(e->rec, BW_EV_CALLS_REJECTED, 0);
+  assert_field_uint(ev, 0, "count", 7);
+  assert_field_str(ev, 1, "state", "open");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 200 * MS);
+}
+
+/* With nothing pending, freeing emits nothing. */
+static void freeing_a_breaker_with_nothing_pending_emits_nothing(void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = consecutive(e, "svc", 5, 30000);
+  size_t before;
+  bwt_calls(b, BW_FAILURE, 5);
+  before = e->rec->count;
+  bw_breaker_free(b);
+  e->b = NULL;
+  assert_int_equal(e->rec->count, before);
+}
+
 static void a_summary_waits_a_second_after_the_last_one(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = consecutive(e, "svc", 5, 30000);
@@ -2625,6 +2660,8 @@ int main(void) {
       T(a_permits_context_overrides_the_threads),
       T(a_sink_callback_may_read_the_breakers_stats),
       T(rejections_are_summarised_at_most_once_a_second),
+      T(freeing_a_breaker_reports_the_rejections_not_yet_summarised),
+      T(freeing_a_breaker_with_nothing_pending_emits_nothing),
       T(a_summary_waits_a_second_after_the_last_one),
       T(pending_rejections_are_flushed_before_a_reset),
       T(pending_half_open_rejections_are_flushed_before_the_close),

@@ -1,9 +1,11 @@
 /* Specification tests: typed events, the JSON-lines format and the sinks.
  *
- * A JSON line is one object: "event", "ts" (ISO-8601 UTC with milliseconds,
- * from wall_ns), "name", "reason", then the fields in order, then the context
- * items as strings, then "\n". Strings are escaped; integers are integers;
- * doubles have at most 17 significant digits and NaN/inf become null. */
+ * A JSON line is one object (docs/events.md, docs/events.schema.json):
+ * "event", "ts" (ISO-8601 UTC with milliseconds, from wall_ns), "kind",
+ * "name", "reason", then the fields in order, then the caller's context as
+ * an object under "ctx", then "\n". Strings are escaped, and bytes that are
+ * not UTF-8 become U+FFFD; integers are integers; doubles have at most 17
+ * significant digits and NaN/inf become null. */
 #include <ctype.h>
 
 #include "bw_test.h"
@@ -139,7 +141,8 @@ static void json_line_has_keys_in_order_and_ends_with_newline(void **state) {
   assert_json(
       &ev,
       "{\"event\":\"circuit_opened\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"payment_api\",\"reason\":\"3 consecutive failures "
+      "\"kind\":\"breaker\",\"name\":\"payment_api\",\"reason\":\"3 "
+      "consecutive failures "
       "(failure_threshold 3)\",\"break_ms\":60000,\"from\":\"closed\"}"
       "\n");
 }
@@ -148,9 +151,10 @@ static void json_line_without_fields_keeps_an_empty_reason(void **state) {
   bw_event_t ev;
   (void)state;
   ev = make_event(BW_EV_CIRCUIT_RESET, 0, "b", "", NULL, 0, NULL);
-  assert_json(&ev,
-              "{\"event\":\"circuit_reset\",\"ts\":\"1970-01-01T00:00:"
-              "00.000Z\",\"name\":\"b\",\"reason\":\"\"}\n");
+  assert_json(
+      &ev,
+      "{\"event\":\"circuit_reset\",\"ts\":\"1970-01-01T00:00:"
+      "00.000Z\",\"kind\":\"breaker\",\"name\":\"b\",\"reason\":\"\"}\n");
 }
 
 static void json_field_types_are_written_as_json_values(void **state) {
@@ -169,7 +173,7 @@ static void json_field_types_are_written_as_json_values(void **state) {
   assert_json(
       &ev,
       "{\"event\":\"calls_rejected\",\"ts\":\"1970-01-01T00:00:00.000Z\","
-      "\"name\":\"n\",\"reason\":\"r\",\"neg\":-5,"
+      "\"kind\":\"breaker\",\"name\":\"n\",\"reason\":\"r\",\"neg\":-5,"
       "\"min\":-9223372036854775808,\"count\":18446744073709551615,"
       "\"half\":0.5,\"ratio\":-2.25,\"yes\":true,\"no\":false,"
       "\"state\":\"half_open\"}\n");
@@ -185,7 +189,8 @@ static void json_nan_and_infinities_are_null(void **state) {
   ev = make_event(BW_EV_CIRCUIT_OPENED, 0, "n", "r", fields, 3, NULL);
   assert_json(&ev,
               "{\"event\":\"circuit_opened\",\"ts\":\"1970-01-01T00:00:"
-              "00.000Z\",\"name\":\"n\",\"reason\":\"r\",\"nan\":null,"
+              "00.000Z\",\"kind\":\"breaker\",\"name\":\"n\",\"reason\":\"r\","
+              "\"nan\":null,"
               "\"inf\":null,\"ninf\":null}\n");
 }
 
@@ -282,12 +287,14 @@ static void json_strings_are_escaped(void **state) {
   /* \u00XX escapes may use either case of hex digit; accept both. */
   lower =
       "{\"event\":\"circuit_opened\",\"ts\":\"1970-01-01T00:00:00.000Z\","
-      "\"name\":\"pay\\\"ment\",\"reason\":\"say \\\"hi\\\" \\\\ path\\n"
+      "\"kind\":\"breaker\",\"name\":\"pay\\\"ment\",\"reason\":\"say "
+      "\\\"hi\\\" \\\\ path\\n"
       "next\\u0001\\u001f caf\xc3\xa9\",\"detail\":\"C:\\\\tmp "
       "\\\"x\\\"\"}\n";
   upper =
       "{\"event\":\"circuit_opened\",\"ts\":\"1970-01-01T00:00:00.000Z\","
-      "\"name\":\"pay\\\"ment\",\"reason\":\"say \\\"hi\\\" \\\\ path\\n"
+      "\"kind\":\"breaker\",\"name\":\"pay\\\"ment\",\"reason\":\"say "
+      "\\\"hi\\\" \\\\ path\\n"
       "next\\u0001\\u001F caf\xc3\xa9\",\"detail\":\"C:\\\\tmp "
       "\\\"x\\\"\"}\n";
   if (strcmp(buf, lower) != 0 && strcmp(buf, upper) != 0) {
@@ -296,7 +303,9 @@ static void json_strings_are_escaped(void **state) {
   }
 }
 
-static void json_context_items_follow_the_fields_as_strings(void **state) {
+/* The caller's context goes under its own key, "ctx", so it can never
+ * overwrite the line's own keys or a field. */
+static void json_context_items_go_under_ctx_after_the_fields(void **state) {
   static const bw_kv_t items[] = {{"request_id", "3e7a9c10"}, {"note", "a\"b"}};
   static const bw_context_t ctx = {items, 2};
   bw_field_t f = f_int("break_ms", 15000);
@@ -308,9 +317,71 @@ static void json_context_items_follow_the_fields_as_strings(void **state) {
   assert_json(
       &ev,
       "{\"event\":\"circuit_opened\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"gateway_pagamento\",\"reason\":\"failure ratio 0.55 "
+      "\"kind\":\"breaker\",\"name\":\"gateway_pagamento\",\"reason\":"
+      "\"failure ratio 0.55 "
       ">= 0.50 over 10000 ms (22 calls)\",\"break_ms\":15000,"
-      "\"request_id\":\"3e7a9c10\",\"note\":\"a\\\"b\"}\n");
+      "\"ctx\":{\"request_id\":\"3e7a9c10\",\"note\":\"a\\\"b\"}}\n");
+}
+
+/* Bytes that are not well-formed UTF-8 (a stray continuation byte, a
+ * truncated sequence, an overlong encoding, a surrogate, a byte above F4)
+ * become U+FFFD, one per byte; well-formed sequences of 2, 3 and 4 bytes
+ * pass through. Every line stays valid JSON whatever a name holds. */
+static void json_invalid_utf8_becomes_the_replacement_character(void **state) {
+  bw_event_t ev;
+  (void)state;
+  ev = make_event(BW_EV_CIRCUIT_RESET, 0,
+                  "a\x80"
+                  "b\xc3"
+                  "c\xc0\xaf"
+                  "d\xed\xa0\x80"
+                  "e\xf5"
+                  "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+                  "", NULL, 0, NULL);
+  assert_json(&ev,
+              "{\"event\":\"circuit_reset\",\"ts\":\"1970-01-01T00:00:"
+              "00.000Z\",\"kind\":\"breaker\",\"name\":\"a\\ufffdb\\ufffdc"
+              "\\ufffd\\ufffdd\\ufffd\\ufffd\\ufffde\\ufffd"
+              "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"reason\":\"\"}\n");
+}
+
+/* A field named like one of the line's own keys cannot duplicate or
+ * overwrite it: it is written as "<key>_field". */
+static void json_fields_never_reuse_the_lines_own_keys(void **state) {
+  bw_field_t f[6];
+  bw_event_t ev;
+  (void)state;
+  f[0] = f_str("event", "e");
+  f[1] = f_str("ts", "t");
+  f[2] = f_str("kind", "k");
+  f[3] = f_str("name", "n");
+  f[4] = f_str("reason", "r");
+  f[5] = f_str("ctx", "c");
+  ev = make_event(BW_EV_CIRCUIT_RESET, 0, "b", "why", f, 6, NULL);
+  assert_json(&ev,
+              "{\"event\":\"circuit_reset\",\"ts\":\"1970-01-01T00:00:"
+              "00.000Z\",\"kind\":\"breaker\",\"name\":\"b\",\"reason\":"
+              "\"why\",\"event_field\":\"e\",\"ts_field\":\"t\","
+              "\"kind_field\":\"k\",\"name_field\":\"n\",\"reason_field\":"
+              "\"r\",\"ctx_field\":\"c\"}\n");
+}
+
+/* Every event type has a kind: the kind of object that emits it. */
+static void event_types_name_the_kind_of_object_that_emits_them(void **state) {
+  (void)state;
+  assert_string_equal(bw_event_type_kind(BW_EV_CIRCUIT_OPENED), "breaker");
+  assert_string_equal(bw_event_type_kind(BW_EV_CALLS_REJECTED), "breaker");
+  assert_string_equal(bw_event_type_kind(BW_EV_REGISTRY_EVICTED), "registry");
+  assert_string_equal(bw_event_type_kind(BW_EV_RETRY_GAVE_UP), "retry");
+  assert_string_equal(bw_event_type_kind(BW_EV_REGIME_CHANGED), "gauge");
+  assert_string_equal(bw_event_type_kind(BW_EV_DEGRADE_LEVEL_CHANGED),
+                      "degrade");
+  assert_string_equal(bw_event_type_kind(BW_EV_DEAD_LETTERED), "queue");
+  assert_string_equal(bw_event_type_kind(BW_EV_REDIS_RESTORED), "redis");
+  assert_string_equal(bw_event_type_kind(BW_EV_LIMIT_CHANGED), "limiter");
+  assert_string_equal(bw_event_type_kind(BW_EV__COUNT), "unknown");
+  for (int t = 0; t < BW_EV__COUNT; t++)
+    assert_string_not_equal(bw_event_type_kind((bw_event_type_t)t), "unknown");
 }
 
 static void json_format_reports_the_full_length_when_cut(void **state) {
@@ -419,7 +490,8 @@ static void json_sink_writes_the_breakers_events_as_lines(void **state) {
   assert_string_equal(
       text,
       "{\"event\":\"circuit_opened\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"payment_api\",\"reason\":\"3 consecutive failures "
+      "\"kind\":\"breaker\",\"name\":\"payment_api\",\"reason\":\"3 "
+      "consecutive failures "
       "(failure_threshold 3)\",\"break_ms\":60000,\"from\":\"closed\"}\n");
 
   /* A minute later, with a request context. */
@@ -432,11 +504,13 @@ static void json_sink_writes_the_breakers_events_as_lines(void **state) {
   assert_string_equal(
       text,
       "{\"event\":\"circuit_opened\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"payment_api\",\"reason\":\"3 consecutive failures "
+      "\"kind\":\"breaker\",\"name\":\"payment_api\",\"reason\":\"3 "
+      "consecutive failures "
       "(failure_threshold 3)\",\"break_ms\":60000,\"from\":\"closed\"}\n"
       "{\"event\":\"circuit_half_opened\",\"ts\":\"2026-08-07T14:13:03.425Z\","
-      "\"name\":\"payment_api\",\"reason\":\"break of 60000 ms elapsed\","
-      "\"from\":\"open\",\"request_id\":\"3e7a9c10\"}\n");
+      "\"kind\":\"breaker\",\"name\":\"payment_api\",\"reason\":\"break of "
+      "60000 ms elapsed\","
+      "\"from\":\"open\",\"ctx\":{\"request_id\":\"3e7a9c10\"}}\n");
   assert_status(bw_breaker_release(b, &p, BW_IGNORED), BW_OK);
 
   bw_breaker_free(b);
@@ -468,9 +542,10 @@ static void json_sink_writes_emitted_events_in_order(void **state) {
   assert_string_equal(
       text,
       "{\"event\":\"calls_rejected\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"a\",\"reason\":\"\",\"count\":101,\"state\":\"open\"}\n"
+      "\"kind\":\"breaker\",\"name\":\"a\",\"reason\":\"\",\"count\":101,"
+      "\"state\":\"open\"}\n"
       "{\"event\":\"circuit_reset\",\"ts\":\"2026-08-07T14:12:04.000Z\","
-      "\"name\":\"a\",\"reason\":\"operator\"}\n");
+      "\"kind\":\"breaker\",\"name\":\"a\",\"reason\":\"operator\"}\n");
   bw_sink_free(sink);
   fclose(fp);
 }
@@ -499,7 +574,8 @@ static void json_sink_writes_long_lines_whole(void **state) {
   bw_sink_emit(sink, &ev);
   snprintf(expected, sizeof(expected),
            "{\"event\":\"circuit_reset\",\"ts\":\"1970-01-01T00:00:00.000Z\","
-           "\"name\":\"a\",\"reason\":\"operator\",\"blob\":\"%s\"}\n",
+           "\"kind\":\"breaker\",\"name\":\"a\",\"reason\":\"operator\","
+           "\"ctx\":{\"blob\":\"%s\"}}\n",
            big);
   slurp(fp, text, sizeof(text));
   assert_int_equal(strlen(text), strlen(expected));
@@ -598,7 +674,10 @@ int main(void) {
       cmocka_unit_test(json_nan_and_infinities_are_null),
       cmocka_unit_test(json_doubles_round_trip_with_at_most_17_digits),
       cmocka_unit_test(json_strings_are_escaped),
-      cmocka_unit_test(json_context_items_follow_the_fields_as_strings),
+      cmocka_unit_test(json_invalid_utf8_becomes_the_replacement_character),
+      cmocka_unit_test(json_fields_never_reuse_the_lines_own_keys),
+      cmocka_unit_test(event_types_name_the_kind_of_object_that_emits_them),
+      cmocka_unit_test(json_context_items_go_under_ctx_after_the_fields),
       cmocka_unit_test(json_format_reports_the_full_length_when_cut),
       cmocka_unit_test(event_type_names_are_the_wire_names),
       cmocka_unit_test(json_sink_writes_the_breakers_events_as_lines),

@@ -475,13 +475,15 @@ static void each_change_is_an_event_on_the_sink(void **state) {
   assert_string_equal(
       buf,
       "{\"event\":\"regime_changed\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"ingest\",\"reason\":\"pressure 0.90: normal -> critical\","
+      "\"kind\":\"gauge\",\"name\":\"ingest\",\"reason\":\"pressure 0.90: "
+      "normal -> critical\","
       "\"from\":\"normal\",\"to\":\"critical\",\"pressure\":0.9}\n");
   assert_non_null(fgets(buf, sizeof(buf), fp));
   assert_string_equal(
       buf,
       "{\"event\":\"regime_changed\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"ingest\",\"reason\":\"pressure 0.30: critical -> normal\","
+      "\"kind\":\"gauge\",\"name\":\"ingest\",\"reason\":\"pressure 0.30: "
+      "critical -> normal\","
       "\"from\":\"critical\",\"to\":\"normal\",\"pressure\":0.3}\n");
   assert_null(fgets(buf, sizeof(buf), fp));
   assert_int_equal(e->nchanges, 2);

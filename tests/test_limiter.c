@@ -756,7 +756,8 @@ static void limit_changed_events_are_json_lines(void **state) {
   assert_string_equal(
       line,
       "{\"event\":\"limit_changed\",\"ts\":\"2026-08-07T14:12:03.418Z\","
-      "\"name\":\"partner\",\"reason\":\"gradient2: limit 20 -> 18\","
+      "\"kind\":\"limiter\",\"name\":\"partner\",\"reason\":\"gradient2: limit "
+      "20 -> 18\","
       "\"old_limit\":20,\"new_limit\":18,\"algorithm\":\"gradient2\"}\n");
   assert_null(fgets(line, sizeof(line), fp));
   bw_limiter_free(e->lim);

@@ -127,7 +127,7 @@ static void gave_up_at(const bwt_env_t *e, uint32_t attempts, const char *why,
     _fail(file, line);
   }
   bwt__field_uint(ev, 0, "attempts", attempts, file, line);
-  bwt__field_str(ev, 1, "reason", why, file, line);
+  bwt__field_str(ev, 1, "cause", why, file, line);
   bwt__field_str(ev, 2, "verdict", verdict, file, line);
 }
 #define assert_gave_up(e, attempts, why, verdict, text) \

@@ -765,7 +765,7 @@ static void test_queue_guard_boundary_dlq_and_warning(void **state) {
   bw_free(json);
   assert_status(bw_redis_queue_dlq_get(q, 1, &json), BW_E_NOTFOUND);
   assert_u64_eq(bwt_count(e->rec, BW_EV_DEAD_LETTERED), 1);
-  assert_field_str(bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 0), 0, "reason",
+  assert_field_str(bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 0), 0, "cause",
                    "queue_full");
 
   /* Dequeue FIFO into a processing list; ack removes for good. */

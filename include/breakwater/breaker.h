@@ -186,7 +186,11 @@ BW_EXTERN const char *bw_breaker_name(const bw_breaker_t *b);
  * slightly different instants under concurrent use). */
 BW_EXTERN void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out);
 
-/* Frees the breaker. NULL is fine. No call may be in progress on it. */
+/* Frees the breaker. NULL is fine. No call may be in progress on it. If
+ * rejections happened since the last calls_rejected summary, one last
+ * summary is emitted first, so no rejection goes unreported: the clock and
+ * the sink of the configuration must still be valid then (free the breaker
+ * before them). */
 BW_EXTERN void bw_breaker_free(bw_breaker_t *b);
 
 #ifdef __cplusplus

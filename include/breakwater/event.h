@@ -19,29 +19,31 @@
 extern "C" {
 #endif
 
-/* The one list of event types: XX(NAME, "wire_name"). Append only. */
-#define BW_EVENT_MAP(XX)                             \
-  XX(CIRCUIT_OPENED, "circuit_opened")               \
-  XX(CIRCUIT_HALF_OPENED, "circuit_half_opened")     \
-  XX(CIRCUIT_CLOSED, "circuit_closed")               \
-  XX(CIRCUIT_ISOLATED, "circuit_isolated")           \
-  XX(CIRCUIT_DISABLED, "circuit_disabled")           \
-  XX(CIRCUIT_RESET, "circuit_reset")                 \
-  XX(CALLS_REJECTED, "calls_rejected")               \
-  XX(REGISTRY_EVICTED, "registry_evicted")           \
-  XX(METRICS_ONLY_CHANGED, "metrics_only_changed")   \
-  XX(RETRY_SCHEDULED, "retry_scheduled")             \
-  XX(RETRY_GAVE_UP, "retry_gave_up")                 \
-  XX(REGIME_CHANGED, "regime_changed")               \
-  XX(DEGRADE_LEVEL_CHANGED, "degrade_level_changed") \
-  XX(QUEUE_WARNING, "queue_warning")                 \
-  XX(DEAD_LETTERED, "dead_lettered")                 \
-  XX(REDIS_UNAVAILABLE, "redis_unavailable")         \
-  XX(REDIS_RESTORED, "redis_restored")               \
-  XX(LIMIT_CHANGED, "limit_changed")
+/* The one list of event types: XX(NAME, "wire_name", "kind"), where kind
+ * is the kind of object that emits it (the "kind" key of a JSON line).
+ * Append only. */
+#define BW_EVENT_MAP(XX)                                        \
+  XX(CIRCUIT_OPENED, "circuit_opened", "breaker")               \
+  XX(CIRCUIT_HALF_OPENED, "circuit_half_opened", "breaker")     \
+  XX(CIRCUIT_CLOSED, "circuit_closed", "breaker")               \
+  XX(CIRCUIT_ISOLATED, "circuit_isolated", "breaker")           \
+  XX(CIRCUIT_DISABLED, "circuit_disabled", "breaker")           \
+  XX(CIRCUIT_RESET, "circuit_reset", "breaker")                 \
+  XX(CALLS_REJECTED, "calls_rejected", "breaker")               \
+  XX(REGISTRY_EVICTED, "registry_evicted", "registry")          \
+  XX(METRICS_ONLY_CHANGED, "metrics_only_changed", "breaker")   \
+  XX(RETRY_SCHEDULED, "retry_scheduled", "retry")               \
+  XX(RETRY_GAVE_UP, "retry_gave_up", "retry")                   \
+  XX(REGIME_CHANGED, "regime_changed", "gauge")                 \
+  XX(DEGRADE_LEVEL_CHANGED, "degrade_level_changed", "degrade") \
+  XX(QUEUE_WARNING, "queue_warning", "queue")                   \
+  XX(DEAD_LETTERED, "dead_lettered", "queue")                   \
+  XX(REDIS_UNAVAILABLE, "redis_unavailable", "redis")           \
+  XX(REDIS_RESTORED, "redis_restored", "redis")                 \
+  XX(LIMIT_CHANGED, "limit_changed", "limiter")
 
 typedef enum bw_event_type_e {
-#define BW__XX(name, wire) BW_EV_##name,
+#define BW__XX(name, wire, kind) BW_EV_##name,
   BW_EVENT_MAP(BW__XX)
 #undef BW__XX
       BW_EV__COUNT
@@ -49,6 +51,9 @@ typedef enum bw_event_type_e {
 
 /* The wire name of an event type ("circuit_opened"), or "unknown". */
 BW_EXTERN const char *bw_event_type_name(bw_event_type_t type);
+/* The kind of object that emits an event type ("breaker", "retry",
+ * "queue", ...), or "unknown". */
+BW_EXTERN const char *bw_event_type_kind(bw_event_type_t type);
 
 typedef enum bw_field_type_e {
   BW_FIELD_INT = 0,

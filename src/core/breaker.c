@@ -329,8 +329,18 @@ nomem:
   return NULL;
 }
 
+static void bw__flush_summary(bw_breaker_t *b, int64_t now, bw_state_t st);
+static uint64_t bw__sum_rejected(const bw_breaker_t *b);
+
 void bw_breaker_free(bw_breaker_t *b) {
   if (b == NULL) return;
+  /* Rejections not yet summarised would be lost with the object: a last
+   * calls_rejected event says how many there were. Only then are the clock
+   * and the sink used (breaker.h: they must outlive the breaker). */
+  if (b->sink != NULL && bw__sum_rejected(b) != b->summarised)
+    bw__flush_summary(
+        b, bw__clock_now(b->clock),
+        BW__ST(atomic_load_explicit(&b->sw, memory_order_acquire)));
   pthread_mutex_destroy(&b->tlock);
   pthread_mutex_destroy(&b->slock);
   pthread_mutex_destroy(&b->wlock);

@@ -21,9 +21,21 @@ struct bw_sink_s {
 
 const char *bw_event_type_name(bw_event_type_t type) {
   switch (type) {
-#define BW__XX(name, wire) \
-  case BW_EV_##name:       \
+#define BW__XX(name, wire, kind) \
+  case BW_EV_##name:             \
     return wire;
+    BW_EVENT_MAP(BW__XX)
+#undef BW__XX
+  default:
+    return "unknown";
+  }
+}
+
+const char *bw_event_type_kind(bw_event_type_t type) {
+  switch (type) {
+#define BW__XX(name, wire, kind) \
+  case BW_EV_##name:             \
+    return kind;
     BW_EVENT_MAP(BW__XX)
 #undef BW__XX
   default:
@@ -154,37 +166,76 @@ static void bw__puts(bw__out_t *o, const char *s) {
   bw__put(o, s, strlen(s));
 }
 
+/* The length of the well-formed UTF-8 sequence at p (1 to 4), or 0 when
+ * the bytes there are not one (a stray continuation byte, a truncated or
+ * overlong sequence, a surrogate, or a code point above U+10FFFF). */
+static size_t bw__utf8_len(const unsigned char *p) {
+  unsigned c = p[0];
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 &&
+                   (p[3] & 0xc0) == 0x80
+               ? 4
+               : 0;
+  }
+  return 0;
+}
+
+/* s as a JSON string: quotes, backslashes and control characters escaped,
+ * and every byte that is not part of well-formed UTF-8 replaced by U+FFFD,
+ * so that every line is valid JSON whatever a name or context holds. */
 static void bw__put_json_str(bw__out_t *o, const char *s) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   bw__put(o, "\"", 1);
-  for (; *p; p++) {
+  while (*p) {
     char esc[7];
+    size_t n;
     switch (*p) {
     case '"':
       bw__put(o, "\\\"", 2);
-      break;
+      p++;
+      continue;
     case '\\':
       bw__put(o, "\\\\", 2);
-      break;
+      p++;
+      continue;
     case '\n':
       bw__put(o, "\\n", 2);
-      break;
+      p++;
+      continue;
     case '\r':
       bw__put(o, "\\r", 2);
-      break;
+      p++;
+      continue;
     case '\t':
       bw__put(o, "\\t", 2);
-      break;
+      p++;
+      continue;
     default:
-      if (*p < 0x20 || *p == 0x7f) {
-        memcpy(esc, "\\u00", 4);
-        esc[4] = hex[*p >> 4];
-        esc[5] = hex[*p & 15];
-        bw__put(o, esc, 6);
-      } else {
-        bw__put(o, (const char *)p, 1);
-      }
+      break;
+    }
+    if (*p < 0x20 || *p == 0x7f) {
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[*p >> 4];
+      esc[5] = hex[*p & 15];
+      bw__put(o, esc, 6);
+      p++;
+      continue;
+    }
+    n = bw__utf8_len(p);
+    if (n == 0) {
+      bw__put(o, "\\ufffd", 6);
+      p++;
+    } else {
+      bw__put(o, (const char *)p, n);
+      p += n;
     }
   }
   bw__put(o, "\"", 1);
@@ -264,6 +315,17 @@ char *bw_format_iso8601_ms(int64_t wall_ns, char *buf, size_t size) {
   return buf;
 }
 
+/* Keys of the line itself. A field with one of these keys (no emitter in
+ * breakwater uses one) is written as "<key>_field", so it can neither
+ * duplicate nor overwrite them. */
+static bool bw__reserved_key(const char *k) {
+  static const char *const keys[] = {"event", "ts",     "kind",
+                                     "name",  "reason", "ctx"};
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    if (k != NULL && strcmp(k, keys[i]) == 0) return true;
+  return false;
+}
+
 size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
   bw__out_t o = {buf, size, 0};
   char ts[40];
@@ -271,19 +333,35 @@ size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
   bw__put_json_str(&o, bw_event_type_name(ev->type));
   bw__put_key(&o, "ts");
   bw__put_json_str(&o, bw_format_iso8601_ms(ev->wall_ns, ts, sizeof(ts)));
+  bw__put_key(&o, "kind");
+  bw__put_json_str(&o, bw_event_type_kind(ev->type));
   bw__put_key(&o, "name");
   bw__put_json_str(&o, ev->name);
   bw__put_key(&o, "reason");
   bw__put_json_str(&o, ev->reason);
-  for (size_t i = 0; i < ev->field_count; i++)
-    bw__put_field(&o, &ev->fields[i]);
-  if (ev->context != NULL) {
+  for (size_t i = 0; i < ev->field_count; i++) {
+    bw_field_t f = ev->fields[i];
+    char key[64];
+    if (bw__reserved_key(f.key)) {
+      snprintf(key, sizeof(key), "%s_field", f.key);
+      f.key = key;
+    }
+    bw__put_field(&o, &f);
+  }
+  if (ev->context != NULL && ev->context->count > 0) {
+    bool first = true;
+    bw__put_key(&o, "ctx");
+    bw__put(&o, "{", 1);
     for (size_t i = 0; i < ev->context->count; i++) {
       const bw_kv_t *kv = &ev->context->items[i];
       if (kv->key == NULL) continue;
-      bw__put_key(&o, kv->key);
+      if (!first) bw__put(&o, ",", 1);
+      first = false;
+      bw__put_json_str(&o, kv->key);
+      bw__put(&o, ":", 1);
       bw__put_json_str(&o, kv->value);
     }
+    bw__put(&o, "}", 1);
   }
   bw__put(&o, "}\n", 2);
   if (size > 0) buf[o.len < size ? o.len : size - 1] = '\0';

@@ -37,7 +37,7 @@ void bw_queue_event_dead_lettered(bw_sink_t *sink, const bw_clock_t *wall,
                                   uint64_t deliveries, uint64_t count) {
   bw_field_t f[5];
   if (sink == NULL) return;
-  f[0].key = "reason";
+  f[0].key = "cause";
   f[0].type = BW_FIELD_STR;
   f[0].v.s = reason != NULL ? reason : "";
   put_uint(&f[1], "item_id", item_id);

@@ -645,7 +645,7 @@ static void bw__emit_gave_up(const bw_retry_t *r, bw_verdict_t v, int64_t now,
   f[0].key = "attempts";
   f[0].type = BW_FIELD_UINT;
   f[0].v.u = r->attempts;
-  f[1].key = "reason";
+  f[1].key = "cause";
   f[1].type = BW_FIELD_STR;
   f[1].v.s = bw_giveup_name((bw_giveup_t)r->giveup);
   f[2].key = "verdict";

@@ -315,11 +315,12 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
   bw_pipeline_stats(kit.pipeline, &ps);
   out->failed_deadline = ps.failures[BW_FAILURE_DEADLINE];
 done:
-  /* The scheduler first: pending events point into the client. */
+  /* The kit first: its objects read the scheduler's clock. Then the
+   * scheduler: pending events point into the client. */
+  bw_lab_kit_destroy(&kit);
   bw_sim_free(sim);
   bw_sim_client_free(client);
   bw_sim_partner_free(partner);
-  bw_lab_kit_destroy(&kit);
   if (rc != BW_OK && err != NULL && err->code == BW_OK)
     bw_error_set(err, rc, "", "%s", bw_strerror(rc));
   return rc;

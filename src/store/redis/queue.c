@@ -206,7 +206,7 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   } else {
     bw_field_t f[2];
     char why[96];
-    f[0].key = "reason";
+    f[0].key = "cause";
     f[0].type = BW_FIELD_STR;
     f[0].v.s = "queue_full";
     f[1].key = "max_size";
