@@ -3,11 +3,13 @@
  * retry and give-up) is an event delivered to a sink.
  *
  * An event is a type, a timestamp, the object's name, a human reason and a
- * list of typed fields; the JSON-lines sink writes it as one object per line:
+ * list of typed fields; the JSON-lines sink writes it as one object per line
+ * (docs/events.md; JSON Schema in docs/events.schema.json):
  *   {"event":"circuit_opened","ts":"2026-08-07T14:12:03.418Z",
- *    "name":"payment_api","reason":"failure ratio 0.55 >= 0.50 over 10000 ms
- *    (22 calls)","break_ms":15000,"request_id":"3e7a9c10"}
- * followed by the caller's context (bw_context_set / permit.context). */
+ *    "kind":"breaker","name":"payment_api","reason":"failure ratio 0.55 >=
+ *    0.50 over 10000 ms (22 calls)","break_ms":15000,
+ *    "ctx":{"request_id":"3e7a9c10"}}
+ * with the caller's context (bw_context_set / permit.context) under "ctx". */
 #ifndef BREAKWATER_EVENT_H
 #define BREAKWATER_EVENT_H
 

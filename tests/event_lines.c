@@ -1,0 +1,169 @@
+/* Writes one JSON line of every event type to the file named by argv[1],
+ * each emitted by the object that emits it in real use (the two Redis
+ * events through the emission call the Redis component makes, since they
+ * need a Redis outage). Names carry quotes, control characters and bytes
+ * that are not UTF-8, and every event carries a context, so that
+ * tests/check_event_lines.py can check with a real JSON parser and the
+ * JSON Schema (docs/events.schema.json) that every line is valid whatever
+ * the caller put into it. Exit 0 when every event type was written. */
+#include <stdio.h>
+#include <string.h>
+
+#include "breakwater/breakwater.h"
+#include "breakwater/ext.h"
+#include "breakwater/store.h"
+
+#define NAME(s) s "\"q\\ \x01\t\x80\xff end"
+
+static int counts[BW_EV__COUNT];
+static bw_sink_t *json;
+
+static void count_and_write(const bw_event_t *ev, void *userdata) {
+  (void)userdata;
+  if (ev->type < BW_EV__COUNT) counts[ev->type]++;
+  bw_sink_emit(json, ev);
+}
+
+static int fail(const char *what) {
+  fprintf(stderr, "event_lines: %s\n", what);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  static const bw_kv_t kv[] = {{"request_id", "r-\x80\"1"},
+                               {"name", "not the object's name"}};
+  static const bw_context_t ctx = {kv, 2};
+  bw_clock_t *clock = bw_clock_manual_new(BW_NS_PER_S);
+  bw_error_t err;
+  bw_sink_t *sink;
+  FILE *fp;
+  int missing = 0;
+  if (argc != 2) return fail("usage: event_lines OUT.jsonl");
+  if ((fp = fopen(argv[1], "w")) == NULL) return fail("cannot open the output");
+  json = bw_sink_json_new(fp, &err);
+  sink = bw_sink_callback_new(count_and_write, NULL, &err);
+  if (clock == NULL || json == NULL || sink == NULL) return fail("set-up");
+  bw_context_set(&ctx);
+
+  { /* breaker: every transition, a rejection summary, metrics-only */
+    bw_breaker_config_t c;
+    bw_breaker_t *b;
+    bw_permit_t p;
+    bw_breaker_config_init(&c);
+    c.name = NAME("breaker");
+    c.failure_threshold = 1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((b = bw_breaker_new(&c, &err)) == NULL) return fail(err.message);
+    bw_breaker_acquire(b, &p);
+    bw_breaker_release(b, &p, BW_FAILURE); /* opened */
+    bw_breaker_acquire(b, &p);             /* rejected */
+    bw_clock_manual_advance(clock, c.break_ms * BW_NS_PER_MS);
+    bw_breaker_acquire(b, &p);             /* summary, half-opened */
+    bw_breaker_release(b, &p, BW_SUCCESS); /* closed */
+    bw_breaker_isolate(b);
+    bw_breaker_disable(b);
+    bw_breaker_reset(b);
+    bw_breaker_set_metrics_only(b, true);
+    bw_breaker_free(b);
+  }
+  { /* retry: scheduled, then gave up */
+    bw_retry_config_t c;
+    bw_retry_policy_t *pol;
+    bw_retry_t r;
+    int64_t delay;
+    bw_retry_config_init(&c);
+    c.name = NAME("retry");
+    c.max_attempts = 2;
+    c.sink = sink;
+    if ((pol = bw_retry_policy_new(&c, &err)) == NULL) return fail(err.message);
+    bw_retry_begin(&r, pol, 0);
+    bw_retry_next(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, 0, &delay);
+    bw_retry_next(&r, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE, delay, &delay);
+    bw_retry_policy_free(pol);
+  }
+  { /* gauge: a regime change */
+    bw_gauge_config_t c;
+    bw_gauge_t *g;
+    bw_gauge_config_init(&c);
+    c.name = NAME("gauge");
+    c.clock = clock;
+    c.sink = sink;
+    if ((g = bw_gauge_new(&c, &err)) == NULL) return fail(err.message);
+    bw_gauge_update(g, 0.95);
+    bw_gauge_free(g);
+  }
+  { /* degradation: a forced level change */
+    bw_degrade_config_t c;
+    bw_degrade_t *d;
+    bw_degrade_config_init(&c);
+    c.name = NAME("degrade");
+    c.clock = clock;
+    c.sink = sink;
+    if ((d = bw_degrade_new(&c, &err)) == NULL) return fail(err.message);
+    bw_degrade_force_down_to(d, 2);
+    bw_degrade_free(d);
+  }
+  { /* memory queue: a warning, then a refusal to the dead-letter queue */
+    bw_queue_store_config_t c;
+    bw_queue_store_t *q;
+    uint64_t id;
+    bw_queue_store_config_init(&c);
+    c.name = NAME("queue");
+    c.max_size = 2;
+    c.sink = sink;
+    if ((q = bw_mem_queue_new(&c, &err)) == NULL) return fail(err.message);
+    bw_queue_store_enqueue(q, "a", 1, &id);
+    bw_queue_store_enqueue(q, "b", 1, &id);
+    bw_queue_store_enqueue(q, "c", 1, &id);
+    bw_queue_store_free(q);
+  }
+  { /* limiter: a drop lowers the limit */
+    bw_limiter_config_t c;
+    bw_limiter_t *l;
+    bw_permit_t p;
+    bw_limiter_config_init(&c);
+    c.name = NAME("limiter");
+    c.clock = clock;
+    c.sink = sink;
+    if ((l = bw_limiter_new(&c, &err)) == NULL) return fail(err.message);
+    bw_limiter_try_acquire(l, &p);
+    bw_limiter_release(l, &p, BW_LIMIT_DROPPED);
+    bw_limiter_free(l);
+  }
+  { /* registry: an idle breaker evicted */
+    bw_registry_config_t c;
+    bw_registry_t *reg;
+    bw_breaker_t *b;
+    bw_registry_config_init(&c);
+    c.clock = clock;
+    c.sink = sink;
+    c.idle_evict_ms = 1;
+    if ((reg = bw_registry_new(&c, &err)) == NULL) return fail(err.message);
+    if ((b = bw_registry_breaker(reg, NAME("registry"), &err)) == NULL)
+      return fail(err.message);
+    bw_registry_put(reg, b);
+    bw_clock_manual_advance(clock, 10 * BW_NS_PER_MS);
+    bw_registry_evict_idle(reg);
+    bw_registry_free(reg);
+  }
+  /* Redis: an outage and its end, as the Redis component emits them. */
+  bw_event_emit(sink, NULL, 0, BW_EV_REDIS_UNAVAILABLE, NAME("redis"),
+                "Connection refused", NULL, 0, NULL);
+  bw_event_emit(sink, NULL, 0, BW_EV_REDIS_RESTORED, NAME("redis"),
+                "redis is reachable again", NULL, 0, NULL);
+
+  bw_context_set(NULL);
+  for (int t = 0; t < BW_EV__COUNT; t++) {
+    if (counts[t] == 0) {
+      fprintf(stderr, "event_lines: no %s event was written\n",
+              bw_event_type_name((bw_event_type_t)t));
+      missing++;
+    }
+  }
+  bw_sink_free(sink);
+  bw_sink_free(json);
+  fclose(fp);
+  bw_clock_free(clock);
+  return missing == 0 ? 0 : 1;
+}
