@@ -2,7 +2,15 @@
 # Builds every fuzz harness under fuzz/ with clang's libFuzzer (plus ASan and
 # UBSan, any UB report fatal) and runs each for SECONDS (default 20).
 #
-#   scripts/fuzz.sh [SECONDS]
+#   scripts/fuzz.sh [SECONDS]          CI's short run (CI: 10 s each)
+#   scripts/fuzz.sh --long MINUTES     each harness MINUTES minutes, then
+#                                      the work corpus is minimized
+#                                      (-merge=1) so it stays small
+#
+# The harnesses cover every parser of outside input in the core and tools:
+# Retry-After, gRPC pushback, X-Timeout-Budget, the header-line matcher of
+# the curl driver (bw_http_header_value) and the partner metrics text that
+# `breakwater storm --url` reads (tools/storm_metrics.c).
 #
 # Works from any directory. Each harness links only the core sources it
 # needs. The checked-in seeds (fuzz/corpus/NAME/) are read but never
@@ -15,10 +23,21 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=${1:-20}
-if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: $0 [SECONDS]   (a whole number of seconds >= 1, got '$seconds')" >&2
-  exit 2
+long=0
+if [ "${1:-}" = "--long" ]; then
+  minutes=${2:-}
+  if ! [[ "$minutes" =~ ^[1-9][0-9]*$ ]] || [ $# -ne 2 ]; then
+    echo "usage: $0 --long MINUTES   (a whole number of minutes >= 1, got '${minutes}')" >&2
+    exit 2
+  fi
+  long=1
+  seconds=$((minutes * 60))
+else
+  seconds=${1:-20}
+  if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || [ $# -gt 1 ]; then
+    echo "usage: $0 [SECONDS] | --long MINUTES   (one whole number of seconds >= 1, got '$*')" >&2
+    exit 2
+  fi
 fi
 cc=${CC_FUZZ:-$(command -v clang-14 || command -v clang || true)}
 if [ -z "$cc" ]; then
@@ -33,13 +52,15 @@ cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
   -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Wshadow
   -Wstrict-prototypes -Wmissing-prototypes -Werror
-  -I"$root/include" -I"$root/src/core" -I"$root/fuzz")
+  -I"$root/include" -I"$root/src/core" -I"$root/tools" -I"$root/fuzz")
 
-# name:core sources it links (space-separated, relative to the root)
+# name:sources it links (space-separated, relative to the root)
 harnesses=(
   "retry_after:src/core/http.c"
   "grpc_pushback:src/core/http.c"
   "deadline_header:src/core/deadline.c"
+  "header_line:src/core/http.c"
+  "storm_metrics:tools/storm_metrics.c"
 )
 
 failed=()
@@ -61,12 +82,22 @@ for h in "${harnesses[@]}"; do
     -artifact_prefix="$out/artifacts/$name-" \
     "$work" "$root/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  if [ "$long" -eq 1 ] && [ "$rc" -eq 0 ]; then
+    # Keep the corpus small: merge it into a fresh directory, then swap.
+    rm -rf "$work.merge"
+    mkdir -p "$work.merge"
+    "$bin" -merge=1 "$work.merge" "$work" >>"$log" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+      rm -rf "$work"
+      mv "$work.merge" "$work"
+    fi
+  fi
   if [ "$rc" -ne 0 ]; then
     tail -n 40 "$log" >&2
     failed+=("$name")
     summary+=("fuzz_$name: FAILED (exit $rc) after ${execs:-?} executions; log $log")
   else
-    summary+=("fuzz_$name: ${execs:-?} executions in ${seconds}s, no crash")
+    summary+=("fuzz_$name: ${execs:-?} executions in ${seconds}s, no crash; corpus $work ($(find "$work" -type f | wc -l) inputs)")
   fi
 done
 

@@ -672,6 +672,69 @@ static void pushback_reads_only_len_bytes_and_at_most_64(void **state) {
   assert_status(bw_grpc_pushback_parse("5", 1, NULL), BW_E_INVAL);
 }
 
+/* ---- header lines ------------------------------------------------------ */
+
+/* The value of `line` (strlen bytes) as header `name`, or "<no match>". */
+static const char *hv(const char *line, const char *name, char *buf,
+                      size_t size) {
+  const char *v = (const char *)0x1;
+  size_t n = 12345;
+  if (!bw_http_header_value(line, strlen(line), name, &v, &n)) {
+    assert_true(v == (const char *)0x1 && n == 12345); /* untouched */
+    snprintf(buf, size, "<no match>");
+  } else {
+    assert_true(v >= line && v + n <= line + strlen(line));
+    snprintf(buf, size, "%.*s", (int)n, v);
+  }
+  return buf;
+}
+
+static void a_header_line_is_matched_by_name_and_trimmed(void **state) {
+  char b[64];
+  (void)state;
+  assert_string_equal(hv("Retry-After: 120\r\n", "retry-after", b, 64), "120");
+  assert_string_equal(hv("RETRY-AFTER:\t 7 \t\r\n", "retry-after", b, 64), "7");
+  assert_string_equal(hv("retry-after:120", "Retry-After", b, 64), "120");
+  assert_string_equal(hv("retry-after:\r\n", "retry-after", b, 64), "");
+  assert_string_equal(hv("retry-after: a b \n", "retry-after", b, 64), "a b");
+  /* a stray CR before the end is trailing whitespace too */
+  assert_string_equal(hv("Retry-After: 5 \r ", "retry-after", b, 64), "5");
+  assert_string_equal(
+      hv("grpc-retry-pushback-ms: -1\r\n", "grpc-retry-pushback-ms", b, 64),
+      "-1");
+  /* not this header: another name, a longer name, a space before the
+   * colon (a malformed line), no colon, too short, a status line */
+  assert_string_equal(hv("Retry-After-X: 1\r\n", "retry-after", b, 64),
+                      "<no match>");
+  assert_string_equal(hv("Retry-Afte: 1\r\n", "retry-after", b, 64),
+                      "<no match>");
+  assert_string_equal(hv("Retry-After : 1\r\n", "retry-after", b, 64),
+                      "<no match>");
+  assert_string_equal(hv("Retry-After 1\r\n", "retry-after", b, 64),
+                      "<no match>");
+  assert_string_equal(hv("Retry-After", "retry-after", b, 64), "<no match>");
+  assert_string_equal(hv("HTTP/1.1 503 Busy\r\n", "retry-after", b, 64),
+                      "<no match>");
+  assert_string_equal(hv("Retry-After: 1", "", b, 64), "<no match>");
+}
+
+static void a_header_line_reads_only_len_bytes_and_refuses_nulls(void **st) {
+  const char *v = NULL;
+  size_t n = 0;
+  (void)st;
+  /* "Retry-After: 5" of a longer buffer: the rest is not read */
+  assert_true(
+      bw_http_header_value("Retry-After: 5XYZ", 14, "retry-after", &v, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(v[0], '5');
+  assert_false(bw_http_header_value("Retry-After: 5", 11, "retry-after", &v,
+                                    &n)); /* "Retry-After", no colon */
+  assert_false(bw_http_header_value(NULL, 0, "retry-after", &v, &n));
+  assert_false(bw_http_header_value("a: 1", 4, NULL, &v, &n));
+  assert_false(bw_http_header_value("a: 1", 4, "a", NULL, &n));
+  assert_false(bw_http_header_value("a: 1", 4, "a", &v, NULL));
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void) {
@@ -714,6 +777,8 @@ int main(void) {
       T(a_malformed_pushback_is_refused_and_means_never),
       T(a_pushback_above_10_to_the_12_is_out_of_range),
       T(pushback_reads_only_len_bytes_and_at_most_64),
+      T(a_header_line_is_matched_by_name_and_trimmed),
+      T(a_header_line_reads_only_len_bytes_and_refuses_nulls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,16 +3,20 @@
  * Segments: create / attach / unlink, mode 0600, and bad input (a missing
  * segment, a corrupt header, a name too long, bad configurations, a second
  * process's differing configuration) answered with errors that name what is
- * wrong. Objects: the shared breaker's rules (consecutive, time window),
- * break growth, half-open probe LEASES that expire, stale generations; the
- * token-bucket budget's arithmetic; the concurrency limit's slot leases.
- * Everything runs in one process on a manual clock and is exact; the
- * multi-process behaviour (fork, SIGKILL) is in conc_shm.c. Two handles on
- * one segment stand for two processes here: they share nothing but the
- * segment. */
+ * wrong; who may attach (owner and mode; the allow_group opt-in — the tests
+ * that chown or change user need root, as CI runs, and skip otherwise); a
+ * segment truncated before an attach, or under a live handle. Objects: the
+ * shared breaker's rules (consecutive, time window), break growth, half-open
+ * probe LEASES that expire, stale generations; the token-bucket budget's
+ * arithmetic; the concurrency limit's slot leases. Everything runs in one
+ * process on a manual clock and is exact; the multi-process behaviour (fork,
+ * SIGKILL) is in conc_shm.c. Two handles on one segment stand for two processes
+ * here: they share nothing but the segment. */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "breakwater/shm.h"
@@ -269,6 +273,289 @@ static void a_segment_that_is_not_breakwaters_is_refused(void **st) {
   assert_true(bwt_error_names(&err, "size"));
   assert_contains(err.message, "too small");
   assert_contains(err.message, other);
+}
+
+/* ==== who may attach, and a segment's size =============================== */
+
+#define NOBODY 65534 /* another user and group (nobody, nogroup) */
+
+/* Sets a segment's owner (-1: unchanged) and mode through a raw descriptor,
+ * as its other user (or a careless script) would. */
+static void set_owner_mode(const char *name, uid_t uid, gid_t gid,
+                           mode_t mode) {
+  int fd = shm_open(name, O_RDWR, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(fchown(fd, uid, gid), 0);
+  assert_int_equal(fchmod(fd, mode), 0);
+  close(fd);
+}
+
+static bw_shm_t *open_group(const char *name, bw_shm_mode_t mode, gid_t group,
+                            bw_error_t *err) {
+  bw_shm_config_t sc;
+  bw_shm_config_init(&sc);
+  sc.name = name;
+  sc.mode = mode;
+  sc.allow_group = true;
+  sc.group = group;
+  bwt_prefill_error(err);
+  return bw_shm_open(&sc, err);
+}
+
+/* The refusal without allow_group, exactly. */
+static void refused_as_untrusted(const bw_error_t *err, const char *name,
+                                 unsigned long uid, unsigned long gid,
+                                 unsigned mode) {
+  char want[512];
+  snprintf(want, sizeof(want),
+           "shared-memory segment %s has owner uid %lu, group %lu, mode "
+           "0%03o: refused, it must be euid %lu's and at most 0600 "
+           "(allow_group and group share it with a group)",
+           name, uid, gid, mode, (unsigned long)geteuid());
+  assert_status(err->code, BW_E_INVAL);
+  assert_string_equal(err->field, "name");
+  assert_string_equal(err->message, want);
+}
+
+/* The refusal with allow_group, exactly. */
+static void refused_for_the_group(const bw_error_t *err, const char *name,
+                                  unsigned long uid, unsigned long gid,
+                                  unsigned mode, unsigned long group) {
+  char want[512];
+  snprintf(want, sizeof(want),
+           "shared-memory segment %s has owner uid %lu, group %lu, mode "
+           "0%03o: refused, with allow_group it must be euid %lu's and at "
+           "most 0600, or group %lu's and at most 0660",
+           name, uid, gid, mode, (unsigned long)geteuid(), group);
+  assert_status(err->code, BW_E_INVAL);
+  assert_string_equal(err->field, "group");
+  assert_string_equal(err->message, want);
+}
+
+static void a_segment_others_can_open_is_refused_naming_owner_and_mode(
+    void **st) {
+  env_t *e = *st;
+  bw_error_t err;
+  bw_shm_config_t sc;
+  char other[80];
+  bw_shm_t *s;
+  int fd;
+  /* this library's segment, opened up to everyone afterwards */
+  set_owner_mode(e->name, (uid_t)-1, (gid_t)-1, 0666);
+  assert_null(attach(e->name, &err));
+  refused_as_untrusted(&err, e->name, geteuid(), getegid(), 0666);
+  /* readable by the group is wider than 0600 too */
+  set_owner_mode(e->name, (uid_t)-1, (gid_t)-1, 0640);
+  assert_null(attach(e->name, &err));
+  refused_as_untrusted(&err, e->name, geteuid(), getegid(), 0640);
+  set_owner_mode(e->name, (uid_t)-1, (gid_t)-1, 0600);
+  s = attach(e->name, &err);
+  assert_non_null(s);
+  bw_shm_close(s);
+  /* a name taken in advance with mode 0666 (the attack): OPEN_OR_CREATE
+   * finds it and must not attach, whatever it holds */
+  snprintf(other, sizeof(other), "/bw_test_shm_0666_%ld", (long)getpid());
+  shm_unlink(other);
+  fd = shm_open(other, O_RDWR | O_CREAT | O_EXCL, 0666);
+  assert_true(fd >= 0);
+  assert_int_equal(fchmod(fd, 0666), 0); /* whatever the umask */
+  assert_int_equal(ftruncate(fd, (off_t)1 << 20), 0);
+  close(fd);
+  bw_shm_config_init(&sc);
+  sc.name = other;
+  bwt_prefill_error(&err);
+  s = bw_shm_open(&sc, &err);
+  shm_unlink(other); /* before asserting: never leave it behind */
+  assert_null(s);
+  refused_as_untrusted(&err, other, geteuid(), getegid(), 0666);
+}
+
+static void a_segment_owned_by_another_user_is_refused(void **st) {
+  env_t *e = *st;
+  bw_error_t err;
+  if (geteuid() != 0) skip(); /* chown needs root (CI runs as root) */
+  set_owner_mode(e->name, NOBODY, (gid_t)-1, 0600);
+  assert_null(attach(e->name, &err));
+  refused_as_untrusted(&err, e->name, NOBODY, getegid(), 0600);
+  /* allow_group trusts the named group, not any other user */
+  assert_null(open_group(e->name, BW_SHM_ATTACH, NOBODY, &err));
+  refused_for_the_group(&err, e->name, NOBODY, getegid(), 0600, NOBODY);
+}
+
+static void a_group_segment_needs_the_opt_in_and_its_group(void **st) {
+  env_t *e = *st;
+  bw_error_t err;
+  char name[64], path[128];
+  struct stat sb;
+  bw_shm_t *mine, *theirs;
+  bw_shm_budget_t *b1, *b2;
+  bw_budget_config_t bc;
+  bw_shm_stats_t ss;
+  (void)e;
+  if (geteuid() != 0) skip(); /* a group root is not in, and chown */
+  bwt_shm_fresh_name(name, sizeof(name), "bw_test_shm_group");
+  mine = open_group(name, BW_SHM_CREATE, NOBODY, &err);
+  if (mine == NULL) fail_msg("[%s] %s", err.field, err.message);
+  snprintf(path, sizeof(path), "/dev/shm%s", name);
+  assert_int_equal(stat(path, &sb), 0);
+  assert_u64_eq(sb.st_mode & 07777, 0660);
+  assert_u64_eq(sb.st_gid, NOBODY);
+  assert_u64_eq(sb.st_uid, geteuid());
+  /* without the opt-in, 0660 is too wide */
+  assert_null(attach(name, &err));
+  refused_as_untrusted(&err, name, geteuid(), NOBODY, 0660);
+  /* with it and the same group: one segment */
+  theirs = open_group(name, BW_SHM_ATTACH, NOBODY, &err);
+  assert_non_null(theirs);
+  bw_budget_config_init(&bc);
+  bc.kind = BW_BUDGET_TOKEN_BUCKET;
+  bc.name = "shared";
+  b1 = bw_shm_budget_new(mine, &bc, &err);
+  assert_non_null(b1);
+  b2 = bw_shm_budget_new(theirs, &bc, &err);
+  assert_non_null(b2);
+  bw_shm_stats(theirs, &ss);
+  assert_u64_eq(ss.objects, 1);
+  bw_shm_budget_free(b2);
+  bw_shm_budget_free(b1);
+  bw_shm_close(theirs);
+  /* another group is refused, naming the field group */
+  assert_null(open_group(name, BW_SHM_ATTACH, NOBODY - 1, &err));
+  refused_for_the_group(&err, name, geteuid(), NOBODY, 0660, NOBODY - 1);
+  /* made by another member of the group: trusted with the opt-in only */
+  set_owner_mode(name, NOBODY, (gid_t)-1, 0660);
+  theirs = open_group(name, BW_SHM_ATTACH, NOBODY, &err);
+  assert_non_null(theirs);
+  bw_shm_close(theirs);
+  assert_null(attach(name, &err));
+  refused_as_untrusted(&err, name, NOBODY, NOBODY, 0660);
+  /* open to everyone: never */
+  set_owner_mode(name, (uid_t)-1, (gid_t)-1, 0666);
+  assert_null(open_group(name, BW_SHM_ATTACH, NOBODY, &err));
+  refused_for_the_group(&err, name, NOBODY, NOBODY, 0666, NOBODY);
+  bw_shm_close(mine);
+  bw_shm_unlink(name, NULL);
+}
+
+static void group_needs_allow_group_and_a_group_id(void **st) {
+  env_t *e = *st;
+  bw_shm_config_t sc;
+  bw_error_t err;
+  bw_shm_config_init(&sc);
+  assert_false(sc.allow_group);
+  assert_u64_eq(sc.group, 0);
+  sc.name = e->name;
+  sc.group = 5;
+  bwt_prefill_error(&err);
+  assert_null(bw_shm_open(&sc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "group");
+  assert_string_equal(err.message,
+                      "group is used only with allow_group (got group 5 and "
+                      "allow_group false): set allow_group to share the "
+                      "segment with the group, or leave group 0");
+  sc.allow_group = true;
+  sc.group = (gid_t)-1;
+  bwt_prefill_error(&err);
+  assert_null(bw_shm_open(&sc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "group");
+  assert_string_equal(err.message,
+                      "group must be a group id, not (gid_t)-1, when "
+                      "allow_group is set");
+}
+
+/* A creator that is not in the group cannot give it the segment: refused,
+ * naming group, and nothing is left under the name. */
+static void a_creator_outside_the_group_is_refused_naming_group(void **st) {
+  env_t *e = *st;
+  char name[64];
+  pid_t pid;
+  int status, fd;
+  (void)e;
+  if (geteuid() != 0) skip(); /* to become another user */
+  bwt_shm_fresh_name(name, sizeof(name), "bw_test_shm_outsider");
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    bw_error_t err;
+    char want[256];
+    if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0) _exit(10);
+    if (open_group(name, BW_SHM_CREATE, 12345, &err) != NULL) _exit(11);
+    snprintf(want, sizeof(want),
+             "cannot give shared-memory segment %s to group 12345: %s (the "
+             "creator must be in the group, or root)",
+             name, strerror(EPERM));
+    if (err.code != BW_E_INVAL) _exit(12);
+    if (strcmp(err.field, "group") != 0) _exit(13);
+    if (strcmp(err.message, want) != 0) _exit(14);
+    _exit(0);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  fd = shm_open(name, O_RDONLY, 0);
+  if (fd >= 0) close(fd);
+  assert_int_equal(fd, -1);
+}
+
+static void a_truncated_segment_is_refused_on_attach(void **st) {
+  env_t *e = *st;
+  bw_error_t err;
+  char want[400];
+  int fd = shm_open(e->name, O_RDWR, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, 64 * 1024), 0);
+  close(fd);
+  assert_null(attach(e->name, &err));
+  snprintf(want, sizeof(want),
+           "shared-memory segment %s says it is 1048576 bytes but is 65536 "
+           "bytes (resized since its creation: processes mapping it get "
+           "SIGBUS past the end; unlink it and create it again)",
+           e->name);
+  assert_status(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "size");
+  assert_string_equal(err.message, want);
+}
+
+/* Truncated to nothing under a live handle: the header itself is gone, and
+ * the first read of it would be SIGBUS. Object creation checks first. */
+static void a_segment_truncated_while_mapped_is_refused_at_object_creation(
+    void **st) {
+  env_t *e = *st;
+  bw_error_t err;
+  bw_breaker_config_t cfg;
+  bw_budget_config_t bc;
+  bw_shm_limit_config_t lc;
+  char want[400];
+  int fd = shm_open(e->name, O_RDWR, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, 0), 0);
+  close(fd);
+  snprintf(want, sizeof(want),
+           "shared-memory segment %s is 0 bytes but 1048576 were mapped "
+           "(resized while mapped: SIGBUS past the new end); unlink it and "
+           "create it again",
+           e->name);
+  brk_config(e, &cfg);
+  bwt_prefill_error(&err);
+  assert_null(bw_shm_breaker_new(e->seg2, &cfg, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "size");
+  assert_string_equal(err.message, want);
+  bw_budget_config_init(&bc);
+  bc.kind = BW_BUDGET_TOKEN_BUCKET;
+  bc.name = "retries";
+  bwt_prefill_error(&err);
+  assert_null(bw_shm_budget_new(e->seg, &bc, &err));
+  assert_string_equal(err.field, "size");
+  assert_string_equal(err.message, want);
+  bw_shm_limit_config_init(&lc);
+  lc.name = "slots";
+  bwt_prefill_error(&err);
+  assert_null(bw_shm_limit_new(e->seg, &lc, &err));
+  assert_string_equal(err.field, "size");
+  assert_string_equal(err.message, want);
 }
 
 static void names_too_long_or_malformed_are_refused(void **st) {
@@ -1024,6 +1311,13 @@ int main(void) {
       T(creating_an_existing_segment_is_refused),
       T(a_corrupt_header_is_refused_naming_what_differs),
       T(a_segment_that_is_not_breakwaters_is_refused),
+      T(a_segment_others_can_open_is_refused_naming_owner_and_mode),
+      T(a_segment_owned_by_another_user_is_refused),
+      T(a_group_segment_needs_the_opt_in_and_its_group),
+      T(group_needs_allow_group_and_a_group_id),
+      T(a_creator_outside_the_group_is_refused_naming_group),
+      T(a_truncated_segment_is_refused_on_attach),
+      T(a_segment_truncated_while_mapped_is_refused_at_object_creation),
       T(names_too_long_or_malformed_are_refused),
       T(bad_configurations_are_refused_naming_the_field),
       T(attaching_with_a_different_config_is_refused),

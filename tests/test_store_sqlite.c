@@ -236,6 +236,98 @@ static void a_corrupted_store_fails_its_integrity_check(void **state) {
   }
 }
 
+/* Fills the store with 40 items of 3000 bytes (about 30 pages), closes it
+ * (the WAL is checkpointed into the file) and returns the file's size. */
+static off_t fill_and_close(bws_env_t *e) {
+  bw_queue_store_t *q = default_queue(e);
+  char big[3000];
+  struct stat sb;
+  int i;
+  memset(big, 'z', sizeof(big));
+  for (i = 0; i < 40; i++)
+    assert_status(bw_queue_store_enqueue(q, big, sizeof(big), NULL), BW_OK);
+  bw_queue_store_free(e->q);
+  e->q = NULL;
+  bw_sqlite_close(SQ(e)->db);
+  SQ(e)->db = NULL;
+  assert_int_equal(stat(SQ(e)->f.path, &sb), 0);
+  return sb.st_size;
+}
+
+/* The error of a damaged store: an I/O error naming the field `path`, with
+ * the failing step's own message, exactly `want` (never "not an error",
+ * the message SQLite keeps after the ROLLBACK that followed the failure). */
+static void damaged_error(const bw_error_t *err, const char *want) {
+  assert_status(err->code, BW_E_IO);
+  assert_string_equal(err->field, "path");
+  assert_string_equal(err->message, want);
+  assert_null(strstr(err->message, "not an error"));
+}
+
+static void a_truncated_store_is_refused_with_the_first_error(void **state) {
+  bws_env_t *e = *state;
+  off_t size = fill_and_close(e);
+  char want[256];
+  bw_sqlite_config_t sc;
+  bw_error_t err;
+  assert_true(size > 16 * 4096);
+  assert_int_equal(truncate(SQ(e)->f.path, 3 * 4096), 0);
+  bw_sqlite_config_init(&sc);
+  sc.path = SQ(e)->f.path;
+  bwt_prefill_error(&err);
+  assert_null(bw_sqlite_open(&sc, &err));
+  snprintf(want, sizeof(want), "%s: database disk image is malformed",
+           SQ(e)->f.path);
+  damaged_error(&err, want);
+}
+
+static void a_damaged_page_is_refused_naming_path(void **state) {
+  bws_env_t *e = *state;
+  char junk[4096];
+  sqlite3 *h = NULL;
+  sqlite3_stmt *s = NULL;
+  int fd, pages = 0;
+  char want[256];
+  bw_queue_store_config_t qc;
+  bw_queue_store_t *q;
+  bw_sqlite_t *db;
+  bw_error_t err;
+  fill_and_close(e);
+  /* scribble over the pages of bw_qmeta and its index, which registering
+   * a queue reads (page 1, the header and sqlite_master, stays valid) */
+  memset(junk, 0xEE, sizeof(junk));
+  fd = open(SQ(e)->f.path, O_WRONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(sqlite3_open(SQ(e)->f.path, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h,
+                                      "SELECT rootpage FROM sqlite_master "
+                                      "WHERE tbl_name = 'bw_qmeta'",
+                                      -1, &s, NULL),
+                   SQLITE_OK);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    off_t at = (off_t)(sqlite3_column_int64(s, 0) - 1) * 4096;
+    assert_true(at > 0);
+    assert_int_equal(pwrite(fd, junk, sizeof(junk), at), (int)sizeof(junk));
+    pages++;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  close(fd);
+  assert_int_equal(pages, 2); /* the table and its primary key's index */
+  /* the header is sound: the damage shows when the queue is registered */
+  db = open_db(SQ(e)->f.path);
+  qconfig(e, &qc);
+  bwt_prefill_error(&err);
+  q = bw_sqlite_queue_new(db, &qc, &err);
+  bw_sqlite_close(db);
+  assert_null(q);
+  snprintf(want, sizeof(want),
+           "queue %s: cannot register it: %s: database disk image is "
+           "malformed (11)",
+           qc.name, SQ(e)->f.path);
+  damaged_error(&err, want);
+}
+
 static void open_validates_its_configuration(void **state) {
   bws_env_t *e = *state;
   bw_sqlite_config_t sc;
@@ -281,6 +373,8 @@ int main(void) {
       SQL(a_newer_schema_is_refused),
       SQL(a_file_that_is_not_a_database_is_refused),
       SQL(a_corrupted_store_fails_its_integrity_check),
+      SQL(a_truncated_store_is_refused_with_the_first_error),
+      SQL(a_damaged_page_is_refused_naming_path),
       SQL(open_validates_its_configuration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

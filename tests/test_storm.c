@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bw_test.h"
+#include "storm_metrics.h"
 #include "storm_real.h"
 #include "storm_report.h"
 
@@ -145,11 +146,69 @@ static void lab_json_is_deterministic(void **state) {
   assert_contains(err, "cannot write '/nonexistent-dir/x.json'");
 }
 
+/* The metrics text `storm --url` reads from the partner: exact answers. */
+static int metric(const char *text, const char *name, uint64_t *v, char *err) {
+  *v = 777;
+  return bw_storm_metric(text, strlen(text), name, v, err, 256);
+}
+
+static void the_partners_metrics_text_is_read_strictly(void **state) {
+  char err[256];
+  uint64_t v;
+  (void)state;
+  const char *ok =
+      "# HELP c_total calls\n"
+      "# TYPE c_total counter\n"
+      "c_total 42\n"
+      "c_total_other 9\n"
+      "c{kind=\"x\"} 5\n"
+      "g\t7 1700000000000\r\n"
+      "m 18446744073709551615";
+  assert_int_equal(metric(ok, "c_total", &v, err), 1);
+  assert_u64_eq(v, 42);
+  assert_string_equal(err, "");
+  assert_int_equal(metric(ok, "g", &v, err), 1);
+  assert_u64_eq(v, 7);
+  assert_int_equal(metric(ok, "m", &v, err), 1);
+  assert_u64_eq(v, UINT64_MAX);
+  /* absent: 0, nothing written (a labelled sample is not the sample) */
+  assert_int_equal(metric(ok, "c", &v, err), 0);
+  assert_u64_eq(v, 777);
+  assert_int_equal(metric(ok, "HELP", &v, err), 0);
+  /* malformed: -1, naming the metric and the rule */
+  assert_int_equal(metric("c -5\n", "c", &v, err), -1);
+  assert_string_equal(err,
+                      "partner metric c: value must be a whole number "
+                      "of digits, optionally followed by a timestamp "
+                      "(got \"-5\")");
+  assert_u64_eq(v, 777);
+  assert_int_equal(metric("c 1.5e3\n", "c", &v, err), -1);
+  assert_contains(err, "(got \"1.5e3\")");
+  assert_int_equal(metric("c \n", "c", &v, err), -1);
+  assert_contains(err, "(got \"\")");
+  assert_int_equal(metric("c 12abc\n", "c", &v, err), -1);
+  assert_contains(err, "(got \"12abc\")");
+  assert_int_equal(metric("c 18446744073709551616\n", "c", &v, err), -1);
+  assert_string_equal(err,
+                      "partner metric c: value must be at most "
+                      "18446744073709551615 (got "
+                      "\"18446744073709551616\")");
+  assert_int_equal(metric("c 1\nc 2\n", "c", &v, err), -1);
+  assert_string_equal(err,
+                      "partner metric c: the sample appears twice (a "
+                      "metric has one unlabelled sample)");
+  assert_u64_eq(v, 777);
+  /* only len bytes are read: "c 12" of "c 123" */
+  assert_int_equal(bw_storm_metric("c 123", 4, "c", &v, err, sizeof err), 1);
+  assert_u64_eq(v, 12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(real_storm_conserves_counts_in_every_mode),
       cmocka_unit_test(an_unreachable_or_remote_url_is_refused),
       cmocka_unit_test(lab_json_is_deterministic),
+      cmocka_unit_test(the_partners_metrics_text_is_read_strictly),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include "breakwater/driver_curl.h"
 #include "partner_server.h"
+#include "storm_metrics.h"
 
 typedef struct storm_s storm_t;
 
@@ -263,20 +264,6 @@ static int fetch(const char *url, bool post, char *body, long *status,
   return 0;
 }
 
-/* The value of a Prometheus sample line "name value" (no labels). */
-static bool metric(const char *text, const char *name, uint64_t *out) {
-  size_t n = strlen(name);
-  for (const char *p = text; p != NULL && *p != '\0';) {
-    if (strncmp(p, name, n) == 0 && p[n] == ' ') {
-      *out = strtoull(p + n + 1, NULL, 10);
-      return true;
-    }
-    p = strchr(p, '\n');
-    if (p != NULL) p++;
-  }
-  return false;
-}
-
 /* Only loopback: the project's rule, and a storm must never hit a real
  * partner by accident. */
 static bool loopback_url(const char *url) {
@@ -435,16 +422,39 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     char *text = malloc(65536);
     char murl[600];
     long status = 0;
-    uint64_t v = 0;
     snprintf(murl, sizeof murl, "%s/metrics", s.url);
     if (text == NULL || fetch(murl, false, text, &status, err, err_size) != 0) {
       free(text);
       goto out;
     }
-    if (metric(text, "breakwater_partner_network_calls_total", &v))
-      row->partner_received = v;
-    if (metric(text, "breakwater_partner_max_in_flight", &v))
-      row->partner_max_in_flight = (uint32_t)v;
+    /* The partner's two samples: a missing or malformed one is an error,
+     * never a silent 0. */
+    {
+      static const char *const names[] = {
+          "breakwater_partner_network_calls_total",
+          "breakwater_partner_max_in_flight"};
+      uint64_t got[2] = {0, 0};
+      size_t len = strlen(text);
+      for (int i = 0; i < 2; i++) {
+        int m = bw_storm_metric(text, len, names[i], &got[i], err, err_size);
+        if (m == 0)
+          snprintf(err, err_size, "partner metric %s: missing from %s",
+                   names[i], murl);
+        if (m != 1) {
+          free(text);
+          goto out;
+        }
+      }
+      if (got[1] > UINT32_MAX) {
+        snprintf(err, err_size,
+                 "partner metric %s: value must be at most %u (got %llu)",
+                 names[1], (unsigned)UINT32_MAX, (unsigned long long)got[1]);
+        free(text);
+        goto out;
+      }
+      row->partner_received = got[0];
+      row->partner_max_in_flight = (uint32_t)got[1];
+    }
     free(text);
   }
   if (s.cut_fired && s.completed < cfg->clients) {

@@ -79,6 +79,21 @@ BW_EXTERN int bw_retry_after_parse(const char *value, size_t len,
 BW_EXTERN int bw_grpc_pushback_parse(const char *value, size_t len,
                                      int64_t *delay_ms);
 
+/* Whether one header line, as an HTTP/1 client library hands it over
+ * ("Name: value\r\n", `len` bytes, not NUL-terminated; libcurl's header
+ * callback), is the header `name`: the name matched case-insensitively
+ * (RFC 9110 §5.1) and followed directly by ':' (no whitespace before the
+ * colon: RFC 9112 §5.1 makes that a malformed line, so it is not a match).
+ * On a match, *value and *vlen are the field value without its leading
+ * spaces and tabs and its trailing spaces, tabs, CRs and LFs (possibly
+ * empty; *value points into line). false, and *value / *vlen untouched, for any
+ * other line, including NULL line, NULL or empty name, NULL value or vlen.
+ * Reads exactly len bytes of line; never allocates; thread-safe. The curl
+ * driver reads Retry-After and grpc-retry-pushback-ms with it. */
+BW_EXTERN bool bw_http_header_value(const char *line, size_t len,
+                                    const char *name, const char **value,
+                                    size_t *vlen);
+
 #ifdef __cplusplus
 }
 #endif

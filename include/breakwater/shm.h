@@ -42,9 +42,17 @@
  * Handles (bw_shm_t, bw_shm_breaker_t, ...) are process-local: they may be
  * inherited across fork() (the mapping is MAP_SHARED) or opened anew. Every
  * function is thread-safe and process-safe. Nothing here is async-signal-safe.
+ *
+ * Never truncate a segment that is mapped: a process that then touches a
+ * page past the new end is killed by SIGBUS (the kernel's rule for a shared
+ * mapping of a shrunk object; no error can be returned). bw_shm_open and
+ * object creation check the size again (fstat) and refuse a segment whose
+ * size changed; the hot paths cannot afford that check.
  */
 #ifndef BREAKWATER_SHM_H
 #define BREAKWATER_SHM_H
+
+#include <sys/types.h>
 
 #include "breaker.h"
 #include "budget.h"
@@ -74,6 +82,18 @@ typedef struct bw_shm_config_s {
   bw_shm_mode_t mode; /* default BW_SHM_OPEN_OR_CREATE */
   size_t size;        /* bytes, when creating; default 1 MiB, in
                          [64 KiB, 1 GiB]; attaching takes the segment's */
+  bool allow_group;   /* default false: the segment is this user's alone.
+                         Creating makes it mode 0600; attaching refuses a
+                         segment whose owner is not the effective uid or
+                         whose mode is wider than 0600 (anyone who can open
+                         it can isolate the breaker). true: deliberate
+                         sharing with the members of `group` — creating
+                         makes it mode 0660 with group `group` (the creator
+                         must be a member, or root), and attaching also
+                         accepts a segment of any owner whose group is
+                         `group` and whose mode is 0660 or narrower. */
+  gid_t group;        /* the group of allow_group; must be 0 (unset) when
+                         allow_group is false, and not (gid_t)-1 */
 } bw_shm_config_t;
 
 typedef struct bw_shm_s bw_shm_t;
@@ -88,14 +108,19 @@ typedef struct bw_shm_stats_s {
 /* Fills the documented defaults (name NULL: it must be set). */
 BW_EXTERN void bw_shm_config_init(bw_shm_config_t *cfg);
 
-/* Creates and/or attaches a segment (mode 0600, owner only). Returns NULL and
- * fills err (may be NULL): BW_E_INVAL naming the field for a bad
- * configuration or when creating a segment that exists; BW_E_NOTFOUND when
- * attaching to a segment that does not exist (the message names it);
- * BW_E_INVAL when the segment is not a breakwater segment or not this
- * version (the message names what differs: magic, version, header size,
- * size); BW_E_IO when a system call fails (the message has errno's text);
- * BW_E_NOMEM. The handle is owned by the caller: bw_shm_close. */
+/* Creates and/or attaches a segment (mode 0600, owner only; 0660 with
+ * allow_group). Returns NULL and fills err (may be NULL): BW_E_INVAL naming
+ * the field for a bad configuration or when creating a segment that exists;
+ * BW_E_NOTFOUND when attaching to a segment that does not exist (the
+ * message names it); BW_E_INVAL when the segment is not a breakwater
+ * segment or not this version (the message names what differs: magic,
+ * version, header size, size — a segment truncated since its creation says
+ * both sizes); BW_E_INVAL naming `name` (or `group` with allow_group) when
+ * the segment's owner or mode is not one this configuration trusts (the
+ * message names the owner uid, group, mode and the rule); BW_E_IO when a
+ * system call fails (the message has errno's text); BW_E_NOMEM. The handle
+ * keeps a descriptor of the segment open (to re-check its size) and is
+ * owned by the caller: bw_shm_close. */
 BW_EXTERN bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err);
 
 /* Unmaps the segment from this process (the segment and its objects stay

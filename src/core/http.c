@@ -416,3 +416,31 @@ int bw_grpc_pushback_parse(const char *value, size_t len, int64_t *delay_ms) {
   *delay_ms = v;
   return BW_OK;
 }
+
+/* ---- header lines -------------------------------------------------------- */
+
+static char bw__lower(char c) {
+  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+bool bw_http_header_value(const char *line, size_t len, const char *name,
+                          const char **value, size_t *vlen) {
+  size_t k, b, e;
+  if (line == NULL || name == NULL || value == NULL || vlen == NULL)
+    return false;
+  k = strlen(name);
+  if (k == 0 || len <= k || line[k] != ':') return false;
+  for (size_t i = 0; i < k; i++)
+    if (bw__lower(line[i]) != bw__lower(name[i])) return false;
+  b = k + 1;
+  e = len;
+  /* trailing: any mix of CR, LF, SP, HTAB (a stray "\r " is not value) */
+  while (e > b && (line[e - 1] == '\r' || line[e - 1] == '\n' ||
+                   bw__is_ows(line[e - 1])))
+    e--;
+  while (b < e && bw__is_ows(line[b]))
+    b++;
+  *value = line + b;
+  *vlen = e - b;
+  return true;
+}

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <curl/curl.h>
 #include <event2/event.h>
@@ -225,18 +224,6 @@ static size_t bw__curl_write_cb(char *data, size_t size, size_t nmemb,
   return n; /* the rest is read and dropped */
 }
 
-static bool bw__header_is(const char *line, size_t n, const char *name,
-                          const char **value, size_t *vlen) {
-  size_t k = strlen(name);
-  if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0) return false;
-  *value = line + k + 1;
-  *vlen = n - k - 1;
-  while (*vlen > 0 &&
-         ((*value)[*vlen - 1] == '\r' || (*value)[*vlen - 1] == '\n'))
-    (*vlen)--;
-  return true;
-}
-
 static size_t bw__curl_header_cb(char *line, size_t size, size_t nmemb,
                                  void *userp) {
   bw__req_t *r = userp;
@@ -245,10 +232,11 @@ static size_t bw__curl_header_cb(char *line, size_t size, size_t nmemb,
   if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
     /* A new response (after a 100 Continue, say): its own hints only. */
     r->has_ra = r->has_push = false;
-  } else if (bw__header_is(line, n, "retry-after", &v, &vlen)) {
+  } else if (bw_http_header_value(line, n, "retry-after", &v, &vlen)) {
     int64_t unix_ms = bw_clock_now(r->http->wall) / BW_NS_PER_MS;
     r->has_ra = bw_retry_after_parse(v, vlen, unix_ms, &r->ra_ms) == BW_OK;
-  } else if (bw__header_is(line, n, "grpc-retry-pushback-ms", &v, &vlen)) {
+  } else if (bw_http_header_value(line, n, "grpc-retry-pushback-ms", &v,
+                                  &vlen)) {
     /* An unparseable pushback means "do not retry" (gRFC A6): the parser
      * says NEVER in that case too. */
     bw_grpc_pushback_parse(v, vlen, &r->push_ms);

@@ -126,10 +126,20 @@ static int bw__shm_io(bw_error_t *err, const char *what, const char *name,
                       what, name, strerror(e));
 }
 
-static int bw__shm_create(bw_shm_t *s, int fd, size_t size, bw_error_t *err) {
+static int bw__shm_create(bw_shm_t *s, int fd, const bw_shm_config_t *cfg,
+                          bw_error_t *err) {
   bw__shm_header_t *h;
+  size_t size = cfg->size;
   void *p;
-  if (fchmod(fd, 0600) != 0) return bw__shm_io(err, "fchmod", s->name, errno);
+  /* The group first, then the mode: the group bits open only once the
+   * group is the named one. */
+  if (cfg->allow_group && fchown(fd, (uid_t)-1, cfg->group) != 0)
+    return bw_error_set(err, errno == EPERM ? BW_E_INVAL : BW_E_IO, "group",
+                        "cannot give shared-memory segment %s to group %lu: "
+                        "%s (the creator must be in the group, or root)",
+                        s->name, (unsigned long)cfg->group, strerror(errno));
+  if (fchmod(fd, cfg->allow_group ? 0660 : 0600) != 0)
+    return bw__shm_io(err, "fchmod", s->name, errno);
   if (ftruncate(fd, (off_t)size) != 0)
     return bw__shm_io(err, "ftruncate", s->name, errno);
   p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -148,7 +158,36 @@ static int bw__shm_create(bw_shm_t *s, int fd, size_t size, bw_error_t *err) {
   return BW_OK;
 }
 
-static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
+/* Whether this configuration trusts a segment with this owner and mode
+ * (see bw_shm_config_t): BW_OK, or BW_E_INVAL naming the owner, group,
+ * mode and the rule. Another user who can open the segment can write any
+ * state into it (isolate the breaker, drain the budget). */
+static int bw__shm_trust(const bw_shm_t *s, const struct stat *st,
+                         const bw_shm_config_t *cfg, bw_error_t *err) {
+  unsigned mode = (unsigned)(st->st_mode & 07777);
+  uid_t me = geteuid();
+  if (st->st_uid == me && (mode & ~0600u) == 0) return BW_OK;
+  if (cfg->allow_group && st->st_gid == cfg->group && (mode & ~0660u) == 0)
+    return BW_OK;
+  if (!cfg->allow_group)
+    return bw_error_set(
+        err, BW_E_INVAL, "name",
+        "shared-memory segment %s has owner uid %lu, group %lu, mode 0%03o: "
+        "refused, it must be euid %lu's and at most 0600 (allow_group and "
+        "group share it with a group)",
+        s->name, (unsigned long)st->st_uid, (unsigned long)st->st_gid, mode,
+        (unsigned long)me);
+  return bw_error_set(
+      err, BW_E_INVAL, "group",
+      "shared-memory segment %s has owner uid %lu, group %lu, mode 0%03o: "
+      "refused, with allow_group it must be euid %lu's and at most 0600, "
+      "or group %lu's and at most 0660",
+      s->name, (unsigned long)st->st_uid, (unsigned long)st->st_gid, mode,
+      (unsigned long)me, (unsigned long)cfg->group);
+}
+
+static int bw__shm_attach(bw_shm_t *s, int fd, const bw_shm_config_t *cfg,
+                          bw_error_t *err) {
   struct stat st;
   const bw__shm_header_t *h;
   uint64_t magic = 0;
@@ -157,6 +196,9 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
   /* A creator may have made the name and not sized it yet: wait a little. */
   for (;;) {
     if (fstat(fd, &st) != 0) return bw__shm_io(err, "fstat", s->name, errno);
+    /* Before anything is read or waited for: an untrusted segment is
+     * refused whatever its contents. */
+    if (bw__shm_trust(s, &st, cfg, err) != BW_OK) return BW_E_INVAL;
     if ((size_t)st.st_size >= sizeof(bw__shm_header_t) ||
         waited >= BW__SHM_INIT_WAIT_MS)
       break;
@@ -206,7 +248,9 @@ static int bw__shm_attach(bw_shm_t *s, int fd, bw_error_t *err) {
   if (h->size != (uint64_t)st.st_size)
     return bw_error_set(err, BW_E_INVAL, "size",
                         "shared-memory segment %s says it is %llu bytes "
-                        "but is %lld bytes",
+                        "but is %lld bytes (resized since its creation: "
+                        "processes mapping it get SIGBUS past the end; "
+                        "unlink it and create it again)",
                         s->name, (unsigned long long)h->size,
                         (long long)st.st_size);
   if (h->max_objects != BW_SHM_MAX_OBJECTS ||
@@ -237,6 +281,20 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
                  (int)cfg->mode);
     return NULL;
   }
+  if (!cfg->allow_group && cfg->group != 0) {
+    bw_error_set(err, BW_E_INVAL, "group",
+                 "group is used only with allow_group (got group %lu and "
+                 "allow_group false): set allow_group to share the segment "
+                 "with the group, or leave group 0",
+                 (unsigned long)cfg->group);
+    return NULL;
+  }
+  if (cfg->allow_group && cfg->group == (gid_t)-1) {
+    bw_error_set(err, BW_E_INVAL, "group",
+                 "group must be a group id, not (gid_t)-1, when allow_group "
+                 "is set");
+    return NULL;
+  }
   if (cfg->mode != BW_SHM_ATTACH &&
       (cfg->size < BW__SHM_MIN_SIZE || cfg->size > BW__SHM_MAX_SIZE)) {
     bw_error_set(err, BW_E_INVAL, "size",
@@ -249,6 +307,7 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
+  s->fd = -1;
   if (bw__shm_norm_name(cfg->name, s->name, sizeof(s->name), err) != BW_OK) {
     bw_free(s);
     return NULL;
@@ -257,14 +316,15 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
     fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) {
       s->created = true;
-      rc = bw__shm_create(s, fd, cfg->size, err);
-      close(fd);
+      rc = bw__shm_create(s, fd, cfg, err);
       if (rc != BW_OK) {
+        close(fd);
         if (s->base != NULL) munmap(s->base, s->size);
         shm_unlink(s->name);
         bw_free(s);
         return NULL;
       }
+      s->fd = fd;
       bw_error_clear(err);
       return s;
     }
@@ -295,13 +355,14 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
     bw_free(s);
     return NULL;
   }
-  rc = bw__shm_attach(s, fd, err);
-  close(fd);
+  rc = bw__shm_attach(s, fd, cfg, err);
   if (rc != BW_OK) {
+    close(fd);
     if (s->base != NULL) munmap(s->base, s->size);
     bw_free(s);
     return NULL;
   }
+  s->fd = fd;
   bw_error_clear(err);
   return s;
 }
@@ -309,6 +370,7 @@ bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err) {
 void bw_shm_close(bw_shm_t *shm) {
   if (shm == NULL) return;
   munmap(shm->base, shm->size);
+  if (shm->fd >= 0) close(shm->fd);
   bw_free(shm);
 }
 
@@ -422,7 +484,18 @@ int bw__shm_object(bw_shm_t *shm, const char *name, uint32_t kind, size_t size,
   uint64_t used;
   bw__shm_entry_t *e;
   size_t need = bw__shm_round(size);
+  struct stat st;
   *out = NULL;
+  /* Truncated while mapped, the header itself may be past the end (SIGBUS
+   * at the first read): check the size before touching anything. */
+  if (fstat(shm->fd, &st) != 0)
+    return bw__shm_io(err, "fstat", shm->name, errno);
+  if ((uint64_t)st.st_size != (uint64_t)shm->size)
+    return bw_error_set(err, BW_E_INVAL, "size",
+                        "shared-memory segment %s is %lld bytes but %zu "
+                        "were mapped (resized while mapped: SIGBUS past the "
+                        "new end); unlink it and create it again",
+                        shm->name, (long long)st.st_size, shm->size);
   /* The lease outlives a dead holder by 2 s; waiting up to ~3 s lets the
    * next caller steal it. */
   mine = bw__shm_lease_lock(&h->lock, bw_clock_monotonic(),

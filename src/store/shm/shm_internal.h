@@ -81,6 +81,7 @@ typedef struct bw__shm_obj_s {
 struct bw_shm_s {
   unsigned char *base;
   size_t size;
+  int fd; /* the segment, kept open to fstat it again (object creation) */
   bool created;
   char name[BW_NAME_MAX + 2];
 };

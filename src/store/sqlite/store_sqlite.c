@@ -198,17 +198,27 @@ static int begin_tx(bw_sqlite_t *db) {
   return run_simple(db, S_BEGIN);
 }
 
+/* Rolls back an open transaction, keeping last_error: the error worth
+ * reporting is the failing step's, not the rollback's. */
+static void rollback(bw_sqlite_t *db) {
+  char first[sizeof(db->last_error)];
+  if (sqlite3_get_autocommit(db->h) != 0) return;
+  memcpy(first, db->last_error, sizeof(first));
+  run_simple(db, S_ROLLBACK);
+  memcpy(db->last_error, first, sizeof(first));
+}
+
 static int end_tx(bw_sqlite_t *db, int rc) {
   if (rc == BW_OK || rc == BW_E_FULL || rc == BW_E_STALE ||
       rc == BW_E_NOTFOUND) {
     int c = run_simple(db, S_COMMIT);
     if (c != BW_OK) {
-      if (sqlite3_get_autocommit(db->h) == 0) run_simple(db, S_ROLLBACK);
+      rollback(db);
       return c;
     }
     return rc;
   }
-  if (sqlite3_get_autocommit(db->h) == 0) run_simple(db, S_ROLLBACK);
+  rollback(db);
   return rc;
 }
 
@@ -324,14 +334,15 @@ static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
   if (rc == SQLITE_OK)
     rc = query_int(h, "SELECT COUNT(*) FROM sqlite_master", &objects);
   if (rc == SQLITE_OK) rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
-  if (rc != SQLITE_OK && sqlite3_get_autocommit(h) == 0)
-    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
+    /* The message first: the ROLLBACK below resets it ("not an error"). */
     bw_error_set(err, map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO,
                  "path", "%s: %s", path,
                  (rc & 0xff) == SQLITE_NOTADB ? "file is not a database"
                                               : sqlite3_errmsg(h));
-    return err ? err->code : BW_E_IO;
+    if (sqlite3_get_autocommit(h) == 0)
+      sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    return map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO;
   }
   if (app == 0 && objects == 0) {
     char sql[160];
@@ -362,7 +373,7 @@ static int check_or_create(sqlite3 *h, const char *path, int64_t timeout_ms,
       sqlite3_free(msg);
       if (sqlite3_get_autocommit(h) == 0)
         sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-      return err ? err->code : BW_E_IO;
+      return map_rc(rc) == BW_E_TIMEOUT ? BW_E_TIMEOUT : BW_E_IO;
     }
     sqlite3_free(msg);
   }
@@ -1253,8 +1264,9 @@ bw_queue_store_t *bw_sqlite_queue_new(bw_sqlite_t *db,
     rc = run(db, s);
   }
   if (rc != BW_OK)
-    bw_error_set(err, rc, "name", "queue %s: cannot register it: %s", q->name,
-                 db->last_error);
+    /* the file failed (damaged, locked), not the name: the field is path */
+    bw_error_set(err, rc, rc == BW_E_NOMEM ? "" : "path",
+                 "queue %s: cannot register it: %s", q->name, db->last_error);
   pthread_mutex_unlock(&db->lock);
   if (rc != BW_OK) {
     sq_free(&q->base);
