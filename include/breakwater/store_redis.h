@@ -368,6 +368,51 @@ BW_EXTERN bw_idem_store_t *bw_redis_idem_store_new(
     const bw_idem_config_t *cfg, const bw_redis_config_t *redis,
     bw_error_t *err);
 
+/* ---- reply checks (for tests and fuzzers) --------------------------------
+ */
+
+/* The replies the component reads, one kind per consumer. */
+typedef enum bw_redis_reply_kind_e {
+  BW_REDIS_REPLY_BREAKER_SYNC,  /* the shared breaker's sync script (both the
+                                   blocking and the event-loop mode) */
+  BW_REDIS_REPLY_QUEUE_ENQUEUE, /* bw_redis_queue_enqueue; bound = max_size */
+  BW_REDIS_REPLY_QUEUE_ITEM,    /* bw_redis_queue_dequeue, _dlq_get */
+  BW_REDIS_REPLY_QUEUE_ACK,     /* bw_redis_queue_ack (LREM) */
+  BW_REDIS_REPLY_QUEUE_RECOVER, /* bw_redis_queue_recover */
+  BW_REDIS_REPLY_QUEUE_SIZE,    /* bw_redis_queue_size, _dlq_size (LLEN) */
+  BW_REDIS_REPLY_IDEM_BEGIN,    /* bw_redis_idem_begin */
+  BW_REDIS_REPLY_IDEM_COMPLETE, /* bw_redis_idem_complete (SET) */
+  BW_REDIS_REPLY_IDEM_ABANDON,  /* bw_redis_idem_abandon */
+  BW_REDIS_REPLY_STORE_ENQUEUE, /* the queue store's enqueue; bound = items */
+  BW_REDIS_REPLY_STORE_CLAIM,   /* claim; bound = max */
+  BW_REDIS_REPLY_STORE_ACK,
+  BW_REDIS_REPLY_STORE_NACK,
+  BW_REDIS_REPLY_STORE_REJECT,
+  BW_REDIS_REPLY_STORE_DLQ_LIST, /* bound = max (after_id 0) */
+  BW_REDIS_REPLY_STORE_REQUEUE,
+  BW_REDIS_REPLY_STORE_DLQ_DELETE,
+  BW_REDIS_REPLY_STORE_STATS,
+  BW_REDIS_REPLY_IDEM_STORE_BEGIN,   /* the idempotency store's begin */
+  BW_REDIS_REPLY_IDEM_STORE_SETTLED, /* its complete and abandon */
+  BW_REDIS_REPLY__COUNT
+} bw_redis_reply_kind_t;
+
+/* For tests and fuzzers: runs the check that the consumer of `kind` runs on
+ * every reply before reading it — shape, every field's type and range,
+ * counts against `bound` (the caller's bound named above; ignored for the
+ * other kinds) without overflow, states, generations and durations within
+ * what any configuration produces — and reads the fields as the consumer
+ * would, without any connection or allocation. `reply` is a const
+ * redisReply * (from hiredis, e.g. its reader); it is not kept. BW_OK when
+ * the consumer accepts the reply (whatever it means: NOTFOUND, FULL...);
+ * BW_E_IO when the consumer treats it as an unexpected reply (the
+ * operation fails with BW_E_IO, the connection is closed and the outage
+ * reported), with *why (may be NULL; a static string) naming the field;
+ * BW_E_INVAL for a NULL reply or an unknown kind. Thread-safe. */
+BW_EXTERN int bw_redis_reply_check(bw_redis_reply_kind_t kind,
+                                   const void *reply, uint64_t bound,
+                                   const char **why);
+
 #ifdef __cplusplus
 }
 #endif

@@ -137,24 +137,28 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
 }
 
 /* With cl->mu held: connects if need be and runs script `script` (or, when
- * script < 0, the command argv). The reply (freed by the caller; with
- * min > 0, an array of at least min elements), or NULL with *rc set:
- * BW_E_IO (Redis down, the call failed, a short reply) or BW_E_NOMEM. */
+ * script < 0, the command argv). The reply (freed by the caller, who checks
+ * it with reply.h), or NULL with *rc set: BW_E_IO (Redis down, the call
+ * failed) or BW_E_NOMEM. */
 static redisReply *bw__rq_call(bw__rclient_t *cl, int script, int nkeys,
                                int argc, const char **argv, const size_t *lens,
-                               size_t min, int *rc) {
+                               int *rc) {
   redisReply *r;
   if ((*rc = bw__rcl_ready(cl)) != BW_OK) return NULL;
   r = script < 0
           ? bw__rconn_command(&cl->conn, argc, argv, lens)
           : bw__rconn_eval(&cl->conn, (size_t)script, nkeys, argc, argv, lens);
-  if (r == NULL ||
-      (min > 0 && (r->type != REDIS_REPLY_ARRAY || r->elements < min))) {
-    if (r != NULL) freeReplyObject(r);
-    *rc = bw__rcl_failed(cl);
-    return NULL;
-  }
+  if (r == NULL) *rc = bw__rcl_failed(cl);
   return r;
+}
+
+/* With cl->mu held: a reply that is not what `what` returns (why: reply.h):
+ * frees it and fails as a broken call. BW_E_IO (or BW_E_NOMEM). */
+static int bw__rq_bad(bw__rclient_t *cl, redisReply *r, const char *what,
+                      const char *why) {
+  freeReplyObject(r);
+  (void)bw__rconn_unexpected(&cl->conn, what, why);
+  return bw__rcl_failed(cl);
 }
 
 static void bw__rq_warn(bw_redis_queue_t *q, int64_t size) {
@@ -179,7 +183,9 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   size_t lens[7];
   redisReply *r;
   int rc;
-  int64_t admitted, size, warn;
+  bool admitted, warn;
+  uint64_t size;
+  const char *bad;
   if (q == NULL || (payload == NULL && len > 0)) return BW_E_INVAL;
   argv[0] = q->k_queue;
   argv[1] = q->k_dlq;
@@ -192,16 +198,18 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   for (rc = 0; rc < 7; rc++)
     lens[rc] = rc == 4 ? len : strlen(argv[rc]);
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, 3, &rc);
+  r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, &rc);
   if (r == NULL) goto out;
-  admitted = bw__reply_int(r->element[0]);
-  size = bw__reply_int(r->element[1]);
-  warn = bw__reply_int(r->element[2]);
+  if (bw__rr_rq_enqueue(r, q->max_size, &admitted, &size, &warn, &bad) !=
+      BW_OK) {
+    rc = bw__rq_bad(&q->cl, r, "enqueue", bad);
+    goto out;
+  }
   freeReplyObject(r);
-  if (size_out != NULL) *size_out = (uint64_t)size;
+  if (size_out != NULL) *size_out = size;
   if (admitted) {
     atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed);
-    if (warn) bw__rq_warn(q, size);
+    if (warn) bw__rq_warn(q, (int64_t)size);
     rc = BW_OK;
   } else {
     bw_field_t f[2];
@@ -229,11 +237,10 @@ static char *bw__rq_proc_key(const bw_redis_queue_t *q, const char *consumer) {
 }
 
 /* With cl.mu held: runs script (1 dequeue, 2 recover) on the queue and
- * consumer's processing list. The reply (at least min elements), or NULL
- * with *rc set. */
+ * consumer's processing list. The reply (unchecked), or NULL with *rc
+ * set. */
 static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
-                                        const char *consumer, size_t min,
-                                        int *rc) {
+                                        const char *consumer, int *rc) {
   const char *argv[4];
   redisReply *r;
   char *pk = bw__rq_proc_key(q, consumer);
@@ -245,7 +252,7 @@ static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
   argv[1] = pk;
   argv[2] = q->k_warned;
   argv[3] = q->a_warn;
-  r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, min, rc);
+  r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, rc);
   bw_free(pk);
   return r;
 }
@@ -260,8 +267,16 @@ int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
   *payload = NULL;
   *len = 0;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_consumer_call(q, 1, consumer, 0, &rc);
+  r = bw__rq_consumer_call(q, 1, consumer, &rc);
   if (r == NULL) goto out;
+  {
+    bool found;
+    const char *why;
+    if (bw__rr_item(r, &found, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "dequeue", why);
+      goto out;
+    }
+  }
   if (r->type == REDIS_REPLY_STRING) {
     void *copy = bw_memdup(r->str, r->len);
     if (copy == NULL) {
@@ -303,9 +318,17 @@ int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
   argv[3] = payload != NULL ? payload : "";
   lens[3] = len;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, -1, 0, 4, argv, lens, 0, &rc);
+  r = bw__rq_call(&q->cl, -1, 0, 4, argv, lens, &rc);
   if (r == NULL) goto out;
-  if (bw__reply_int(r) >= 1) {
+  {
+    uint64_t removed;
+    const char *why;
+    if (bw__rr_count(r, 1, &removed, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "LREM", why);
+      goto out;
+    }
+  }
+  if (r->integer == 1) {
     atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
     rc = BW_OK;
   } else {
@@ -325,15 +348,21 @@ int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
   if (moved != NULL) *moved = 0;
   if (q == NULL || consumer == NULL || consumer[0] == '\0') return BW_E_INVAL;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_consumer_call(q, 2, consumer, 3, &rc);
+  r = bw__rq_consumer_call(q, 2, consumer, &rc);
   if (r == NULL) goto out;
-  if (moved != NULL) *moved = (uint64_t)bw__reply_int(r->element[0]);
-  atomic_fetch_add_explicit(&q->recovered,
-                            (uint64_t)bw__reply_int(r->element[0]),
-                            memory_order_relaxed);
-  if (bw__reply_int(r->element[2]))
-    bw__rq_warn(q, bw__reply_int(r->element[1]));
-  freeReplyObject(r);
+  {
+    uint64_t n, size;
+    bool warn;
+    const char *why;
+    if (bw__rr_rq_recover(r, &n, &size, &warn, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "recover", why);
+      goto out;
+    }
+    freeReplyObject(r);
+    if (moved != NULL) *moved = n;
+    atomic_fetch_add_explicit(&q->recovered, n, memory_order_relaxed);
+    if (warn) bw__rq_warn(q, (int64_t)size);
+  }
   rc = BW_OK;
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -346,9 +375,17 @@ static int bw__rq_llen(bw_redis_queue_t *q, const char *key, uint64_t *size) {
   int rc;
   if (q == NULL || size == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, -1, 0, 2, argv, NULL, 0, &rc);
+  r = bw__rq_call(&q->cl, -1, 0, 2, argv, NULL, &rc);
   if (r == NULL) goto out;
-  *size = (uint64_t)bw__reply_int(r);
+  {
+    uint64_t n;
+    const char *why;
+    if (bw__rr_count(r, BW__RR_COUNT_MAX, &n, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "LLEN", why);
+      goto out;
+    }
+    *size = n;
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -376,8 +413,16 @@ int bw_redis_queue_dlq_get(bw_redis_queue_t *q, uint64_t index, char **json) {
   argv[1] = q->k_dlq;
   argv[2] = idx;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, -1, 0, 3, argv, NULL, 0, &rc);
+  r = bw__rq_call(&q->cl, -1, 0, 3, argv, NULL, &rc);
   if (r == NULL) goto out;
+  {
+    bool found;
+    const char *why;
+    if (bw__rr_item(r, &found, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "LINDEX", why);
+      goto out;
+    }
+  }
   if (r->type == REDIS_REPLY_STRING) {
     *json = bw_memdup(r->str, r->len);
     if (*json == NULL) rc = BW_E_NOMEM;
@@ -497,11 +542,21 @@ int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
   argv[0] = k;
   argv[1] = ttl;
   pthread_mutex_lock(&d->cl.mu);
-  r = bw__rq_call(&d->cl, 0, 1, 2, argv, NULL, 1, &rc);
+  r = bw__rq_call(&d->cl, 0, 1, 2, argv, NULL, &rc);
   if (r == NULL) goto out;
-  *status = (bw_idem_state_t)bw__reply_int(r->element[0]);
-  if (*status == BW_IDEM_DONE && r->elements >= 2 &&
-      r->element[1]->type == REDIS_REPLY_STRING) {
+  {
+    int code;
+    const redisReply *v;
+    const char *why;
+    if (bw__rr_ri_begin(r, &code, &v, &why) != BW_OK) {
+      rc = bw__rq_bad(&d->cl, r, "begin", why);
+      goto out;
+    }
+    *status = code == 0   ? BW_IDEM_NEW
+              : code == 1 ? BW_IDEM_IN_PROGRESS
+                          : BW_IDEM_DONE;
+  }
+  if (*status == BW_IDEM_DONE) {
     const redisReply *v = r->element[1];
     if (result_len != NULL) *result_len = v->len;
     if (result != NULL) {
@@ -548,8 +603,15 @@ int bw_redis_idem_complete(bw_redis_idem_t *d, const char *key,
   argv[4] = ttl;
   lens[4] = strlen(ttl);
   pthread_mutex_lock(&d->cl.mu);
-  r = bw__rq_call(&d->cl, -1, 0, 5, argv, lens, 0, &rc);
+  r = bw__rq_call(&d->cl, -1, 0, 5, argv, lens, &rc);
   if (r == NULL) goto out;
+  {
+    const char *why;
+    if (bw__rr_ok(r, &why) != BW_OK) {
+      rc = bw__rq_bad(&d->cl, r, "SET", why);
+      goto out;
+    }
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
@@ -568,9 +630,17 @@ int bw_redis_idem_abandon(bw_redis_idem_t *d, const char *key) {
   if (k == NULL) return BW_E_NOMEM;
   argv[0] = k;
   pthread_mutex_lock(&d->cl.mu);
-  r = bw__rq_call(&d->cl, 1, 1, 1, argv, NULL, 0, &rc);
+  r = bw__rq_call(&d->cl, 1, 1, 1, argv, NULL, &rc);
   if (r == NULL) goto out;
-  rc = bw__reply_int(r) == 1 ? BW_OK : BW_E_NOTFOUND;
+  {
+    uint64_t v;
+    const char *why;
+    if (bw__rr_count(r, 1, &v, &why) != BW_OK) {
+      rc = bw__rq_bad(&d->cl, r, "abandon", why);
+      goto out;
+    }
+    rc = v == 1 ? BW_OK : BW_E_NOTFOUND;
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
