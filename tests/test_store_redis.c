@@ -474,6 +474,58 @@ static void test_kill_and_restart_conserves_counts(void **state) {
   bwt_redis_cleanup(&srv);
 }
 
+/* The shared break ends while Redis is down: each process probes locally
+ * (half-open, half_open_max_calls at a time) instead of closing at once and
+ * sending every call to a dependency that may still be down. */
+static void test_shared_break_ending_in_an_outage_probes_locally(void **state) {
+  bwt_env_t *e = *state;
+  bwt_redis_t srv;
+  bw_redis_breaker_config_t cfg;
+  bw_redis_breaker_t *b;
+  bw_permit_t p, q;
+  bwt_redis_start_or_fail(&srv, NULL, false);
+  rb_config(e, &cfg, &srv, "outage_end");
+  cfg.breaker.failure_threshold = 3;
+  cfg.breaker.break_ms = 1000;
+  cfg.breaker.half_open_max_calls = 1;
+  cfg.breaker.success_threshold = 2;
+  b = rb_new(&cfg);
+  bwt_rb_calls(b, BW_FAILURE, 3);
+  assert_status(bw_redis_breaker_sync(b), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_OPEN);
+  bwt_advance_ms(e, 400);
+  bwt_redis_kill(&srv);
+  assert_status(bw_redis_breaker_sync(b), BW_E_IO);
+  assert_true(bwt_rb_stats(b).fallback);
+  /* The shared break (600 ms left) still holds. */
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_E_OPEN);
+  assert_i64_eq(bw_redis_breaker_retry_in_ms(b), 600);
+  bwt_advance_ms(e, 600);
+  /* Over: one probe, not every call. */
+  assert_state(bw_redis_breaker_state(b), BW_HALF_OPEN);
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_int_equal(p.kind, BW_PERMIT_PROBE);
+  assert_status(bw_redis_breaker_acquire(b, &q), BW_E_OPEN);
+  /* A failed probe reopens locally for break_ms. */
+  assert_status(bw_redis_breaker_release(b, &p, BW_FAILURE), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_OPEN);
+  assert_status(bw_redis_breaker_acquire(b, &q), BW_E_OPEN);
+  assert_i64_eq(bw_redis_breaker_retry_in_ms(b), 1000);
+  bwt_advance_ms(e, 1000);
+  /* success_threshold probe successes close it locally. */
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_redis_breaker_acquire(b, &q), BW_E_OPEN);
+  assert_status(bw_redis_breaker_release(b, &p, BW_SUCCESS), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_HALF_OPEN);
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_redis_breaker_release(b, &p, BW_SUCCESS), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_CLOSED);
+  bwt_rb_calls(b, BW_SUCCESS, 5);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
+  bw_redis_breaker_free(b);
+  bwt_redis_cleanup(&srv);
+}
+
 static void test_hung_redis_lost_reply_is_not_double_counted(void **state) {
   bwt_env_t *e = *state;
   bwt_redis_t srv;
@@ -1183,6 +1235,9 @@ int main(void) {
                                       bwt_teardown),
       cmocka_unit_test_setup_teardown(
           test_pipeline_limit_step_refuses_when_shared_open, bwt_redis_setup,
+          bwt_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_shared_break_ending_in_an_outage_probes_locally, bwt_redis_setup,
           bwt_teardown),
       cmocka_unit_test_setup_teardown(test_kill_and_restart_conserves_counts,
                                       bwt_redis_setup, bwt_teardown),

@@ -445,6 +445,24 @@ void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
       &b->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
   atomic_fetch_add_explicit(&b->unavailable_events, 1, memory_order_relaxed);
   {
+    /* Redis went away during a shared break: the local breaker takes over
+     * the rest of it, so that when it ends this process probes (half-open,
+     * the local probe rules) instead of closing at once — N processes would
+     * otherwise each send every call to a dependency that may still be
+     * down. */
+    bw_state_t st = BW__W_STATE(w);
+    if (st == BW_OPEN || st == BW_HALF_OPEN) {
+      int64_t left =
+          st == BW_OPEN
+              ? atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
+                    now
+              : 0;
+      bw_breaker_open_for(b->local, left,
+                          "redis unavailable during the shared break: the "
+                          "rest of it here, then local probes");
+    }
+  }
+  {
     char reason[256];
     snprintf(reason, sizeof(reason),
              "%.200s; deciding from local counts until it returns",
@@ -918,7 +936,13 @@ bw_state_t bw_redis_breaker_state(const bw_redis_breaker_t *b) {
       bw__rb_now(b) >=
           atomic_load_explicit(&b->open_until_ns, memory_order_relaxed))
     st = BW_HALF_OPEN;
-  if ((w & BW__W_FB) && st != BW_OPEN) return bw_breaker_state(b->local);
+  if ((w & BW__W_FB) && st != BW_OPEN) {
+    /* The local breaker moves on its next acquire: an OPEN whose break is
+     * over reads as HALF_OPEN here too. */
+    st = bw_breaker_state(b->local);
+    if (st == BW_OPEN && bw_breaker_retry_in_ms(b->local) == 0)
+      st = BW_HALF_OPEN;
+  }
   return st;
 }
 
