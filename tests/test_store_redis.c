@@ -741,6 +741,115 @@ static bw_redis_queue_t *queue_new(bw_sink_t *sink, const bwt_env_t *e,
   return q;
 }
 
+/* The DLQ is bounded by dlq_max: the oldest entries are trimmed, counted
+ * (stats.dlq_dropped) and reported on the dead_lettered event. */
+static void test_queue_guard_dlq_is_bounded(void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_queue_config_t qc;
+  bw_redis_queue_stats_t st;
+  bw_error_t err;
+  bw_redis_queue_t *q;
+  uint64_t size = 0;
+  char item[8], *json = NULL;
+  const bwt_event_t *ev;
+  int i;
+  bw_redis_queue_config_init(&qc);
+  assert_int_equal(qc.dlq_max, 10000);
+  assert_dbl_eq(qc.warn_rearm_threshold, 0.6, 0);
+  qc.redis.port = g_redis.port;
+  qc.name = "bounded";
+  qc.max_size = 1;
+  qc.dlq_max = 3;
+  qc.sink = e->sink;
+  qc.wall_clock = e->wall;
+  q = bw_redis_queue_new(&qc, &err);
+  assert_non_null(q);
+  assert_status(bw_redis_queue_enqueue(q, "a", 1, &size), BW_OK);
+  for (i = 0; i < 5; i++) {
+    snprintf(item, sizeof(item), "x%d", i);
+    assert_status(bw_redis_queue_enqueue(q, item, 2, &size), BW_E_FULL);
+  }
+  assert_status(bw_redis_queue_dlq_size(q, &size), BW_OK);
+  assert_u64_eq(size, 3);
+  assert_status(bw_redis_queue_dlq_get(q, 0, &json), BW_OK);
+  assert_contains(json, "\"payload\":\"x2\"");
+  bw_free(json);
+  assert_status(bw_redis_queue_dlq_get(q, 2, &json), BW_OK);
+  assert_contains(json, "\"payload\":\"x4\"");
+  bw_free(json);
+  bw_redis_queue_stats(q, &st);
+  assert_u64_eq(st.dead_lettered, 5);
+  assert_u64_eq(st.dlq_dropped, 2);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_DEAD_LETTERED), 5);
+  ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 2);
+  assert_field_uint(ev, 2, "dlq_dropped", 0);
+  ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 3);
+  assert_field_uint(ev, 2, "dlq_dropped", 1);
+  assert_contains(ev->reason, "dropped the oldest 1 DLQ entry (dlq_max 3)");
+  bw_redis_queue_free(q);
+}
+
+/* The warning re-arms below warn_rearm_threshold, not at the warning level:
+ * a queue hovering around 70 % warns once. */
+static void test_queue_guard_warning_rearms_below_the_lower_level(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_queue_t *q = queue_new(e->sink, e, "hover", 10);
+  void *got = NULL;
+  size_t len = 0;
+  uint64_t size = 0;
+  int i;
+  for (i = 0; i < 7; i++)
+    assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
+  /* 7 -> 6 -> 7: at 6 (not below 60 %) the warning stays armed off. */
+  for (i = 0; i < 3; i++) {
+    assert_status(bw_redis_queue_dequeue(q, "c", &got, &len), BW_OK);
+    bw_free(got);
+    assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+    assert_u64_eq(size, 7);
+  }
+  assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
+  /* Below 6: re-armed; the next crossing warns again. */
+  for (i = 0; i < 2; i++) {
+    assert_status(bw_redis_queue_dequeue(q, "c", &got, &len), BW_OK);
+    bw_free(got);
+  }
+  assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+  assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+  assert_u64_eq(size, 7);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 2);
+  bw_redis_queue_free(q);
+}
+
+static void test_queue_guard_bounds_name_the_field(void **state) {
+  bw_redis_queue_config_t qc;
+  bw_error_t err;
+  (void)state;
+  bw_redis_queue_config_init(&qc);
+  qc.redis.port = g_redis.port;
+  qc.dlq_max = 0;
+  bwt_prefill_error(&err);
+  assert_null(bw_redis_queue_new(&qc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "dlq_max"));
+  assert_contains(err.message, "dlq_max must be >= 1");
+  bw_redis_queue_config_init(&qc);
+  qc.redis.port = g_redis.port;
+  qc.warn_rearm_threshold = 0.7; /* = warn_threshold */
+  bwt_prefill_error(&err);
+  assert_null(bw_redis_queue_new(&qc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "warn_rearm_threshold"));
+  assert_contains(err.message,
+                  "warn_rearm_threshold must be in [0, "
+                  "warn_threshold)");
+  qc.warn_rearm_threshold = -0.1;
+  bwt_prefill_error(&err);
+  assert_null(bw_redis_queue_new(&qc, &err));
+  assert_true(bwt_error_names(&err, "warn_rearm_threshold"));
+}
+
 /* Payloads are bytes, not strings: one with no NUL after it (and one with
  * NULs inside) goes in and comes out whole. ASan in CI catches a read past
  * its end. */
@@ -1249,6 +1358,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_an_error_reply_is_not_an_outage,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_payloads_are_binary,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_queue_guard_dlq_is_bounded,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_queue_guard_warning_rearms_below_the_lower_level,
+          bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_queue_guard_bounds_name_the_field,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_boundary_dlq_and_warning,
                                       bwt_redis_setup, bwt_teardown),

@@ -591,16 +591,19 @@ static int rq_run(bwt_env_t *e, rq_op_t op, const char *reply) {
 
 static void test_queue_guard_refuses_hostile_replies(void **state) {
   bwt_env_t *e = *state;
-  /* enqueue (max_size 4): {admitted, size, warn} */
-  RQ_IO(RQ_ENQUEUE, A(3) I(1) I(5) I(0)); /* admitted past max_size */
-  RQ_IO(RQ_ENQUEUE, A(3) I(1) I(0) I(0)); /* admitted into nothing */
-  RQ_IO(RQ_ENQUEUE, A(3) I(0) I(1) I(0)); /* refused below max_size */
-  RQ_IO(RQ_ENQUEUE, A(3) I(2) I(1) I(0));
-  RQ_IO(RQ_ENQUEUE, A(3) I(1) I(-1) I(0));
-  RQ_IO(RQ_ENQUEUE, A(3) I(1) I(1) I(7));
-  RQ_IO(RQ_ENQUEUE, A(3) I(0) I(4) I(1)); /* a warning for a refusal */
-  RQ_IO(RQ_ENQUEUE, A(4) I(1) I(1) I(0) I(0));
-  RQ_IO(RQ_ENQUEUE, A(3) I(1) S1("x") I(0));
+  /* enqueue (max_size 4): {admitted, size, warn, dlq entries dropped} */
+  RQ_IO(RQ_ENQUEUE, A(4) I(1) I(5) I(0) I(0)); /* admitted past max_size */
+  RQ_IO(RQ_ENQUEUE, A(4) I(1) I(0) I(0) I(0)); /* admitted into nothing */
+  RQ_IO(RQ_ENQUEUE, A(4) I(0) I(1) I(0) I(0)); /* refused below max_size */
+  RQ_IO(RQ_ENQUEUE, A(4) I(2) I(1) I(0) I(0));
+  RQ_IO(RQ_ENQUEUE, A(4) I(1) I(-1) I(0) I(0));
+  RQ_IO(RQ_ENQUEUE, A(4) I(1) I(1) I(7) I(0));
+  RQ_IO(RQ_ENQUEUE, A(4) I(0) I(4) I(1) I(0)); /* a warning for a refusal */
+  RQ_IO(RQ_ENQUEUE, A(4) I(1) I(1) I(0) I(1)); /* an admission dropped */
+  RQ_IO(RQ_ENQUEUE, A(4) I(0) I(4) I(0) I(-1));
+  RQ_IO(RQ_ENQUEUE, A(5) I(1) I(1) I(0) I(0) I(0));
+  RQ_IO(RQ_ENQUEUE, A(3) I(1) I(1) I(0));
+  RQ_IO(RQ_ENQUEUE, A(4) I(1) S1("x") I(0) I(0));
   RQ_IO(RQ_ENQUEUE, I(1));
   RQ_IO(RQ_DEQUEUE, I(5));
   RQ_IO(RQ_DEQUEUE, A(1) S1("a"));
@@ -634,9 +637,9 @@ static void test_queue_guard_refuses_hostile_replies(void **state) {
 
 static void test_queue_guard_accepts_well_formed_replies(void **state) {
   bwt_env_t *e = *state;
-  assert_status(rq_run(e, RQ_ENQUEUE, A(3) I(1) I(3) I(1)), BW_OK);
+  assert_status(rq_run(e, RQ_ENQUEUE, A(4) I(1) I(3) I(1) I(0)), BW_OK);
   assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
-  assert_status(rq_run(e, RQ_ENQUEUE, A(3) I(0) I(4) I(0)), BW_E_FULL);
+  assert_status(rq_run(e, RQ_ENQUEUE, A(4) I(0) I(4) I(0) I(2)), BW_E_FULL);
   assert_status(rq_run(e, RQ_DEQUEUE, S1("a")), BW_OK);
   assert_status(rq_run(e, RQ_DEQUEUE, NIL), BW_E_NOTFOUND);
   assert_status(rq_run(e, RQ_ACK, I(1)), BW_OK);

@@ -12,26 +12,33 @@
 /* ---- queue guard ----------------------------------------------------------
  */
 
-/* KEYS: queue, dlq, warned flag. ARGV: max_size, payload, warn_at, name.
- * Returns {admitted (0/1), size after, warn (0/1)}. */
+/* KEYS: queue, dlq, warned flag. ARGV: max_size, payload, warn_at, name,
+ * dlq_max. Returns {admitted (0/1), size after, warn (0/1), DLQ entries
+ * dropped past dlq_max}. */
 static const char bw__rq_enqueue_lua[] =
     "local size = redis.call('LLEN', KEYS[1])\n"
     "local max = tonumber(ARGV[1])\n"
     "if size >= max then\n"
     "  local t = redis.call('TIME')\n"
     "  local ts = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "  redis.call('RPUSH', KEYS[2], cjson.encode({payload = ARGV[2], "
-    "reason = 'queue_full', error = ARGV[4] .. ' reached ' .. max .. "
-    "' items', ts_ms = ts}))\n"
-    "  return {0, size, 0}\n"
+    "  local n = redis.call('RPUSH', KEYS[2], cjson.encode({payload = "
+    "ARGV[2], reason = 'queue_full', error = ARGV[4] .. ' reached ' .. max "
+    ".. ' items', ts_ms = ts}))\n"
+    "  local cap, dropped = tonumber(ARGV[5]), 0\n"
+    "  if n > cap then\n"
+    "    redis.call('LTRIM', KEYS[2], n - cap, -1)\n"
+    "    dropped = n - cap\n"
+    "  end\n"
+    "  return {0, size, 0, dropped}\n"
     "end\n"
     "size = redis.call('RPUSH', KEYS[1], ARGV[2])\n"
     "local warn = 0\n"
     "if size >= tonumber(ARGV[3]) and redis.call('SET', KEYS[3], '1', 'NX') "
     "then warn = 1 end\n"
-    "return {1, size, warn}\n";
+    "return {1, size, warn, 0}\n";
 
-/* KEYS: queue, processing, warned. ARGV: warn_at. The item or nil. */
+/* KEYS: queue, processing, warned. ARGV: rearm_below (the warning re-arms
+ * below it). The item or nil. */
 static const char bw__rq_dequeue_lua[] =
     "local v = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')\n"
     "if not v then return false end\n"
@@ -59,10 +66,10 @@ struct bw_redis_queue_s {
   bw__rclient_t cl;
   char *k_queue, *k_dlq, *k_warned, *k_proc;
   uint32_t max_size;
-  uint32_t warn_at;
-  char a_max[16], a_warn[16];
+  uint32_t warn_at, rearm_below, dlq_max;
+  char a_max[16], a_warn[16], a_rearm[16], a_dlqmax[16];
   _Atomic uint64_t admitted, dead_lettered, warnings, dequeued, acked,
-      recovered;
+      recovered, dlq_dropped;
 };
 
 void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg) {
@@ -72,6 +79,8 @@ void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg) {
   cfg->name = "queue";
   cfg->max_size = 100;
   cfg->warn_threshold = 0.7;
+  cfg->warn_rearm_threshold = 0.6;
+  cfg->dlq_max = 10000;
 }
 
 void bw_redis_queue_free(bw_redis_queue_t *q) {
@@ -102,6 +111,18 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
                  cfg->warn_threshold);
     return NULL;
   }
+  if (!(cfg->warn_rearm_threshold >= 0.0 &&
+        cfg->warn_rearm_threshold < cfg->warn_threshold)) {
+    bw_error_set(err, BW_E_INVAL, "warn_rearm_threshold",
+                 "warn_rearm_threshold must be in [0, warn_threshold) (got "
+                 "%g, warn_threshold %g)",
+                 cfg->warn_rearm_threshold, cfg->warn_threshold);
+    return NULL;
+  }
+  if (cfg->dlq_max < 1) {
+    bw_error_set(err, BW_E_INVAL, "dlq_max", "dlq_max must be >= 1 (got 0)");
+    return NULL;
+  }
   q = bw_calloc(1, sizeof(*q));
   if (q == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
@@ -130,8 +151,18 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
   q->warn_at =
       (uint32_t)ceil(cfg->warn_threshold * (double)cfg->max_size - 1e-9);
   if (q->warn_at < 1) q->warn_at = 1;
+  /* Re-arm when a dequeue takes the size below the first whole size that
+   * reaches warn_rearm_threshold (the store.h queues' levels). */
+  {
+    double v = cfg->warn_rearm_threshold * (double)cfg->max_size - 1e-9;
+    q->rearm_below = v <= 0 ? 0 : (uint32_t)ceil(v);
+    if (q->rearm_below > q->warn_at) q->rearm_below = q->warn_at;
+  }
+  q->dlq_max = cfg->dlq_max;
   snprintf(q->a_max, sizeof(q->a_max), "%u", q->max_size);
   snprintf(q->a_warn, sizeof(q->a_warn), "%u", q->warn_at);
+  snprintf(q->a_rearm, sizeof(q->a_rearm), "%u", q->rearm_below);
+  snprintf(q->a_dlqmax, sizeof(q->a_dlqmax), "%u", q->dlq_max);
   bw_error_clear(err);
   return q;
 }
@@ -179,12 +210,12 @@ static void bw__rq_warn(bw_redis_queue_t *q, int64_t size) {
 
 int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
                            uint64_t *size_out) {
-  const char *argv[7];
-  size_t lens[7];
+  const char *argv[8];
+  size_t lens[8];
   redisReply *r;
   int rc;
   bool admitted, warn;
-  uint64_t size;
+  uint64_t size, dropped;
   const char *bad;
   if (q == NULL || (payload == NULL && len > 0)) return BW_E_INVAL;
   argv[0] = q->k_queue;
@@ -194,14 +225,15 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   argv[4] = payload != NULL ? payload : "";
   argv[5] = q->a_warn;
   argv[6] = q->cl.name;
+  argv[7] = q->a_dlqmax;
   /* The payload (argv[4]) is binary: its length is len, never strlen. */
-  for (rc = 0; rc < 7; rc++)
+  for (rc = 0; rc < 8; rc++)
     lens[rc] = rc == 4 ? len : strlen(argv[rc]);
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, &rc);
+  r = bw__rq_call(&q->cl, 0, 3, 8, argv, lens, &rc);
   if (r == NULL) goto out;
-  if (bw__rr_rq_enqueue(r, q->max_size, &admitted, &size, &warn, &bad) !=
-      BW_OK) {
+  if (bw__rr_rq_enqueue(r, q->max_size, &admitted, &size, &warn, &dropped,
+                        &bad) != BW_OK) {
     rc = bw__rq_bad(&q->cl, r, "enqueue", bad);
     goto out;
   }
@@ -212,18 +244,28 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
     if (warn) bw__rq_warn(q, (int64_t)size);
     rc = BW_OK;
   } else {
-    bw_field_t f[2];
-    char why[96];
+    bw_field_t f[3];
+    char why[192];
+    int n;
     f[0].key = "reason";
     f[0].type = BW_FIELD_STR;
     f[0].v.s = "queue_full";
     f[1].key = "max_size";
     f[1].type = BW_FIELD_UINT;
     f[1].v.u = q->max_size;
-    snprintf(why, sizeof(why), "queue_full: %.40s reached %u items", q->cl.name,
-             q->max_size);
+    f[2].key = "dlq_dropped";
+    f[2].type = BW_FIELD_UINT;
+    f[2].v.u = dropped;
+    n = snprintf(why, sizeof(why), "queue_full: %.40s reached %u items",
+                 q->cl.name, q->max_size);
+    if (dropped > 0 && n > 0 && (size_t)n < sizeof(why))
+      snprintf(why + n, sizeof(why) - (size_t)n,
+               "; dropped the oldest %llu DLQ entr%s (dlq_max %u)",
+               (unsigned long long)dropped, dropped == 1 ? "y" : "ies",
+               q->dlq_max);
     atomic_fetch_add_explicit(&q->dead_lettered, 1, memory_order_relaxed);
-    bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, why, f, 2);
+    atomic_fetch_add_explicit(&q->dlq_dropped, dropped, memory_order_relaxed);
+    bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, why, f, 3);
     rc = BW_E_FULL;
   }
 out:
@@ -251,7 +293,8 @@ static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
   argv[0] = q->k_queue;
   argv[1] = pk;
   argv[2] = q->k_warned;
-  argv[3] = q->a_warn;
+  /* dequeue re-arms below rearm_below; recover warns at warn_at. */
+  argv[3] = script == 1 ? q->a_rearm : q->a_warn;
   r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, rc);
   bw_free(pk);
   return r;
@@ -447,6 +490,7 @@ void bw_redis_queue_stats(const bw_redis_queue_t *q,
   out->acked = atomic_load(&q->acked);
   out->recovered = atomic_load(&q->recovered);
   out->errors = atomic_load(&q->cl.errors);
+  out->dlq_dropped = atomic_load(&q->dlq_dropped);
 }
 
 /* ---- idempotency records --------------------------------------------------

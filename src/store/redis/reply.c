@@ -105,9 +105,10 @@ int bw__rr_sync(const redisReply *r, bw__rr_sync_t *out, const char **why) {
 /* ---- queue guard, simple idempotency --------------------------------- */
 
 int bw__rr_rq_enqueue(const redisReply *r, uint64_t max_size, bool *admitted,
-                      uint64_t *size, bool *warn, const char **why) {
-  int64_t a, s, w;
-  if (!bw__rr_arr(r, 3)) BW__FAIL("not an array of 3 elements");
+                      uint64_t *size, bool *warn, uint64_t *dropped,
+                      const char **why) {
+  int64_t a, s, w, d;
+  if (!bw__rr_arr(r, 4)) BW__FAIL("not an array of 4 elements");
   if (!bw__rr_el(r, 0, 0, 1, &a)) BW__FAIL("admitted is not 0 or 1");
   if (a ? !bw__rr_el(r, 1, 1, (int64_t)max_size, &s)
         : !bw__rr_el(r, 1, (int64_t)max_size, BW__RR_COUNT_MAX, &s))
@@ -115,9 +116,12 @@ int bw__rr_rq_enqueue(const redisReply *r, uint64_t max_size, bool *admitted,
                : "size after a refusal is below max_size");
   if (!bw__rr_el(r, 2, 0, a, &w))
     BW__FAIL("warn is not 0 or 1 (0 for a refusal)");
+  if (!bw__rr_el(r, 3, 0, a ? 0 : BW__RR_COUNT_MAX, &d))
+    BW__FAIL("dropped is not in [0, 2^53] (0 for an admission)");
   *admitted = a != 0;
   *size = (uint64_t)s;
   *warn = w != 0;
+  *dropped = (uint64_t)d;
   return BW_OK;
 }
 
@@ -409,7 +413,7 @@ int bw_redis_reply_check(bw_redis_reply_kind_t kind, const void *reply,
     break;
   }
   case BW_REDIS_REPLY_QUEUE_ENQUEUE:
-    rc = bw__rr_rq_enqueue(r, bound, &b1, &u1, &b2, &w);
+    rc = bw__rr_rq_enqueue(r, bound, &b1, &u1, &b2, &u2, &w);
     break;
   case BW_REDIS_REPLY_QUEUE_ITEM:
     rc = bw__rr_item(r, &b1, &w);

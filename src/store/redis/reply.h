@@ -47,9 +47,11 @@ int bw__rr_sync(const redisReply *r, bw__rr_sync_t *out, const char **why);
 
 /* ---- the queue guard and the simple idempotency records (queue.c) */
 
-/* enqueue: {admitted, size, warn}, for a queue of max_size. */
+/* enqueue: {admitted, size, warn, dlq entries dropped}, for a queue of
+ * max_size (nothing dropped by an admission). */
 int bw__rr_rq_enqueue(const redisReply *r, uint64_t max_size, bool *admitted,
-                      uint64_t *size, bool *warn, const char **why);
+                      uint64_t *size, bool *warn, uint64_t *dropped,
+                      const char **why);
 /* recover: {moved, size, warn}. */
 int bw__rr_rq_recover(const redisReply *r, uint64_t *moved, uint64_t *size,
                       bool *warn, const char **why);
