@@ -12,8 +12,10 @@
 # the curl driver (bw_http_header_value) and the partner metrics text that
 # `breakwater storm --url` reads (tools/storm_metrics.c).
 #
-# Works from any directory. Each harness links only the core sources it
-# needs. The checked-in seeds (fuzz/corpus/NAME/) are read but never
+# Works from any directory. Each harness links only the sources it needs
+# (and, for a component's harness, its libraries through pkg-config; a
+# harness whose library is missing is reported skipped). The checked-in
+# seeds (fuzz/corpus/NAME/) are read but never
 # written: new inputs go to the work corpus under $BW_FUZZ_DIR (default
 # build-fuzz/ at the root), so a second run continues where the first
 # stopped. A crash or a broken invariant leaves its input in
@@ -54,23 +56,41 @@ cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer
   -Wstrict-prototypes -Wmissing-prototypes -Werror
   -I"$root/include" -I"$root/src/core" -I"$root/tools" -I"$root/fuzz")
 
-# name:sources it links (space-separated, relative to the root)
+# name:sources it links (space-separated, relative to the root)[:pkg-config
+# modules it links]
 harnesses=(
   "retry_after:src/core/http.c"
   "grpc_pushback:src/core/http.c"
   "deadline_header:src/core/deadline.c"
   "header_line:src/core/http.c"
   "storm_metrics:tools/storm_metrics.c"
+  "redis_reply:src/store/redis/reply.c:hiredis"
 )
 
 failed=()
 summary=()
 for h in "${harnesses[@]}"; do
   name=${h%%:*}
-  read -r -a srcs <<<"${h#*:}"
+  rest=${h#*:}
+  pkgs=""
+  if [[ "$rest" == *:* ]]; then
+    pkgs=${rest#*:}
+    rest=${rest%%:*}
+  fi
+  read -r -a srcs <<<"$rest"
+  libs=()
+  if [ -n "$pkgs" ]; then
+    # shellcheck disable=SC2086 # pkgs is a list of module names
+    if ! pkgflags=$(pkg-config --cflags --libs $pkgs 2>/dev/null); then
+      summary+=("fuzz_$name: SKIPPED (needs pkg-config module(s): $pkgs)")
+      continue
+    fi
+    read -r -a libs <<<"$pkgflags"
+  fi
   bin="$out/fuzz_$name"
   echo "==> fuzz_$name: build"
-  "$cc" "${cflags[@]}" "$root/fuzz/fuzz_$name.c" "${srcs[@]/#/$root/}" -o "$bin"
+  "$cc" "${cflags[@]}" "$root/fuzz/fuzz_$name.c" "${srcs[@]/#/$root/}" \
+    ${libs[@]+"${libs[@]}"} -o "$bin"
 
   work="$out/corpus/$name"
   mkdir -p "$work"

@@ -10,6 +10,7 @@
  *         caller's fault and neither counts nor resets;
  *   the Polly lab — Polly's failure-ratio breaker (0.5 over 10 s, minimum 20
  * calls, 15 s break), including its documented calm-traffic pitfall. */
+#include "breakwater/ext.h"
 #include "bw_test.h"
 
 #define MS BW_NS_PER_MS
@@ -2589,9 +2590,45 @@ static void stale_permits_do_not_enter_a_window(void **state) {
 
 #define T(f) cmocka_unit_test_setup_teardown(f, bwt_setup, bwt_teardown)
 
+/* bw_breaker_open_for (ext.h): opened for the remaining break of a breaker
+ * kept elsewhere, then the local half-open rules. */
+static void open_for_a_remaining_break_then_probes(void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_config_t cfg;
+  bw_breaker_t *b;
+  bw_permit_t p, q;
+  bwt_config(e, &cfg, "open_for");
+  cfg.break_ms = 1000;
+  cfg.half_open_max_calls = 1;
+  b = bwt_breaker(e, &cfg);
+  bw_breaker_open_for(b, 250 * BW_NS_PER_MS, "set elsewhere");
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_event(bwt_transition_at(e->rec, 0), BW_EV_CIRCUIT_OPENED,
+               "set elsewhere");
+  assert_field_int(bwt_transition_at(e->rec, 0), 0, "break_ms", 250);
+  assert_i64_eq(bw_breaker_retry_in_ms(b), 250);
+  assert_status(bw_breaker_acquire(b, &p), BW_E_OPEN);
+  bwt_advance_ms(e, 250);
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);
+  assert_int_equal(p.kind, BW_PERMIT_PROBE);
+  assert_status(bw_breaker_acquire(b, &q), BW_E_OPEN);
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_OK);
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_i64_eq(bw_breaker_retry_in_ms(b), 1000);
+  /* 0: half-open at the next acquire; an operator's isolation wins. */
+  bw_breaker_open_for(b, -5, NULL);
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);
+  assert_int_equal(p.kind, BW_PERMIT_PROBE);
+  bw_breaker_isolate(b);
+  bw_breaker_open_for(b, 0, "ignored");
+  assert_state(bw_breaker_state(b), BW_ISOLATED);
+  bw_breaker_open_for(NULL, 0, NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(acquire_when_closed_fills_a_normal_permit),
+      T(open_for_a_remaining_break_then_probes),
       T(a_permit_carries_the_clock_reading_when_the_breaker_needs_it),
       T(rejected_acquire_leaves_the_permit_untouched),
       T(release_with_an_unknown_outcome_is_refused_and_counts_nothing),

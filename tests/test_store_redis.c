@@ -474,6 +474,58 @@ static void test_kill_and_restart_conserves_counts(void **state) {
   bwt_redis_cleanup(&srv);
 }
 
+/* The shared break ends while Redis is down: each process probes locally
+ * (half-open, half_open_max_calls at a time) instead of closing at once and
+ * sending every call to a dependency that may still be down. */
+static void test_shared_break_ending_in_an_outage_probes_locally(void **state) {
+  bwt_env_t *e = *state;
+  bwt_redis_t srv;
+  bw_redis_breaker_config_t cfg;
+  bw_redis_breaker_t *b;
+  bw_permit_t p, q;
+  bwt_redis_start_or_fail(&srv, NULL, false);
+  rb_config(e, &cfg, &srv, "outage_end");
+  cfg.breaker.failure_threshold = 3;
+  cfg.breaker.break_ms = 1000;
+  cfg.breaker.half_open_max_calls = 1;
+  cfg.breaker.success_threshold = 2;
+  b = rb_new(&cfg);
+  bwt_rb_calls(b, BW_FAILURE, 3);
+  assert_status(bw_redis_breaker_sync(b), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_OPEN);
+  bwt_advance_ms(e, 400);
+  bwt_redis_kill(&srv);
+  assert_status(bw_redis_breaker_sync(b), BW_E_IO);
+  assert_true(bwt_rb_stats(b).fallback);
+  /* The shared break (600 ms left) still holds. */
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_E_OPEN);
+  assert_i64_eq(bw_redis_breaker_retry_in_ms(b), 600);
+  bwt_advance_ms(e, 600);
+  /* Over: one probe, not every call. */
+  assert_state(bw_redis_breaker_state(b), BW_HALF_OPEN);
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_int_equal(p.kind, BW_PERMIT_PROBE);
+  assert_status(bw_redis_breaker_acquire(b, &q), BW_E_OPEN);
+  /* A failed probe reopens locally for break_ms. */
+  assert_status(bw_redis_breaker_release(b, &p, BW_FAILURE), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_OPEN);
+  assert_status(bw_redis_breaker_acquire(b, &q), BW_E_OPEN);
+  assert_i64_eq(bw_redis_breaker_retry_in_ms(b), 1000);
+  bwt_advance_ms(e, 1000);
+  /* success_threshold probe successes close it locally. */
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_redis_breaker_acquire(b, &q), BW_E_OPEN);
+  assert_status(bw_redis_breaker_release(b, &p, BW_SUCCESS), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_HALF_OPEN);
+  assert_status(bw_redis_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_redis_breaker_release(b, &p, BW_SUCCESS), BW_OK);
+  assert_state(bw_redis_breaker_state(b), BW_CLOSED);
+  bwt_rb_calls(b, BW_SUCCESS, 5);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_REDIS_UNAVAILABLE), 1);
+  bw_redis_breaker_free(b);
+  bwt_redis_cleanup(&srv);
+}
+
 static void test_hung_redis_lost_reply_is_not_double_counted(void **state) {
   bwt_env_t *e = *state;
   bwt_redis_t srv;
@@ -689,6 +741,115 @@ static bw_redis_queue_t *queue_new(bw_sink_t *sink, const bwt_env_t *e,
   return q;
 }
 
+/* The DLQ is bounded by dlq_max: the oldest entries are trimmed, counted
+ * (stats.dlq_dropped) and reported on the dead_lettered event. */
+static void test_queue_guard_dlq_is_bounded(void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_queue_config_t qc;
+  bw_redis_queue_stats_t st;
+  bw_error_t err;
+  bw_redis_queue_t *q;
+  uint64_t size = 0;
+  char item[8], *json = NULL;
+  const bwt_event_t *ev;
+  int i;
+  bw_redis_queue_config_init(&qc);
+  assert_int_equal(qc.dlq_max, 10000);
+  assert_dbl_eq(qc.warn_rearm_threshold, 0.6, 0);
+  qc.redis.port = g_redis.port;
+  qc.name = "bounded";
+  qc.max_size = 1;
+  qc.dlq_max = 3;
+  qc.sink = e->sink;
+  qc.wall_clock = e->wall;
+  q = bw_redis_queue_new(&qc, &err);
+  assert_non_null(q);
+  assert_status(bw_redis_queue_enqueue(q, "a", 1, &size), BW_OK);
+  for (i = 0; i < 5; i++) {
+    snprintf(item, sizeof(item), "x%d", i);
+    assert_status(bw_redis_queue_enqueue(q, item, 2, &size), BW_E_FULL);
+  }
+  assert_status(bw_redis_queue_dlq_size(q, &size), BW_OK);
+  assert_u64_eq(size, 3);
+  assert_status(bw_redis_queue_dlq_get(q, 0, &json), BW_OK);
+  assert_contains(json, "\"payload\":\"x2\"");
+  bw_free(json);
+  assert_status(bw_redis_queue_dlq_get(q, 2, &json), BW_OK);
+  assert_contains(json, "\"payload\":\"x4\"");
+  bw_free(json);
+  bw_redis_queue_stats(q, &st);
+  assert_u64_eq(st.dead_lettered, 5);
+  assert_u64_eq(st.dlq_dropped, 2);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_DEAD_LETTERED), 5);
+  ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 2);
+  assert_field_uint(ev, 2, "dlq_dropped", 0);
+  ev = bwt_nth_of(e->rec, BW_EV_DEAD_LETTERED, 3);
+  assert_field_uint(ev, 2, "dlq_dropped", 1);
+  assert_contains(ev->reason, "dropped the oldest 1 DLQ entry (dlq_max 3)");
+  bw_redis_queue_free(q);
+}
+
+/* The warning re-arms below warn_rearm_threshold, not at the warning level:
+ * a queue hovering around 70 % warns once. */
+static void test_queue_guard_warning_rearms_below_the_lower_level(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_queue_t *q = queue_new(e->sink, e, "hover", 10);
+  void *got = NULL;
+  size_t len = 0;
+  uint64_t size = 0;
+  int i;
+  for (i = 0; i < 7; i++)
+    assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
+  /* 7 -> 6 -> 7: at 6 (not below 60 %) the warning stays armed off. */
+  for (i = 0; i < 3; i++) {
+    assert_status(bw_redis_queue_dequeue(q, "c", &got, &len), BW_OK);
+    bw_free(got);
+    assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+    assert_u64_eq(size, 7);
+  }
+  assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 1);
+  /* Below 6: re-armed; the next crossing warns again. */
+  for (i = 0; i < 2; i++) {
+    assert_status(bw_redis_queue_dequeue(q, "c", &got, &len), BW_OK);
+    bw_free(got);
+  }
+  assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+  assert_status(bw_redis_queue_enqueue(q, "p", 1, &size), BW_OK);
+  assert_u64_eq(size, 7);
+  assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), 2);
+  bw_redis_queue_free(q);
+}
+
+static void test_queue_guard_bounds_name_the_field(void **state) {
+  bw_redis_queue_config_t qc;
+  bw_error_t err;
+  (void)state;
+  bw_redis_queue_config_init(&qc);
+  qc.redis.port = g_redis.port;
+  qc.dlq_max = 0;
+  bwt_prefill_error(&err);
+  assert_null(bw_redis_queue_new(&qc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "dlq_max"));
+  assert_contains(err.message, "dlq_max must be >= 1");
+  bw_redis_queue_config_init(&qc);
+  qc.redis.port = g_redis.port;
+  qc.warn_rearm_threshold = 0.7; /* = warn_threshold */
+  bwt_prefill_error(&err);
+  assert_null(bw_redis_queue_new(&qc, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "warn_rearm_threshold"));
+  assert_contains(err.message,
+                  "warn_rearm_threshold must be in [0, "
+                  "warn_threshold)");
+  qc.warn_rearm_threshold = -0.1;
+  bwt_prefill_error(&err);
+  assert_null(bw_redis_queue_new(&qc, &err));
+  assert_true(bwt_error_names(&err, "warn_rearm_threshold"));
+}
+
 /* Payloads are bytes, not strings: one with no NUL after it (and one with
  * NULs inside) goes in and comes out whole. ASan in CI catches a read past
  * its end. */
@@ -749,7 +910,9 @@ static void test_queue_guard_boundary_dlq_and_warning(void **state) {
     /* The warning fires once, at 7 of 10 (70 %). */
     assert_u64_eq(bwt_count(e->rec, BW_EV_QUEUE_WARNING), i + 1 >= 7 ? 1 : 0);
   }
-  assert_field_uint(bwt_nth_of(e->rec, BW_EV_QUEUE_WARNING, 0), 0, "size", 7);
+  assert_field_uint(bwt_nth_of(e->rec, BW_EV_QUEUE_WARNING, 0), 0, "depth", 7);
+  assert_field_uint(bwt_nth_of(e->rec, BW_EV_QUEUE_WARNING, 0), 1, "max_size",
+                    10);
   /* Exactly max_size admitted; one more goes to the DLQ. */
   assert_status(bw_redis_queue_enqueue(q, "thread-x", 8, &size), BW_E_FULL);
   assert_u64_eq(size, 10);
@@ -1184,6 +1347,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_pipeline_limit_step_refuses_when_shared_open, bwt_redis_setup,
           bwt_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_shared_break_ending_in_an_outage_probes_locally, bwt_redis_setup,
+          bwt_teardown),
       cmocka_unit_test_setup_teardown(test_kill_and_restart_conserves_counts,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(
@@ -1194,6 +1360,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_an_error_reply_is_not_an_outage,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_payloads_are_binary,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_queue_guard_dlq_is_bounded,
+                                      bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_queue_guard_warning_rearms_below_the_lower_level,
+          bwt_redis_setup, bwt_teardown),
+      cmocka_unit_test_setup_teardown(test_queue_guard_bounds_name_the_field,
                                       bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(test_queue_guard_boundary_dlq_and_warning,
                                       bwt_redis_setup, bwt_teardown),

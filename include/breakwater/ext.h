@@ -118,6 +118,19 @@ BW_EXTERN void bw_breaker_emit_transition(
 BW_EXTERN int64_t bw_breaker_break_after(int64_t base_ns, double multiplier,
                                          uint64_t opens, int64_t cap_ns);
 
+/* For a breaker that stands in for state kept elsewhere (the Redis
+ * breaker's local fallback, when Redis goes away during a shared break):
+ * opens b now for remaining_ns (clamped to >= 0; 0 means HALF_OPEN at the
+ * next acquire or poll) as one more opening, so that when the break ends b
+ * probes with its own half-open rules (half_open_max_calls probes,
+ * success_threshold successes close it, a failed probe reopens it for its
+ * next break). Emits circuit_opened with `reason` (break_ms the remaining
+ * break) and bumps the generation (permits in flight become stale). An
+ * ISOLATED or DISABLED breaker is left alone (an operator's decision wins);
+ * NULL is fine. */
+BW_EXTERN void bw_breaker_open_for(bw_breaker_t *b, int64_t remaining_ns,
+                                   const char *reason);
+
 #ifdef __cplusplus
 }
 #endif

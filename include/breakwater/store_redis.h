@@ -21,8 +21,9 @@
  *   emits one "redis_restored" event.
  * - bw_redis_queue_t: the asyncio toolkit's queue guard: a bounded Redis list
  * where the size check and the push are one script (LLEN + RPUSH), overflow
- * goes to a dead-letter list with reason "queue_full", a warning fires once per
- *   crossing of warn_threshold; consumers move items to a per-consumer
+ * goes to a dead-letter list with reason "queue_full" (bounded by dlq_max), a
+ *   warning fires once per crossing of warn_threshold (re-armed below
+ *   warn_rearm_threshold); consumers move items to a per-consumer
  *   processing list and acknowledge them, so an acknowledged item is never
  *   lost and an unacknowledged one can be recovered.
  * - bw_redis_idem_t: idempotency records (SET NX PX): begin says NEW,
@@ -225,6 +226,11 @@ typedef struct bw_redis_queue_config_s {
   const char *name;      /* the list's key under the prefix; default "queue" */
   uint32_t max_size;     /* default 100, >= 1 */
   double warn_threshold; /* default 0.7, in (0, 1] */
+  double warn_rearm_threshold;  /* default 0.6, in [0, warn_threshold): the
+                                   warning re-arms when a dequeue takes the
+                                   size below rearm x max_size */
+  uint32_t dlq_max;             /* default 10000, >= 1: past it the oldest
+                                   DLQ entries are dropped (and counted) */
   const bw_clock_t *wall_clock; /* event timestamps; default realtime */
   bw_sink_t *sink; /* queue_warning, dead_lettered, redis_* events */
 } bw_redis_queue_config_t;
@@ -237,16 +243,18 @@ typedef struct bw_redis_queue_stats_s {
   uint64_t warnings;      /* queue_warning events emitted here */
   uint64_t dequeued;
   uint64_t acked;
-  uint64_t recovered; /* moved back from a processing list */
-  uint64_t errors;    /* operations that failed with BW_E_IO */
+  uint64_t recovered;   /* moved back from a processing list */
+  uint64_t errors;      /* operations that failed with BW_E_IO */
+  uint64_t dlq_dropped; /* oldest DLQ entries dropped past dlq_max */
 } bw_redis_queue_stats_t;
 
-/* Fills the documented defaults (the asyncio toolkit: 100 items, warn at 70 %).
- */
+/* Fills the documented defaults (the asyncio toolkit: 100 items, warn at
+ * 70 %; re-arm below 60 %, at most 10000 DLQ entries). */
 BW_EXTERN void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg);
 
 /* Connects and loads the scripts. NULL with err: BW_E_INVAL naming the field
- * (bad option, refused AUTH), BW_E_IO (cannot reach Redis), BW_E_NOMEM.
+ * (max_size, warn_threshold, warn_rearm_threshold, dlq_max, a redis.*
+ * option, a refused AUTH), BW_E_IO (cannot reach Redis), BW_E_NOMEM.
  * Later, a broken connection makes operations answer BW_E_IO, reconnects
  * with backoff and emits one redis_unavailable / redis_restored event per
  * outage. */
@@ -255,12 +263,15 @@ BW_EXTERN bw_redis_queue_t *bw_redis_queue_new(
 
 /* Enqueues a copy of payload[0..len) with one script: LLEN, then RPUSH when
  * below max_size, else a DLQ entry (JSON: payload, reason "queue_full",
- * error, ts_ms) and a dead_lettered event. Returns BW_OK (admitted; the item
+ * error, ts_ms; past dlq_max entries the oldest are dropped, counted in
+ * stats.dlq_dropped and named on the event: field dlq_dropped, and the
+ * reason says so) and a dead_lettered event. Returns BW_OK (admitted; the item
  * is in Redis), BW_E_FULL (dead-lettered; the item is in the DLQ),
  * BW_E_IO (Redis unavailable: nothing acknowledged; on a timeout the item may
  * have been stored — retrying gives at-least-once), BW_E_INVAL. *size_out
  * (may be NULL) is the queue's size after the call. Emits queue_warning once
- * each time the size reaches warn_threshold * max_size from below.
+ * when the size reaches warn_threshold * max_size; it re-arms only when a
+ * dequeue takes the size below warn_rearm_threshold * max_size.
  * Thread-safe (calls are serialised on one connection). */
 BW_EXTERN int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload,
                                      size_t len, uint64_t *size_out);
@@ -367,6 +378,51 @@ BW_EXTERN bw_queue_store_t *bw_redis_queue_store_new(
 BW_EXTERN bw_idem_store_t *bw_redis_idem_store_new(
     const bw_idem_config_t *cfg, const bw_redis_config_t *redis,
     bw_error_t *err);
+
+/* ---- reply checks (for tests and fuzzers) --------------------------------
+ */
+
+/* The replies the component reads, one kind per consumer. */
+typedef enum bw_redis_reply_kind_e {
+  BW_REDIS_REPLY_BREAKER_SYNC,  /* the shared breaker's sync script (both the
+                                   blocking and the event-loop mode) */
+  BW_REDIS_REPLY_QUEUE_ENQUEUE, /* bw_redis_queue_enqueue; bound = max_size */
+  BW_REDIS_REPLY_QUEUE_ITEM,    /* bw_redis_queue_dequeue, _dlq_get */
+  BW_REDIS_REPLY_QUEUE_ACK,     /* bw_redis_queue_ack (LREM) */
+  BW_REDIS_REPLY_QUEUE_RECOVER, /* bw_redis_queue_recover */
+  BW_REDIS_REPLY_QUEUE_SIZE,    /* bw_redis_queue_size, _dlq_size (LLEN) */
+  BW_REDIS_REPLY_IDEM_BEGIN,    /* bw_redis_idem_begin */
+  BW_REDIS_REPLY_IDEM_COMPLETE, /* bw_redis_idem_complete (SET) */
+  BW_REDIS_REPLY_IDEM_ABANDON,  /* bw_redis_idem_abandon */
+  BW_REDIS_REPLY_STORE_ENQUEUE, /* the queue store's enqueue; bound = items */
+  BW_REDIS_REPLY_STORE_CLAIM,   /* claim; bound = max */
+  BW_REDIS_REPLY_STORE_ACK,
+  BW_REDIS_REPLY_STORE_NACK,
+  BW_REDIS_REPLY_STORE_REJECT,
+  BW_REDIS_REPLY_STORE_DLQ_LIST, /* bound = max (after_id 0) */
+  BW_REDIS_REPLY_STORE_REQUEUE,
+  BW_REDIS_REPLY_STORE_DLQ_DELETE,
+  BW_REDIS_REPLY_STORE_STATS,
+  BW_REDIS_REPLY_IDEM_STORE_BEGIN,   /* the idempotency store's begin */
+  BW_REDIS_REPLY_IDEM_STORE_SETTLED, /* its complete and abandon */
+  BW_REDIS_REPLY__COUNT
+} bw_redis_reply_kind_t;
+
+/* For tests and fuzzers: runs the check that the consumer of `kind` runs on
+ * every reply before reading it — shape, every field's type and range,
+ * counts against `bound` (the caller's bound named above; ignored for the
+ * other kinds) without overflow, states, generations and durations within
+ * what any configuration produces — and reads the fields as the consumer
+ * would, without any connection or allocation. `reply` is a const
+ * redisReply * (from hiredis, e.g. its reader); it is not kept. BW_OK when
+ * the consumer accepts the reply (whatever it means: NOTFOUND, FULL...);
+ * BW_E_IO when the consumer treats it as an unexpected reply (the
+ * operation fails with BW_E_IO, the connection is closed and the outage
+ * reported), with *why (may be NULL; a static string) naming the field;
+ * BW_E_INVAL for a NULL reply or an unknown kind. Thread-safe. */
+BW_EXTERN int bw_redis_reply_check(bw_redis_reply_kind_t kind,
+                                   const void *reply, uint64_t bound,
+                                   const char **why);
 
 #ifdef __cplusplus
 }

@@ -1032,6 +1032,40 @@ static void bw__operator(bw_breaker_t *b, bw_state_t to, bw_event_type_t ev) {
   pthread_mutex_unlock(&b->tlock);
 }
 
+void bw_breaker_open_for(bw_breaker_t *b, int64_t remaining_ns,
+                         const char *reason) {
+  int64_t now;
+  uint64_t w;
+  bw_state_t from;
+  if (b == NULL) return;
+  if (remaining_ns < 0) remaining_ns = 0;
+  pthread_mutex_lock(&b->tlock);
+  now = bw__clock_now(b->clock);
+  w = atomic_load_explicit(&b->sw, memory_order_acquire);
+  from = BW__ST(w);
+  if (from == BW_ISOLATED || from == BW_DISABLED) {
+    pthread_mutex_unlock(&b->tlock);
+    return;
+  }
+  if (from != BW_CLOSED) bw__flush_summary(b, now, from);
+  b->consecutive_opens++;
+  atomic_store_explicit(&b->current_break_ns, remaining_ns,
+                        memory_order_relaxed);
+  atomic_store_explicit(
+      &b->open_until_ns,
+      now > INT64_MAX - remaining_ns ? INT64_MAX : now + remaining_ns,
+      memory_order_relaxed);
+  atomic_store_explicit(&b->ho_in_flight, 0, memory_order_relaxed);
+  atomic_store_explicit(&b->summary_at_ns, now, memory_order_relaxed);
+  BW__INC(b->opens);
+  bw__enter(b, now, from, BW_OPEN, BW__GEN(w));
+  bw__emit_transition(
+      b, now, BW_EV_CIRCUIT_OPENED,
+      reason != NULL ? reason : "opened for a break set elsewhere", from,
+      remaining_ns / BW_NS_PER_MS, NULL);
+  pthread_mutex_unlock(&b->tlock);
+}
+
 void bw_breaker_isolate(bw_breaker_t *b) {
   bw__operator(b, BW_ISOLATED, BW_EV_CIRCUIT_ISOLATED);
 }

@@ -445,6 +445,24 @@ void bw__rb_fail(bw_redis_breaker_t *b, int64_t now) {
       &b->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
   atomic_fetch_add_explicit(&b->unavailable_events, 1, memory_order_relaxed);
   {
+    /* Redis went away during a shared break: the local breaker takes over
+     * the rest of it, so that when it ends this process probes (half-open,
+     * the local probe rules) instead of closing at once — N processes would
+     * otherwise each send every call to a dependency that may still be
+     * down. */
+    bw_state_t st = BW__W_STATE(w);
+    if (st == BW_OPEN || st == BW_HALF_OPEN) {
+      int64_t left =
+          st == BW_OPEN
+              ? atomic_load_explicit(&b->open_until_ns, memory_order_relaxed) -
+                    now
+              : 0;
+      bw_breaker_open_for(b->local, left,
+                          "redis unavailable during the shared break: the "
+                          "rest of it here, then local probes");
+    }
+  }
+  {
     char reason[256];
     snprintf(reason, sizeof(reason),
              "%.200s; deciding from local counts until it returns",
@@ -526,63 +544,63 @@ static void bw__rb_argv(bw_redis_breaker_t *b, int64_t now, const char **argv) {
 
 /* Applies the script's reply to the outstanding batch: the batch is
  * confirmed and the shared state adopted. BW_OK, or BW_E_IO (unexpected
- * reply; conn.last_error says so). Does not free r. */
+ * reply: bw__rr_sync refused a field; conn.last_error says which; nothing
+ * adopted). Does not free r. */
 int bw__rb_adopt(bw_redis_breaker_t *b, const redisReply *r, int64_t now) {
-  uint64_t w, nw, old_gen, gen;
+  uint64_t w, nw, old_gen;
   bw_state_t old_st, st;
-  int64_t rem_ms;
-  if (r->type != REDIS_REPLY_ARRAY || r->elements < 9) {
-    snprintf(b->conn.last_error, sizeof(b->conn.last_error),
-             "redis %.40s:%d: unexpected reply to the sync script",
-             b->conn.host, b->conn.port);
-    return BW_E_IO;
-  }
+  bw__rr_sync_t v;
+  const char *why = NULL;
+  /* Every field checked before anything is adopted: a reply that fails
+   * leaves the batch outstanding (re-sent under its sequence: the script
+   * skips it if it was applied) and the shared state as it was. */
+  if (bw__rr_sync(r, &v, &why) != BW_OK)
+    return bw__rconn_unexpected(&b->conn, "the sync script", why);
   b->have_batch = false;
   atomic_fetch_add_explicit(&b->pushed_calls, b->b_tc, memory_order_relaxed);
   atomic_fetch_add_explicit(&b->syncs, 1, memory_order_relaxed);
-  st = (bw_state_t)bw__reply_int(r->element[0]);
-  gen = (uint64_t)bw__reply_int(r->element[1]);
-  rem_ms = bw__reply_int(r->element[2]);
-  atomic_store_explicit(&b->shared_consec,
-                        (uint32_t)bw__reply_int(r->element[3]),
-                        memory_order_relaxed);
-  atomic_store_explicit(&b->shared_wc, (uint64_t)bw__reply_int(r->element[4]),
-                        memory_order_relaxed);
-  atomic_store_explicit(&b->shared_wf, (uint64_t)bw__reply_int(r->element[5]),
-                        memory_order_relaxed);
-  atomic_store_explicit(&b->shared_total_calls,
-                        (uint64_t)bw__reply_int(r->element[6]),
-                        memory_order_relaxed);
-  if (bw__reply_int(r->element[7]) == 0)
+  st = (bw_state_t)v.state;
+  atomic_store_explicit(&b->shared_consec, v.consec, memory_order_relaxed);
+  atomic_store_explicit(&b->shared_wc, v.wc, memory_order_relaxed);
+  atomic_store_explicit(&b->shared_wf, v.wf, memory_order_relaxed);
+  atomic_store_explicit(&b->shared_total_calls, v.tc, memory_order_relaxed);
+  if (!v.fresh)
     atomic_fetch_add_explicit(&b->duplicate_batches, 1, memory_order_relaxed);
-  /* Adopt: open_until before the word, so a reader of the word sees it. */
-  if (st == BW_OPEN)
-    atomic_store_explicit(&b->open_until_ns, now + rem_ms * BW_NS_PER_MS,
+  /* Adopt: open_until before the word, so a reader of the word sees it.
+   * rem_ms <= BW__RR_BREAK_MAX_MS, so the product fits; the sum
+   * saturates. */
+  if (st == BW_OPEN) {
+    int64_t d = v.rem_ms * BW_NS_PER_MS;
+    atomic_store_explicit(&b->open_until_ns,
+                          now > INT64_MAX - d ? INT64_MAX : now + d,
                           memory_order_relaxed);
+  }
   w = atomic_load_explicit(&b->word, memory_order_relaxed);
   old_st = BW__W_STATE(w);
   old_gen = BW__W_GEN(w);
-  if (gen != old_gen)
+  if (v.gen != old_gen)
     atomic_store_explicit(&b->probes, 0, memory_order_relaxed);
   do {
-    nw = BW__W_MAKE(st, (w & BW__W_FB) != 0, gen);
+    nw = BW__W_MAKE(st, (w & BW__W_FB) != 0, v.gen);
   } while (!atomic_compare_exchange_weak_explicit(
       &b->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
-  if (st != old_st || gen != old_gen) {
-    const redisReply *why = r->element[8];
+  if (st != old_st || v.gen != old_gen) {
     char reason[200];
     bw_event_type_t type = st == BW_OPEN        ? BW_EV_CIRCUIT_OPENED
                            : st == BW_HALF_OPEN ? BW_EV_CIRCUIT_HALF_OPENED
                                                 : BW_EV_CIRCUIT_CLOSED;
-    if (why->type == REDIS_REPLY_STRING && why->len > 0)
-      snprintf(reason, sizeof(reason), "%.*s", (int)why->len, why->str);
+    if (v.reason_len > 0)
+      snprintf(reason, sizeof(reason), "%.*s",
+               (int)(v.reason_len < sizeof(reason) ? v.reason_len
+                                                   : sizeof(reason) - 1),
+               v.reason);
     else
       snprintf(reason, sizeof(reason), "shared state adopted from redis");
     atomic_store_explicit(&b->transition_sync,
                           atomic_load_explicit(&b->syncs, memory_order_relaxed),
                           memory_order_relaxed);
     atomic_fetch_add_explicit(&b->transitions_seen, 1, memory_order_relaxed);
-    bw__rb_event(b, type, reason, gen);
+    bw__rb_event(b, type, reason, v.gen);
   }
   return BW_OK;
 }
@@ -918,7 +936,13 @@ bw_state_t bw_redis_breaker_state(const bw_redis_breaker_t *b) {
       bw__rb_now(b) >=
           atomic_load_explicit(&b->open_until_ns, memory_order_relaxed))
     st = BW_HALF_OPEN;
-  if ((w & BW__W_FB) && st != BW_OPEN) return bw_breaker_state(b->local);
+  if ((w & BW__W_FB) && st != BW_OPEN) {
+    /* The local breaker moves on its next acquire: an OPEN whose break is
+     * over reads as HALF_OPEN here too. */
+    st = bw_breaker_state(b->local);
+    if (st == BW_OPEN && bw_breaker_retry_in_ms(b->local) == 0)
+      st = BW_HALF_OPEN;
+  }
   return st;
 }
 

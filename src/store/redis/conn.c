@@ -358,6 +358,13 @@ redisReply *bw__rconn_eval(bw__rconn_t *rc, size_t idx, int nkeys, int argc,
   return r;
 }
 
+int bw__rconn_unexpected(bw__rconn_t *rc, const char *what, const char *why) {
+  snprintf(rc->last_error, sizeof(rc->last_error),
+           "redis %.40s:%d: unexpected reply to %.30s: %.90s", rc->host,
+           rc->port, what, why != NULL ? why : "");
+  return BW_E_IO;
+}
+
 char *bw__rconn_key(const bw__rconn_t *rc, const char *a, const char *b,
                     const char *c) {
   size_t n = strlen(rc->prefix) + strlen(a) + strlen(b) + strlen(c) + 1;

@@ -12,26 +12,33 @@
 /* ---- queue guard ----------------------------------------------------------
  */
 
-/* KEYS: queue, dlq, warned flag. ARGV: max_size, payload, warn_at, name.
- * Returns {admitted (0/1), size after, warn (0/1)}. */
+/* KEYS: queue, dlq, warned flag. ARGV: max_size, payload, warn_at, name,
+ * dlq_max. Returns {admitted (0/1), size after, warn (0/1), DLQ entries
+ * dropped past dlq_max}. */
 static const char bw__rq_enqueue_lua[] =
     "local size = redis.call('LLEN', KEYS[1])\n"
     "local max = tonumber(ARGV[1])\n"
     "if size >= max then\n"
     "  local t = redis.call('TIME')\n"
     "  local ts = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "  redis.call('RPUSH', KEYS[2], cjson.encode({payload = ARGV[2], "
-    "reason = 'queue_full', error = ARGV[4] .. ' reached ' .. max .. "
-    "' items', ts_ms = ts}))\n"
-    "  return {0, size, 0}\n"
+    "  local n = redis.call('RPUSH', KEYS[2], cjson.encode({payload = "
+    "ARGV[2], reason = 'queue_full', error = ARGV[4] .. ' reached ' .. max "
+    ".. ' items', ts_ms = ts}))\n"
+    "  local cap, dropped = tonumber(ARGV[5]), 0\n"
+    "  if n > cap then\n"
+    "    redis.call('LTRIM', KEYS[2], n - cap, -1)\n"
+    "    dropped = n - cap\n"
+    "  end\n"
+    "  return {0, size, 0, dropped}\n"
     "end\n"
     "size = redis.call('RPUSH', KEYS[1], ARGV[2])\n"
     "local warn = 0\n"
     "if size >= tonumber(ARGV[3]) and redis.call('SET', KEYS[3], '1', 'NX') "
     "then warn = 1 end\n"
-    "return {1, size, warn}\n";
+    "return {1, size, warn, 0}\n";
 
-/* KEYS: queue, processing, warned. ARGV: warn_at. The item or nil. */
+/* KEYS: queue, processing, warned. ARGV: rearm_below (the warning re-arms
+ * below it). The item or nil. */
 static const char bw__rq_dequeue_lua[] =
     "local v = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')\n"
     "if not v then return false end\n"
@@ -59,10 +66,10 @@ struct bw_redis_queue_s {
   bw__rclient_t cl;
   char *k_queue, *k_dlq, *k_warned, *k_proc;
   uint32_t max_size;
-  uint32_t warn_at;
-  char a_max[16], a_warn[16];
+  uint32_t warn_at, rearm_below, dlq_max;
+  char a_max[16], a_warn[16], a_rearm[16], a_dlqmax[16];
   _Atomic uint64_t admitted, dead_lettered, warnings, dequeued, acked,
-      recovered;
+      recovered, dlq_dropped;
 };
 
 void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg) {
@@ -72,6 +79,8 @@ void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg) {
   cfg->name = "queue";
   cfg->max_size = 100;
   cfg->warn_threshold = 0.7;
+  cfg->warn_rearm_threshold = 0.6;
+  cfg->dlq_max = 10000;
 }
 
 void bw_redis_queue_free(bw_redis_queue_t *q) {
@@ -102,6 +111,18 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
                  cfg->warn_threshold);
     return NULL;
   }
+  if (!(cfg->warn_rearm_threshold >= 0.0 &&
+        cfg->warn_rearm_threshold < cfg->warn_threshold)) {
+    bw_error_set(err, BW_E_INVAL, "warn_rearm_threshold",
+                 "warn_rearm_threshold must be in [0, warn_threshold) (got "
+                 "%g, warn_threshold %g)",
+                 cfg->warn_rearm_threshold, cfg->warn_threshold);
+    return NULL;
+  }
+  if (cfg->dlq_max < 1) {
+    bw_error_set(err, BW_E_INVAL, "dlq_max", "dlq_max must be >= 1 (got 0)");
+    return NULL;
+  }
   q = bw_calloc(1, sizeof(*q));
   if (q == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating redis queue");
@@ -130,56 +151,63 @@ bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
   q->warn_at =
       (uint32_t)ceil(cfg->warn_threshold * (double)cfg->max_size - 1e-9);
   if (q->warn_at < 1) q->warn_at = 1;
+  /* Re-arm when a dequeue takes the size below the first whole size that
+   * reaches warn_rearm_threshold (the store.h queues' levels). */
+  {
+    double v = cfg->warn_rearm_threshold * (double)cfg->max_size - 1e-9;
+    q->rearm_below = v <= 0 ? 0 : (uint32_t)ceil(v);
+    if (q->rearm_below > q->warn_at) q->rearm_below = q->warn_at;
+  }
+  q->dlq_max = cfg->dlq_max;
   snprintf(q->a_max, sizeof(q->a_max), "%u", q->max_size);
   snprintf(q->a_warn, sizeof(q->a_warn), "%u", q->warn_at);
+  snprintf(q->a_rearm, sizeof(q->a_rearm), "%u", q->rearm_below);
+  snprintf(q->a_dlqmax, sizeof(q->a_dlqmax), "%u", q->dlq_max);
   bw_error_clear(err);
   return q;
 }
 
 /* With cl->mu held: connects if need be and runs script `script` (or, when
- * script < 0, the command argv). The reply (freed by the caller; with
- * min > 0, an array of at least min elements), or NULL with *rc set:
- * BW_E_IO (Redis down, the call failed, a short reply) or BW_E_NOMEM. */
+ * script < 0, the command argv). The reply (freed by the caller, who checks
+ * it with reply.h), or NULL with *rc set: BW_E_IO (Redis down, the call
+ * failed) or BW_E_NOMEM. */
 static redisReply *bw__rq_call(bw__rclient_t *cl, int script, int nkeys,
                                int argc, const char **argv, const size_t *lens,
-                               size_t min, int *rc) {
+                               int *rc) {
   redisReply *r;
   if ((*rc = bw__rcl_ready(cl)) != BW_OK) return NULL;
   r = script < 0
           ? bw__rconn_command(&cl->conn, argc, argv, lens)
           : bw__rconn_eval(&cl->conn, (size_t)script, nkeys, argc, argv, lens);
-  if (r == NULL ||
-      (min > 0 && (r->type != REDIS_REPLY_ARRAY || r->elements < min))) {
-    if (r != NULL) freeReplyObject(r);
-    *rc = bw__rcl_failed(cl);
-    return NULL;
-  }
+  if (r == NULL) *rc = bw__rcl_failed(cl);
   return r;
 }
 
+/* With cl->mu held: a reply that is not what `what` returns (why: reply.h):
+ * frees it and fails as a broken call. BW_E_IO (or BW_E_NOMEM). */
+static int bw__rq_bad(bw__rclient_t *cl, redisReply *r, const char *what,
+                      const char *why) {
+  freeReplyObject(r);
+  (void)bw__rconn_unexpected(&cl->conn, what, why);
+  return bw__rcl_failed(cl);
+}
+
 static void bw__rq_warn(bw_redis_queue_t *q, int64_t size) {
-  bw_field_t f[2];
-  char reason[96];
-  f[0].key = "size";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = (uint64_t)size;
-  f[1].key = "max_size";
-  f[1].type = BW_FIELD_UINT;
-  f[1].v.u = q->max_size;
-  snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%lld/%u)",
-           100.0 * (double)size / (double)q->max_size, (long long)size,
-           q->max_size);
   atomic_fetch_add_explicit(&q->warnings, 1, memory_order_relaxed);
-  bw__rcl_event(&q->cl, BW_EV_QUEUE_WARNING, reason, f, 2);
+  bw_queue_event_warning(q->cl.sink, q->cl.wall, q->cl.name,
+                         bw_clock_now(bw_clock_monotonic()), q->max_size,
+                         (uint64_t)size);
 }
 
 int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
                            uint64_t *size_out) {
-  const char *argv[7];
-  size_t lens[7];
+  const char *argv[8];
+  size_t lens[8];
   redisReply *r;
   int rc;
-  int64_t admitted, size, warn;
+  bool admitted, warn;
+  uint64_t size, dropped;
+  const char *bad;
   if (q == NULL || (payload == NULL && len > 0)) return BW_E_INVAL;
   argv[0] = q->k_queue;
   argv[1] = q->k_dlq;
@@ -188,34 +216,50 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
   argv[4] = payload != NULL ? payload : "";
   argv[5] = q->a_warn;
   argv[6] = q->cl.name;
+  argv[7] = q->a_dlqmax;
   /* The payload (argv[4]) is binary: its length is len, never strlen. */
-  for (rc = 0; rc < 7; rc++)
+  for (rc = 0; rc < 8; rc++)
     lens[rc] = rc == 4 ? len : strlen(argv[rc]);
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, 0, 3, 7, argv, lens, 3, &rc);
+  r = bw__rq_call(&q->cl, 0, 3, 8, argv, lens, &rc);
   if (r == NULL) goto out;
-  admitted = bw__reply_int(r->element[0]);
-  size = bw__reply_int(r->element[1]);
-  warn = bw__reply_int(r->element[2]);
+  if (bw__rr_rq_enqueue(r, q->max_size, &admitted, &size, &warn, &dropped,
+                        &bad) != BW_OK) {
+    rc = bw__rq_bad(&q->cl, r, "enqueue", bad);
+    goto out;
+  }
   freeReplyObject(r);
-  if (size_out != NULL) *size_out = (uint64_t)size;
+  if (size_out != NULL) *size_out = size;
   if (admitted) {
     atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed);
-    if (warn) bw__rq_warn(q, size);
+    if (warn) bw__rq_warn(q, (int64_t)size);
     rc = BW_OK;
   } else {
-    bw_field_t f[2];
-    char why[96];
+    bw_field_t f[4];
+    char why[192];
+    int n;
     f[0].key = "cause";
     f[0].type = BW_FIELD_STR;
     f[0].v.s = "queue_full";
     f[1].key = "max_size";
     f[1].type = BW_FIELD_UINT;
     f[1].v.u = q->max_size;
-    snprintf(why, sizeof(why), "queue_full: %.40s reached %u items", q->cl.name,
-             q->max_size);
+    f[2].key = "dlq_dropped";
+    f[2].type = BW_FIELD_UINT;
+    f[2].v.u = dropped;
+    f[3].key = "count";
+    f[3].type = BW_FIELD_UINT;
+    f[3].v.u = 1;
+    n = snprintf(why, sizeof(why), "queue_full: %.40s reached %u items",
+                 q->cl.name, q->max_size);
+    if (dropped > 0 && n > 0 && (size_t)n < sizeof(why))
+      snprintf(why + n, sizeof(why) - (size_t)n,
+               "; dropped the oldest %llu DLQ entr%s (dlq_max %u)",
+               (unsigned long long)dropped, dropped == 1 ? "y" : "ies",
+               q->dlq_max);
     atomic_fetch_add_explicit(&q->dead_lettered, 1, memory_order_relaxed);
-    bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, why, f, 2);
+    atomic_fetch_add_explicit(&q->dlq_dropped, dropped, memory_order_relaxed);
+    bw__rcl_event(&q->cl, BW_EV_DEAD_LETTERED, why, f, 4);
     rc = BW_E_FULL;
   }
 out:
@@ -229,11 +273,10 @@ static char *bw__rq_proc_key(const bw_redis_queue_t *q, const char *consumer) {
 }
 
 /* With cl.mu held: runs script (1 dequeue, 2 recover) on the queue and
- * consumer's processing list. The reply (at least min elements), or NULL
- * with *rc set. */
+ * consumer's processing list. The reply (unchecked), or NULL with *rc
+ * set. */
 static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
-                                        const char *consumer, size_t min,
-                                        int *rc) {
+                                        const char *consumer, int *rc) {
   const char *argv[4];
   redisReply *r;
   char *pk = bw__rq_proc_key(q, consumer);
@@ -244,8 +287,9 @@ static redisReply *bw__rq_consumer_call(bw_redis_queue_t *q, int script,
   argv[0] = q->k_queue;
   argv[1] = pk;
   argv[2] = q->k_warned;
-  argv[3] = q->a_warn;
-  r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, min, rc);
+  /* dequeue re-arms below rearm_below; recover warns at warn_at. */
+  argv[3] = script == 1 ? q->a_rearm : q->a_warn;
+  r = bw__rq_call(&q->cl, script, 3, 4, argv, NULL, rc);
   bw_free(pk);
   return r;
 }
@@ -260,8 +304,16 @@ int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
   *payload = NULL;
   *len = 0;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_consumer_call(q, 1, consumer, 0, &rc);
+  r = bw__rq_consumer_call(q, 1, consumer, &rc);
   if (r == NULL) goto out;
+  {
+    bool found;
+    const char *why;
+    if (bw__rr_item(r, &found, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "dequeue", why);
+      goto out;
+    }
+  }
   if (r->type == REDIS_REPLY_STRING) {
     void *copy = bw_memdup(r->str, r->len);
     if (copy == NULL) {
@@ -303,9 +355,17 @@ int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
   argv[3] = payload != NULL ? payload : "";
   lens[3] = len;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, -1, 0, 4, argv, lens, 0, &rc);
+  r = bw__rq_call(&q->cl, -1, 0, 4, argv, lens, &rc);
   if (r == NULL) goto out;
-  if (bw__reply_int(r) >= 1) {
+  {
+    uint64_t removed;
+    const char *why;
+    if (bw__rr_count(r, 1, &removed, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "LREM", why);
+      goto out;
+    }
+  }
+  if (r->integer == 1) {
     atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
     rc = BW_OK;
   } else {
@@ -325,15 +385,21 @@ int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
   if (moved != NULL) *moved = 0;
   if (q == NULL || consumer == NULL || consumer[0] == '\0') return BW_E_INVAL;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_consumer_call(q, 2, consumer, 3, &rc);
+  r = bw__rq_consumer_call(q, 2, consumer, &rc);
   if (r == NULL) goto out;
-  if (moved != NULL) *moved = (uint64_t)bw__reply_int(r->element[0]);
-  atomic_fetch_add_explicit(&q->recovered,
-                            (uint64_t)bw__reply_int(r->element[0]),
-                            memory_order_relaxed);
-  if (bw__reply_int(r->element[2]))
-    bw__rq_warn(q, bw__reply_int(r->element[1]));
-  freeReplyObject(r);
+  {
+    uint64_t n, size;
+    bool warn;
+    const char *why;
+    if (bw__rr_rq_recover(r, &n, &size, &warn, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "recover", why);
+      goto out;
+    }
+    freeReplyObject(r);
+    if (moved != NULL) *moved = n;
+    atomic_fetch_add_explicit(&q->recovered, n, memory_order_relaxed);
+    if (warn) bw__rq_warn(q, (int64_t)size);
+  }
   rc = BW_OK;
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -346,9 +412,17 @@ static int bw__rq_llen(bw_redis_queue_t *q, const char *key, uint64_t *size) {
   int rc;
   if (q == NULL || size == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, -1, 0, 2, argv, NULL, 0, &rc);
+  r = bw__rq_call(&q->cl, -1, 0, 2, argv, NULL, &rc);
   if (r == NULL) goto out;
-  *size = (uint64_t)bw__reply_int(r);
+  {
+    uint64_t n;
+    const char *why;
+    if (bw__rr_count(r, BW__RR_COUNT_MAX, &n, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "LLEN", why);
+      goto out;
+    }
+    *size = n;
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -376,8 +450,16 @@ int bw_redis_queue_dlq_get(bw_redis_queue_t *q, uint64_t index, char **json) {
   argv[1] = q->k_dlq;
   argv[2] = idx;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rq_call(&q->cl, -1, 0, 3, argv, NULL, 0, &rc);
+  r = bw__rq_call(&q->cl, -1, 0, 3, argv, NULL, &rc);
   if (r == NULL) goto out;
+  {
+    bool found;
+    const char *why;
+    if (bw__rr_item(r, &found, &why) != BW_OK) {
+      rc = bw__rq_bad(&q->cl, r, "LINDEX", why);
+      goto out;
+    }
+  }
   if (r->type == REDIS_REPLY_STRING) {
     *json = bw_memdup(r->str, r->len);
     if (*json == NULL) rc = BW_E_NOMEM;
@@ -402,6 +484,7 @@ void bw_redis_queue_stats(const bw_redis_queue_t *q,
   out->acked = atomic_load(&q->acked);
   out->recovered = atomic_load(&q->recovered);
   out->errors = atomic_load(&q->cl.errors);
+  out->dlq_dropped = atomic_load(&q->dlq_dropped);
 }
 
 /* ---- idempotency records --------------------------------------------------
@@ -497,11 +580,21 @@ int bw_redis_idem_begin(bw_redis_idem_t *d, const char *key, int64_t ttl_ms,
   argv[0] = k;
   argv[1] = ttl;
   pthread_mutex_lock(&d->cl.mu);
-  r = bw__rq_call(&d->cl, 0, 1, 2, argv, NULL, 1, &rc);
+  r = bw__rq_call(&d->cl, 0, 1, 2, argv, NULL, &rc);
   if (r == NULL) goto out;
-  *status = (bw_idem_state_t)bw__reply_int(r->element[0]);
-  if (*status == BW_IDEM_DONE && r->elements >= 2 &&
-      r->element[1]->type == REDIS_REPLY_STRING) {
+  {
+    int code;
+    const redisReply *v;
+    const char *why;
+    if (bw__rr_ri_begin(r, &code, &v, &why) != BW_OK) {
+      rc = bw__rq_bad(&d->cl, r, "begin", why);
+      goto out;
+    }
+    *status = code == 0   ? BW_IDEM_NEW
+              : code == 1 ? BW_IDEM_IN_PROGRESS
+                          : BW_IDEM_DONE;
+  }
+  if (*status == BW_IDEM_DONE) {
     const redisReply *v = r->element[1];
     if (result_len != NULL) *result_len = v->len;
     if (result != NULL) {
@@ -548,8 +641,15 @@ int bw_redis_idem_complete(bw_redis_idem_t *d, const char *key,
   argv[4] = ttl;
   lens[4] = strlen(ttl);
   pthread_mutex_lock(&d->cl.mu);
-  r = bw__rq_call(&d->cl, -1, 0, 5, argv, lens, 0, &rc);
+  r = bw__rq_call(&d->cl, -1, 0, 5, argv, lens, &rc);
   if (r == NULL) goto out;
+  {
+    const char *why;
+    if (bw__rr_ok(r, &why) != BW_OK) {
+      rc = bw__rq_bad(&d->cl, r, "SET", why);
+      goto out;
+    }
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);
@@ -568,9 +668,17 @@ int bw_redis_idem_abandon(bw_redis_idem_t *d, const char *key) {
   if (k == NULL) return BW_E_NOMEM;
   argv[0] = k;
   pthread_mutex_lock(&d->cl.mu);
-  r = bw__rq_call(&d->cl, 1, 1, 1, argv, NULL, 0, &rc);
+  r = bw__rq_call(&d->cl, 1, 1, 1, argv, NULL, &rc);
   if (r == NULL) goto out;
-  rc = bw__reply_int(r) == 1 ? BW_OK : BW_E_NOTFOUND;
+  {
+    uint64_t v;
+    const char *why;
+    if (bw__rr_count(r, 1, &v, &why) != BW_OK) {
+      rc = bw__rq_bad(&d->cl, r, "abandon", why);
+      goto out;
+    }
+    rc = v == 1 ? BW_OK : BW_E_NOTFOUND;
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&d->cl.mu);

@@ -14,6 +14,7 @@
 
 #include "breakwater/ext.h"
 #include "breakwater/store_redis.h"
+#include "reply.h"
 
 #define BW__LIKELY(x) __builtin_expect(!!(x), 1)
 #define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -29,14 +30,6 @@ static inline void bw__rb_bump(_Atomic uint64_t *c, unsigned s) {
                           memory_order_relaxed);
   else
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
-/* A reply's integer: an integer reply, or a numeric string reply (HGET,
- * some scripts); 0 for anything else. */
-static inline int64_t bw__reply_int(const redisReply *r) {
-  if (r->type == REDIS_REPLY_INTEGER) return (int64_t)r->integer;
-  if (r->type == REDIS_REPLY_STRING) return strtoll(r->str, NULL, 10);
-  return 0;
 }
 
 #define BW__RCONN_MAX_SCRIPTS 8
@@ -84,6 +77,9 @@ int bw__rconn_ensure(bw__rconn_t *rc, int64_t now_ns);
  * closed and last_error says why). */
 redisReply *bw__rconn_eval(bw__rconn_t *rc, size_t idx, int nkeys, int argc,
                            const char **argv, const size_t *lens);
+/* A reply that is not what `what` returns (reply.h said why): records
+ * "unexpected reply to <what>: <why>" in last_error. Returns BW_E_IO. */
+int bw__rconn_unexpected(bw__rconn_t *rc, const char *what, const char *why);
 /* Runs one command; NULL as bw__rconn_eval. */
 redisReply *bw__rconn_command(bw__rconn_t *rc, int argc, const char **argv,
                               const size_t *lens);

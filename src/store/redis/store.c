@@ -256,29 +256,34 @@ out:
   return r;
 }
 
-/* With cl.mu held: a reply that is not what the script returns (or none):
- * frees it and counts the failure. BW_E_IO or BW_E_NOMEM. */
-static int bw__rqs_bad(bw__rqs_t *q, redisReply *r) {
-  if (r != NULL) freeReplyObject(r);
+/* With cl.mu held: no reply (the call failed: last_error says why), or one
+ * that is not what the script returns (op, why: reply.h): frees it and
+ * counts the failure. BW_E_IO or BW_E_NOMEM. */
+static int bw__rqs_bad(bw__rqs_t *q, redisReply *r, const char *op,
+                       const char *why) {
+  if (r != NULL) {
+    freeReplyObject(r);
+    (void)bw__rconn_unexpected(&q->cl.conn, op, why);
+  }
   return bw__rcl_failed(&q->cl);
 }
 
 /* With cl.mu held: connects if need be and runs op (bw__rqs_run) at the
  * store's clock reading, returned in *now (if not NULL). The reply, an array
- * of at least min elements (freed by the caller), or NULL with *rc set:
- * BW_E_IO (Redis down, the call failed, an unexpected reply) or
+ * (freed by the caller, who checks the rest with reply.h), or NULL with *rc
+ * set: BW_E_IO (Redis down, the call failed, not an array) or
  * BW_E_NOMEM. */
 static redisReply *bw__rqs_call(bw__rqs_t *q, const char *op, int nextra,
                                 const char **extra, const size_t *elens,
-                                size_t min, int64_t *now, int *rc) {
+                                int64_t *now, int *rc) {
   redisReply *r;
   int64_t t;
   if ((*rc = bw__rcl_ready(&q->cl)) != BW_OK) return NULL;
   t = bw_clock_now(q->cfg.clock);
   if (now != NULL) *now = t;
   r = bw__rqs_run(q, op, t, nextra, extra, elens);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < min) {
-    *rc = bw__rqs_bad(q, r);
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+    *rc = bw__rqs_bad(q, r, op, "not an array");
     return NULL;
   }
   return r;
@@ -327,23 +332,25 @@ static int bw__rqs_enqueue(bw_queue_store_t *base, const bw_blob_t *items,
     al[i + 2] = items[i].len;
   }
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rqs_call(q, "enqueue", (int)(n + 2), av, al, 5 + n, NULL, &rc);
+  r = bw__rqs_call(q, "enqueue", (int)(n + 2), av, al, NULL, &rc);
   if (r == NULL) goto out;
   {
-    uint64_t ok = (uint64_t)bw__reply_int(r->element[0]);
-    uint64_t refused = (uint64_t)bw__reply_int(r->element[1]);
-    uint64_t warn = (uint64_t)bw__reply_int(r->element[2]);
-    uint64_t first = (uint64_t)bw__reply_int(r->element[3]);
-    q->st.dlq_dropped += (uint64_t)bw__reply_int(r->element[4]);
+    bw__rr_qs_enq_t v;
+    const char *why;
+    if (bw__rr_qs_enqueue(r, n, &v, &why) != BW_OK) {
+      rc = bw__rqs_bad(q, r, "enqueue", why);
+      goto out;
+    }
+    q->st.dlq_dropped += v.dropped;
     for (i = 0; i < n; i++)
-      if (ids != NULL) ids[i] = (uint64_t)bw__reply_int(r->element[5 + i]);
-    q->st.enqueued += ok;
-    q->st.refused_full += refused;
-    if (accepted != NULL) *accepted = (size_t)ok;
-    if (warn) bw__rqs_warn(q, warn);
-    if (refused)
-      bw__rqs_dead(q, BW_DLQ_QUEUE_FULL, q->full_msg, 0, first, 0, refused);
-    rc = refused ? BW_E_FULL : BW_OK;
+      if (ids != NULL) ids[i] = (uint64_t)bw__rr_get(r->element[5 + i]);
+    q->st.enqueued += v.ok;
+    q->st.refused_full += v.refused;
+    if (accepted != NULL) *accepted = (size_t)v.ok;
+    if (v.warn) bw__rqs_warn(q, v.warn);
+    if (v.refused)
+      bw__rqs_dead(q, BW_DLQ_QUEUE_FULL, q->full_msg, 0, v.first, 0, v.refused);
+    rc = v.refused ? BW_E_FULL : BW_OK;
   }
   freeReplyObject(r);
 out:
@@ -360,7 +367,7 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
   char a_vis[24], a_max[24];
   const char *av[2];
   redisReply *r;
-  size_t i, k, got = 0, moved, pos;
+  size_t i, k, got = 0, moved;
   int64_t now;
   int rc;
   *n = 0;
@@ -370,43 +377,49 @@ static int bw__rqs_claim(bw_queue_store_t *base, size_t max,
   av[0] = a_vis;
   av[1] = a_max;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rqs_call(q, "claim", 2, av, NULL, 3, &now, &rc);
+  r = bw__rqs_call(q, "claim", 2, av, NULL, &now, &rc);
   if (r == NULL) goto out;
-  moved = (size_t)bw__reply_int(r->element[0]);
-  got = (size_t)bw__reply_int(r->element[1]);
-  q->st.dlq_dropped += (uint64_t)bw__reply_int(r->element[2]);
-  if (r->elements != 3 + moved * 3 + got * 5) {
-    rc = bw__rqs_bad(q, r);
-    got = 0;
-    goto out;
+  {
+    bw__rr_qs_claim_t v;
+    const char *why;
+    /* got <= max (the caller's array), moved <= 16, the element count
+     * matched without overflow, every field in range: before any write. */
+    if (bw__rr_qs_claim(r, max, &v, &why) != BW_OK) {
+      rc = bw__rqs_bad(q, r, "claim", why);
+      got = 0;
+      goto out;
+    }
+    moved = v.moved;
+    got = v.got;
+    q->st.dlq_dropped += v.dropped;
   }
   /* got claims (id, receipt, deliveries, enqueued_ns, payload), then
    * moved moves to the DLQ (id, dlq_id, deliveries). */
-  for (i = 0, pos = 3; i < got; i++, pos += 5) {
+  for (i = 0; i < got; i++) {
     bw_stored_item_t *it = &out[i];
-    const redisReply *p = r->element[pos + 4];
+    bw__rr_qs_item_t v;
+    bw__rr_qs_claim_item(r, i, &v);
     memset(it, 0, sizeof(*it));
-    it->payload = bw_memdup(p->str, p->len);
+    it->payload = bw_memdup(v.payload->str, v.payload->len);
     if (it->payload == NULL) {
       /* Leased but not handed out: the lease expires and it comes back. */
       if (i == 0) rc = BW_E_NOMEM;
       break;
     }
-    it->len = p->len;
-    it->id = (uint64_t)bw__reply_int(r->element[pos]);
-    it->receipt = (uint64_t)bw__reply_int(r->element[pos + 1]);
-    it->deliveries = (uint32_t)bw__reply_int(r->element[pos + 2]);
-    it->enqueued_ns = bw__reply_int(r->element[pos + 3]);
+    it->len = v.payload->len;
+    it->id = v.id;
+    it->receipt = v.receipt;
+    it->deliveries = v.deliveries;
+    it->enqueued_ns = v.enqueued_ns;
     it->lease_until_ns = now + visibility_ms * BW_NS_PER_MS;
   }
-  for (k = 0, pos = 3 + got * 5; k < moved; k++, pos += 3) {
+  for (k = 0; k < moved; k++) {
     char msg[64];
-    snprintf(msg, sizeof(msg), "delivered %lld times without an ack",
-             (long long)bw__reply_int(r->element[pos + 2]));
-    bw__rqs_dead(q, BW_DLQ_MAX_DELIVERIES, msg,
-                 (uint64_t)bw__reply_int(r->element[pos]),
-                 (uint64_t)bw__reply_int(r->element[pos + 1]),
-                 (uint64_t)bw__reply_int(r->element[pos + 2]), 1);
+    uint64_t mid, did, del;
+    bw__rr_qs_claim_moved(r, got, k, &mid, &did, &del);
+    snprintf(msg, sizeof(msg), "delivered %llu times without an ack",
+             (unsigned long long)del);
+    bw__rqs_dead(q, BW_DLQ_MAX_DELIVERIES, msg, mid, did, del, 1);
   }
   got = i;
   q->st.claimed += got;
@@ -423,7 +436,7 @@ static int bw__rqs_settle(bw__rqs_t *q, const char *op, uint64_t id,
   char a_id[24], a_rc[24];
   const char *av[3];
   redisReply *r;
-  int rc, nargs = 2;
+  int rc, nargs = 2, code;
   snprintf(a_id, sizeof(a_id), "%llu", (unsigned long long)id);
   snprintf(a_rc, sizeof(a_rc), "%llu", (unsigned long long)receipt);
   av[0] = a_id;
@@ -433,9 +446,19 @@ static int bw__rqs_settle(bw__rqs_t *q, const char *op, uint64_t id,
     nargs = 3;
   }
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rqs_call(q, op, nargs, av, NULL, 1, NULL, &rc);
+  r = bw__rqs_call(q, op, nargs, av, NULL, NULL, &rc);
   if (r == NULL) goto out;
-  switch (bw__reply_int(r->element[0])) {
+  {
+    const char *why;
+    bw__rr_settle_op_t sop = strcmp(op, "ack") == 0    ? BW__RR_ACK
+                             : strcmp(op, "nack") == 0 ? BW__RR_NACK
+                                                       : BW__RR_REJECT;
+    if (bw__rr_qs_settle(r, sop, &code, &why) != BW_OK) {
+      rc = bw__rqs_bad(q, r, op, why);
+      goto out;
+    }
+  }
+  switch (code) {
   case -1:
     rc = BW_E_NOTFOUND;
     break;
@@ -446,18 +469,17 @@ static int bw__rqs_settle(bw__rqs_t *q, const char *op, uint64_t id,
   case 1: {
     char msg[160];
     bool rej = strcmp(op, "reject") == 0;
-    if (r->elements >= 4)
-      q->st.dlq_dropped += (uint64_t)bw__reply_int(r->element[3]);
+    q->st.dlq_dropped += (uint64_t)bw__rr_get(r->element[3]);
     if (!rej) {
       q->st.nacked++;
       snprintf(msg, sizeof(msg), "nacked after %lld deliveries",
-               (long long)bw__reply_int(r->element[2]));
+               (long long)bw__rr_get(r->element[2]));
     } else {
       snprintf(msg, sizeof(msg), "%s", extra);
     }
     bw__rqs_dead(q, rej ? BW_DLQ_REJECTED : BW_DLQ_MAX_DELIVERIES, msg, id,
-                 (uint64_t)bw__reply_int(r->element[1]),
-                 (uint64_t)bw__reply_int(r->element[2]), 1);
+                 (uint64_t)bw__rr_get(r->element[1]),
+                 (uint64_t)bw__rr_get(r->element[2]), 1);
     rc = BW_OK;
     break;
   }
@@ -504,11 +526,15 @@ static int bw__rqs_dlq_list(bw_queue_store_t *base, uint64_t after_id,
   av[0] = a_after;
   av[1] = a_max;
   pthread_mutex_lock(&q->cl.mu);
-  r = bw__rqs_call(q, "dlq_list", 2, av, NULL, 0, NULL, &rc);
+  r = bw__rqs_call(q, "dlq_list", 2, av, NULL, NULL, &rc);
   if (r == NULL) goto out;
-  if (r->elements % 7 != 0) {
-    rc = bw__rqs_bad(q, r);
-    goto out;
+  {
+    const char *why;
+    size_t count;
+    if (bw__rr_qs_dlq_list(r, after_id, max, &count, &why) != BW_OK) {
+      rc = bw__rqs_bad(q, r, "dlq_list", why);
+      goto out;
+    }
   }
   for (i = 0; i + 7 <= r->elements && got < max; i += 7) {
     bw_dlq_record_t *d = &out[got];
@@ -520,14 +546,12 @@ static int bw__rqs_dlq_list(bw_queue_store_t *base, uint64_t after_id,
       break;
     }
     d->len = p->len;
-    d->id = (uint64_t)bw__reply_int(r->element[i]);
-    d->item_id = (uint64_t)bw__reply_int(r->element[i + 1]);
-    d->deliveries = (uint32_t)bw__reply_int(r->element[i + 2]);
-    d->time_ns = bw__reply_int(r->element[i + 3]);
-    if (r->element[i + 4]->type == REDIS_REPLY_STRING)
-      snprintf(d->reason, sizeof(d->reason), "%s", r->element[i + 4]->str);
-    if (r->element[i + 5]->type == REDIS_REPLY_STRING)
-      snprintf(d->error, sizeof(d->error), "%s", r->element[i + 5]->str);
+    d->id = (uint64_t)bw__rr_get(r->element[i]);
+    d->item_id = (uint64_t)bw__rr_get(r->element[i + 1]);
+    d->deliveries = (uint32_t)bw__rr_get(r->element[i + 2]);
+    d->time_ns = bw__rr_get(r->element[i + 3]);
+    snprintf(d->reason, sizeof(d->reason), "%s", r->element[i + 4]->str);
+    snprintf(d->error, sizeof(d->error), "%s", r->element[i + 5]->str);
     got++;
   }
   freeReplyObject(r);
@@ -548,7 +572,7 @@ static redisReply *bw__rqs_call_dlq(bw__rqs_t *q, const char *op,
   const char *av[1];
   snprintf(a_id, sizeof(a_id), "%llu", (unsigned long long)dlq_id);
   av[0] = a_id;
-  return bw__rqs_call(q, op, 1, av, NULL, 1, NULL, rc);
+  return bw__rqs_call(q, op, 1, av, NULL, NULL, rc);
 }
 
 static int bw__rqs_requeue(bw_queue_store_t *base, uint64_t dlq_id,
@@ -560,7 +584,13 @@ static int bw__rqs_requeue(bw_queue_store_t *base, uint64_t dlq_id,
   r = bw__rqs_call_dlq(q, "requeue", dlq_id, &rc);
   if (r == NULL) goto out;
   {
-    int64_t v = bw__reply_int(r->element[0]);
+    int64_t v;
+    uint64_t warn;
+    const char *why;
+    if (bw__rr_qs_requeue(r, &v, &warn, &why) != BW_OK) {
+      rc = bw__rqs_bad(q, r, "requeue", why);
+      goto out;
+    }
     if (v == -1) {
       rc = BW_E_NOTFOUND;
     } else if (v == -2) {
@@ -568,8 +598,7 @@ static int bw__rqs_requeue(bw_queue_store_t *base, uint64_t dlq_id,
     } else {
       if (new_id != NULL) *new_id = (uint64_t)v;
       q->st.requeued++;
-      if (r->elements >= 2 && bw__reply_int(r->element[1]) > 0)
-        bw__rqs_warn(q, (uint64_t)bw__reply_int(r->element[1]));
+      if (warn > 0) bw__rqs_warn(q, warn);
     }
   }
   freeReplyObject(r);
@@ -585,7 +614,15 @@ static int bw__rqs_dlq_delete(bw_queue_store_t *base, uint64_t dlq_id) {
   pthread_mutex_lock(&q->cl.mu);
   r = bw__rqs_call_dlq(q, "dlq_delete", dlq_id, &rc);
   if (r == NULL) goto out;
-  rc = bw__reply_int(r->element[0]) == 0 ? BW_OK : BW_E_NOTFOUND;
+  {
+    int64_t v;
+    const char *why;
+    if (bw__rr_one_of(r, 0, -1, &v, &why) != BW_OK) {
+      rc = bw__rqs_bad(q, r, "dlq_delete", why);
+      goto out;
+    }
+    rc = v == 0 ? BW_OK : BW_E_NOTFOUND;
+  }
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&q->cl.mu);
@@ -599,12 +636,22 @@ static int bw__rqs_stats(bw_queue_store_t *base, bw_queue_store_stats_t *out) {
   pthread_mutex_lock(&q->cl.mu);
   *out = q->st;
   out->max_size = q->cfg.max_size;
-  r = bw__rqs_call(q, "stats", 0, NULL, NULL, 4, NULL, &rc);
+  r = bw__rqs_call(q, "stats", 0, NULL, NULL, NULL, &rc);
   if (r == NULL) goto out;
-  out->depth = (uint64_t)bw__reply_int(r->element[0]);
-  out->in_flight = (uint64_t)bw__reply_int(r->element[1]);
-  out->dlq_depth = (uint64_t)bw__reply_int(r->element[2]);
-  out->warning = bw__reply_int(r->element[3]) != 0;
+  {
+    uint64_t depth, in_flight, dlq_depth;
+    bool warned;
+    const char *why;
+    if (bw__rr_qs_stats(r, &depth, &in_flight, &dlq_depth, &warned, &why) !=
+        BW_OK) {
+      rc = bw__rqs_bad(q, r, "stats", why);
+      goto out;
+    }
+    out->depth = depth;
+    out->in_flight = in_flight;
+    out->dlq_depth = dlq_depth;
+    out->warning = warned;
+  }
   out->fill = (double)out->depth / (double)q->cfg.max_size;
   freeReplyObject(r);
 out:
@@ -745,6 +792,16 @@ static int64_t bw__ris_gc_ms(int64_t life_ms) {
   return life_ms > INT64_MAX / 2 - 60000 ? INT64_MAX / 2 : life_ms + 60000;
 }
 
+/* With cl.mu held: as bw__rqs_bad. */
+static int bw__ris_bad(bw__ris_t *s, redisReply *r, const char *op,
+                       const char *why) {
+  if (r != NULL) {
+    freeReplyObject(r);
+    (void)bw__rconn_unexpected(&s->cl.conn, op, why);
+  }
+  return bw__rcl_failed(&s->cl);
+}
+
 static redisReply *bw__ris_run(bw__ris_t *s, const char *key, int argc,
                                const char **argv, const size_t *lens, int *rc) {
   const char *av[9];
@@ -764,9 +821,8 @@ static redisReply *bw__ris_run(bw__ris_t *s, const char *key, int argc,
   }
   r = bw__rconn_eval(&s->cl.conn, 0, 1, argc + 1, av, al);
   bw_free(k);
-  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
-    if (r != NULL) freeReplyObject(r);
-    *rc = bw__rcl_failed(&s->cl);
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+    *rc = bw__ris_bad(s, r, argv[0], "not an array");
     return NULL;
   }
   *rc = BW_OK;
@@ -799,31 +855,38 @@ static int bw__ris_begin(bw_idem_store_t *base, const char *key,
   av[4] = now_s;
   r = bw__ris_run(s, key, 5, av, NULL, &rc);
   if (r == NULL) goto out;
-  switch (bw__reply_int(r->element[0])) {
-  case 0:
-    out->state = BW_IDEM_NEW;
-    out->token = token;
-    s->st.began++;
-    break;
-  case 1:
-    out->state = BW_IDEM_IN_PROGRESS;
-    s->st.in_progress++;
-    break;
-  default:
-    out->state = BW_IDEM_DONE;
-    if (r->elements >= 4) {
-      const redisReply *v = r->element[3];
-      out->status = (int)bw__reply_int(r->element[2]);
+  {
+    int code, status;
+    int64_t expires;
+    const redisReply *v;
+    const char *why;
+    if (bw__rr_is_begin(r, &code, &expires, &status, &v, &why) != BW_OK) {
+      rc = bw__ris_bad(s, r, "begin", why);
+      goto out;
+    }
+    switch (code) {
+    case 0:
+      out->state = BW_IDEM_NEW;
+      out->token = token;
+      s->st.began++;
+      break;
+    case 1:
+      out->state = BW_IDEM_IN_PROGRESS;
+      s->st.in_progress++;
+      break;
+    default:
       out->result = bw_memdup(v->str, v->len);
       if (out->result == NULL) {
         rc = BW_E_NOMEM;
         break;
       }
+      out->state = BW_IDEM_DONE;
+      out->status = status;
       out->len = v->len;
+      s->st.hits++;
     }
-    s->st.hits++;
+    if (rc == BW_OK) out->expires_ns = expires;
   }
-  if (r->elements >= 2) out->expires_ns = bw__reply_int(r->element[1]);
   freeReplyObject(r);
 out:
   pthread_mutex_unlock(&s->cl.mu);
@@ -831,10 +894,16 @@ out:
 }
 
 /* With cl.mu held: the outcome of complete / abandon (reply freed): BW_OK
- * counting *done, or BW_E_STALE when the token no longer holds the key. */
-static int bw__ris_settled(bw__ris_t *s, redisReply *r, uint64_t *done) {
+ * counting *done, BW_E_STALE when the token no longer holds the key, or
+ * BW_E_IO for an unexpected reply. */
+static int bw__ris_settled(bw__ris_t *s, redisReply *r, const char *op,
+                           uint64_t *done) {
   int rc = BW_OK;
-  if (bw__reply_int(r->element[0]) == 0) {
+  int64_t v;
+  const char *why;
+  if (bw__rr_one_of(r, 0, -1, &v, &why) != BW_OK)
+    return bw__ris_bad(s, r, op, why);
+  if (v == 0) {
     (*done)++;
   } else {
     s->st.stale++;
@@ -875,7 +944,7 @@ static int bw__ris_complete(bw_idem_store_t *base, const char *key,
   al[6] = len;
   r = bw__ris_run(s, key, 7, av, al, &rc);
   if (r == NULL) goto out;
-  rc = bw__ris_settled(s, r, &s->st.completed);
+  rc = bw__ris_settled(s, r, "complete", &s->st.completed);
 out:
   pthread_mutex_unlock(&s->cl.mu);
   return rc;
@@ -899,7 +968,7 @@ static int bw__ris_abandon(bw_idem_store_t *base, const char *key,
   snprintf(now_s, sizeof(now_s), "%lld", (long long)bw_clock_now(s->cfg.clock));
   r = bw__ris_run(s, key, 5, av, NULL, &rc);
   if (r == NULL) goto out;
-  rc = bw__ris_settled(s, r, &s->st.abandoned);
+  rc = bw__ris_settled(s, r, "abandon", &s->st.abandoned);
 out:
   pthread_mutex_unlock(&s->cl.mu);
   return rc;
