@@ -1260,6 +1260,44 @@ static void time_window_counts_outcomes_up_to_the_oldest_bucket(void **state) {
                "failure ratio 1.00 >= 0.50 over 10000 ms (20 calls)");
 }
 
+/* The window's buckets are numbered from the clock's reading: a reading
+ * whose bucket index is 2^31 or more (mod 2^32) counts like any other. */
+static void time_window_counts_at_any_clock_reading(void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_t *b = time_window(e, "svc", 20, 0);
+
+  bw_clock_manual_set(e->clock, (INT64_C(1) << 31) * BW_NS_PER_S);
+  bwt_calls(b, BW_FAILURE, 19);
+  assert_u64_eq(bwt_stats(b).window_calls, 19);
+  bwt_call(b, BW_FAILURE);
+  assert_state(bw_breaker_state(b), BW_OPEN);
+}
+
+/* The window-word rules of ext.h, which the shared-memory breaker uses. */
+static void window_words_count_recycle_and_saturate(void **state) {
+  uint64_t next = 0;
+  (void)state;
+  /* an empty word starts counting in any bucket */
+  assert_true(bw_window_word_next(0, 7, &next));
+  assert_u64_eq(next, (UINT64_C(7) << 32) | 1);
+  assert_true(bw_window_word_next(0, UINT32_C(0x80000000), &next));
+  assert_u64_eq(next, (UINT64_C(0x80000000) << 32) | 1);
+  /* the same bucket adds one; a newer one recycles the word */
+  assert_true(bw_window_word_next((UINT64_C(7) << 32) | 5, 7, &next));
+  assert_u64_eq(next, (UINT64_C(7) << 32) | 6);
+  assert_true(bw_window_word_next((UINT64_C(7) << 32) | 5, 9, &next));
+  assert_u64_eq(next, (UINT64_C(9) << 32) | 1);
+  /* an older bucket and a saturated count write nothing */
+  assert_false(bw_window_word_next((UINT64_C(9) << 32) | 1, 8, &next));
+  assert_false(bw_window_word_next((UINT64_C(9) << 32) | UINT32_MAX, 9, &next));
+  /* a word counts while its bucket is one of the last `buckets` */
+  assert_int_equal(bw_window_word_count((UINT64_C(7) << 32) | 5, 7, 10), 5);
+  assert_int_equal(bw_window_word_count((UINT64_C(7) << 32) | 5, 16, 10), 5);
+  assert_int_equal(bw_window_word_count((UINT64_C(7) << 32) | 5, 17, 10), 0);
+  assert_int_equal(bw_window_word_count((UINT64_C(7) << 32) | 5, 6, 10), 0);
+  assert_int_equal(bw_window_word_count(0, 0, 10), 0);
+}
+
 static void time_window_forgets_outcomes_older_than_the_window(void **state) {
   bwt_env_t *e = *state;
   bw_breaker_t *b = time_window(e, "svc", 20, 0);
@@ -2669,6 +2707,8 @@ int main(void) {
       T(polly_lab_calm_traffic_below_minimum_calls_never_opens),
       T(polly_lab_calm_traffic_failing_forever_never_opens),
       T(time_window_counts_outcomes_up_to_the_oldest_bucket),
+      T(time_window_counts_at_any_clock_reading),
+      cmocka_unit_test(window_words_count_recycle_and_saturate),
       T(time_window_forgets_outcomes_older_than_the_window),
       T(time_window_buckets_are_aligned_to_the_bucket_length),
       T(time_window_stats_follow_the_clock),

@@ -28,9 +28,9 @@
  * Clocks: with no execution deadline (timeout_ms 0) and no thread deadline,
  * an admission reads no clock at all (permit.start_ns is then 0: nothing
  * needs it). Otherwise the default clock (cfg.clock NULL) is
- * bw_clock_monotonic_coarse() when timeout_ms >= 1000 — ~2.5 ns a read
- * instead of ~27, 4 ms ticks, so a deadline fires up to 4 ms late, under
- * 0.4 % of the timeout — and bw_clock_monotonic() below that. An explicit
+ * bw_clock_monotonic_coarse() when timeout_ms >= 1000 — cheaper to read,
+ * in 4 ms ticks, so a deadline fires up to 4 ms late, under 0.4 % of the
+ * timeout — and bw_clock_monotonic() below that. An explicit
  * clock is always used as given.
  *
  * Thread-safe. The uncontended try_acquire + release is lock-free and

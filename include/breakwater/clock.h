@@ -26,14 +26,16 @@ static inline int64_t bw_clock_now(const bw_clock_t *clock) {
   return clock->now_ns(clock);
 }
 
-/* CLOCK_MONOTONIC: precise (ns), ~20 ns a read on a vDSO system. Static;
- * never free it. */
+/* CLOCK_MONOTONIC: precise (ns); a read is a vDSO call, several times the
+ * cost of a coarse read (BENCHMARKS.md has the figures). Static; never free
+ * it. */
 BW_EXTERN const bw_clock_t *bw_clock_monotonic(void);
 
-/* CLOCK_MONOTONIC_COARSE: a few ns a read, but it advances in ticks (1-4 ms on
- * Linux). Good for break durations and second-scale windows on hot paths; too
- * coarse for slow-call thresholds of a few milliseconds. Falls back to the
- * precise clock where the coarse one does not exist. Static. */
+/* CLOCK_MONOTONIC_COARSE: the cheapest read (the vDSO copies a stored value and
+ * reads no hardware counter), but it advances in ticks (1-4 ms on Linux). Good
+ * for break durations and second-scale windows on hot paths; too coarse for
+ * slow-call thresholds of a few milliseconds. Falls back to the precise clock
+ * where the coarse one does not exist. Static. */
 BW_EXTERN const bw_clock_t *bw_clock_monotonic_coarse(void);
 
 /* CLOCK_REALTIME: wall time since the Unix epoch; used only for event

@@ -11,7 +11,8 @@
  *  - emit an event on a sink with the calling thread's context;
  *  - emit a breaker transition and compute a breaker's break the way the
  *    core's breaker does, so that every breaker implementation (in process,
- *    shared memory, Redis) writes the same events.
+ *    shared memory, Redis) writes the same events;
+ *  - count in a time window by the core's rules.
  *
  * These functions are stable API like the rest of the core: same major
  * version, same behaviour. Every one is thread-safe unless its comment says
@@ -130,6 +131,31 @@ BW_EXTERN int64_t bw_breaker_break_after(int64_t base_ns, double multiplier,
  * NULL is fine. */
 BW_EXTERN void bw_breaker_open_for(bw_breaker_t *b, int64_t remaining_ns,
                                    const char *reason);
+
+/* ---- time-window counters -----------------------------------------------
+ * How the core's breaker (time window) and budget (ratio window) count over
+ * the last `buckets` buckets of a clock: a bucket's epoch is its index,
+ * floor(now_ns / bucket_ns), mod 2^32, and each count is a 64-bit word
+ * packing (epoch << 32 | count), 0 when empty. A writer moves a word to a
+ * newer bucket in place, with no lock and no clearing pass; a reader counts
+ * only the words whose bucket is inside the window. Both rules are pure: the
+ * caller keeps the words (in shared memory, say) and does the atomics. */
+
+/* The word that counts one more in bucket `epoch` after `word`: true with
+ * *next set; false when nothing is to be written, because the count is
+ * saturated at 2^32 - 1 or the word already holds a newer bucket (the
+ * caller read its clock long ago: that bucket has left the window). A
+ * writer that shares the word stores *next by compare-and-swap and, when
+ * the word changed meanwhile, asks again with the value it found. */
+BW_EXTERN bool bw_window_word_next(uint64_t word, uint32_t epoch,
+                                   uint64_t *next);
+
+/* The count in `word` when its bucket is one of the `buckets` buckets that
+ * end with bucket `epoch` (that one and the buckets - 1 before it), else 0.
+ * Epochs compare modulo 2^32: a word 2^32 buckets old counts again, so
+ * words that may sit idle that long must be cleared. */
+BW_EXTERN uint32_t bw_window_word_count(uint64_t word, uint32_t epoch,
+                                        uint32_t buckets);
 
 #ifdef __cplusplus
 }

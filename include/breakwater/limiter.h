@@ -39,8 +39,8 @@
  *
  * Clocks: a timed permit reads the clock at acquire and the RTT at
  * release, two readings per call. The default is the precise
- * bw_clock_monotonic() (~26 ns a read here). bw_clock_monotonic_coarse()
- * (~2.4 ns) advances in 4 ms ticks, so it measures an RTT to within one
+ * bw_clock_monotonic(). bw_clock_monotonic_coarse() is cheaper to read
+ * (clock.h) but advances in 4 ms ticks, so it measures an RTT to within one
  * tick (+-4 ms): right for dependencies whose RTTs are tens of milliseconds
  * or more (an HTTP partner at 80-180 ms), wrong for sub-10 ms ones, whose
  * RTTs it reads as 0 or 4 ms. rtt_sample_every times one call in N and

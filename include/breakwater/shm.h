@@ -248,8 +248,8 @@ typedef struct bw_shm_limit_config_s {
                               30000, >= 1 */
   const bw_clock_t *clock; /* default NULL: the coarse monotonic clock
                               when lease_ms >= 1000 (its 1-4 ms ticks are
-                              noise next to the lease; a few ns a read
-                              instead of ~20), the precise one otherwise */
+                              noise next to the lease, and it is the
+                              cheaper read), the precise one otherwise */
 } bw_shm_limit_config_t;
 
 typedef struct bw_shm_limit_s bw_shm_limit_t;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "window.h"
 
 #define BW__ST(w) ((bw_state_t)((w)&0xffu))
 #define BW__GEN(w) ((w) >> 8)
@@ -469,37 +470,6 @@ static void bw__windows_clear(bw_breaker_t *b) {
   }
 }
 
-/* Adds one to a packed (epoch << 32 | count) bucket word, recycling the
- * bucket if it still holds an older epoch. An outcome whose epoch is already
- * older than the bucket's (a thread that read the clock long ago) is dropped:
- * its bucket has left the window. */
-static void bw__tw_bump(_Atomic uint64_t *word, uint32_t epoch,
-                        unsigned stripe) {
-  uint64_t cur = atomic_load_explicit(word, memory_order_relaxed);
-  for (;;) {
-    uint32_t e = (uint32_t)(cur >> 32);
-    uint64_t next;
-    if (e == epoch) {
-      if ((uint32_t)cur == UINT32_MAX) return; /* saturate, never wrap */
-      next = cur + 1;
-    } else if ((int32_t)(epoch - e) < 0) {
-      return;
-    } else {
-      next = ((uint64_t)epoch << 32) | 1u;
-    }
-    /* An exclusive stripe has one writer: a plain store is enough. The
-     * window is cleared only under tlock at a close, and a lost outcome at
-     * that instant belongs to the old generation anyway. */
-    if (stripe < BW__EXCL_STRIPES) {
-      atomic_store_explicit(word, next, memory_order_relaxed);
-      return;
-    }
-    if (atomic_compare_exchange_weak_explicit(
-            word, &cur, next, memory_order_relaxed, memory_order_relaxed))
-      return;
-  }
-}
-
 static void bw__window_read(const bw_breaker_t *b, int64_t now,
                             bw__window_t *w) {
   memset(w, 0, sizeof(*w));
@@ -522,12 +492,9 @@ static void bw__window_read(const bw_breaker_t *b, int64_t now,
         uint64_t c = BW__LOAD(base[j * 3]);
         uint64_t f = BW__LOAD(base[j * 3 + 1]);
         uint64_t sl = BW__LOAD(base[j * 3 + 2]);
-        if ((uint32_t)(epoch - (uint32_t)(c >> 32)) < b->buckets)
-          w->calls += (uint32_t)c;
-        if ((uint32_t)(epoch - (uint32_t)(f >> 32)) < b->buckets)
-          w->failures += (uint32_t)f;
-        if ((uint32_t)(epoch - (uint32_t)(sl >> 32)) < b->buckets)
-          w->slow += (uint32_t)sl;
+        w->calls += bw__window_count(c, epoch, b->buckets);
+        w->failures += bw__window_count(f, epoch, b->buckets);
+        w->slow += bw__window_count(sl, epoch, b->buckets);
       }
     }
   }
@@ -861,31 +828,18 @@ static void bw__closed_record(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
     _Atomic uint64_t *base = stripe + 1 + (size_t)j * 3;
     int64_t last = (int64_t)BW__LOAD(stripe[0]);
     if (BW__UNLIKELY(last != cur)) {
-      /* First outcome of this stripe in a new bucket. After a gap of a whole
-       * window, wipe the stripe so no bucket older than the window survives
-       * (a 32-bit epoch could otherwise alias after 2^32 buckets). An owned
-       * stripe has no other writer: plain stores. A shared stripe may have a
-       * concurrent writer already counting in the current bucket: there only
-       * words of other epochs are cleared, each by CAS (an alias of exactly
-       * 2^32 buckets survives there; accepted). */
+      /* First outcome of this stripe in a new bucket: after a gap of a
+       * whole window, no bucket older than the window may survive. */
       if (cur - last >= (int64_t)b->buckets)
-        for (size_t k = 1; k < b->tw_stride; k++) {
-          uint64_t v = BW__LOAD(stripe[k]);
-          if (si < BW__EXCL_STRIPES) {
-            atomic_store_explicit(&stripe[k], 0, memory_order_relaxed);
-            continue;
-          }
-          while ((uint32_t)(v >> 32) != epoch && v != 0 &&
-                 !atomic_compare_exchange_weak_explicit(&stripe[k], &v, 0,
-                                                        memory_order_relaxed,
-                                                        memory_order_relaxed)) {
-          }
-        }
+        bw__window_wipe(stripe + 1, (size_t)b->buckets * 3, epoch, si);
       atomic_store_explicit(&stripe[0], (uint64_t)cur, memory_order_relaxed);
     }
-    bw__tw_bump(&base[0], epoch, si);
-    if (fail) bw__tw_bump(&base[1], epoch, si);
-    if (slow) bw__tw_bump(&base[2], epoch, si);
+    /* An owner's plain store may overwrite a clear made meanwhile (the
+     * window is cleared only under tlock, at a close): the outcome it keeps
+     * belongs to the old generation anyway. */
+    bw__window_bump(&base[0], epoch, si);
+    if (fail) bw__window_bump(&base[1], epoch, si);
+    if (slow) bw__window_bump(&base[2], epoch, si);
     break;
   }
   }

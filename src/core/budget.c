@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "window.h"
 
 /* Tokens are kept in thousandths: the resolution of max_tokens and
  * token_ratio. */
@@ -298,46 +299,14 @@ static void bw__tokens_add(bw_budget_t *b, int64_t delta) {
 /* ---- ratio window: requests ------------------------------------------------
  */
 
-/* Adds one to a packed (epoch << 32 | count) word, recycling it when it
- * still holds an older bucket. A count whose bucket is already older than
- * the word's (a thread that read the clock long ago) is dropped: its bucket
- * has been recycled for a newer one. Counts saturate at 2^32 - 1 per stripe
- * per bucket. */
-static void bw__win_bump(_Atomic uint64_t *word, uint32_t epoch,
-                         unsigned stripe) {
-  uint64_t cur = BW__LOAD(*word);
-  for (;;) {
-    uint32_t e = (uint32_t)(cur >> 32);
-    uint64_t next;
-    if (e == epoch && cur != 0) {
-      if ((uint32_t)cur == UINT32_MAX) return;
-      next = cur + 1;
-    } else if (cur != 0 && (int32_t)(epoch - e) < 0) {
-      /* (0 is an empty word, whatever bucket 0 would compare as) */
-      return;
-    } else {
-      next = ((uint64_t)epoch << 32) | 1u;
-    }
-    /* An exclusive stripe has one writer: a plain store is enough. */
-    if (stripe < BW__EXCL_STRIPES) {
-      atomic_store_explicit(word, next, memory_order_relaxed);
-      return;
-    }
-    if (atomic_compare_exchange_weak_explicit(
-            word, &cur, next, memory_order_relaxed, memory_order_relaxed))
-      return;
-  }
-}
-
 /* Sums a stripe's words whose bucket is `lo` to 9 buckets before `epoch`
  * (lo 0: the whole window; lo 1: the window without its newest bucket). */
 static uint64_t bw__stripe_scan(const _Atomic uint64_t *w, uint32_t epoch,
                                 uint32_t lo) {
   uint64_t rq = 0;
   for (unsigned j = 0; j < BW__BUCKETS; j++) {
-    uint64_t a = BW__LOAD(w[BW__W_BUCKET + j]);
-    uint32_t da = epoch - (uint32_t)(a >> 32);
-    if (da >= lo && da < BW__BUCKETS) rq += (uint32_t)a;
+    rq += bw__window_count(BW__LOAD(w[BW__W_BUCKET + j]), epoch - lo,
+                           BW__BUCKETS - lo);
   }
   return rq;
 }
@@ -375,26 +344,10 @@ static void bw__win_roll(_Atomic uint64_t *w, int64_t cur, uint32_t j,
                          int64_t last, unsigned si) {
   /* After a quiet spell of a whole window, wipe the stripe: no bucket older
    * than the window may survive, or a 32-bit epoch could alias after 2^32
-   * buckets (49 days of 1 ms buckets). */
-  if (cur - last >= (int64_t)BW__BUCKETS) {
-    if (si < BW__EXCL_STRIPES) {
-      for (unsigned k = BW__W_PREV_REQ; k < BW__W_END; k++)
-        atomic_store_explicit(&w[k], 0, memory_order_relaxed);
-    } else {
-      /* A shared stripe may have other writers already counting in this
-       * bucket: clear only the words of other buckets, by CAS, so that
-       * their counts survive. (A word of this very bucket position that is
-       * 5 * 2^32 buckets old would survive too: that takes a stripe idle
-       * for 248 days of the smallest, 1 ms, buckets.) */
-      for (unsigned k = BW__W_BUCKET; k < BW__W_END; k++) {
-        uint64_t v = BW__LOAD(w[k]);
-        while (v != 0 && (uint32_t)(v >> 32) != (uint32_t)cur &&
-               !atomic_compare_exchange_weak_explicit(
-                   &w[k], &v, 0, memory_order_relaxed, memory_order_relaxed)) {
-        }
-      }
-    }
-  }
+   * buckets (49 days of 1 ms buckets). An owner's cached sum is rewritten
+   * just below. */
+  if (cur - last >= (int64_t)BW__BUCKETS)
+    bw__window_wipe(&w[BW__W_BUCKET], BW__BUCKETS, (uint32_t)cur, si);
   if (si < BW__EXCL_STRIPES) {
     /* The owner writes only the bucket of its own (monotonic) clock, so
      * the 9 before `cur` are frozen from now on: sum them once, for the
@@ -415,7 +368,7 @@ static inline void bw__win_record(_Atomic uint64_t *w, int64_t cur, uint32_t j,
                                   unsigned si) {
   int64_t last = (int64_t)BW__LOAD(w[BW__W_LAST]);
   if (BW__UNLIKELY(last != cur)) bw__win_roll(w, cur, j, last, si);
-  bw__win_bump(&w[BW__W_BUCKET + j], (uint32_t)cur, si);
+  bw__window_bump(&w[BW__W_BUCKET + j], (uint32_t)cur, si);
 }
 
 /* Requests in the window that ends with bucket `cur` (ring position j =
@@ -439,8 +392,7 @@ __attribute__((always_inline)) static inline uint64_t bw__win_requests(
       uint64_t pq = BW__LOAD(w[BW__W_PREV_REQ]);
       if ((pq >> BW__TAG_SHIFT) == tag) {
         uint64_t a = BW__LOAD(w[BW__W_BUCKET + j]);
-        rq += (pq & BW__SUM_MASK) +
-              ((uint32_t)(a >> 32) == epoch ? (uint32_t)a : 0);
+        rq += (pq & BW__SUM_MASK) + bw__window_count(a, epoch, 1);
         continue;
       }
     }
@@ -744,8 +696,7 @@ __attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
    * another thread's stripe must check always matches here. */
   pq = BW__LOAD(w[BW__W_PREV_REQ]);
   a = BW__LOAD(w[BW__W_BUCKET + BW__LOAD(w[BW__W_SLOT])]);
-  req = (pq & BW__SUM_MASK) +
-        ((uint32_t)(a >> 32) == (uint32_t)cur ? (uint32_t)a : 0);
+  req = (pq & BW__SUM_MASK) + bw__window_count(a, (uint32_t)cur, 1);
   /* bw__ratio_decide's first round, when it needs no call. */
   h = atomic_load_explicit(&b->ret_head, memory_order_acquire);
   if (BW__UNLIKELY(bw__re(h) != bw__repoch(cur)))

@@ -280,18 +280,25 @@ static int bw__bh_now(bw_bulkhead_t *bh, int64_t *now, int64_t *td) {
   return BW_OK;
 }
 
+/* Admits at once when no waiter is queued ahead and a slot is free: the
+ * permit filled and counted on stripe s. */
+static inline bool bw__bh_admit_at_once(bw_bulkhead_t *bh, bw_permit_t *p,
+                                        int64_t now, int64_t td, unsigned s) {
+  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) != 0 ||
+      !bw__bh_take(bh))
+    return false;
+  bw__bh_fill(bh, p, now, td);
+  bw__bump(&bh->stripes[s].admitted, s);
+  return true;
+}
+
 int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p) {
   int64_t now, td;
   unsigned s;
   if (bh == NULL || p == NULL) return BW_E_INVAL;
   if (bw__bh_now(bh, &now, &td) != BW_OK) return BW_E_DEADLINE;
   s = bw__stripe();
-  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0 &&
-      bw__bh_take(bh)) {
-    bw__bh_fill(bh, p, now, td);
-    bw__bump(&bh->stripes[s].admitted, s);
-    return BW_OK;
-  }
+  if (bw__bh_admit_at_once(bh, p, now, td, s)) return BW_OK;
   bw__bump(&bh->stripes[s].rejected_full, s);
   return BW_E_FULL;
 }
@@ -394,12 +401,7 @@ static int bw__bh_acquire_queued(bw_bulkhead_t *bh, bw_permit_t *p,
   if (bh == NULL || p == NULL || w == NULL || cb == NULL) return BW_E_INVAL;
   if (bw__bh_now(bh, &now, &td) != BW_OK) return BW_E_DEADLINE;
   s = bw__stripe();
-  if (atomic_load_explicit(&bh->waiting, memory_order_seq_cst) == 0 &&
-      bw__bh_take(bh)) {
-    bw__bh_fill(bh, p, now, td);
-    bw__bump(&bh->stripes[s].admitted, s);
-    return BW_OK;
-  }
+  if (bw__bh_admit_at_once(bh, p, now, td, s)) return BW_OK;
   if (wait_ms != NULL) {
     /* max_wait_ms narrowed to the thread's remaining deadline; no time to
      * wait is a refusal, not a queued waiter timed out at once. */

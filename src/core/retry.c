@@ -18,8 +18,8 @@
  *   counter, or from the OS): most logical calls succeed at once and never
  *   need it, and then begin touches no shared cache line and reads no
  *   /dev/urandom.
- * - Decorrelated jitter is Polly's formula, evaluated with libm: a few
- *   nanoseconds more than a table would cost, before a wait of hundreds of
+ * - Decorrelated jitter is Polly's formula, evaluated with libm: dearer
+ *   than a table lookup, but it only ever precedes a wait of hundreds of
  *   milliseconds. */
 #include <errno.h>
 #include <math.h>

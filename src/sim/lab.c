@@ -144,8 +144,8 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * it is a 429: a success slower than 1 s is a congestion signal. */
     lc.aimd_timeout_ms = 1000;
     /* Growth stops a quarter above the in-flight level a success proved
-     * (the default is an eighth): a burst of clients ramps up in ~1.5 s
-     * instead of ~2 s, and at 1,600 clients nothing overshoots yet. */
+     * (the default is an eighth): a burst of clients ramps up sooner, and
+     * a storm of 1,600 clients still does not overshoot. */
     lc.probe_headroom = 0.25;
     lc.clock = cfg->clock;
     if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;

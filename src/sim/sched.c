@@ -142,11 +142,9 @@ static inline bool entry_dead(const bw_sim_t *sim, const sim_entry_t *e) {
 }
 
 /* A 4-ary heap: half the depth of a binary one, and a node's four children
- * share one or two cache lines — the textbook choice for large heaps. Honest
- * note: on the development machine (2 shared vCPUs) interleaved A/B runs of
- * bench_sim showed no difference between arity 2 and 4 outside the run-to-run
- * noise; -DSIM_ARITY=2 builds the binary heap for a comparison on quieter
- * hardware. */
+ * share one or two cache lines — the textbook choice for large heaps. The
+ * choice is not settled by measurement: -DSIM_ARITY=2 builds the binary heap
+ * for an A/B comparison with bench_sim. */
 #ifndef SIM_ARITY
 #define SIM_ARITY 4
 #endif

@@ -79,6 +79,17 @@ static void bw__rba_failed(bw__rba_t *a, const char *why) {
   bw__rba_arm(a->tick, bw_ns_to_ms_ceil(wait_ns));
 }
 
+/* A NULL reply: the connection broke, and hiredis frees the context
+ * itself. */
+static void bw__rba_lost(bw__rba_t *a, redisAsyncContext *ac) {
+  char why[160];
+  snprintf(why, sizeof(why), "connection lost: %.100s",
+           ac->errstr != NULL && ac->errstr[0] ? ac->errstr : "I/O error");
+  a->ac = NULL;
+  ac->data = NULL;
+  bw__rba_failed(a, why);
+}
+
 static void bw__rba_on_reply(redisAsyncContext *ac, void *reply, void *priv);
 
 /* Sends the batch in a->args: EVALSHA, or EVAL with the body. */
@@ -124,12 +135,7 @@ static void bw__rba_on_reply(redisAsyncContext *ac, void *reply, void *priv) {
   if (a == NULL || a->ac != ac) return; /* being freed: not ours any more */
   c = bw__rb_conn(a->b);
   if (r == NULL) {
-    /* The connection broke; hiredis frees the context itself. */
-    snprintf(why, sizeof(why), "connection lost: %.100s",
-             ac->errstr != NULL && ac->errstr[0] ? ac->errstr : "I/O error");
-    a->ac = NULL;
-    ac->data = NULL;
-    bw__rba_failed(a, why);
+    bw__rba_lost(a, ac);
     return;
   }
   if (r->type == REDIS_REPLY_ERROR && !a->eval_sent &&
@@ -173,11 +179,7 @@ static void bw__rba_on_setup(redisAsyncContext *ac, void *reply, void *priv) {
   char why[180];
   if (a == NULL || a->ac != ac) return;
   if (r == NULL) {
-    snprintf(why, sizeof(why), "connection lost: %.100s",
-             ac->errstr != NULL && ac->errstr[0] ? ac->errstr : "I/O error");
-    a->ac = NULL;
-    ac->data = NULL;
-    bw__rba_failed(a, why);
+    bw__rba_lost(a, ac);
     return;
   }
   if (r->type == REDIS_REPLY_ERROR) {

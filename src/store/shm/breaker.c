@@ -17,7 +17,8 @@
  * - probe successes are counted in a word packing (generation, count), so a
  *   new HALF_OPEN starts from zero without a reset;
  * - the time window is `buckets` pairs of words packing (epoch << 32 |
- *   count), recycled by CAS by the first writer of a new epoch;
+ *   count), recycled by CAS by the first writer of a new epoch (the core's
+ *   window rules, ext.h);
  * - totals are striped counters (atomic adds; processes share stripes). */
 #include <math.h>
 #include <stdio.h>
@@ -364,22 +365,14 @@ out:
 
 /* ---- time window --------------------------------------------------------- */
 
+/* Counts one in bucket `epoch` of a window word, by the core's rule
+ * (bw_window_word_next). Other processes write the same words, so always by
+ * CAS. */
 static void bw__tw_bump(_Atomic uint64_t *word, uint32_t epoch) {
-  uint64_t cur = BW__SHM_LOAD(*word);
-  for (;;) {
-    uint32_t e = (uint32_t)(cur >> 32);
-    uint64_t next;
-    if (e == epoch) {
-      if ((uint32_t)cur == UINT32_MAX) return; /* saturate, never wrap */
-      next = cur + 1;
-    } else if ((int32_t)(epoch - e) < 0) {
-      return; /* our bucket already left the window */
-    } else {
-      next = ((uint64_t)epoch << 32) | 1u;
-    }
-    if (atomic_compare_exchange_weak_explicit(
-            word, &cur, next, memory_order_relaxed, memory_order_relaxed))
-      return;
+  uint64_t cur = BW__SHM_LOAD(*word), next;
+  while (bw_window_word_next(cur, epoch, &next) &&
+         !atomic_compare_exchange_weak_explicit(
+             word, &cur, next, memory_order_relaxed, memory_order_relaxed)) {
   }
 }
 
@@ -390,10 +383,8 @@ static void bw__tw_read(const bw_shm_breaker_t *b, int64_t now, uint64_t *calls,
   for (uint32_t j = 0; j < b->cfg.buckets; j++) {
     uint64_t c = BW__SHM_LOAD(b->tw[2 * j]);
     uint64_t f = BW__SHM_LOAD(b->tw[2 * j + 1]);
-    if (c != 0 && (uint32_t)(epoch - (uint32_t)(c >> 32)) < b->cfg.buckets)
-      *calls += (uint32_t)c;
-    if (f != 0 && (uint32_t)(epoch - (uint32_t)(f >> 32)) < b->cfg.buckets)
-      *failures += (uint32_t)f;
+    *calls += bw_window_word_count(c, epoch, b->cfg.buckets);
+    *failures += bw_window_word_count(f, epoch, b->cfg.buckets);
   }
 }
 

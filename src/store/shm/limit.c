@@ -125,7 +125,7 @@ bw_shm_limit_t *bw_shm_limit_new(bw_shm_t *shm,
   l->max = in.max;
   l->lease_ns = in.lease_ms * BW_NS_PER_MS;
   /* As budget.h: the coarse clock's 1-4 ms ticks are noise next to a
-   * lease of a second or more, and it costs a few ns a read, not ~20. */
+   * lease of a second or more, and it is the cheaper read (clock.h). */
   l->clock = cfg->clock != NULL      ? cfg->clock
              : cfg->lease_ms >= 1000 ? bw_clock_monotonic_coarse()
                                      : bw_clock_monotonic();
