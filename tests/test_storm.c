@@ -88,9 +88,54 @@ static void an_unreachable_or_remote_url_is_refused(void **state) {
   cfg.url = "http://127.0.0.1:1"; /* nothing listens on port 1 */
   assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
   assert_contains(err, "cannot reach the partner at http://127.0.0.1:1");
-  cfg.url = "http://example.com";
+  cfg.url = "http://example.invalid";
   assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
   assert_contains(err, "loopback only");
+}
+
+/* The --url rule on libcurl's own parse: names under .invalid and loopback
+ * addresses only, so nothing is sent anywhere even if the check regresses. */
+static void the_url_is_parsed_and_pinned_to_loopback(void **state) {
+  (void)state;
+  static const struct {
+    const char *url, *base;
+  } ok[] = {
+      {"http://127.0.0.1:1", "http://127.0.0.1:1"},
+      {"http://127.0.0.1:8404/", "http://127.0.0.1:8404"},
+      {"http://127.9.8.7:5/p/", "http://127.9.8.7:5/p"},
+      {"http://localhost:1", "http://127.0.0.1:1"},
+      {"http://LOCALHOST", "http://127.0.0.1:80"},
+      {"http://[::1]:1", "http://[::1]:1"},
+  };
+  static const struct {
+    const char *url, *why;
+  } bad[] = {
+      {"http://127.0.0.1:1@x.invalid:80", "user name or password"},
+      {"http://u:p@127.0.0.1:1", "user name or password"},
+      {"http://127.0.0.1.x.invalid", "numeric loopback"},
+      {"http://x.invalid", "numeric loopback"},
+      {"http://127.0.0.1.x.invalid:1/", "numeric loopback"},
+      {"http://localhost.x.invalid:1", "numeric loopback"},
+      {"https://127.0.0.1:1", "scheme must be http"},
+      {"ftp://127.0.0.1:1", "scheme must be http"},
+      {"http://127.0.0.1:1/?a=b", "no query"},
+      {"127.0.0.1:1", "not a URL"},
+      {"", "not a URL"},
+  };
+  char base[256], err[512];
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    if (bw_storm_check_url(ok[i].url, base, sizeof base, err, sizeof err) != 0)
+      fail_msg("%s: %s", ok[i].url, err);
+    assert_string_equal(base, ok[i].base);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    if (bw_storm_check_url(bad[i].url, base, sizeof base, err, sizeof err) !=
+        -1)
+      fail_msg("%s was accepted as %s", bad[i].url, base);
+    assert_contains(err, "--url must be");
+    assert_contains(err, bad[i].why);
+  }
 }
 
 static char *slurp(const char *path) {
@@ -149,6 +194,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(real_storm_conserves_counts_in_every_mode),
       cmocka_unit_test(an_unreachable_or_remote_url_is_refused),
+      cmocka_unit_test(the_url_is_parsed_and_pinned_to_loopback),
       cmocka_unit_test(lab_json_is_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,14 @@
 /* breakwater tool — the retry storm over real HTTP (storm_real.h). */
 #include "storm_real.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <event2/event.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -232,6 +235,21 @@ static size_t sink_body(char *p, size_t size, size_t n, void *ud) {
   return size * n;
 }
 
+static bool numeric_loopback(const char *host);
+
+/* Called by libcurl once connected, before the request is sent: the
+ * connection must have reached a loopback address, whatever resolved or
+ * proxied it. */
+static int loopback_prereq(void *ud, char *ip, char *local_ip, int rport,
+                           int lport) {
+  (void)local_ip;
+  (void)rport;
+  (void)lport;
+  bool ok = ip != NULL && numeric_loopback(ip);
+  if (!ok) snprintf((char *)ud, 64, "%s", ip != NULL ? ip : "?");
+  return ok ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
+}
+
 /* GET or POST url; 0 with the status in *status, or -1 with err. */
 static int fetch(const char *url, bool post, char *body, long *status,
                  char *err, size_t err_size) {
@@ -244,6 +262,13 @@ static int fetch(const char *url, bool post, char *body, long *status,
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  /* Straight to the checked address: no proxy, http only, and a check of
+   * the address actually connected to before anything is sent. */
+  char where[64] = "";
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, loopback_prereq);
+  curl_easy_setopt(h, CURLOPT_PREREQDATA, where);
   if (post) curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
   if (body != NULL) {
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_body);
@@ -252,6 +277,14 @@ static int fetch(const char *url, bool post, char *body, long *status,
     curl_easy_setopt(h, CURLOPT_NOBODY, post ? 0L : 1L);
   }
   CURLcode rc = curl_easy_perform(h);
+  if (rc != CURLE_OK && where[0] != '\0') {
+    snprintf(err, err_size,
+             "refused to talk to %s: it connected to %s, not a loopback "
+             "address",
+             url, where);
+    curl_easy_cleanup(h);
+    return -1;
+  }
   if (rc != CURLE_OK) {
     snprintf(err, err_size, "cannot reach the partner at %s: %s", url,
              curl_easy_strerror(rc));
@@ -277,14 +310,108 @@ static bool metric(const char *text, const char *name, uint64_t *out) {
   return false;
 }
 
-/* Only loopback: the project's rule, and a storm must never hit a real
- * partner by accident. */
-static bool loopback_url(const char *url) {
-  static const char *const ok[] = {
-      "http://127.", "http://localhost:", "http://localhost/", "http://[::1]"};
-  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-    if (strncmp(url, ok[i], strlen(ok[i])) == 0) return true;
+static bool numeric_loopback(const char *host) {
+  struct in_addr a4;
+  struct in6_addr a6;
+  if (inet_pton(AF_INET, host, &a4) == 1)
+    return (ntohl(a4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, host, &a6) == 1)
+    return memcmp(&a6, &in6addr_loopback, sizeof a6) == 0;
   return false;
+}
+
+/* Only loopback: the project's rule, and a storm must never hit a real
+ * partner by accident. The URL is parsed by libcurl itself (so the host
+ * checked is the host curl would connect to), and the base URL the storm
+ * uses is rebuilt from the checked parts with the numeric address:
+ * "localhost" becomes 127.0.0.1, so no name is ever resolved. */
+int bw_storm_check_url(const char *url, char *base, size_t base_size, char *err,
+                       size_t err_size) {
+  static const char rule[] =
+      "--url must be http://127.x.x.x:PORT, http://localhost:PORT or "
+      "http://[::1]:PORT (loopback only";
+  CURLU *u = curl_url();
+  char *scheme = NULL, *user = NULL, *pass = NULL, *opts = NULL;
+  char *host = NULL, *port = NULL, *path = NULL, *query = NULL, *frag = NULL;
+  int rc = -1;
+  if (u == NULL) {
+    snprintf(err, err_size, "out of memory");
+    return -1;
+  }
+  if (url == NULL || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
+    snprintf(err, err_size, "%s; got '%s': not a URL)", rule,
+             url != NULL ? url : "");
+    goto out;
+  }
+  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+  curl_url_get(u, CURLUPART_USER, &user, 0);
+  curl_url_get(u, CURLUPART_PASSWORD, &pass, 0);
+  curl_url_get(u, CURLUPART_OPTIONS, &opts, 0);
+  curl_url_get(u, CURLUPART_HOST, &host, 0);
+  curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+  curl_url_get(u, CURLUPART_PATH, &path, 0);
+  curl_url_get(u, CURLUPART_QUERY, &query, 0);
+  curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0);
+  if (scheme == NULL || strcmp(scheme, "http") != 0) {
+    snprintf(err, err_size, "%s; got '%s': the scheme must be http)", rule,
+             url);
+    goto out;
+  }
+  if (user != NULL || pass != NULL || opts != NULL) {
+    snprintf(err, err_size,
+             "%s; got '%s': a user name or password before '@' is refused)",
+             rule, url);
+    goto out;
+  }
+  if (query != NULL || frag != NULL) {
+    snprintf(err, err_size, "%s; got '%s': no query or fragment)", rule, url);
+    goto out;
+  }
+  /* curl gives an IPv6 host in brackets. */
+  char addr[64];
+  size_t hl = host != NULL ? strlen(host) : 0;
+  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']' &&
+      hl - 2 < sizeof addr) {
+    memcpy(addr, host + 1, hl - 2);
+    addr[hl - 2] = '\0';
+  } else if (hl > 0 && hl < sizeof addr) {
+    memcpy(addr, host, hl + 1);
+  } else {
+    addr[0] = '\0';
+  }
+  bool v6 = strchr(addr, ':') != NULL;
+  if (strcasecmp(addr, "localhost") == 0) {
+    snprintf(addr, sizeof addr, "127.0.0.1");
+  } else if (!numeric_loopback(addr)) {
+    snprintf(err, err_size,
+             "%s; got '%s': the host must be a numeric loopback address or "
+             "localhost)",
+             rule, url);
+    goto out;
+  }
+  size_t pl = path != NULL ? strlen(path) : 0;
+  while (pl > 0 && path[pl - 1] == '/')
+    pl--;
+  int n = snprintf(base, base_size, "http://%s%s%s:%s%.*s", v6 ? "[" : "", addr,
+                   v6 ? "]" : "", port != NULL ? port : "80", (int)pl,
+                   path != NULL ? path : "");
+  if (n < 0 || (size_t)n >= base_size) {
+    snprintf(err, err_size, "%s; got a URL too long)", rule);
+    goto out;
+  }
+  rc = 0;
+out:
+  curl_free(scheme);
+  curl_free(user);
+  curl_free(pass);
+  curl_free(opts);
+  curl_free(host);
+  curl_free(port);
+  curl_free(path);
+  curl_free(query);
+  curl_free(frag);
+  curl_url_cleanup(u);
+  return rc;
 }
 
 /* ---- one mode -------------------------------------------------------------
@@ -306,6 +433,10 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     snprintf(err, err_size, "--clients must be >= 1");
     return -1;
   }
+  /* Every transfer of the storm goes straight to the loopback address it
+   * names: never through a proxy from the environment. */
+  (void)setenv("no_proxy", "*", 1);
+  (void)setenv("NO_PROXY", "*", 1);
   raise_fd_limit(cfg->clients);
   s.reqs = calloc(cfg->clients, sizeof *s.reqs);
   s.lat = calloc(cfg->clients, sizeof *s.lat);
@@ -326,17 +457,8 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     snprintf(s.url, sizeof s.url, "http://127.0.0.1:%u",
              (unsigned)bw_partner_server_port(s.srv));
   } else {
-    size_t n = strlen(cfg->url);
-    if (!loopback_url(cfg->url) || n >= sizeof s.url) {
-      snprintf(err, err_size,
-               "--url must be http://127.x.x.x:PORT, http://localhost:PORT or "
-               "http://[::1]:PORT (loopback only; got '%s')",
-               cfg->url);
+    if (bw_storm_check_url(cfg->url, s.url, sizeof s.url, err, err_size) != 0)
       goto out;
-    }
-    memcpy(s.url, cfg->url, n + 1);
-    while (n > 0 && s.url[n - 1] == '/')
-      s.url[--n] = '\0';
     /* A fresh partner for this mode; also proves the URL answers. */
     char reset[600];
     long status = 0;

@@ -6,6 +6,7 @@
 #define BREAKWATER_TOOLS_STORM_REAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "breakwater/lab.h"
@@ -34,5 +35,14 @@ typedef struct bw_storm_real_config_s {
 int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
                       bw_storm_timeline_t *timeline, char *err,
                       size_t err_size);
+
+/* Checks a --url with libcurl's URL parser: scheme http, no user name or
+ * password, no query or fragment, and a numeric loopback host (127.0.0.0/8,
+ * ::1) or localhost. Writes the base URL the storm uses into base: rebuilt
+ * from the checked parts with the numeric address (localhost is
+ * 127.0.0.1), the port explicit, no trailing '/'. 0, or -1 with a sentence
+ * starting "--url must be" in err. */
+int bw_storm_check_url(const char *url, char *base, size_t base_size, char *err,
+                       size_t err_size);
 
 #endif
