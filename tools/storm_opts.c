@@ -32,8 +32,7 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
                  "the ramp's length (default 10000)"),
       BW_CLI_I64("timeout-ms", &o->timeout_ms, 1, BW_TOOL_DAY_MS, "MS",
                  "each attempt's timeout (default 2000, the Polly lab's)"),
-      BW_CLI_I64("seed", &o->seed, 1, INT64_MAX, "N",
-                 "every random choice derives from it (default 4)"),
+      BW_SEED_FLAG(&o->seed, "every random choice derives from it (default 4)"),
       BW_CLI_U32("max-limit", &o->max_limit, 1, 1000000, "N",
                  "breakwater mode: the adaptive limit's ceiling (default "
                  "1000)"),
