@@ -9,6 +9,8 @@
  * determinism: the same seed writes the same JSON, byte for byte. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bw_test.h"
@@ -138,6 +140,62 @@ static void the_url_is_parsed_and_pinned_to_loopback(void **state) {
   }
 }
 
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --max-duration-s is honoured: a storm whose partner answers after 5 s is
+ * cut after 0.8 s, requests submitted in small batches so the cut can fire
+ * between them; the row still accounts for every request (the cancelled
+ * and the never-submitted as "other"). Only a generous upper bound on the
+ * wall time is asserted. */
+static void the_duration_cut_is_honoured(void **state) {
+  (void)state;
+  bw_storm_real_config_t cfg;
+  bw_storm_row_t row;
+  char err[512];
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = BW_LAB_NAIVE;
+  cfg.clients = 300;
+  cfg.attempt_timeout_ms = 20000;
+  cfg.seed = 4;
+  cfg.max_limit = 1000;
+  cfg.partner = small_partner();
+  cfg.partner.capacity = 1000;
+  cfg.partner.ok_min_ms = 5000;
+  cfg.partner.ok_max_ms = 5000;
+  cfg.max_duration_ms = 800;
+  cfg.submit_batch = 16;
+  int64_t t0 = wall_ms();
+  assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -2);
+  int64_t took = wall_ms() - t0;
+  assert_contains(err, "mode naive cut after 800 ms with 300 of 300");
+  assert_true(took < 4000);
+  assert_row_conserved(&row, 300);
+  assert_u64_eq(row.successes, 0);
+}
+
+/* The real storm refuses what it cannot serve, with the numbers. */
+static void the_fd_budget_is_checked(void **state) {
+  (void)state;
+  char err[512];
+  assert_int_equal(bw_storm_fd_budget(100, true, err, sizeof err), 0);
+  assert_int_equal(
+      bw_storm_fd_budget(BW_STORM_REAL_MAX_CLIENTS + 1, false, err, sizeof err),
+      -1);
+  assert_contains(err, "above the real storm's ceiling of 10000");
+  struct rlimit old, low;
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+  low = old;
+  low.rlim_cur = 200;
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  /* raises the soft limit back to the hard one first */
+  assert_int_equal(bw_storm_fd_budget(100, true, err, sizeof err), 0);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) return NULL;
@@ -195,6 +253,8 @@ int main(void) {
       cmocka_unit_test(real_storm_conserves_counts_in_every_mode),
       cmocka_unit_test(an_unreachable_or_remote_url_is_refused),
       cmocka_unit_test(the_url_is_parsed_and_pinned_to_loopback),
+      cmocka_unit_test(the_duration_cut_is_honoured),
+      cmocka_unit_test(the_fd_budget_is_checked),
       cmocka_unit_test(lab_json_is_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

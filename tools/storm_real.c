@@ -49,15 +49,39 @@ static int64_t now_ns(void) {
   return bw_clock_now(bw_clock_monotonic());
 }
 
-/* Enough descriptors for a client and a server socket per request. */
-static void raise_fd_limit(uint32_t clients) {
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-  rlim_t want = (rlim_t)clients * 2 + 256;
-  if (rl.rlim_cur >= want) return;
-  rl.rlim_cur =
-      rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-  (void)setrlimit(RLIMIT_NOFILE, &rl);
+/* Descriptors a run needs: one client socket per logical request in
+ * flight (each has at most one attempt open), one more on the partner's
+ * side when it is embedded, and a reserve for the process. */
+#define STORM_FD_RESERVE 64
+
+int bw_storm_fd_budget(uint32_t clients, bool embedded, char *err,
+                       size_t err_size) {
+  uint64_t per = embedded ? 2 : 1;
+  uint64_t need = (uint64_t)clients * per + STORM_FD_RESERVE;
+  uint64_t have = bw_partner_raise_nofile();
+  if (clients > BW_STORM_REAL_MAX_CLIENTS) {
+    snprintf(err, err_size,
+             "--clients %u is above the real storm's ceiling of %u (one "
+             "event loop on loopback; breakwater lab storm takes more)",
+             clients, (unsigned)BW_STORM_REAL_MAX_CLIENTS);
+    return -1;
+  }
+  if (need > have) {
+    uint64_t most =
+        have > STORM_FD_RESERVE ? (have - STORM_FD_RESERVE) / per : 0;
+    snprintf(err, err_size,
+             "--clients %u needs about %llu file descriptors (%s, plus %d) "
+             "but this process may open %llu (RLIMIT_NOFILE, hard limit "
+             "included): use --clients <= %llu%s, or raise the limit "
+             "(ulimit -n)",
+             clients, (unsigned long long)need,
+             embedded ? "2 a client with the embedded partner" : "1 a client",
+             STORM_FD_RESERVE, (unsigned long long)have,
+             (unsigned long long)most,
+             embedded ? ", a partner in another process (--url)" : "");
+    return -1;
+  }
+  return 0;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -148,20 +172,28 @@ static void submit(storm_t *s) {
   }
 }
 
+/* Submits what is due (a burst: everything at once), at most a batch per
+ * call, so the loop — and the --max-duration-s cut — runs between
+ * batches. */
 static void on_tick(evutil_socket_t fd, short what, void *arg) {
   storm_t *s = arg;
   (void)fd;
   (void)what;
   const bw_storm_real_config_t *c = s->cfg;
+  uint32_t batch = c->submit_batch > 0 ? c->submit_batch : 256, n = 0;
+  if (s->cut_fired) return;
   int64_t elapsed = now_ns() - s->start_ns;
-  while (s->submitted < c->clients) {
-    int64_t due =
-        (int64_t)((double)c->ramp_ms * 1e6 * s->submitted / (double)c->clients);
+  while (s->submitted < c->clients && n < batch) {
+    int64_t due = c->ramp ? (int64_t)((double)c->ramp_ms * 1e6 * s->submitted /
+                                      (double)c->clients)
+                          : 0;
     if (due > elapsed) break;
     submit(s);
+    n++;
   }
-  if (s->submitted < c->clients) {
-    struct timeval tv = {0, 1000};
+  if (s->submitted < c->clients && !s->cut_fired) {
+    /* A full batch: go on at once, after the loop had its turn. */
+    struct timeval tv = {0, n == batch ? 0 : 1000};
     evtimer_add(s->tick, &tv);
   }
 }
@@ -220,6 +252,7 @@ static void on_cut(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
   (void)what;
   s->cut_fired = true;
+  if (s->tick != NULL) event_del(s->tick);
   event_base_loopexit(s->base, NULL);
 }
 
@@ -437,7 +470,8 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
    * names: never through a proxy from the environment. */
   (void)setenv("no_proxy", "*", 1);
   (void)setenv("NO_PROXY", "*", 1);
-  raise_fd_limit(cfg->clients);
+  if (bw_storm_fd_budget(cfg->clients, cfg->url == NULL, err, err_size) != 0)
+    return -1;
   s.reqs = calloc(cfg->clients, sizeof *s.reqs);
   s.lat = calloc(cfg->clients, sizeof *s.lat);
   s.base = event_base_new();
@@ -507,12 +541,7 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   evtimer_add(s.sampler, &sv);
   evtimer_add(s.cut, &cv);
   s.start_ns = now_ns();
-  if (cfg->ramp) {
-    on_tick(-1, 0, &s);
-  } else {
-    while (s.submitted < cfg->clients)
-      submit(&s);
-  }
+  on_tick(-1, 0, &s);
   if (s.completed < cfg->clients) event_base_dispatch(s.base);
   on_sample(-1, 0, &s); /* the last interval */
   /* No sample or cut after this: the drain below runs the loop again. */
@@ -527,6 +556,8 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   row->unanswered = cs.transport_errors;
   bw_curl_free(s.http);
   s.http = NULL;
+  /* A cut before everything was submitted: the rest never started. */
+  row->failures[BW_STORM_F_OTHER] += cfg->clients - s.submitted;
   row->requests = cfg->clients;
   row->duration_ms =
       (s.last_end_ns > s.start_ns ? s.last_end_ns - s.start_ns : 0) / 1000000;
@@ -541,9 +572,10 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   }
   if (s.srv != NULL) {
     /* The partner keeps abandoned requests in flight for their latency:
-     * let them finish so its counters are final. */
+     * let them finish so its counters are final (not after a cut: the
+     * run must end now). */
     bw_partner_server_stats_t ps;
-    for (int i = 0; i < 600; i++) {
+    for (int i = 0; i < 600 && !s.cut_fired; i++) {
       bw_partner_server_stats(s.srv, &ps);
       if (ps.partner.in_flight == 0) break;
       struct timeval tv = {0, 10000};

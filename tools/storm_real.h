@@ -26,7 +26,20 @@ typedef struct bw_storm_real_config_s {
   int64_t sample_ms;          /* timeline interval; default 100 */
   bool progress;              /* a progress line on stderr */
   int mode_index, mode_count; /* for the progress line */
+  uint32_t submit_batch;      /* requests submitted per loop turn; 0 = 256 */
 } bw_storm_real_config_t;
+
+/* The real storm's ceiling on --clients: one event loop on loopback (and
+ * the embedded partner) on a small machine; the virtual lab takes more. */
+#define BW_STORM_REAL_MAX_CLIENTS 10000u
+
+/* Checks that `clients` can be served: at most BW_STORM_REAL_MAX_CLIENTS,
+ * and enough file descriptors (the soft RLIMIT_NOFILE is raised to the hard
+ * one first): one a client, two with the embedded partner, plus a
+ * reserve. 0, or -1 with a sentence naming --clients, the need, the limit
+ * and the largest count that fits. */
+int bw_storm_fd_budget(uint32_t clients, bool embedded, char *err,
+                       size_t err_size);
 
 /* Runs one mode. Fills *row (partner_received from the partner: its
  * counters when embedded, GET /metrics otherwise) and appends samples to
