@@ -5,6 +5,8 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,97 @@
 
 typedef struct storm_s storm_t;
 
+/* The embedded partner runs on its own thread and event_base, so the
+ * clients' loop cannot delay its timers. The server is touched only by that
+ * thread while it runs; it publishes a snapshot of its counters every 5 ms
+ * for the clients' side (under mu). */
+typedef struct partner_thread_s {
+  struct event_base *base;
+  bw_partner_server_t *srv;
+  struct event *tick;
+  pthread_t th;
+  bool inited, started;
+  pthread_mutex_t mu;
+  bw_partner_server_stats_t snap; /* under mu */
+  atomic_bool stop;
+} partner_thread_t;
+
+static void partner_tick(evutil_socket_t fd, short what, void *arg) {
+  partner_thread_t *pt = arg;
+  bw_partner_server_stats_t st;
+  (void)fd;
+  (void)what;
+  bw_partner_server_stats(pt->srv, &st);
+  pthread_mutex_lock(&pt->mu);
+  pt->snap = st;
+  pthread_mutex_unlock(&pt->mu);
+  if (atomic_load(&pt->stop)) event_base_loopbreak(pt->base);
+}
+
+static void *partner_main(void *arg) {
+  partner_thread_t *pt = arg;
+  event_base_dispatch(pt->base);
+  return NULL;
+}
+
+static void partner_snapshot(partner_thread_t *pt,
+                             bw_partner_server_stats_t *out) {
+  pthread_mutex_lock(&pt->mu);
+  *out = pt->snap;
+  pthread_mutex_unlock(&pt->mu);
+}
+
+/* Starts the partner on its thread; 0, or -1 with err. */
+static int partner_start(partner_thread_t *pt,
+                         const bw_partner_server_config_t *pc, char *err,
+                         size_t err_size) {
+  bw_error_t e;
+  struct timeval tv = {0, 5000};
+  pthread_mutex_init(&pt->mu, NULL);
+  pt->inited = true;
+  atomic_init(&pt->stop, false);
+  pt->base = event_base_new();
+  if (pt->base == NULL) {
+    snprintf(err, err_size, "cannot start the partner: out of memory");
+    return -1;
+  }
+  if ((pt->srv = bw_partner_server_new(pt->base, pc, &e)) == NULL) {
+    snprintf(err, err_size, "cannot start the partner: %s", e.message);
+    return -1;
+  }
+  pt->tick = event_new(pt->base, -1, EV_PERSIST, partner_tick, pt);
+  if (pt->tick == NULL || evtimer_add(pt->tick, &tv) != 0) {
+    snprintf(err, err_size, "cannot start the partner: out of memory");
+    return -1;
+  }
+  partner_tick(-1, 0, pt);
+  if (pthread_create(&pt->th, NULL, partner_main, pt) != 0) {
+    snprintf(err, err_size, "cannot start the partner's thread");
+    return -1;
+  }
+  pt->started = true;
+  return 0;
+}
+
+/* Stops the thread (the server is then this thread's again). */
+static void partner_join(partner_thread_t *pt) {
+  if (!pt->started) return;
+  atomic_store(&pt->stop, true);
+  pthread_join(pt->th, NULL);
+  pt->started = false;
+}
+
+static void partner_stop(partner_thread_t *pt) {
+  if (!pt->inited) return;
+  partner_join(pt);
+  bw_partner_server_free(pt->srv);
+  pt->srv = NULL;
+  if (pt->tick != NULL) event_free(pt->tick);
+  if (pt->base != NULL) event_base_free(pt->base);
+  pthread_mutex_destroy(&pt->mu);
+  memset(pt, 0, sizeof *pt);
+}
+
 typedef struct req_s {
   storm_t *s;
   uint32_t index;
@@ -26,7 +119,8 @@ struct storm_s {
   const bw_storm_real_config_t *cfg;
   struct event_base *base;
   bw_curl_t *http;
-  bw_partner_server_t *srv; /* embedded partner, or NULL */
+  partner_thread_t pt;      /* the embedded partner (pt.srv), or none */
+  bw_partner_server_t *srv; /* pt.srv: NULL with --url */
   bw_lab_kit_t kit;
   char url[512];
   char charges[560];
@@ -214,7 +308,7 @@ static void on_sample(evutil_socket_t fd, short what, void *arg) {
   out.t_ms = (now_ns() - s->start_ns) / 1000000;
   if (s->srv != NULL) {
     bw_partner_server_stats_t ps;
-    bw_partner_server_stats(s->srv, &ps);
+    partner_snapshot(&s->pt, &ps);
     out.partner_in_flight = ps.partner.in_flight;
     ok = ps.replied_200;
     throttled = ps.replied_429;
@@ -484,10 +578,8 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     bw_partner_server_config_init(&pc);
     pc.partner = cfg->partner;
     pc.port = 0;
-    if ((s.srv = bw_partner_server_new(s.base, &pc, &e)) == NULL) {
-      snprintf(err, err_size, "cannot start the partner: %s", e.message);
-      goto out;
-    }
+    if (partner_start(&s.pt, &pc, err, err_size) != 0) goto out;
+    s.srv = s.pt.srv;
     snprintf(s.url, sizeof s.url, "http://127.0.0.1:%u",
              (unsigned)bw_partner_server_port(s.srv));
   } else {
@@ -576,12 +668,12 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
      * run must end now). */
     bw_partner_server_stats_t ps;
     for (int i = 0; i < 600 && !s.cut_fired; i++) {
-      bw_partner_server_stats(s.srv, &ps);
+      partner_snapshot(&s.pt, &ps);
       if (ps.partner.in_flight == 0) break;
-      struct timeval tv = {0, 10000};
-      event_base_loopexit(s.base, &tv);
-      event_base_dispatch(s.base);
+      struct timespec ts = {0, 10000000};
+      nanosleep(&ts, NULL);
     }
+    partner_join(&s.pt);
     bw_partner_server_stats(s.srv, &ps);
     row->partner_received = ps.network_calls;
     row->partner_max_in_flight = ps.partner.max_in_flight;
@@ -615,7 +707,7 @@ out:
   if (s.tick != NULL) event_free(s.tick);
   if (s.sampler != NULL) event_free(s.sampler);
   if (s.cut != NULL) event_free(s.cut);
-  bw_partner_server_free(s.srv);
+  partner_stop(&s.pt);
   bw_lab_kit_destroy(&s.kit);
   if (s.base != NULL) event_base_free(s.base);
   free(s.reqs);
