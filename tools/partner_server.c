@@ -43,13 +43,16 @@
 
 typedef struct pending_s pending_t;
 
-/* One open connection, tracked from evhttp's bufferevent callback (the
- * only per-connection hook libevent 2.1's evhttp has). A reference is held
- * on its bufferevent so the record can tell when evhttp freed it
- * (bufferevent_free clears the callbacks); evhttp closes the socket itself
- * (the bufferevent is made without BEV_OPT_CLOSE_ON_FREE). */
+/* One open connection. libevent 2.1's evhttp has no per-connection hook
+ * but the bufferevent callback, called before the connection exists: the
+ * record is made there (holding a reference on the bufferevent), and
+ * "adopted" in the same loop turn, before any I/O on it: the connection
+ * (the bufferevent's callback argument) gets a close callback, which
+ * removes the record, and the reference is dropped. */
 typedef struct conn_s {
   struct bufferevent *bev;
+  size_t index;        /* in srv->conns */
+  bool adopted;        /* the close callback is set, no reference held */
   int64_t deadline_ns; /* the whole request must have arrived by then */
   bool busy;           /* a request is being answered: no deadline */
   bool refuse;         /* over max_connections: answered 503, closed */
@@ -79,12 +82,14 @@ struct bw_partner_server_s {
   uint16_t port;
   pending_t *pending;           /* requests waiting for their latency */
   bw_partner_server_stats_t st; /* partner is filled on demand */
-  conn_t *conns;
+  conn_t **conns;
   size_t nconns, cap_conns;
+  conn_t **unadopted; /* made since the last adoption turn */
+  size_t nunadopted, cap_unadopted;
   uint32_t max_conns; /* in force: cfg.max_connections or from the limit */
   struct evconnlistener *listener;
   struct event *sweep;  /* every 100 ms: timeouts, resets, closed records */
-  struct event *refuse; /* activated when a connection is over the cap */
+  struct event *refuse; /* activated for each new connection: adopt it */
   struct event *resume; /* accepting again after running out of fds */
   bw_partner_server_t *next_server; /* the list of servers */
   int64_t log_last_ns[LOG__COUNT];
@@ -138,19 +143,22 @@ static void plog(bw_partner_server_t *srv, int kind, const char *fmt, ...) {
 /* ---- connections ----------------------------------------------------------
  */
 
-static bool conn_freed(const conn_t *c) {
-  bufferevent_data_cb readcb = NULL;
-  bufferevent_getcb(c->bev, &readcb, NULL, NULL, NULL);
-  return readcb == NULL;
-}
-
 static conn_t *conn_of_bev(bw_partner_server_t *srv,
                            const struct bufferevent *bev) {
   size_t i;
   if (bev == NULL) return NULL;
   for (i = 0; i < srv->nconns; i++)
-    if (srv->conns[i].bev == bev) return &srv->conns[i];
+    if (srv->conns[i]->bev == bev) return srv->conns[i];
   return NULL;
+}
+
+static void conn_remove(bw_partner_server_t *srv, conn_t *c) {
+  conn_t *last = srv->conns[--srv->nconns];
+  srv->conns[c->index] = last;
+  last->index = c->index;
+  if (!c->refuse) srv->st.connections--;
+  if (!c->adopted) bufferevent_decref(c->bev);
+  bw_free(c);
 }
 
 static conn_t *conn_of(bw_partner_server_t *srv, struct evhttp_request *req) {
@@ -174,7 +182,7 @@ static void conn_answered(bw_partner_server_t *srv, conn_t *c) {
 static struct bufferevent *on_new_connection(struct event_base *base,
                                              void *arg);
 
-static void conns_prune(bw_partner_server_t *srv);
+static void conns_adopt(bw_partner_server_t *srv);
 
 void bw_partner_server_config_init(bw_partner_server_config_t *cfg) {
   if (cfg == NULL) return;
@@ -270,15 +278,14 @@ static void on_reply_written(struct evhttp_request *req, void *arg) {
   if (peer_state(req) < 0) srv->st.abandoned++;
 }
 
-/* evhttp closes a connection: an answer still unconfirmed never reached
- * its client. */
+/* evhttp frees a connection: the record goes; an answer still
+ * unconfirmed never reached its client. */
 static void on_connection_close(struct evhttp_connection *evcon, void *arg) {
   bw_partner_server_t *srv = arg;
   conn_t *c = conn_of_bev(srv, evhttp_connection_get_bufferevent(evcon));
-  if (c != NULL && c->unconfirmed) {
-    c->unconfirmed = false;
-    srv->st.abandoned++;
-  }
+  if (c == NULL) return;
+  if (c->unconfirmed) srv->st.abandoned++;
+  conn_remove(srv, c);
 }
 
 /* The latency elapsed: leave the in-flight count, answer, forget. */
@@ -414,8 +421,7 @@ static void on_request(struct evhttp_request *req, void *arg) {
   struct evhttp_connection *evcon = evhttp_request_get_connection(req);
   conn_t *c = conn_of(srv, req);
 
-  if (evcon != NULL)
-    evhttp_connection_set_closecb(evcon, on_connection_close, srv);
+  (void)evcon;
   if (c != NULL && c->refuse) {
     /* Over the cap and not yet closed by the sweep. */
     c->closing = true;
@@ -535,15 +541,25 @@ static struct bufferevent *on_new_connection(struct event_base *base,
   if (bev == NULL) return NULL; /* evhttp makes its own: not tracked */
   if (srv->nconns == srv->cap_conns) {
     size_t cap = srv->cap_conns ? srv->cap_conns * 2 : 256;
-    conn_t *more = bw_realloc(srv->conns, cap * sizeof(*more));
+    conn_t **more = bw_realloc(srv->conns, cap * sizeof(*more));
     if (more == NULL) return bev; /* not tracked: no cap, no deadline */
     srv->conns = more;
     srv->cap_conns = cap;
   }
-  if (srv->st.connections >= srv->max_conns) conns_prune(srv);
-  c = &srv->conns[srv->nconns++];
-  memset(c, 0, sizeof(*c));
+  if (srv->nunadopted == srv->cap_unadopted) {
+    size_t cap = srv->cap_unadopted ? srv->cap_unadopted * 2 : 64;
+    conn_t **more = bw_realloc(srv->unadopted, cap * sizeof(*more));
+    if (more == NULL) return bev;
+    srv->unadopted = more;
+    srv->cap_unadopted = cap;
+  }
+  c = bw_calloc(1, sizeof(*c));
+  if (c == NULL) return bev;
   c->bev = bev;
+  c->index = srv->nconns;
+  srv->conns[srv->nconns++] = c;
+  srv->unadopted[srv->nunadopted++] = c;
+  /* Held until adopted, so the record never points to a freed one. */
   bufferevent_incref(bev);
   c->deadline_ns = srv->cfg.header_timeout_ms > 0
                        ? mono_ns() + srv->cfg.header_timeout_ms * 1000000
@@ -555,12 +571,13 @@ static struct bufferevent *on_new_connection(struct event_base *base,
          "%u connections open (--max-connections): refusing new ones with "
          "503",
          (unsigned)srv->max_conns);
-    event_active(srv->refuse, EV_TIMEOUT, 1);
   } else {
     srv->st.connections++;
     if (srv->st.connections > srv->st.max_connections_seen)
       srv->st.max_connections_seen = srv->st.connections;
   }
+  /* Adopted in this loop turn, after evhttp made the connection. */
+  event_active(srv->refuse, EV_TIMEOUT, 1);
   return bev;
 }
 
@@ -600,19 +617,33 @@ static void drop_pending(bw_partner_server_t *srv, pending_t *p,
   bw_free(p);
 }
 
-/* Drops the records of connections evhttp freed. */
-static void conns_prune(bw_partner_server_t *srv) {
-  size_t i = 0;
-  while (i < srv->nconns) {
-    conn_t *c = &srv->conns[i];
-    if (conn_freed(c)) {
-      if (!c->refuse) srv->st.connections--;
-      bufferevent_decref(c->bev);
-      srv->conns[i] = srv->conns[--srv->nconns];
+/* The connections made since the last turn get their close callback (the
+ * bufferevent's callback argument is evhttp's connection); one evhttp
+ * already freed (its callbacks cleared) just goes. Then those over the cap
+ * are answered 503 and closed. */
+static void conns_adopt(bw_partner_server_t *srv) {
+  size_t i, n = srv->nunadopted;
+  srv->nunadopted = 0;
+  for (i = 0; i < n; i++) {
+    conn_t *c = srv->unadopted[i];
+    bufferevent_data_cb readcb = NULL;
+    void *evcon = NULL;
+    bufferevent_getcb(c->bev, &readcb, NULL, NULL, &evcon);
+    if (readcb == NULL || evcon == NULL) {
+      conn_remove(srv, c);
       continue;
     }
-    i++;
+    evhttp_connection_set_closecb(evcon, on_connection_close, srv);
+    c->adopted = true;
+    bufferevent_decref(c->bev);
+    if (c->refuse && !c->closing) refuse_conn(c);
   }
+}
+
+static void on_adopt(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  conns_adopt(arg);
 }
 
 /* Drops the records of connections evhttp freed; closes connections over
@@ -620,16 +651,12 @@ static void conns_prune(bw_partner_server_t *srv) {
  * requests whose client reset. */
 static void conns_sweep(bw_partner_server_t *srv) {
   int64_t now = mono_ns();
-  size_t i = 0;
+  size_t i;
   pending_t *p, *next;
-  while (i < srv->nconns) {
-    conn_t *c = &srv->conns[i];
-    if (conn_freed(c)) {
-      if (!c->refuse) srv->st.connections--;
-      bufferevent_decref(c->bev);
-      srv->conns[i] = srv->conns[--srv->nconns];
-      continue;
-    }
+  conns_adopt(srv);
+  for (i = 0; i < srv->nconns; i++) {
+    conn_t *c = srv->conns[i];
+    if (!c->adopted) continue;
     if (c->refuse && !c->closing) {
       refuse_conn(c);
     } else if (!c->busy && !c->closing && now > c->deadline_ns) {
@@ -640,7 +667,6 @@ static void conns_sweep(bw_partner_server_t *srv) {
            (long long)srv->cfg.header_timeout_ms);
       close_conn(c);
     }
-    i++;
   }
   for (p = srv->pending; p != NULL; p = next) {
     struct evhttp_connection *evcon = evhttp_request_get_connection(p->req);
@@ -853,7 +879,7 @@ bw_partner_server_t *bw_partner_server_new(
     srv->max_conns = lim > UINT32_MAX ? UINT32_MAX : (uint32_t)lim;
   }
   srv->sweep = event_new(base, -1, EV_PERSIST, on_sweep, srv);
-  srv->refuse = event_new(base, -1, 0, on_sweep, srv);
+  srv->refuse = event_new(base, -1, 0, on_adopt, srv);
   srv->resume = evtimer_new(base, on_resume, srv);
   if (srv->sweep == NULL || srv->refuse == NULL || srv->resume == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
@@ -992,14 +1018,13 @@ int bw_partner_server_metrics(const bw_partner_server_t *srv, char *buf,
      "# TYPE breakwater_partner_client_resets_total counter\n"
      "breakwater_partner_client_resets_total %llu\n",
      (unsigned long long)s.client_resets);
-  P_("# HELP breakwater_partner_connections Open connections.\n"
-     "# TYPE breakwater_partner_connections gauge\n"
-     "breakwater_partner_connections %llu\n"
-     "# HELP breakwater_partner_max_connections The cap on open "
+  /* (No gauge of open connections: the text must not change with the
+   * connection that asks for it; bw_partner_server_stats has it.) */
+  P_("# HELP breakwater_partner_max_connections The cap on open "
      "connections.\n"
      "# TYPE breakwater_partner_max_connections gauge\n"
      "breakwater_partner_max_connections %u\n",
-     (unsigned long long)s.connections, (unsigned)srv->max_conns);
+     (unsigned)srv->max_conns);
   P_("# HELP breakwater_partner_connections_closed_total Connections closed "
      "by the partner, by reason.\n"
      "# TYPE breakwater_partner_connections_closed_total counter\n"
@@ -1040,10 +1065,12 @@ void bw_partner_server_free(bw_partner_server_t *srv) {
   if (srv->refuse != NULL) event_free(srv->refuse);
   if (srv->resume != NULL) event_free(srv->resume);
   if (srv->http != NULL) evhttp_free(srv->http);
-  /* evhttp freed (or never made) every connection: drop our references. */
-  for (size_t i = 0; i < srv->nconns; i++)
-    bufferevent_decref(srv->conns[i].bev);
+  /* evhttp freed every connection (their close callbacks removed the
+   * adopted records); what is left was never adopted. */
+  while (srv->nconns > 0)
+    conn_remove(srv, srv->conns[srv->nconns - 1]);
   bw_free(srv->conns);
+  bw_free(srv->unadopted);
   bw_sim_partner_free(srv->partner);
   bw_free(srv);
 }
