@@ -353,12 +353,17 @@ static void on_cut(evutil_socket_t fd, short what, void *arg) {
 /* ---- an external partner, through blocking curl calls ----------------------
  */
 
+typedef struct sink_s {
+  char *buf;
+  size_t size;
+} sink_t;
+
 static size_t sink_body(char *p, size_t size, size_t n, void *ud) {
-  char *buf = ud;
-  size_t have = strlen(buf), add = size * n;
-  if (have + add >= 65536) add = 65535 - have;
-  memcpy(buf + have, p, add);
-  buf[have + add] = '\0';
+  sink_t *k = ud;
+  size_t have = strlen(k->buf), add = size * n;
+  if (have + add >= k->size) add = k->size - 1 - have;
+  memcpy(k->buf + have, p, add);
+  k->buf[have + add] = '\0';
   return size * n;
 }
 
@@ -377,9 +382,11 @@ static int loopback_prereq(void *ud, char *ip, char *local_ip, int rport,
   return ok ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
 }
 
-/* GET or POST url; 0 with the status in *status, or -1 with err. */
-static int fetch(const char *url, bool post, char *body, long *status,
-                 char *err, size_t err_size) {
+/* GET or POST url; 0 with the status in *status (and, when body is not
+ * NULL, the start of the body in body[body_size]), or -1 with err. */
+static int fetch_n(const char *url, bool post, char *body, size_t body_size,
+                   long *status, char *err, size_t err_size) {
+  sink_t sink = {body, body_size};
   CURL *h = curl_easy_init();
   if (h == NULL) {
     snprintf(err, err_size, "cannot create a libcurl handle");
@@ -399,7 +406,7 @@ static int fetch(const char *url, bool post, char *body, long *status,
   if (post) curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
   if (body != NULL) {
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
   } else {
     curl_easy_setopt(h, CURLOPT_NOBODY, post ? 0L : 1L);
   }
@@ -585,11 +592,43 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   } else {
     if (bw_storm_check_url(cfg->url, s.url, sizeof s.url, err, err_size) != 0)
       goto out;
-    /* A fresh partner for this mode; also proves the URL answers. */
-    char reset[600];
+    /* A fresh partner for this mode; also proves the URL answers. A 409
+     * means the partner still works on requests a previous run (or a proxy
+     * in between) abandoned: wait for it to go idle, bounded. */
+    char reset[600], body[256];
     long status = 0;
+    int64_t wait_ms =
+        cfg->idle_wait_ms > 0 ? cfg->idle_wait_ms : BW_STORM_IDLE_WAIT_MS;
+    int64_t until = now_ns() + wait_ms * 1000000;
+    bool told = false;
     snprintf(reset, sizeof reset, "%s/reset", s.url);
-    if (fetch(reset, true, NULL, &status, err, err_size) != 0) goto out;
+    for (int i = 0; i < 100000; i++) {
+      if (fetch_n(reset, true, body, sizeof body, &status, err, err_size) != 0)
+        goto out;
+      if (status != 409 || now_ns() >= until) break;
+      if (!told) {
+        const char *n = strstr(body, "\"in_flight\":");
+        fprintf(stderr,
+                "breakwater storm: the partner at %s still has %ld requests "
+                "in flight (abandoned by a previous run or a proxy?): "
+                "waiting up to %.0f s for it to go idle\n",
+                s.url, n != NULL ? strtol(n + 12, NULL, 10) : -1L,
+                (double)wait_ms / 1000.0);
+        told = true;
+      }
+      struct timespec ts = {0, 100000000};
+      nanosleep(&ts, NULL);
+    }
+    if (status == 409) {
+      snprintf(err, err_size,
+               "the partner at %s did not go idle within %.0f s (POST /reset "
+               "still answers 409: %s)",
+               s.url, (double)wait_ms / 1000.0, body);
+      size_t n = strlen(err);
+      while (n > 0 && err[n - 1] == '\n')
+        err[--n] = '\0';
+      goto out;
+    }
     if (status != 200) {
       snprintf(err, err_size,
                "%s answered %ld to POST /reset: not an idle breakwater "
@@ -683,7 +722,8 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     long status = 0;
     uint64_t v = 0;
     snprintf(murl, sizeof murl, "%s/metrics", s.url);
-    if (text == NULL || fetch(murl, false, text, &status, err, err_size) != 0) {
+    if (text == NULL ||
+        fetch_n(murl, false, text, 65536, &status, err, err_size) != 0) {
       free(text);
       goto out;
     }

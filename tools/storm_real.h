@@ -27,7 +27,12 @@ typedef struct bw_storm_real_config_s {
   bool progress;              /* a progress line on stderr */
   int mode_index, mode_count; /* for the progress line */
   uint32_t submit_batch;      /* requests submitted per loop turn; 0 = 256 */
+  int64_t idle_wait_ms;       /* --url: how long to wait for a busy partner (409
+                                 to POST /reset) to go idle; 0 =
+                                 BW_STORM_IDLE_WAIT_MS */
 } bw_storm_real_config_t;
+
+#define BW_STORM_IDLE_WAIT_MS 30000
 
 /* The real storm's ceiling on --clients: one event loop on loopback (and
  * the embedded partner) on a small machine; the virtual lab takes more. */
