@@ -23,8 +23,11 @@ int main(void) {
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <strings.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -608,6 +611,199 @@ static void test_reset_gives_a_fresh_partner(void **state) {
   assert_status(bw_partner_server_reset(NULL, &err), BW_E_INVAL);
 }
 
+/* ---- connection hygiene: timeouts, the cap, resets ------------------------
+ */
+
+/* A raw client socket to the server (blocking connect: the kernel completes
+ * it from the backlog), then non-blocking. */
+static int raw_connect(env_t *e) {
+  struct sockaddr_in sa;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  memset(&sa, 0, sizeof(sa));
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(e->port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  return fd;
+}
+
+/* Runs the server's loop until fd has something to read: the bytes read
+ * (0 = the server closed, -1 = an error such as a reset), or -2 if nothing
+ * came within max_ms. */
+static ssize_t raw_read(env_t *e, int fd, char *buf, size_t size,
+                        int64_t max_ms) {
+  int64_t t0 = now_ms();
+  int i;
+  for (i = 0; i < 200000; i++) {
+    struct pollfd p = {fd, POLLIN, 0};
+    event_base_loop(e->base, EVLOOP_NONBLOCK);
+    if (poll(&p, 1, 1) == 1) {
+      ssize_t n = recv(fd, buf, size - 1, 0);
+      if (n >= 0) buf[n] = '\0';
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      return n < 0 ? -1 : n;
+    }
+    if (now_ms() - t0 > max_ms) return -2;
+  }
+  return -2;
+}
+
+static bool connections_are(env_t *e, void *arg) {
+  return stats(e).connections == *(uint64_t *)arg;
+}
+
+static bool in_flight_is(env_t *e, void *arg) {
+  return stats(e).partner.in_flight == *(uint32_t *)arg;
+}
+
+/* A connection that never sends a request is closed after the idle
+ * timeout; before the fix it was held forever. Bounds only: closed neither
+ * at once nor later than a few seconds. */
+static void test_idle_connection_is_closed(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  char buf[256];
+  uint64_t zero = 0;
+  int fd;
+  fast_config(&cfg);
+  cfg.idle_timeout_ms = 300;
+  start(e, &cfg);
+  fd = raw_connect(e);
+  /* Still open a moment later (well under the timeout)... */
+  assert_i64_eq(raw_read(e, fd, buf, sizeof(buf), 50), -2);
+  assert_u64_eq(stats(e).connections, 1);
+  /* ...and closed by the partner within a few seconds. */
+  assert_true(raw_read(e, fd, buf, sizeof(buf), 5000) == 0);
+  close(fd);
+  assert_true(pump_until(e, connections_are, &zero, 5000));
+}
+
+/* A request trickling in a byte at a time (slowloris) is cut by the header
+ * timeout although every byte resets the idle one. */
+static void test_slow_request_is_cut_by_the_header_timeout(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  static const char req[] =
+      "POST /charges HTTP/1.1\r\nHost: x\r\nX-Slow: "
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  char buf[256];
+  ssize_t got = -2;
+  size_t i;
+  int fd;
+  fast_config(&cfg);
+  cfg.idle_timeout_ms = 1000;
+  cfg.header_timeout_ms = 400;
+  start(e, &cfg);
+  fd = raw_connect(e);
+  /* One byte every 50 ms: 70 bytes would take 3.5 s. */
+  for (i = 0; i < sizeof(req) - 1 && got == -2; i++) {
+    if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1) break;
+    got = raw_read(e, fd, buf, sizeof(buf), 50);
+  }
+  if (got == -2) got = raw_read(e, fd, buf, sizeof(buf), 5000);
+  close(fd);
+  assert_true(got == 0 || got == -1 ||
+              (got > 0 && strstr(buf, " 200 ") == NULL));
+  assert_true(i < sizeof(req) - 1); /* cut before the request was whole */
+  assert_u64_eq(stats(e).timed_out_connections, 1);
+  assert_u64_eq(stats(e).network_calls, 0);
+}
+
+/* Beyond max_connections a connection gets 503 and is closed; those under
+ * the cap are served. */
+static void test_connections_beyond_the_cap_are_refused(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  char buf[1024];
+  uint64_t two = 2;
+  int a, b, c;
+  fast_config(&cfg);
+  cfg.max_connections = 2;
+  start(e, &cfg);
+  a = raw_connect(e);
+  b = raw_connect(e);
+  assert_true(pump_until(e, connections_are, &two, 5000));
+  c = raw_connect(e);
+  assert_true(raw_read(e, c, buf, sizeof(buf), 5000) > 0);
+  assert_contains(buf, "HTTP/1.1 503 ");
+  assert_contains(buf, "too many connections");
+  assert_true(raw_read(e, c, buf, sizeof(buf), 5000) == 0); /* then closed */
+  close(c);
+  assert_u64_eq(stats(e).refused_connections, 1);
+  assert_u64_eq(stats(e).connections, 2);
+  /* The two under the cap still work. */
+  static const char get[] = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  assert_int_equal(send(a, get, sizeof(get) - 1, MSG_NOSIGNAL),
+                   (ssize_t)sizeof(get) - 1);
+  assert_true(raw_read(e, a, buf, sizeof(buf), 5000) > 0);
+  assert_contains(buf, "HTTP/1.1 200 ");
+  close(a);
+  close(b);
+}
+
+/* A client that resets its connection while its request waits frees the
+ * partner's slot at once (before the fix the request stayed in flight for
+ * its whole latency, a minute here). */
+static void test_client_reset_frees_its_slot(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  static const char post[] =
+      "POST /charges HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  struct linger lg = {1, 0};
+  uint32_t zero = 0;
+  uint64_t one = 1;
+  xfer_t *x;
+  int fd;
+  fast_config(&cfg);
+  cfg.partner.ok_min_ms = 60000;
+  cfg.partner.ok_max_ms = 60000;
+  start(e, &cfg);
+  fd = raw_connect(e);
+  assert_int_equal(send(fd, post, sizeof(post) - 1, MSG_NOSIGNAL),
+                   (ssize_t)sizeof(post) - 1);
+  assert_true(pump_until(e, calls_at_least, &one, 5000));
+  assert_u64_eq(stats(e).partner.in_flight, 1);
+  assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+  close(fd); /* a reset, not a FIN */
+  assert_true(pump_until(e, in_flight_is, &zero, 5000));
+  assert_u64_eq(stats(e).client_resets, 1);
+  assert_u64_eq(stats(e).replied_200, 0);
+  /* The metrics say so too. */
+  x = http(e, "GET", "/metrics", NULL);
+  assert_dbl_eq(metric(x->body, "breakwater_partner_in_flight"), 0, 0);
+  assert_dbl_eq(metric(x->body, "breakwater_partner_client_resets_total"), 1,
+                0);
+  assert_dbl_eq(metric(x->body, "breakwater_partner_network_calls_total"), 1,
+                0);
+}
+
+/* A client that only shut down its sending side reads its answer: it was
+ * not abandoned (before the fix it was counted as abandoned). */
+static void test_half_closed_client_is_not_abandoned(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  static const char post[] =
+      "POST /charges HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  char buf[1024];
+  int fd;
+  fast_config(&cfg);
+  cfg.partner.ok_min_ms = 100;
+  cfg.partner.ok_max_ms = 100;
+  start(e, &cfg);
+  fd = raw_connect(e);
+  assert_int_equal(send(fd, post, sizeof(post) - 1, MSG_NOSIGNAL),
+                   (ssize_t)sizeof(post) - 1);
+  assert_int_equal(shutdown(fd, SHUT_WR), 0);
+  assert_true(raw_read(e, fd, buf, sizeof(buf), 5000) > 0);
+  assert_contains(buf, "HTTP/1.1 200 ");
+  close(fd);
+  assert_true(pump_until(e, nothing_in_flight, NULL, 5000));
+  assert_u64_eq(stats(e).replied_200, 1);
+  assert_u64_eq(stats(e).abandoned, 0);
+}
+
 /* ---- construction errors --------------------------------------------------
  */
 
@@ -659,7 +855,7 @@ static void test_bad_config_names_the_field(void **state) {
   cfg.host = "192.0.2.1";
   expect_invalid(e, &cfg, "host");
   fast_config(&cfg);
-  cfg.host = "nowhere.example"; /* not numeric, even when allowed */
+  cfg.host = "nowhere.invalid"; /* not numeric, even when allowed */
   cfg.allow_remote = true;
   expect_invalid(e, &cfg, "host");
   fast_config(&cfg);
@@ -714,7 +910,7 @@ static void test_loopback_predicate(void **state) {
   assert_false(bw_partner_host_is_loopback("128.0.0.1"));
   assert_false(bw_partner_host_is_loopback("10.1.2.3"));
   assert_false(bw_partner_host_is_loopback("::"));
-  assert_false(bw_partner_host_is_loopback("127.0.0.1.example"));
+  assert_false(bw_partner_host_is_loopback("127.0.0.1.x.invalid"));
   assert_false(bw_partner_host_is_loopback(""));
   assert_false(bw_partner_host_is_loopback(NULL));
 }
@@ -1046,6 +1242,16 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_reset_gives_a_fresh_partner, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_idle_connection_is_closed, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          test_slow_request_is_cut_by_the_header_timeout, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_connections_beyond_the_cap_are_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_client_reset_frees_its_slot, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_half_closed_client_is_not_abandoned,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_port_in_use_names_the_port, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_bad_config_names_the_field, setup,

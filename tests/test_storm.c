@@ -7,11 +7,20 @@
  * the partner, as happens on a loaded machine. Only counts are asserted,
  * never times. The virtual run is checked for
  * determinism: the same seed writes the same JSON, byte for byte. */
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bw_test.h"
+#include "partner_server.h"
 #include "storm_metrics.h"
 #include "storm_real.h"
 #include "storm_report.h"
@@ -89,9 +98,198 @@ static void an_unreachable_or_remote_url_is_refused(void **state) {
   cfg.url = "http://127.0.0.1:1"; /* nothing listens on port 1 */
   assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
   assert_contains(err, "cannot reach the partner at http://127.0.0.1:1");
-  cfg.url = "http://example.com";
+  cfg.url = "http://example.invalid";
   assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
   assert_contains(err, "loopback only");
+}
+
+/* The --url rule on libcurl's own parse: names under .invalid and loopback
+ * addresses only, so nothing is sent anywhere even if the check regresses. */
+static void the_url_is_parsed_and_pinned_to_loopback(void **state) {
+  (void)state;
+  static const struct {
+    const char *url, *base;
+  } ok[] = {
+      {"http://127.0.0.1:1", "http://127.0.0.1:1"},
+      {"http://127.0.0.1:8404/", "http://127.0.0.1:8404"},
+      {"http://127.9.8.7:5/p/", "http://127.9.8.7:5/p"},
+      {"http://localhost:1", "http://127.0.0.1:1"},
+      {"http://LOCALHOST", "http://127.0.0.1:80"},
+      {"http://[::1]:1", "http://[::1]:1"},
+  };
+  static const struct {
+    const char *url, *why;
+  } bad[] = {
+      {"http://127.0.0.1:1@x.invalid:80", "user name or password"},
+      {"http://u:p@127.0.0.1:1", "user name or password"},
+      {"http://127.0.0.1.x.invalid", "numeric loopback"},
+      {"http://x.invalid", "numeric loopback"},
+      {"http://127.0.0.1.x.invalid:1/", "numeric loopback"},
+      {"http://localhost.x.invalid:1", "numeric loopback"},
+      {"https://127.0.0.1:1", "scheme must be http"},
+      {"ftp://127.0.0.1:1", "scheme must be http"},
+      {"http://127.0.0.1:1/?a=b", "no query"},
+      {"127.0.0.1:1", "not a URL"},
+      {"", "not a URL"},
+  };
+  char base[256], err[512];
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    if (bw_storm_check_url(ok[i].url, base, sizeof base, err, sizeof err) != 0)
+      fail_msg("%s: %s", ok[i].url, err);
+    assert_string_equal(base, ok[i].base);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    if (bw_storm_check_url(bad[i].url, base, sizeof base, err, sizeof err) !=
+        -1)
+      fail_msg("%s was accepted as %s", bad[i].url, base);
+    assert_contains(err, "--url must be");
+    assert_contains(err, bad[i].why);
+  }
+}
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --max-duration-s is honoured: a storm whose partner answers after 5 s is
+ * cut after 0.8 s, requests submitted in small batches so the cut can fire
+ * between them; the row still accounts for every request (the cancelled
+ * and the never-submitted as "other"). Only a generous upper bound on the
+ * wall time is asserted. */
+static void the_duration_cut_is_honoured(void **state) {
+  (void)state;
+  bw_storm_real_config_t cfg;
+  bw_storm_row_t row;
+  char err[512];
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = BW_LAB_NAIVE;
+  cfg.clients = 300;
+  cfg.attempt_timeout_ms = 20000;
+  cfg.seed = 4;
+  cfg.max_limit = 1000;
+  cfg.partner = small_partner();
+  cfg.partner.capacity = 1000;
+  cfg.partner.ok_min_ms = 5000;
+  cfg.partner.ok_max_ms = 5000;
+  cfg.max_duration_ms = 800;
+  cfg.submit_batch = 16;
+  int64_t t0 = wall_ms();
+  assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -2);
+  int64_t took = wall_ms() - t0;
+  assert_contains(err, "mode naive cut after 800 ms with 300 of 300");
+  assert_true(took < 4000);
+  assert_row_conserved(&row, 300);
+  assert_u64_eq(row.successes, 0);
+}
+
+/* The real storm refuses what it cannot serve, with the numbers. */
+static void the_fd_budget_is_checked(void **state) {
+  (void)state;
+  char err[512];
+  assert_int_equal(bw_storm_fd_budget(100, true, err, sizeof err), 0);
+  assert_int_equal(
+      bw_storm_fd_budget(BW_STORM_REAL_MAX_CLIENTS + 1, false, err, sizeof err),
+      -1);
+  assert_contains(err, "above the real storm's ceiling of 10000");
+  struct rlimit old, low;
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+  low = old;
+  low.rlim_cur = 200;
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  /* raises the soft limit back to the hard one first */
+  assert_int_equal(bw_storm_fd_budget(100, true, err, sizeof err), 0);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
+/* A partner on its own thread, as `breakwater partner` would be. */
+typedef struct side_partner_s {
+  struct event_base *base;
+  bw_partner_server_t *srv;
+  struct event *tick;
+  pthread_t th;
+  atomic_bool stop;
+} side_partner_t;
+
+static void side_tick(evutil_socket_t fd, short what, void *arg) {
+  side_partner_t *p = arg;
+  (void)fd;
+  (void)what;
+  if (atomic_load(&p->stop)) event_base_loopbreak(p->base);
+}
+
+static void *side_main(void *arg) {
+  event_base_dispatch(((side_partner_t *)arg)->base);
+  return NULL;
+}
+
+/* storm --url against a partner still busy with a request a proxy (here: a
+ * client that sent it and hung up) abandoned: POST /reset answers 409 until
+ * it finishes; the storm waits (bounded) instead of failing. */
+static void a_busy_partner_is_waited_for(void **state) {
+  (void)state;
+  side_partner_t sp;
+  bw_partner_server_config_t pc;
+  bw_error_t e;
+  memset(&sp, 0, sizeof sp);
+  atomic_init(&sp.stop, false);
+  bw_partner_server_config_init(&pc);
+  pc.partner = small_partner();
+  pc.partner.ok_min_ms = 1200;
+  pc.partner.ok_max_ms = 1200;
+  sp.base = event_base_new();
+  assert_non_null(sp.base);
+  sp.srv = bw_partner_server_new(sp.base, &pc, &e);
+  assert_non_null(sp.srv);
+  sp.tick = event_new(sp.base, -1, EV_PERSIST, side_tick, &sp);
+  struct timeval tv = {0, 10000};
+  evtimer_add(sp.tick, &tv);
+  uint16_t port = bw_partner_server_port(sp.srv);
+  assert_int_equal(pthread_create(&sp.th, NULL, side_main, &sp), 0);
+
+  /* The abandoned request: sent, then the client closes (a FIN: the
+   * partner keeps it in flight for its 1.2 s). */
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  static const char post[] =
+      "POST /charges HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  assert_int_equal(send(fd, post, sizeof post - 1, MSG_NOSIGNAL),
+                   (ssize_t)sizeof post - 1);
+  struct timespec ts = {0, 100000000};
+  nanosleep(&ts, NULL); /* it is admitted */
+  close(fd);
+
+  bw_storm_real_config_t cfg;
+  bw_storm_row_t row;
+  char url[64], err[512];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)port);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = BW_LAB_BREAKWATER;
+  cfg.clients = 5;
+  cfg.attempt_timeout_ms = 5000;
+  cfg.seed = 4;
+  cfg.max_limit = 100;
+  cfg.partner = small_partner();
+  cfg.max_duration_ms = 20000;
+  cfg.idle_wait_ms = 10000;
+  cfg.url = url;
+  int rc = bw_storm_run_real(&cfg, &row, NULL, err, sizeof err);
+  atomic_store(&sp.stop, true);
+  pthread_join(sp.th, NULL);
+  bw_partner_server_free(sp.srv);
+  event_free(sp.tick);
+  event_base_free(sp.base);
+  if (rc != 0) fail_msg("%s", err);
+  assert_u64_eq(row.successes, 5);
+  assert_u64_eq(row.partner_received, 5); /* after the reset */
 }
 
 static char *slurp(const char *path) {
@@ -207,6 +405,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(real_storm_conserves_counts_in_every_mode),
       cmocka_unit_test(an_unreachable_or_remote_url_is_refused),
+      cmocka_unit_test(the_url_is_parsed_and_pinned_to_loopback),
+      cmocka_unit_test(the_duration_cut_is_honoured),
+      cmocka_unit_test(the_fd_budget_is_checked),
+      cmocka_unit_test(a_busy_partner_is_waited_for),
       cmocka_unit_test(lab_json_is_deterministic),
       cmocka_unit_test(the_partners_metrics_text_is_read_strictly),
   };

@@ -1,9 +1,12 @@
 /* `breakwater partner`: the Polly lab's simulated payment partner as an HTTP
  * server on the loopback interface, until a duration elapses or SIGINT /
  * SIGTERM. docs/partner.md is the user guide. */
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -23,6 +26,8 @@ typedef struct opts_s {
   int64_t seed;
   int64_t duration_s;
   uint32_t backlog;
+  double idle_timeout_s, header_timeout_s;
+  uint32_t max_connections;
   bool quiet;
 } opts_t;
 
@@ -38,12 +43,21 @@ static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
       BW_CLI_BOOL("allow-remote", &o->allow_remote,
                   "allow a non-loopback --host (the project's rule is "
                   "loopback only)"),
-      BW_CLI_I64("seed", &o->seed, 0, INT64_MAX, "N",
-                 "the model's random seed (default 4)"),
+      BW_SEED_FLAG(&o->seed, "the model's random seed (default 4)"),
       BW_CLI_I64("duration-s", &o->duration_s, 0, INT64_C(31536000), "S",
                  "stop after S seconds; 0 = until SIGINT/SIGTERM (default 0)"),
       BW_CLI_U32("backlog", &o->backlog, 1, 65535, "N",
                  "listen() backlog (default 1024)"),
+      BW_CLI_DOUBLE("idle-timeout-s", &o->idle_timeout_s, 0.0, 86400.0, "S",
+                    "close a connection silent this long between requests; "
+                    "0 = never (default 5)"),
+      BW_CLI_DOUBLE("header-timeout-s", &o->header_timeout_s, 0.0, 86400.0, "S",
+                    "close a connection whose request has not arrived whole "
+                    "this long after it opened or was last answered, however "
+                    "slowly it trickles; 0 = never (default 10)"),
+      BW_CLI_U32("max-connections", &o->max_connections, 0, 10000000, "N",
+                 "open connections beyond N get 503 and are closed; 0 = the "
+                 "descriptor limit less 64 (default 0)"),
       BW_CLI_BOOL("quiet", &o->quiet,
                   "no summary at exit (the listening line is always "
                   "printed)"),
@@ -53,7 +67,7 @@ static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
   return n + bw_partner_knob_flags(f + n, &o->partner, "", o->partner_help);
 }
 
-#define MAX_FLAGS 24
+#define MAX_FLAGS 32
 
 static void defaults(opts_t *o) {
   bw_partner_server_config_t d;
@@ -64,6 +78,9 @@ static void defaults(opts_t *o) {
   o->partner = d.partner;
   o->seed = (int64_t)d.partner.seed;
   o->backlog = (uint32_t)d.backlog;
+  o->idle_timeout_s = (double)d.idle_timeout_ms / 1000.0;
+  o->header_timeout_s = (double)d.header_timeout_ms / 1000.0;
+  o->max_connections = d.max_connections;
 }
 
 void bw_cmd_partner_help(FILE *out) {
@@ -86,7 +103,37 @@ void bw_cmd_partner_help(FILE *out) {
   bw_cli_print_flags(out, flags, n);
 }
 
-/* "ok_max_ms" -> "--ok-max-ms". */
+/* libevent's warnings: at most one a second, with a count of those
+ * suppressed; dropped rather than blocking when stderr is a full pipe. */
+static void libevent_log(int severity, const char *msg) {
+  static struct timespec last;
+  static unsigned long suppressed;
+  struct timespec now;
+  struct pollfd pfd = {2, POLLOUT, 0};
+  char line[512];
+  int n;
+  if (severity < EVENT_LOG_WARN) return;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if ((last.tv_sec != 0 || last.tv_nsec != 0) &&
+      (now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) <
+          1000000000L) {
+    suppressed++;
+    return;
+  }
+  last = now;
+  if (poll(&pfd, 1, 0) != 1 || (pfd.revents & POLLOUT) == 0) {
+    suppressed++;
+    return;
+  }
+  n = snprintf(line, sizeof(line), "breakwater partner: libevent: %.400s", msg);
+  if (suppressed > 0)
+    n += snprintf(line + n, sizeof(line) - (size_t)n,
+                  " (%lu similar suppressed)", suppressed);
+  line[n++] = '\n';
+  suppressed = 0;
+  if (write(2, line, (size_t)n) < 0) suppressed++;
+}
+
 static void on_stop(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
   (void)what;
@@ -125,6 +172,14 @@ int bw_cmd_partner(int argc, char **argv) {
   cfg.backlog = (int)o.backlog;
   cfg.partner = o.partner;
   cfg.partner.seed = (uint64_t)o.seed;
+  cfg.idle_timeout_ms = (int64_t)(o.idle_timeout_s * 1000.0 + 0.5);
+  cfg.header_timeout_ms = (int64_t)(o.header_timeout_s * 1000.0 + 0.5);
+  cfg.max_connections = o.max_connections;
+
+  /* As many connections as the system lets this process hold; libevent's
+   * own warnings go through a rate limit, never blocking on stderr. */
+  (void)bw_partner_raise_nofile();
+  event_set_log_callback(libevent_log);
 
   /* A client that hangs up must not kill the server with SIGPIPE. */
   signal(SIGPIPE, SIG_IGN);

@@ -32,6 +32,11 @@ void bw_cmd_storm_help(FILE *out) {
       "              a budgeted retry that honours Retry-After\n"
       "  all         each against a fresh partner, then the table\n"
       "Without --url the partner runs in this process on a free port.\n"
+      "At most 10000 clients, and as many as the descriptor limit allows\n"
+      "(2 a client with the embedded partner, 1 with --url); a larger\n"
+      "storm is refused with exit status 2 (breakwater lab storm takes\n"
+      "more). Requests are submitted in batches, so --max-duration-s is\n"
+      "honoured however many there are.\n"
       "Counts every network call; prints a table; --json, --timeline and\n"
       "--plot write the figures.\n\n"
       "flags:\n");
@@ -47,6 +52,11 @@ int bw_cmd_storm(int argc, char **argv) {
   int rc = bw_storm_parse("breakwater storm", "storm", bw_cmd_storm_help, argc,
                           argv, true, &o, modes, &nmodes, &partner);
   if (rc >= 0) return rc;
+  /* What cannot be served is refused before anything runs. */
+  if (bw_storm_fd_budget(o.clients, o.url == NULL, msg, sizeof msg) != 0) {
+    fprintf(stderr, "breakwater storm: %s\n", msg);
+    return BW_CLI_EXIT_USAGE;
+  }
   bw_storm_timeline_t timeline;
   memset(&timeline, 0, sizeof timeline);
   bool want_timeline = o.timeline != NULL || o.plot != NULL;

@@ -13,6 +13,12 @@
 /* The upper bound of the tools' millisecond flags: a day. */
 #define BW_TOOL_DAY_MS INT64_C(86400000)
 
+/* --seed, the same range and message in every command (partner, storm, lab
+ * storm): 1..INT64_MAX (0 is refused: the generators need a non-zero
+ * seed). */
+#define BW_SEED_FLAG(target, help) \
+  BW_CLI_I64("seed", (target), 1, INT64_MAX, "N", (help))
+
 /* The partner model's knobs as flags (--capacity, --ok-min-ms, --ok-max-ms,
  * --slow-min-ms, --slow-max-ms, --throttle-ratio, --retry-after-s), shared
  * by `partner`, `storm` and `lab storm`; targets point into *p, whose

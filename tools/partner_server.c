@@ -19,6 +19,9 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 
@@ -35,8 +39,30 @@
 
 #define PARTNER_MAX_BODY 65536
 #define PARTNER_MAX_HEADERS 16384
+#define BW_TOOL_DAY_MS_ INT64_C(86400000)
 
 typedef struct pending_s pending_t;
+
+/* One open connection. libevent 2.1's evhttp has no per-connection hook
+ * but the bufferevent callback, called before the connection exists: the
+ * record is made there (holding a reference on the bufferevent), and
+ * "adopted" in the same loop turn, before any I/O on it: the connection
+ * (the bufferevent's callback argument) gets a close callback, which
+ * removes the record, and the reference is dropped. */
+typedef struct conn_s {
+  struct bufferevent *bev;
+  size_t index;        /* in srv->conns */
+  bool adopted;        /* the close callback is set, no reference held */
+  int64_t deadline_ns; /* the whole request must have arrived by then */
+  bool busy;           /* a request is being answered: no deadline */
+  bool refuse;         /* over max_connections: answered 503, closed */
+  bool closing;        /* shut down by us; evhttp will free it */
+  bool unconfirmed;    /* an answer went to a half-closed client: if the
+                          connection fails before it is written, the
+                          client was gone */
+} conn_t;
+
+enum { LOG_ACCEPT, LOG_REFUSED, LOG_TIMEOUT, LOG_RESET, LOG__COUNT };
 
 struct pending_s {
   bw_partner_server_t *srv;
@@ -56,7 +82,107 @@ struct bw_partner_server_s {
   uint16_t port;
   pending_t *pending;           /* requests waiting for their latency */
   bw_partner_server_stats_t st; /* partner is filled on demand */
+  conn_t **conns;
+  size_t nconns, cap_conns;
+  conn_t **unadopted; /* made since the last adoption turn */
+  size_t nunadopted, cap_unadopted;
+  uint32_t max_conns; /* in force: cfg.max_connections or from the limit */
+  struct evconnlistener *listener;
+  struct event *sweep;  /* every 100 ms: timeouts, resets, closed records */
+  struct event *refuse; /* activated for each new connection: adopt it */
+  struct event *resume; /* accepting again after running out of fds */
+  bw_partner_server_t *next_server; /* the list of servers */
+  int64_t log_last_ns[LOG__COUNT];
+  uint64_t log_suppressed[LOG__COUNT];
 };
+
+static int64_t mono_ns(void) {
+  return bw_clock_now(bw_clock_monotonic());
+}
+
+/* ---- rate-limited warnings ------------------------------------------------
+ */
+
+/* At most one line a second per kind, with the count of lines suppressed
+ * since the last one. Never blocks: when stderr (say, an unread pipe) is
+ * not writable, the line is suppressed too. */
+static void plog(bw_partner_server_t *srv, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void plog(bw_partner_server_t *srv, int kind, const char *fmt, ...) {
+  char line[320];
+  va_list ap;
+  int n;
+  int64_t now = mono_ns();
+  struct pollfd pfd = {2, POLLOUT, 0};
+  if (!srv->cfg.log) return;
+  if (srv->log_last_ns[kind] != 0 &&
+      now - srv->log_last_ns[kind] < INT64_C(1000000000)) {
+    srv->log_suppressed[kind]++;
+    return;
+  }
+  srv->log_last_ns[kind] = now;
+  if (poll(&pfd, 1, 0) != 1 || (pfd.revents & POLLOUT) == 0) {
+    srv->log_suppressed[kind]++;
+    return;
+  }
+  n = snprintf(line, sizeof(line), "breakwater partner: ");
+  va_start(ap, fmt);
+  n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (n > (int)sizeof(line) - 48) n = (int)sizeof(line) - 48;
+  if (srv->log_suppressed[kind] > 0)
+    n += snprintf(line + n, sizeof(line) - (size_t)n,
+                  " (%llu similar suppressed)",
+                  (unsigned long long)srv->log_suppressed[kind]);
+  line[n++] = '\n';
+  srv->log_suppressed[kind] = 0;
+  if (write(2, line, (size_t)n) < 0) srv->log_suppressed[kind]++;
+}
+
+/* ---- connections ----------------------------------------------------------
+ */
+
+static conn_t *conn_of_bev(bw_partner_server_t *srv,
+                           const struct bufferevent *bev) {
+  size_t i;
+  if (bev == NULL) return NULL;
+  for (i = 0; i < srv->nconns; i++)
+    if (srv->conns[i]->bev == bev) return srv->conns[i];
+  return NULL;
+}
+
+static void conn_remove(bw_partner_server_t *srv, conn_t *c) {
+  conn_t *last = srv->conns[--srv->nconns];
+  srv->conns[c->index] = last;
+  last->index = c->index;
+  if (!c->refuse) srv->st.connections--;
+  if (!c->adopted) bufferevent_decref(c->bev);
+  bw_free(c);
+}
+
+static conn_t *conn_of(bw_partner_server_t *srv, struct evhttp_request *req) {
+  struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+  return evcon != NULL
+             ? conn_of_bev(srv, evhttp_connection_get_bufferevent(evcon))
+             : NULL;
+}
+
+/* The answer to a request is being sent: the next one has idle + header
+ * time to arrive. */
+static void conn_answered(bw_partner_server_t *srv, conn_t *c) {
+  if (c == NULL) return;
+  c->busy = false;
+  c->deadline_ns =
+      mono_ns() +
+      (srv->cfg.idle_timeout_ms + srv->cfg.header_timeout_ms) * 1000000;
+}
+
+/* evhttp's bufferevent hook: called once per accepted connection. */
+static struct bufferevent *on_new_connection(struct event_base *base,
+                                             void *arg);
+
+static void conns_adopt(bw_partner_server_t *srv);
 
 void bw_partner_server_config_init(bw_partner_server_config_t *cfg) {
   if (cfg == NULL) return;
@@ -66,6 +192,10 @@ void bw_partner_server_config_init(bw_partner_server_config_t *cfg) {
   cfg->port = 0;
   cfg->allow_remote = false;
   cfg->backlog = 1024;
+  cfg->idle_timeout_ms = 5000;
+  cfg->header_timeout_ms = 10000;
+  cfg->max_connections = 0;
+  cfg->log = true;
 }
 
 bool bw_partner_host_is_loopback(const char *host) {
@@ -108,26 +238,54 @@ static void unlink_pending(bw_partner_server_t *srv, pending_t *p) {
   p->prev = p->next = NULL;
 }
 
-/* True when the client hung up before its answer. A request whose
- * connection libevent already saw fail is detached from it; otherwise
- * libevent 2.1 does not read while an answer is pending, so the socket is
- * peeked: end of file or an error means the peer is gone. The answer is
- * sent all the same (a client that only shut down its sending side still
- * gets it; for a gone one, libevent frees the connection on the write or
- * read error). */
-static bool client_gone(struct evhttp_request *req) {
+/* The state of a request's client, by peeking its socket (libevent 2.1
+ * does not read while an answer is pending): 0 connected, 1 it sent its
+ * FIN (it closed, or only shut down its sending side and still reads: the
+ * two look alike until the answer is written), -1 gone (the connection
+ * failed or was reset). */
+static int peer_state(struct evhttp_request *req) {
   struct evhttp_connection *evcon = evhttp_request_get_connection(req);
   struct bufferevent *bev;
   evutil_socket_t fd;
   char c;
   ssize_t n;
-  if (evcon == NULL) return true;
+  if (evcon == NULL) return -1;
   bev = evhttp_connection_get_bufferevent(evcon);
   fd = bev != NULL ? bufferevent_getfd(bev) : -1;
-  if (fd < 0) return true;
+  if (fd < 0) return -1;
   n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) return true;
-  return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  if (n == 0) {
+    /* After the FIN, recv keeps answering 0: a reset since then shows as a
+     * pending socket error (EPIPE). */
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr != 0)
+      return -1;
+    return 1;
+  }
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    return -1;
+  return 0;
+}
+
+/* An answer to a client that had sent its FIN was written out: a client
+ * that closed answers it with a reset (at once on loopback), a half-closed
+ * one reads it. */
+static void on_reply_written(struct evhttp_request *req, void *arg) {
+  bw_partner_server_t *srv = arg;
+  conn_t *c = conn_of(srv, req);
+  if (c != NULL) c->unconfirmed = false;
+  if (peer_state(req) < 0) srv->st.abandoned++;
+}
+
+/* evhttp frees a connection: the record goes; an answer still
+ * unconfirmed never reached its client. */
+static void on_connection_close(struct evhttp_connection *evcon, void *arg) {
+  bw_partner_server_t *srv = arg;
+  conn_t *c = conn_of_bev(srv, evhttp_connection_get_bufferevent(evcon));
+  if (c == NULL) return;
+  if (c->unconfirmed) srv->st.abandoned++;
+  conn_remove(srv, c);
 }
 
 /* The latency elapsed: leave the in-flight count, answer, forget. */
@@ -144,7 +302,17 @@ static void on_latency(evutil_socket_t fd, short what, void *arg) {
     srv->st.replied_429++;
   else
     srv->st.replied_200++;
-  if (client_gone(req)) srv->st.abandoned++;
+  {
+    int peer = peer_state(req);
+    conn_t *c = conn_of(srv, req);
+    conn_answered(srv, c);
+    if (peer < 0) {
+      srv->st.abandoned++;
+    } else if (peer == 1) {
+      if (c != NULL) c->unconfirmed = true;
+      evhttp_request_set_on_complete_cb(req, on_reply_written, srv);
+    }
+  }
   if (p->status == 429) {
     if (p->retry_after_ms >= 0) {
       char v[32];
@@ -250,8 +418,32 @@ static void on_request(struct evhttp_request *req, void *arg) {
   const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
   enum evhttp_cmd_type m = evhttp_request_get_command(req);
   bool get = m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD;
+  struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+  conn_t *c = conn_of(srv, req);
 
+  (void)evcon;
+  if (c != NULL && c->refuse) {
+    /* Over the cap and not yet closed by the sweep. */
+    c->closing = true;
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection",
+                      "close");
+    send_json(req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"too many "
+              "connections\"}\n");
+    return;
+  }
   if (path == NULL) path = "";
+  /* Every route but /charges answers at once: the connection's next
+   * request has its own time from now. A charge's answer does this when
+   * it is sent. */
+  if (c != NULL) {
+    bool charge = m == EVHTTP_REQ_POST && (strcmp(path, "/charges") == 0 ||
+                                           strcmp(path, "/cobrancas") == 0);
+    if (charge)
+      c->busy = true;
+    else
+      conn_answered(srv, c);
+  }
   /* /cobrancas and /saude are the Polly lab's own names for the same routes. */
   if (strcmp(path, "/charges") == 0 || strcmp(path, "/cobrancas") == 0) {
     if (m == EVHTTP_REQ_POST)
@@ -306,11 +498,242 @@ static int parse_host(const char *host, uint16_t port,
   return BW_E_INVAL;
 }
 
+/* ---- connection hygiene ---------------------------------------------------
+ */
+
+/* The listener's error callback gets evhttp's argument, not ours: the
+ * servers are found by their evhttp in this list. */
+static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_partner_server_t *servers;
+
+static void servers_add(bw_partner_server_t *srv) {
+  pthread_mutex_lock(&servers_lock);
+  srv->next_server = servers;
+  servers = srv;
+  pthread_mutex_unlock(&servers_lock);
+}
+
+static void servers_remove(bw_partner_server_t *srv) {
+  bw_partner_server_t **p;
+  pthread_mutex_lock(&servers_lock);
+  for (p = &servers; *p != NULL; p = &(*p)->next_server)
+    if (*p == srv) {
+      *p = srv->next_server;
+      break;
+    }
+  pthread_mutex_unlock(&servers_lock);
+}
+
+static bw_partner_server_t *server_of_http(const void *http) {
+  bw_partner_server_t *srv;
+  pthread_mutex_lock(&servers_lock);
+  for (srv = servers; srv != NULL; srv = srv->next_server)
+    if ((const void *)srv->http == http) break;
+  pthread_mutex_unlock(&servers_lock);
+  return srv;
+}
+
+static struct bufferevent *on_new_connection(struct event_base *base,
+                                             void *arg) {
+  bw_partner_server_t *srv = arg;
+  struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
+  conn_t *c;
+  if (bev == NULL) return NULL; /* evhttp makes its own: not tracked */
+  if (srv->nconns == srv->cap_conns) {
+    size_t cap = srv->cap_conns ? srv->cap_conns * 2 : 256;
+    conn_t **more = bw_realloc(srv->conns, cap * sizeof(*more));
+    if (more == NULL) return bev; /* not tracked: no cap, no deadline */
+    srv->conns = more;
+    srv->cap_conns = cap;
+  }
+  if (srv->nunadopted == srv->cap_unadopted) {
+    size_t cap = srv->cap_unadopted ? srv->cap_unadopted * 2 : 64;
+    conn_t **more = bw_realloc(srv->unadopted, cap * sizeof(*more));
+    if (more == NULL) return bev;
+    srv->unadopted = more;
+    srv->cap_unadopted = cap;
+  }
+  c = bw_calloc(1, sizeof(*c));
+  if (c == NULL) return bev;
+  c->bev = bev;
+  c->index = srv->nconns;
+  srv->conns[srv->nconns++] = c;
+  srv->unadopted[srv->nunadopted++] = c;
+  /* Held until adopted, so the record never points to a freed one. */
+  bufferevent_incref(bev);
+  c->deadline_ns = srv->cfg.header_timeout_ms > 0
+                       ? mono_ns() + srv->cfg.header_timeout_ms * 1000000
+                       : INT64_MAX;
+  if (srv->st.connections >= srv->max_conns) {
+    c->refuse = true;
+    srv->st.refused_connections++;
+    plog(srv, LOG_REFUSED,
+         "%u connections open (--max-connections): refusing new ones with "
+         "503",
+         (unsigned)srv->max_conns);
+  } else {
+    srv->st.connections++;
+    if (srv->st.connections > srv->st.max_connections_seen)
+      srv->st.max_connections_seen = srv->st.connections;
+  }
+  /* Adopted in this loop turn, after evhttp made the connection. */
+  event_active(srv->refuse, EV_TIMEOUT, 1);
+  return bev;
+}
+
+static void close_conn(conn_t *c) {
+  evutil_socket_t fd = bufferevent_getfd(c->bev);
+  c->closing = true;
+  /* evhttp reads the end of file and frees the connection. */
+  if (fd >= 0) (void)shutdown(fd, SHUT_RDWR);
+}
+
+static void refuse_conn(conn_t *c) {
+  static const char reply[] =
+      "HTTP/1.1 503 Service Unavailable\r\n"
+      "Content-Type: application/json\r\n"
+      "Content-Length: 52\r\n"
+      "Connection: close\r\n\r\n"
+      "{\"status\":\"error\",\"reason\":\"too many connections\"}\n";
+  evutil_socket_t fd = bufferevent_getfd(c->bev);
+  if (fd >= 0)
+    (void)send(fd, reply, sizeof(reply) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  close_conn(c);
+}
+
+/* A client reset its connection while its request waited: the request
+ * leaves the model's in-flight count at once and the connection is
+ * freed (with the request). */
+static void drop_pending(bw_partner_server_t *srv, pending_t *p,
+                         struct evhttp_connection *evcon) {
+  unlink_pending(srv, p);
+  event_free(p->timer);
+  bw_sim_partner_done(srv->partner);
+  srv->st.client_resets++;
+  plog(srv, LOG_RESET,
+       "a client reset its connection with a request pending: its slot is "
+       "freed");
+  evhttp_connection_free(evcon);
+  bw_free(p);
+}
+
+/* The connections made since the last turn get their close callback (the
+ * bufferevent's callback argument is evhttp's connection); one evhttp
+ * already freed (its callbacks cleared) just goes. Then those over the cap
+ * are answered 503 and closed. */
+static void conns_adopt(bw_partner_server_t *srv) {
+  size_t i, n = srv->nunadopted;
+  srv->nunadopted = 0;
+  for (i = 0; i < n; i++) {
+    conn_t *c = srv->unadopted[i];
+    bufferevent_data_cb readcb = NULL;
+    void *evcon = NULL;
+    bufferevent_getcb(c->bev, &readcb, NULL, NULL, &evcon);
+    if (readcb == NULL || evcon == NULL) {
+      conn_remove(srv, c);
+      continue;
+    }
+    evhttp_connection_set_closecb(evcon, on_connection_close, srv);
+    c->adopted = true;
+    bufferevent_decref(c->bev);
+    if (c->refuse && !c->closing) refuse_conn(c);
+  }
+}
+
+static void on_adopt(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  conns_adopt(arg);
+}
+
+/* Drops the records of connections evhttp freed; closes connections over
+ * the cap or past their header deadline; frees the slots of pending
+ * requests whose client reset. */
+static void conns_sweep(bw_partner_server_t *srv) {
+  int64_t now = mono_ns();
+  size_t i;
+  pending_t *p, *next;
+  conns_adopt(srv);
+  for (i = 0; i < srv->nconns; i++) {
+    conn_t *c = srv->conns[i];
+    if (!c->adopted) continue;
+    if (c->refuse && !c->closing) {
+      refuse_conn(c);
+    } else if (!c->busy && !c->closing && now > c->deadline_ns) {
+      srv->st.timed_out_connections++;
+      plog(srv, LOG_TIMEOUT,
+           "closed a connection whose request did not arrive within "
+           "%lld ms (--header-timeout-s)",
+           (long long)srv->cfg.header_timeout_ms);
+      close_conn(c);
+    }
+  }
+  for (p = srv->pending; p != NULL; p = next) {
+    struct evhttp_connection *evcon = evhttp_request_get_connection(p->req);
+    next = p->next;
+    if (evcon != NULL && peer_state(p->req) < 0) drop_pending(srv, p, evcon);
+  }
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  conns_sweep(arg);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg) {
+  bw_partner_server_t *srv = arg;
+  (void)fd;
+  (void)what;
+  conns_sweep(srv);
+  if (srv->listener != NULL) evconnlistener_enable(srv->listener);
+}
+
+/* accept() failed. Out of descriptors, the listening socket stays readable:
+ * retrying at once would spin, so accepting pauses for 100 ms (the sweep
+ * meanwhile frees what it can). */
+static void on_accept_error(struct evconnlistener *l, void *arg) {
+  /* The listener's argument is evhttp's own (its struct evhttp). */
+  bw_partner_server_t *srv = server_of_http(arg);
+  int e = EVUTIL_SOCKET_ERROR();
+  if (srv == NULL) {
+    /* Not one of ours: never spin. */
+    evconnlistener_disable(l);
+    return;
+  }
+  if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+    struct timeval tv = {0, 100000};
+    evconnlistener_disable(l);
+    srv->st.accept_pauses++;
+    plog(srv, LOG_ACCEPT,
+         "accept: %s (%llu connections open): accepting paused for 100 ms",
+         strerror(e), (unsigned long long)srv->st.connections);
+    evtimer_add(srv->resume, &tv);
+  } else {
+    plog(srv, LOG_ACCEPT, "accept: %s", strerror(e));
+  }
+}
+
+uint64_t bw_partner_raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    struct rlimit want = rl;
+    want.rlim_cur = rl.rlim_max;
+    /* An unlimited hard limit: as high as the kernel takes. */
+    if (want.rlim_cur == RLIM_INFINITY) want.rlim_cur = 1048576;
+    if (setrlimit(RLIMIT_NOFILE, &want) == 0) rl.rlim_cur = want.rlim_cur;
+  }
+  return rl.rlim_cur == RLIM_INFINITY ? UINT64_C(1048576)
+                                      : (uint64_t)rl.rlim_cur;
+}
+
 static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   struct sockaddr_storage ss;
   socklen_t len = 0;
   int fd, one = 1, e;
   bool v6 = strchr(srv->host, ':') != NULL;
+  struct evhttp_bound_socket *bound;
   char where[96];
 
   if (parse_host(srv->host, srv->cfg.port, &ss, &len) != BW_OK)
@@ -323,8 +746,8 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   fd = socket(ss.ss_family, SOCK_STREAM, 0);
   if (fd < 0) {
     e = errno;
-    return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
-                        strerror(e));
+    return bw_error_set(err, BW_E_IO, e == EAFNOSUPPORT ? "host" : "port",
+                        "cannot listen on %s: %s", where, strerror(e));
   }
   (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
   (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -333,8 +756,13 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
       evutil_make_socket_nonblocking(fd) != 0) {
     e = errno;
     close(fd);
-    return bw_error_set(err, BW_E_IO, "port", "cannot listen on %s: %s", where,
-                        strerror(e));
+    /* An address this machine does not have is the host's fault; a port
+     * in use or privileged, the port's. */
+    return bw_error_set(err, BW_E_IO,
+                        e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EINVAL
+                            ? "host"
+                            : "port",
+                        "cannot listen on %s: %s", where, strerror(e));
   }
   len = sizeof(ss);
   if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
@@ -347,10 +775,16 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
       ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
                                     : ((struct sockaddr_in6 *)&ss)->sin6_port);
   /* evhttp owns the socket from here (closed by evhttp_free). */
-  if (evhttp_accept_socket_with_handle(srv->http, fd) == NULL) {
+  bound = evhttp_accept_socket_with_handle(srv->http, fd);
+  if (bound == NULL) {
     close(fd);
     return bw_error_set(err, BW_E_NOMEM, "", "out of memory listening on %s",
                         where);
+  }
+  srv->listener = evhttp_bound_socket_get_listener(bound);
+  if (srv->listener != NULL) {
+    servers_add(srv);
+    evconnlistener_set_error_cb(srv->listener, on_accept_error);
   }
   return BW_OK;
 }
@@ -389,6 +823,18 @@ bw_partner_server_t *bw_partner_server_new(
                  "backlog must be in [1, 65535] (got %d)", cfg->backlog);
     return NULL;
   }
+  if (cfg->idle_timeout_ms < 0 || cfg->idle_timeout_ms > BW_TOOL_DAY_MS_) {
+    bw_error_set(err, BW_E_INVAL, "idle_timeout_ms",
+                 "idle_timeout_ms must be in [0, 86400000] (got %lld)",
+                 (long long)cfg->idle_timeout_ms);
+    return NULL;
+  }
+  if (cfg->header_timeout_ms < 0 || cfg->header_timeout_ms > BW_TOOL_DAY_MS_) {
+    bw_error_set(err, BW_E_INVAL, "header_timeout_ms",
+                 "header_timeout_ms must be in [0, 86400000] (got %lld)",
+                 (long long)cfg->header_timeout_ms);
+    return NULL;
+  }
   srv = bw_calloc(1, sizeof(*srv));
   if (srv == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
@@ -415,6 +861,35 @@ bw_partner_server_t *bw_partner_server_new(
                      EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
                      EVHTTP_REQ_PATCH);
   evhttp_set_gencb(srv->http, on_request, srv);
+  evhttp_set_bevcb(srv->http, on_new_connection, srv);
+  if (cfg->idle_timeout_ms > 0) {
+    struct timeval tv = {(time_t)(cfg->idle_timeout_ms / 1000),
+                         (suseconds_t)(cfg->idle_timeout_ms % 1000) * 1000};
+    evhttp_set_timeout_tv(srv->http, &tv);
+  }
+  if (cfg->max_connections > 0) {
+    srv->max_conns = cfg->max_connections;
+  } else {
+    struct rlimit rl;
+    uint64_t lim =
+        getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+            ? (uint64_t)rl.rlim_cur
+            : UINT64_C(1048576);
+    lim = lim > 128 ? lim - 64 : lim / 2;
+    srv->max_conns = lim > UINT32_MAX ? UINT32_MAX : (uint32_t)lim;
+  }
+  srv->sweep = event_new(base, -1, EV_PERSIST, on_sweep, srv);
+  srv->refuse = event_new(base, -1, 0, on_adopt, srv);
+  srv->resume = evtimer_new(base, on_resume, srv);
+  if (srv->sweep == NULL || srv->refuse == NULL || srv->resume == NULL) {
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
+    bw_partner_server_free(srv);
+    return NULL;
+  }
+  {
+    struct timeval tv = {0, 100000};
+    evtimer_add(srv->sweep, &tv);
+  }
   if (listen_on(srv, err) != BW_OK) {
     bw_partner_server_free(srv);
     return NULL;
@@ -454,7 +929,12 @@ int bw_partner_server_reset(bw_partner_server_t *srv, bw_error_t *err) {
   bw_sim_partner_free(srv->partner);
   srv->partner = fresh;
   resets = srv->st.resets + 1;
-  memset(&srv->st, 0, sizeof(srv->st));
+  {
+    uint64_t open = srv->st.connections, peak = srv->st.max_connections_seen;
+    memset(&srv->st, 0, sizeof(srv->st));
+    srv->st.connections = open;
+    srv->st.max_connections_seen = peak;
+  }
   srv->st.resets = resets;
   return BW_OK;
 }
@@ -533,6 +1013,32 @@ int bw_partner_server_metrics(const bw_partner_server_t *srv, char *buf,
      "breakwater_partner_errors_total{status=\"404\"} %llu\n"
      "breakwater_partner_errors_total{status=\"405\"} %llu\n",
      (unsigned long long)s.not_found, (unsigned long long)s.method_not_allowed);
+  P_("# HELP breakwater_partner_client_resets_total Requests whose client "
+     "reset the connection while waiting: freed unanswered.\n"
+     "# TYPE breakwater_partner_client_resets_total counter\n"
+     "breakwater_partner_client_resets_total %llu\n",
+     (unsigned long long)s.client_resets);
+  /* (No gauge of open connections: the text must not change with the
+   * connection that asks for it; bw_partner_server_stats has it.) */
+  P_("# HELP breakwater_partner_max_connections The cap on open "
+     "connections.\n"
+     "# TYPE breakwater_partner_max_connections gauge\n"
+     "breakwater_partner_max_connections %u\n",
+     (unsigned)srv->max_conns);
+  P_("# HELP breakwater_partner_connections_closed_total Connections closed "
+     "by the partner, by reason.\n"
+     "# TYPE breakwater_partner_connections_closed_total counter\n"
+     "breakwater_partner_connections_closed_total{reason=\"over_cap\"} "
+     "%llu\n"
+     "breakwater_partner_connections_closed_total{reason=\"header_timeout\"}"
+     " %llu\n",
+     (unsigned long long)s.refused_connections,
+     (unsigned long long)s.timed_out_connections);
+  P_("# HELP breakwater_partner_accept_pauses_total Times accepting paused "
+     "for want of descriptors.\n"
+     "# TYPE breakwater_partner_accept_pauses_total counter\n"
+     "breakwater_partner_accept_pauses_total %llu\n",
+     (unsigned long long)s.accept_pauses);
   P_("# HELP breakwater_partner_resets_total Successful resets.\n"
      "# TYPE breakwater_partner_resets_total counter\n"
      "breakwater_partner_resets_total %llu\n",
@@ -554,7 +1060,17 @@ void bw_partner_server_free(bw_partner_server_t *srv) {
               "{\"status\":\"error\",\"reason\":\"shutting down\"}\n");
     bw_free(p);
   }
+  servers_remove(srv);
+  if (srv->sweep != NULL) event_free(srv->sweep);
+  if (srv->refuse != NULL) event_free(srv->refuse);
+  if (srv->resume != NULL) event_free(srv->resume);
   if (srv->http != NULL) evhttp_free(srv->http);
+  /* evhttp freed every connection (their close callbacks removed the
+   * adopted records); what is left was never adopted. */
+  while (srv->nconns > 0)
+    conn_remove(srv, srv->conns[srv->nconns - 1]);
+  bw_free(srv->conns);
+  bw_free(srv->unadopted);
   bw_sim_partner_free(srv->partner);
   bw_free(srv);
 }

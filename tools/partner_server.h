@@ -43,24 +43,52 @@ typedef struct bw_partner_server_config_s {
   bool allow_remote; /* default false: only loopback addresses (127.0.0.0/8,
                         ::1) may be bound, the project's rule */
   int backlog;       /* listen() backlog; default 1024, 1..65535 */
+  /* Connection hygiene (0 = off for each):
+   * idle_timeout_ms   evhttp's read/write timeout: a connection silent this
+   *                   long between requests is closed; default 5000.
+   * header_timeout_ms a request must arrive whole (headers and body) within
+   *                   this of the connection opening or of the previous
+   *                   answer (plus idle_timeout_ms then), however slowly it
+   *                   trickles in; default 10000. Checked every 100 ms.
+   * max_connections   open connections beyond it are answered 503 and
+   *                   closed at once; default 0 = the descriptor limit
+   *                   (RLIMIT_NOFILE) less 64. */
+  int64_t idle_timeout_ms;
+  int64_t header_timeout_ms;
+  uint32_t max_connections;
+  bool log; /* default true: rate-limited warnings on stderr (at most one
+               line a second per kind, with a count of those suppressed,
+               never blocking on a full pipe) */
 } bw_partner_server_config_t;
 
 /* Counters since creation or the last reset. Conservation:
- * network_calls = replied_200 + replied_429 + in_flight, where in_flight is
- * partner.in_flight (requests admitted whose latency has not elapsed). */
+ * network_calls = replied_200 + replied_429 + client_resets + in_flight,
+ * where in_flight is partner.in_flight (requests admitted whose latency has
+ * not elapsed). */
 typedef struct bw_partner_server_stats_s {
   bw_sim_partner_stats_t partner; /* the model's own counters */
   uint64_t network_calls;         /* POST /charges received */
   uint64_t replied_200;           /* /charges answers sent, by status */
   uint64_t replied_429;
-  uint64_t abandoned; /* answers whose client had already hung up (still
-                         counted in replied_*: the partner did the work) */
-  uint64_t requests_with_budget; /* carried a valid X-Timeout-Budget */
-  uint64_t bad_budget;           /* carried an unparsable X-Timeout-Budget */
-  uint64_t not_found;            /* 404 answers */
-  uint64_t method_not_allowed;   /* 405 answers */
-  uint64_t resets;               /* successful resets since creation (never
-                                    zeroed) */
+  uint64_t abandoned;     /* answers whose client was gone: the connection had
+                             failed or was reset before or as the answer was
+                             written (still counted in replied_*: the partner
+                             did the work). A client that only shut down its
+                             sending side and read its answer is not counted. */
+  uint64_t client_resets; /* requests whose client reset the connection
+                             while waiting: they left the model's in-flight
+                             count at once, unanswered */
+  uint64_t connections;   /* open connections now (never zeroed by reset) */
+  uint64_t max_connections_seen;  /* the highest open count (idem) */
+  uint64_t refused_connections;   /* answered 503 and closed: over the cap */
+  uint64_t timed_out_connections; /* closed by header_timeout_ms */
+  uint64_t accept_pauses;         /* accepting paused: out of descriptors */
+  uint64_t requests_with_budget;  /* carried a valid X-Timeout-Budget */
+  uint64_t bad_budget;            /* carried an unparsable X-Timeout-Budget */
+  uint64_t not_found;             /* 404 answers */
+  uint64_t method_not_allowed;    /* 405 answers */
+  uint64_t resets;                /* successful resets since creation (never
+                                     zeroed) */
 } bw_partner_server_stats_t;
 
 /* Fills the documented defaults (NULL is ignored). */
@@ -104,6 +132,10 @@ int bw_partner_server_metrics(const bw_partner_server_t *srv, char *buf,
  * connection and frees the server. Events of this server are removed from
  * the base; the base itself is not freed. NULL is fine. */
 void bw_partner_server_free(bw_partner_server_t *srv);
+
+/* Raises the soft RLIMIT_NOFILE to the hard limit (as far as the system
+ * lets it) and returns the soft limit in force afterwards. */
+uint64_t bw_partner_raise_nofile(void);
 
 /* True when host is a loopback address: "localhost", 127.0.0.0/8 or ::1
  * (numeric only; nothing is resolved). */

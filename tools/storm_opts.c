@@ -1,8 +1,12 @@
 /* breakwater tool — the storm's shared flags and output. */
 #include "storm_opts.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void bw_storm_opts_init(bw_storm_opts_t *o) {
   memset(o, 0, sizeof *o);
@@ -32,8 +36,7 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
                  "the ramp's length (default 10000)"),
       BW_CLI_I64("timeout-ms", &o->timeout_ms, 1, BW_TOOL_DAY_MS, "MS",
                  "each attempt's timeout (default 2000, the Polly lab's)"),
-      BW_CLI_I64("seed", &o->seed, 1, INT64_MAX, "N",
-                 "every random choice derives from it (default 4)"),
+      BW_SEED_FLAG(&o->seed, "every random choice derives from it (default 4)"),
       BW_CLI_U32("max-limit", &o->max_limit, 1, 1000000, "N",
                  "breakwater mode: the adaptive limit's ceiling (default "
                  "1000)"),
@@ -42,7 +45,9 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
     f[n++] = common[i];
   n += bw_partner_knob_flags(f + n, &o->partner, "partner: ", o->partner_help);
   bw_cli_flag_t out[] = {
-      BW_CLI_STRING("json", &o->json, "FILE", "write every figure as JSON"),
+      BW_CLI_STRING("json", &o->json, "FILE",
+                    "write every figure as JSON ('-': to stdout, the table "
+                    "then to stderr)"),
       BW_CLI_STRING("timeline", &o->timeline, "FILE",
                     "write per-100 ms samples (columns, one line each)"),
       BW_CLI_STRING("plot", &o->plot, "FILE.png",
@@ -103,8 +108,10 @@ int bw_storm_emit(const char *prog, const bw_storm_opts_t *o,
                   int nrows, const bw_storm_timeline_t *timeline) {
   char msg[512];
   int status = 0;
-  bw_storm_print_table(stdout, meta, rows, nrows);
-  fflush(stdout);
+  /* --json -: the JSON is the standard output, the table goes to stderr. */
+  bool json_stdout = o->json != NULL && strcmp(o->json, "-") == 0;
+  bw_storm_print_table(json_stdout ? stderr : stdout, meta, rows, nrows);
+  fflush(json_stdout ? stderr : stdout);
   if (o->json != NULL &&
       bw_storm_write_json(o->json, meta, rows, nrows, msg, sizeof msg) != 0) {
     fprintf(stderr, "%s: --json: %s\n", prog, msg);
@@ -121,6 +128,74 @@ int bw_storm_emit(const char *prog, const bw_storm_opts_t *o,
     status = 1;
   }
   return status;
+}
+
+/* Can path be written? Checked before a run, so a bad path costs nothing:
+ * a new file is created and removed again, an existing one opened for
+ * writing (not truncated). 0, or -1 with the reason in err. */
+static int check_writable(const char *path, char *err, size_t err_size) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd >= 0) {
+    close(fd);
+    unlink(path);
+    return 0;
+  }
+  if (errno == EEXIST) fd = open(path, O_WRONLY);
+  if (fd < 0) {
+    snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+/* Is gnuplot there? (`gnuplot --version`, its output discarded.) */
+static bool have_gnuplot(void) {
+  pid_t pid = fork();
+  int status = 0;
+  if (pid < 0) return true; /* cannot tell: let the plot say */
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+    }
+    execlp("gnuplot", "gnuplot", "--version", (char *)NULL);
+    _exit(127);
+  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int bw_storm_check_outputs(const char *prog, const bw_storm_opts_t *o) {
+  char msg[512];
+  const struct {
+    const char *flag, *path;
+  } outs[] = {
+      {"--json", o->json}, {"--timeline", o->timeline}, {"--plot", o->plot}};
+  for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+    if (outs[i].path == NULL || strcmp(outs[i].path, "-") == 0) continue;
+    if (check_writable(outs[i].path, msg, sizeof msg) != 0) {
+      fprintf(stderr, "%s: %s: %s\n", prog, outs[i].flag, msg);
+      return BW_CLI_EXIT_USAGE;
+    }
+  }
+  if (o->timeline != NULL && strcmp(o->timeline, "-") == 0) {
+    fprintf(stderr, "%s: --timeline: '-' is not supported (a file name)\n",
+            prog);
+    return BW_CLI_EXIT_USAGE;
+  }
+  if (o->plot != NULL && strcmp(o->plot, "-") == 0) {
+    fprintf(stderr, "%s: --plot: '-' is not supported (a file name)\n", prog);
+    return BW_CLI_EXIT_USAGE;
+  }
+  if (o->plot != NULL && !have_gnuplot()) {
+    fprintf(stderr, "%s: --plot: gnuplot not found (install gnuplot-nox)\n",
+            prog);
+    return BW_CLI_EXIT_USAGE;
+  }
+  return -1;
 }
 
 int bw_storm_parse(const char *prog, const char *help_cmd,
@@ -142,5 +217,5 @@ int bw_storm_parse(const char *prog, const char *help_cmd,
     fprintf(stderr, "Run 'breakwater help %s' for the flags.\n", help_cmd);
     return BW_CLI_EXIT_USAGE;
   }
-  return -1;
+  return bw_storm_check_outputs(prog, o);
 }

@@ -58,7 +58,14 @@ int bw_storm_parse(const char *prog, const char *help_cmd,
                    bw_storm_opts_t *o, bw_lab_mode_t *modes, int *nmodes,
                    bw_sim_partner_config_t *partner);
 
-/* After the runs: prints the table, then writes --json, --timeline and
+/* Before a run: every output path (--json, --timeline, --plot) can be
+ * written, and gnuplot is there for --plot. -1 to go on, or
+ * BW_CLI_EXIT_USAGE after a message naming the flag, the path and the
+ * reason. --json - is the standard output. bw_storm_parse calls it. */
+int bw_storm_check_outputs(const char *prog, const bw_storm_opts_t *o);
+
+/* After the runs: prints the table (on stderr when --json is '-', the JSON
+ * then being the standard output), then writes --json, --timeline and
  * --plot as asked. prog names the command in messages ("breakwater
  * storm"). Returns the exit status: 0, or 1 if a file could not be
  * written. */

@@ -138,7 +138,11 @@ int bw_storm_write_json(const char *path, const bw_storm_meta_t *m,
                         const bw_storm_row_t *rows, int n, char *err,
                         size_t err_size) {
   FILE *f;
-  if (open_for_write(path, &f, err, err_size) != 0) return -1;
+  bool to_stdout = strcmp(path, "-") == 0;
+  if (to_stdout)
+    f = stdout;
+  else if (open_for_write(path, &f, err, err_size) != 0)
+    return -1;
   fprintf(f,
           "{\n  \"virtual\": %s,\n  \"seed\": %" PRIu64
           ",\n  \"clients\": %u,\n  \"capacity\": %u,\n"
@@ -152,6 +156,14 @@ int bw_storm_write_json(const char *path, const bw_storm_meta_t *m,
     fprintf(f, "%s\n", i + 1 < n ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
+  if (to_stdout) {
+    if (fflush(f) != 0 || ferror(f)) {
+      snprintf(err, err_size, "cannot write the standard output: %s",
+               strerror(errno));
+      return -1;
+    }
+    return 0;
+  }
   return close_written(path, f, err, err_size);
 }
 
@@ -241,6 +253,20 @@ int bw_storm_plot(const char *png, const bw_storm_timeline_t *t,
   for (size_t i = 0; i < t->count; i++)
     if (t->entries[i].s.t_ms > tmax) tmax = t->entries[i].s.t_ms;
   fprintf(f, "set xrange [0:%.3f]\n", (double)(tmax > 0 ? tmax : 1) / 1000.0);
+  /* One y scale for every panel too (requests on the left, per-interval
+   * counts on the right), with headroom above the capacity so its line is
+   * never hidden on a panel's top edge. */
+  uint64_t ymax = m->capacity, y2max = 1;
+  for (size_t i = 0; i < t->count; i++) {
+    const bw_lab_sample_t *s = &t->entries[i].s;
+    if (s->partner_in_flight > ymax) ymax = s->partner_in_flight;
+    if (s->limit > ymax) ymax = s->limit;
+    if (s->ok > y2max) y2max = s->ok;
+    if (s->throttled > y2max) y2max = s->throttled;
+    if (s->timeouts > y2max) y2max = s->timeouts;
+  }
+  fprintf(f, "set yrange [0:%.0f]\nset y2range [0:%.0f]\n",
+          (double)ymax * 1.15 + 1, (double)y2max * 1.15 + 1);
   fprintf(f,
           "set grid\nset key top right\nset xlabel 'time (s)'\n"
           "set ylabel 'requests'\nset y2label 'per interval'\n"
@@ -257,12 +283,14 @@ int bw_storm_plot(const char *png, const bw_storm_timeline_t *t,
             "lw 2 lc rgb '#1f77b4' title 'partner in flight', \\\n"
             "  '' using ($2/1000):(strcol(1) eq '%s' ? $10 : 1/0) with lines "
             "dt 2 lc rgb '#2ca02c' title 'limit', \\\n"
-            "  %u with lines dt 3 lc rgb 'black' title 'capacity', \\\n"
+            "  %u with lines lw 2 dt 3 lc rgb 'black' title 'capacity', \\\n"
             "  '' using ($2/1000):(strcol(1) eq '%s' ? $4 : 1/0) axes x1y2 "
             "with lines lc rgb '#17becf' title '2xx', \\\n"
             "  '' using ($2/1000):(strcol(1) eq '%s' ? $5 : 1/0) axes x1y2 "
-            "with lines lc rgb '#d62728' title '429'\n",
-            data, name, m->capacity, name, name, m->capacity, name, name);
+            "with lines lc rgb '#d62728' title '429', \\\n"
+            "  '' using ($2/1000):(strcol(1) eq '%s' ? $6 : 1/0) axes x1y2 "
+            "with lines lc rgb '#ff7f0e' title 'timeouts'\n",
+            data, name, m->capacity, name, name, m->capacity, name, name, name);
   }
   fprintf(f, "unset multiplot\n");
   if (close_written(script, f, err, err_size) != 0) goto out;
