@@ -21,8 +21,9 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   size_t n = 0;
   bw_cli_flag_t common[] = {
       BW_CLI_STRING("mode", &o->mode, "MODE",
-                    "naive, polly, breakwater or all (default all: each "
-                    "against a fresh partner, then the table)"),
+                    "naive, polly, breakwater, oracle (a fixed limit at the "
+                    "partner's capacity: the ideal) or all (default all: "
+                    "each against a fresh partner, then the table)"),
       BW_CLI_U32("clients", &o->clients, 1, 10000000, "N",
                  "logical requests (default 800)"),
       BW_CLI_STRING("arrival", &o->arrival, "KIND",
@@ -77,7 +78,8 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
     *nmodes = 1;
   } else {
     snprintf(err, err_size,
-             "--mode must be naive, polly, breakwater or all (got '%s')",
+             "--mode must be naive, polly, breakwater or all (got '%s'), "
+             "or oracle (the ideal: a fixed limit at the capacity)",
              o->mode);
     return -1;
   }
