@@ -52,6 +52,11 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   };
   for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
     f[n++] = out[i];
+  if (!real)
+    f[n++] = (bw_cli_flag_t)BW_CLI_STRING(
+        "seeds", &o->seeds, "A..B",
+        "run each mode on seeds A to B and print per mode the median and "
+        "the worst case, also as ratios to the oracle (replaces --seed)");
   if (real) {
     bw_cli_flag_t more[] = {
         BW_CLI_STRING("url", &o->url, "URL",
