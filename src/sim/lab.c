@@ -155,6 +155,12 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * (the default is an eighth): a burst of clients ramps up in ~1.5 s
      * instead of ~2 s, and at 1,600 clients nothing overshoots yet. */
     lc.probe_headroom = 0.25;
+    /* Startup and stuck probes (docs/limiter.md): double per round trip
+     * until the first congestion signal, and cut the limit to the proven
+     * level as soon as a probe over it is out twice the smoothed RTT,
+     * long before its slow answer (0.8-2.5 s) comes back. */
+    lc.startup_headroom = 1.0;
+    lc.stuck_ratio = 2.0;
     lc.clock = cfg->clock;
     if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;
     if ((kit->breaker = lab_breaker(cfg, 5000, err)) == NULL) goto fail;
