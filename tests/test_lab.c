@@ -140,6 +140,60 @@ static void polly_mode_breaker_rejections_make_no_calls(void **state) {
   assert_true(p.sim.network_calls <= 3 * p.sim.requests);
 }
 
+/* The oracle is the ideal the other modes are measured against: a fixed
+ * limit at the partner's true capacity (the lab tells it the capacity).
+ * It never puts the partner over capacity, so every call is fast, every
+ * request succeeds, and no request costs more than one call. */
+static void oracle_mode_never_exceeds_capacity(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t clients, capacity;
+    bw_sim_arrival_t arrival;
+  } cases[] = {
+      {800, 400, BW_SIM_ARRIVAL_BURST},  {1600, 400, BW_SIM_ARRIVAL_BURST},
+      {8000, 400, BW_SIM_ARRIVAL_BURST}, {800, 25, BW_SIM_ARRIVAL_BURST},
+      {8000, 400, BW_SIM_ARRIVAL_RAMP},  {40, 1, BW_SIM_ARRIVAL_BURST}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      bw_lab_run_config_t cfg;
+      bw_lab_results_t r;
+      bw_error_t err;
+      bw_lab_run_config_init(&cfg);
+      cfg.mode = BW_LAB_ORACLE;
+      cfg.clients = cases[i].clients;
+      cfg.partner.capacity = cases[i].capacity;
+      cfg.arrival = cases[i].arrival;
+      cfg.seed = seed;
+      if (bw_lab_run_virtual(&cfg, &r, &err) != BW_OK)
+        fail_msg("bw_lab_run_virtual: %s", err.message);
+      assert_conserved(&r, cases[i].clients);
+      assert_true(r.sim.partner_max_in_flight <= cases[i].capacity);
+      assert_u64_eq(r.sim.successes, cases[i].clients);
+      assert_u64_eq(r.sim.network_calls, cases[i].clients);
+      assert_u64_eq(r.sim.attempts_200, cases[i].clients);
+      assert_u64_eq(r.final_limit, 0); /* no adaptive limiter */
+    }
+  }
+  /* The kit: a bulkhead at oracle_limit, nothing else but the pipeline. */
+  bw_lab_kit_config_t kc;
+  bw_lab_kit_t kit;
+  bw_error_t err;
+  bw_lab_kit_config_init(&kc);
+  kc.mode = BW_LAB_ORACLE;
+  kc.oracle_limit = 37;
+  assert_status(bw_lab_kit_init(&kit, &kc, &err), BW_OK);
+  assert_non_null(kit.bulkhead);
+  assert_null(kit.limiter);
+  assert_null(kit.retry);
+  assert_null(kit.breaker);
+  assert_int_equal(bw_limit_current(bw_bulkhead_as_limit(kit.bulkhead)), 37);
+  bw_lab_kit_destroy(&kit);
+  kc.oracle_limit = 0;
+  bwt_prefill_error(&err);
+  assert_status(bw_lab_kit_init(&kit, &kc, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "oracle_limit"));
+}
+
 static void bad_configurations_name_the_field(void **state) {
   (void)state;
   bw_lab_run_config_t cfg;
@@ -178,6 +232,9 @@ static void bad_configurations_name_the_field(void **state) {
   assert_status(bw_lab_mode_parse("", &m), BW_E_NOTFOUND);
   assert_string_equal(bw_lab_mode_name(BW_LAB_BREAKWATER), "breakwater");
   assert_string_equal(bw_lab_mode_name((bw_lab_mode_t)9), "unknown");
+  assert_status(bw_lab_mode_parse("oracle", &m), BW_OK);
+  assert_int_equal(m, BW_LAB_ORACLE);
+  assert_string_equal(bw_lab_mode_name(BW_LAB_ORACLE), "oracle");
 }
 
 int main(void) {
@@ -186,6 +243,7 @@ int main(void) {
       cmocka_unit_test(breakwater_mode_calms_the_storm),
       cmocka_unit_test(naive_mode_multiplies_calls),
       cmocka_unit_test(polly_mode_breaker_rejections_make_no_calls),
+      cmocka_unit_test(oracle_mode_never_exceeds_capacity),
       cmocka_unit_test(bad_configurations_name_the_field),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

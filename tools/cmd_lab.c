@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "lab_seeds.h"
 #include "storm_opts.h"
 #include "storm_report.h"
 
@@ -60,6 +61,20 @@ int bw_cmd_lab(int argc, char **argv) {
       bw_storm_parse("breakwater lab storm", "lab", bw_cmd_lab_help, argc - 1,
                      argv + 1, false, &o, modes, &nmodes, &partner);
   if (rc >= 0) return rc;
+  if (o.seeds != NULL) { /* each mode over a range of seeds */
+    char msg[256];
+    uint64_t first, last;
+    if (bw_lab_seeds_parse(o.seeds, &first, &last, msg, sizeof msg) != 0 ||
+        ((o.json != NULL || o.timeline != NULL || o.plot != NULL) &&
+         snprintf(msg, sizeof msg,
+                  "--seeds prints a summary only: --json, --timeline and "
+                  "--plot need one --seed") > 0)) {
+      fprintf(stderr, "breakwater lab storm: %s\n", msg);
+      fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
+      return BW_CLI_EXIT_USAGE;
+    }
+    return bw_lab_seeds_run(&o, modes, nmodes, &partner, first, last);
+  }
   bw_storm_timeline_t timeline;
   memset(&timeline, 0, sizeof timeline);
   bool want_timeline = o.timeline != NULL || o.plot != NULL;

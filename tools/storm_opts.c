@@ -25,8 +25,9 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   size_t n = 0;
   bw_cli_flag_t common[] = {
       BW_CLI_STRING("mode", &o->mode, "MODE",
-                    "naive, polly, breakwater or all (default all: each "
-                    "against a fresh partner, then the table)"),
+                    "naive, polly, breakwater, oracle (a fixed limit at the "
+                    "partner's capacity: the ideal) or all (default all: "
+                    "each against a fresh partner, then the table)"),
       BW_CLI_U32("clients", &o->clients, 1, 10000000, "N",
                  "logical requests (default 800)"),
       BW_CLI_STRING("arrival", &o->arrival, "KIND",
@@ -56,6 +57,11 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   };
   for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
     f[n++] = out[i];
+  if (!real)
+    f[n++] = (bw_cli_flag_t)BW_CLI_STRING(
+        "seeds", &o->seeds, "A..B",
+        "run each mode on seeds A to B and print per mode the median and "
+        "the worst case, also as ratios to the oracle (replaces --seed)");
   if (real) {
     bw_cli_flag_t more[] = {
         BW_CLI_STRING("url", &o->url, "URL",
@@ -82,7 +88,8 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
     *nmodes = 1;
   } else {
     snprintf(err, err_size,
-             "--mode must be naive, polly, breakwater or all (got '%s')",
+             "--mode must be naive, polly, breakwater or all (got '%s'), "
+             "or oracle (the ideal: a fixed limit at the capacity)",
              o->mode);
     return -1;
   }

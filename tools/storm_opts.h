@@ -28,6 +28,8 @@ typedef struct bw_storm_opts_s {
   const char *timeline;
   const char *plot;
   bool quiet;
+  /* virtual runs only: "A..B", each mode over seeds A to B (NULL: --seed) */
+  const char *seeds;
   /* real runs only */
   const char *url;
   int64_t max_duration_s;

@@ -633,6 +633,9 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   kc.attempt_timeout_ms = cfg->attempt_timeout_ms;
   kc.seed = cfg->seed;
   kc.max_limit = cfg->max_limit;
+  /* The oracle is told the capacity: the embedded partner's, or the
+   * --capacity given for a --url one. */
+  kc.oracle_limit = cfg->partner.capacity;
   if (bw_lab_kit_init(&s.kit, &kc, &e) != BW_OK) {
     snprintf(err, err_size, "%s: %s", e.field, e.message);
     goto out;

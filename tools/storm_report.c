@@ -63,13 +63,22 @@ void bw_storm_print_table(FILE *out, const bw_storm_meta_t *m,
   fprintf(out,
           "| mode       | success | calls | calls/req | 429 | timeout | "
           "breaker | limiter | budget | deadline | other | max in flight | "
-          "p50 ms | p99 ms | duration s |\n");
+          "p50 ms | p99 ms | duration s | vs oracle: duration / p50 |\n");
   fprintf(out,
           "|------------|--------:|------:|----------:|----:|--------:|"
           "--------:|--------:|-------:|---------:|------:|--------------:|"
-          "-------:|-------:|-----------:|\n");
+          "-------:|-------:|-----------:|--------------------------:|\n");
+  /* The oracle's row of the same run, if it ran: the ideal to compare to. */
+  const bw_storm_row_t *orc = NULL;
+  for (int i = 0; i < n; i++)
+    if (rows[i].mode == BW_LAB_ORACLE) orc = &rows[i];
   for (int i = 0; i < n; i++) {
     const bw_storm_row_t *r = &rows[i];
+    char vs[40] = "-";
+    if (orc != NULL && orc->duration_ms > 0 && orc->p50_ms > 0)
+      snprintf(vs, sizeof vs, "%.2fx / %.2fx",
+               (double)r->duration_ms / (double)orc->duration_ms,
+               r->p50_ms / orc->p50_ms);
     uint64_t other = r->failures[BW_STORM_F_OTHER] +
                      r->failures[BW_STORM_F_STATUS] +
                      r->failures[BW_STORM_F_TRANSPORT];
@@ -77,14 +86,14 @@ void bw_storm_print_table(FILE *out, const bw_storm_meta_t *m,
             "| %-10s | %6.1f%% | %5" PRIu64 " | %9.2f | %3" PRIu64
             " | %7" PRIu64 " | %7" PRIu64 " | %7" PRIu64 " | %6" PRIu64
             " | %8" PRIu64 " | %5" PRIu64
-            " | %13u | %6.0f | %6.0f | %10.2f |\n",
+            " | %13u | %6.0f | %6.0f | %10.2f | %25s |\n",
             bw_lab_mode_name(r->mode), 100.0 * ratio(r->successes, r->requests),
             r->network_calls, ratio(r->network_calls, r->requests),
             r->failures[BW_STORM_F_429], r->failures[BW_STORM_F_TIMEOUT],
             r->failures[BW_STORM_F_BREAKER], r->failures[BW_STORM_F_LIMITER],
             r->failures[BW_STORM_F_BUDGET], r->failures[BW_STORM_F_DEADLINE],
             other, r->partner_max_in_flight, r->p50_ms, r->p99_ms,
-            (double)r->duration_ms / 1000.0);
+            (double)r->duration_ms / 1000.0, vs);
   }
   fprintf(out,
           "\nThe Polly lab's own figures (800 clients vs a partner that holds "

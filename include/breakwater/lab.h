@@ -17,7 +17,11 @@
  *   concurrency limit (AIMD; calls wait for a slot within the deadline), a
  *   breaker outside the retry (ratio 0.5 over 10 s, at least 20 calls, 5 s
  *   break), a retry inside (2 attempts, exponential 200 ms .. 2 s with full
- *   jitter, Retry-After honoured) with a token-bucket retry budget.
+ *   jitter, Retry-After honoured) with a token-bucket retry budget;
+ * - oracle: the ideal the others are measured against: a fixed concurrency
+ *   limit (a bulkhead) equal to the partner's true capacity, which the lab
+ *   is told (oracle_limit), calls waiting for a slot within a 10 s
+ *   deadline, no retry.
  * Every mode bounds each attempt to attempt_timeout_ms (the Polly lab: 2 s).
  *
  * Library: breakwater_sim. Single-threaded per kit for the virtual run; a
@@ -27,6 +31,7 @@
 
 #include "breaker.h"
 #include "budget.h"
+#include "bulkhead.h"
 #include "limiter.h"
 #include "pipeline.h"
 #include "retry.h"
@@ -40,10 +45,11 @@ typedef enum bw_lab_mode_e {
   BW_LAB_NAIVE = 0,
   BW_LAB_POLLY = 1,
   BW_LAB_BREAKWATER = 2,
-  BW_LAB__COUNT = 3
+  BW_LAB_ORACLE = 3,
+  BW_LAB__COUNT = 4
 } bw_lab_mode_t;
 
-/* "naive", "polly", "breakwater" or "unknown". */
+/* "naive", "polly", "breakwater", "oracle" or "unknown". */
 BW_EXTERN const char *bw_lab_mode_name(bw_lab_mode_t m);
 /* Parses a mode name: BW_OK, or BW_E_NOTFOUND for anything else. */
 BW_EXTERN int bw_lab_mode_parse(const char *s, bw_lab_mode_t *out);
@@ -56,6 +62,9 @@ typedef struct bw_lab_kit_config_s {
                                  be reproducible) */
   uint32_t max_limit;         /* breakwater: the limiter's ceiling; default
                                  1000, 1..1000000 */
+  uint32_t oracle_limit;      /* oracle: the fixed limit, the partner's true
+                                 capacity (whoever runs the lab sets it from
+                                 the partner's); default 400, 1..1000000 */
   bw_sink_t *sink;            /* optional: breaker and retry events */
 } bw_lab_kit_config_t;
 
@@ -65,9 +74,10 @@ typedef struct bw_lab_kit_s {
   bw_lab_mode_t mode;
   bw_pipeline_t *pipeline;
   bw_retry_policy_t *retry;
-  bw_breaker_t *breaker; /* polly, breakwater */
-  bw_limiter_t *limiter; /* breakwater */
-  bw_budget_t *budget;   /* breakwater */
+  bw_breaker_t *breaker;   /* polly, breakwater */
+  bw_limiter_t *limiter;   /* breakwater */
+  bw_budget_t *budget;     /* breakwater */
+  bw_bulkhead_t *bulkhead; /* oracle */
 } bw_lab_kit_t;
 
 /* Fills the defaults (mode naive). NULL is ignored. */

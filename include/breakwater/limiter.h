@@ -161,6 +161,24 @@ typedef struct bw_limiter_config_s {
   double timeout_hold_ratio;
   double probe_headroom;
   int64_t overload_memory_ms;
+  /* Startup and stuck probes (docs/limiter.md, "Startup and stuck
+   * probes"):
+   * - Until the first congestion signal (a drop, a slow success a decrease
+   *   follows, a stuck probe) growth may reach (1 + startup_headroom) x
+   *   the proven level instead of (1 + probe_headroom) x: slow start,
+   *   1.0 doubles per round trip. Default 0 = off (the probe_headroom cap
+   *   from the start); [0, 4]. Inert with probe_headroom 0 (no cap).
+   * - A level above the proven one (during startup, above initial_limit
+   *   too) is admitted once, then refused until a success admitted at
+   *   that level or above proves it; a probe still unproven stuck_ratio x
+   *   the smoothed RTT after its admission is stuck: the limit is cut to
+   *   the proven level at once (a congestion event: later drops of calls
+   *   then in flight decrease nothing) and the wall is remembered as a
+   *   drop's is (overload_memory_ms). Within half the smoothed RTT of
+   *   its first probe, a level may be taken again. Default 0 = off; else
+   *   [1, 100] (2.0 in the lab's breakwater mode). */
+  double startup_headroom;
+  double stuck_ratio;
   /* RTT sampling: time one call in rtt_sample_every (counted per stripe,
    * which is per thread up to 64 threads, the first call included); the others
    * read no clock and carry start_ns = BW_LIMITER_UNTIMED. An untimed SUCCESS
@@ -200,6 +218,8 @@ typedef struct bw_limiter_stats_s {
                              (min(max_limit, 65536)) was full */
   uint32_t proven;        /* the highest in-flight count a success proved */
   uint32_t disproven;     /* growth stops below this now; 0 = no cap */
+  uint64_t stuck;         /* stuck probes that cut the limit */
+  bool startup;           /* no congestion signal yet (startup_headroom) */
 } bw_limiter_stats_t;
 
 /* Fills the documented defaults. */

@@ -30,6 +30,8 @@
 #define BW__LIM_MAX 1000000u
 #define BW__LIM_MAX_WINDOW 100000u
 #define BW__LIM_MAX_MS INT64_C(86400000)
+#define BW__PROBE_SLOTS 1024u /* probe admission times kept, by level */
+#define BW__PROBE_MASK (BW__PROBE_SLOTS - 1u)
 
 static const bw__lim_algo_t *const bw__lim_algos[3] = {
     &bw__lim_aimd, &bw__lim_gradient2, &bw__lim_vegas};
@@ -78,6 +80,21 @@ struct bw_limiter_s {
   _Atomic uint32_t proven;    /* highest in-flight count a success proved */
   _Atomic uint32_t disproven; /* lowest count a drop disproved; MAX = none */
   _Atomic int64_t disproven_until_ns;
+  /* Fast start and stuck probes (docs/limiter.md, "Startup and stuck
+   * probes"). A level above the open one (proven; at least initial_limit
+   * during startup) is admitted once until a success proves it: probe_hi
+   * is the highest such level admitted, probe_at[level & BW__PROBE_MASK]
+   * when. The lowest unproven level still unproven stuck_ns after its
+   * admission is stuck: the limit is cut to the open level. */
+  double startup_headroom;   /* growth headroom until the first congestion */
+  uint32_t initial;          /* initial_limit */
+  _Atomic bool startup;      /* no congestion signal yet */
+  _Atomic uint32_t probe_hi; /* the highest unproven level admitted */
+  _Atomic int64_t *probe_at; /* NULL when stuck detection is off */
+  double stuck_ratio;        /* stuck after this x the smoothed RTT */
+  _Atomic int64_t stuck_ns;  /* that, in ns; 0 before any RTT sample */
+  double srtt;               /* smoothed RTT (ns), under lock; 0 = none */
+  _Atomic uint64_t stuck_events;
   /* Slots held for timed-out calls: a min-heap of expiry times. */
   BW__PAIR_ALIGNED pthread_mutex_t hlock;
   int64_t *held;
@@ -119,6 +136,8 @@ void bw_limiter_config_init(bw_limiter_config_t *cfg) {
   cfg->timeout_hold_ratio = 0.5;
   cfg->probe_headroom = 0.125;
   cfg->overload_memory_ms = 60000;
+  cfg->startup_headroom = 0.0;
+  cfg->stuck_ratio = 0.0;
   cfg->rtt_sample_every = 1;
   cfg->gradient2_tolerance = 1.5;
   cfg->gradient2_smoothing = 0.2;
@@ -229,6 +248,16 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
                         "(got %lld)",
                         (long long)BW__LIM_MAX_MS,
                         (long long)c->overload_memory_ms);
+  if (!(c->startup_headroom >= 0.0 && c->startup_headroom <= 4.0))
+    return bw_error_set(err, BW_E_INVAL, "startup_headroom",
+                        "startup_headroom must be in [0, 4], 0 for off (got "
+                        "%g)",
+                        c->startup_headroom);
+  if (!(c->stuck_ratio == 0.0 ||
+        (c->stuck_ratio >= 1.0 && c->stuck_ratio <= 100.0)))
+    return bw_error_set(err, BW_E_INVAL, "stuck_ratio",
+                        "stuck_ratio must be 0 (off) or in [1, 100] (got %g)",
+                        c->stuck_ratio);
   if (c->rtt_sample_every < 1 || c->rtt_sample_every > 1024)
     return bw_error_set(err, BW_E_INVAL, "rtt_sample_every",
                         "rtt_sample_every must be in 1..1024, 1 for every "
@@ -303,6 +332,10 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
                   ? bw_calloc(lim->held_cap, sizeof(*lim->held))
                   : NULL;
   if (cfg->timeout_hold_ratio > 0.0 && lim->held == NULL) goto nomem;
+  if (cfg->stuck_ratio > 0.0) {
+    lim->probe_at = bw_calloc(BW__PROBE_SLOTS, sizeof(*lim->probe_at));
+    if (lim->probe_at == NULL) goto nomem;
+  }
   lim->state = lim->algo->init(cfg);
   if (lim->state == NULL) goto nomem;
   if (pthread_mutex_init(&lim->lock, NULL) != 0) goto nolock;
@@ -339,6 +372,13 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->held_next_ns, INT64_MAX);
   atomic_init(&lim->timed_out, 0);
   atomic_init(&lim->held_overflow, 0);
+  lim->startup_headroom = cfg->startup_headroom;
+  lim->initial = cfg->initial_limit;
+  atomic_init(&lim->startup, cfg->startup_headroom > 0.0);
+  atomic_init(&lim->probe_hi, 0);
+  lim->stuck_ratio = cfg->stuck_ratio;
+  atomic_init(&lim->stuck_ns, 0);
+  atomic_init(&lim->stuck_events, 0);
   bw_error_clear(err);
   return lim;
 nolock:
@@ -349,6 +389,7 @@ nomem:
 fail:
   if (lim->state != NULL) lim->algo->free(lim->state);
   bw_free(lim->held);
+  bw_free((void *)lim->probe_at);
   bw_free(lim->name);
   bw_free_aligned(lim);
   return NULL;
@@ -360,6 +401,7 @@ void bw_limiter_free(bw_limiter_t *lim) {
   pthread_mutex_destroy(&lim->hlock);
   lim->algo->free(lim->state);
   bw_free(lim->held);
+  bw_free((void *)lim->probe_at);
   bw_free(lim->name);
   bw_free_aligned(lim);
 }
@@ -452,6 +494,70 @@ static bool bw__lim_timed(bw_limiter_t *lim, unsigned s) {
   return k == 0;
 }
 
+/* ---- probes ----------------------------------------------------------------
+ * A call admitted at in-flight n (its level) proves n once it succeeds. A
+ * level above the open one (the proven level; during startup at least
+ * initial_limit) is a probe: it is admitted once, then refused until a
+ * success proves it. Without that, a probe over the dependency's capacity
+ * would be admitted again each time a slot frees, and every call sent
+ * while the first one is stuck there would be over capacity too (the
+ * Polly lab's partner compares its total in flight). A probe still
+ * unproven stuck_ratio x the smoothed RTT after its admission is stuck:
+ * bw__lim_stuck cuts the limit to the open level, at once, instead of
+ * waiting 0.8-2.5 s for the slow answer. */
+
+static void bw__lim_stuck(bw_limiter_t *lim, int64_t now);
+
+static uint32_t bw__probe_open(const bw_limiter_t *lim) {
+  uint32_t pv = BW__LOAD(lim->proven);
+  if (pv < lim->initial && BW__LOAD(lim->startup)) pv = lim->initial;
+  return pv;
+}
+
+/* Records a probe admitted at level n at `now` (and levels skipped since
+ * the last probe: they are unproven from now on too). */
+static void bw__probe_admitted(bw_limiter_t *lim, uint32_t n, int64_t now) {
+  uint32_t hi = BW__LOAD(lim->probe_hi), from = bw__probe_open(lim);
+  if (hi > from) from = hi;
+  if (n - from > BW__PROBE_SLOTS) from = n - BW__PROBE_SLOTS;
+  for (uint32_t l = from + 1; l <= n; l++)
+    atomic_store_explicit(&lim->probe_at[l & BW__PROBE_MASK], now,
+                          memory_order_relaxed);
+  bw__raise_u32(&lim->probe_hi, n);
+}
+
+/* Whether the lowest unproven probe has been out longer than stuck_ns. */
+static bool bw__probe_stuck(const bw_limiter_t *lim, int64_t now) {
+  uint32_t open = bw__probe_open(lim);
+  int64_t th, at;
+  if (BW__LOAD(lim->probe_hi) <= open) return false;
+  th = BW__LOAD(lim->stuck_ns);
+  if (th <= 0) return false;
+  at = atomic_load_explicit(&lim->probe_at[(open + 1u) & BW__PROBE_MASK],
+                            memory_order_relaxed);
+  return now - at > th;
+}
+
+/* Whether the window in which unproven levels may be admitted again is
+ * over: the lowest unproven level was probed more than half the smoothed
+ * RTT ago. Within the window a level freed by a fast answer may be taken
+ * again (a strict one-probe-per-level rule let the limit grow by one level
+ * a round trip); after it, only a success at that level reopens it. */
+static bool bw__probe_closed(bw_limiter_t *lim, int64_t now) {
+  uint32_t open = bw__probe_open(lim);
+  int64_t th = BW__LOAD(lim->stuck_ns), at;
+  if (th <= 0) return false;
+  if (now == BW_LIMITER_UNTIMED) now = bw__clock_now(lim->clock);
+  at = atomic_load_explicit(&lim->probe_at[(open + 1u) & BW__PROBE_MASK],
+                            memory_order_relaxed);
+  return (double)(now - at) > (double)th / lim->stuck_ratio * 0.5;
+}
+
+static void bw__probe_check(bw_limiter_t *lim, int64_t now) {
+  if (lim->probe_at != NULL && bw__probe_stuck(lim, now))
+    bw__lim_stuck(lim, now);
+}
+
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   uint32_t cur, lim_now;
   unsigned s;
@@ -472,12 +578,27 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
    * clock for nothing and used a sampling turn, which is rare. */
   start =
       bw__lim_timed(lim, s) ? bw__clock_now(lim->clock) : BW_LIMITER_UNTIMED;
-  while (!atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur, cur + 1,
-                                                memory_order_acq_rel,
-                                                memory_order_relaxed)) {
+  if (lim->probe_at != NULL) {
+    if (start != BW_LIMITER_UNTIMED) bw__probe_check(lim, start);
     lim_now = atomic_load_explicit(&lim->limit, memory_order_relaxed);
-    if (cur >= lim_now) goto full;
   }
+  for (;;) {
+    if (cur >= lim_now) goto full;
+    /* An unproven level already probed waits for its proof once the
+     * probing window is over. */
+    if (lim->probe_at != NULL && cur + 1 > bw__probe_open(lim) &&
+        cur + 1 <= BW__LOAD(lim->probe_hi) && bw__probe_closed(lim, start))
+      goto full;
+    if (atomic_compare_exchange_weak_explicit(&lim->in_flight, &cur, cur + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_relaxed))
+      break;
+    lim_now = atomic_load_explicit(&lim->limit, memory_order_relaxed);
+  }
+  if (lim->probe_at != NULL && cur + 1 > bw__probe_open(lim))
+    bw__probe_admitted(
+        lim, cur + 1,
+        start != BW_LIMITER_UNTIMED ? start : bw__clock_now(lim->clock));
   /* The generation in the high half, the limit in force in the low. */
   p->generation =
       (uint64_t)atomic_load_explicit(&lim->generation, memory_order_acquire)
@@ -586,6 +707,7 @@ static void bw__guard_drop(bw_limiter_t *lim, const bw_permit_t *p,
 /* After a decrease to `next`: a level above it is no longer proven. */
 static void bw__guard_decreased(bw_limiter_t *lim, uint32_t next) {
   bw__lower_u32(&lim->proven, next);
+  bw__lower_u32(&lim->probe_hi, next);
 }
 
 /* The highest limit growth may reach at `now`, never below `cur`. */
@@ -593,7 +715,10 @@ static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
   uint64_t cap = lim->max;
   if (lim->headroom > 0.0) {
     uint64_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
-    uint64_t head = (uint64_t)((double)pv * lim->headroom);
+    double h = lim->headroom;
+    if (BW__LOAD(lim->startup) && lim->startup_headroom > h)
+      h = lim->startup_headroom; /* slow start: up to (1 + h) x proven */
+    uint64_t head = (uint64_t)((double)pv * h);
     if (head < 4) head = 4;
     if (pv + head < cap) cap = pv + head;
   }
@@ -649,6 +774,15 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
   bool fresh, congestion = false, moved = false;
   double est;
   pthread_mutex_lock(&lim->lock);
+  if (lim->probe_at != NULL && !s->drop && s->rtt_ns > 0) {
+    /* The smoothed RTT (TCP's SRTT, gain 1/8) sets when a probe is stuck. */
+    lim->srtt = lim->srtt == 0.0
+                    ? (double)s->rtt_ns
+                    : lim->srtt + ((double)s->rtt_ns - lim->srtt) / 8.0;
+    atomic_store_explicit(&lim->stuck_ns,
+                          (int64_t)(lim->srtt * lim->stuck_ratio),
+                          memory_order_relaxed);
+  }
   gen = BW__LOAD(lim->generation);
   fresh = (uint32_t)(p->generation >> 32) == gen;
   if (s->drop && !fresh) goto done;
@@ -659,6 +793,8 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
   if (s->drop || congestion) {
     if (!fresh) goto done;
     atomic_store_explicit(&lim->generation, gen + 1u, memory_order_release);
+    if (BW__LOAD(lim->startup))
+      atomic_store_explicit(&lim->startup, false, memory_order_relaxed);
   }
   if (est == lim->est) goto done;
   next = bw__lim_whole(lim, &est, old, s->now_ns);
@@ -670,6 +806,60 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
     atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
   }
 done:
+  pthread_mutex_unlock(&lim->lock);
+  if (moved) bw__lim_changed(lim, old, next);
+}
+
+/* A probe is stuck (bw__probe_stuck): the level it was admitted at is over
+ * what the dependency serves at once, and every call admitted at that
+ * level or above is stuck with it. Under the lock, if still so: the limit
+ * is cut to the open level (the stuck calls are still counted in flight, so
+ * new calls go out only once the total is back under it), the wall is
+ * remembered (overload_memory_ms), startup ends, and a new generation
+ * starts: the stuck calls' drops, seconds later, report this same event. */
+static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
+  uint32_t gen, old, next, open;
+  bool moved = false, congestion = false;
+  bw__lim_sample_t sm;
+  double est;
+  pthread_mutex_lock(&lim->lock);
+  if (!bw__probe_stuck(lim, now)) {
+    pthread_mutex_unlock(&lim->lock);
+    return;
+  }
+  open = bw__probe_open(lim);
+  atomic_fetch_add_explicit(&lim->stuck_events, 1, memory_order_relaxed);
+  gen = BW__LOAD(lim->generation);
+  atomic_store_explicit(&lim->generation, gen + 1u, memory_order_release);
+  atomic_store_explicit(&lim->startup, false, memory_order_relaxed);
+  atomic_store_explicit(&lim->probe_hi, open, memory_order_relaxed);
+  if (lim->memory_ns > 0) {
+    bw__lower_u32(&lim->disproven, open + 1u);
+    atomic_store_explicit(&lim->disproven_until_ns, now + lim->memory_ns,
+                          memory_order_relaxed);
+  }
+  old = BW__LOAD(lim->limit);
+  memset(&sm, 0, sizeof sm);
+  sm.est = lim->est;
+  sm.limit = old;
+  sm.limit_then = old;
+  sm.inflight = open + 1u;
+  sm.drop = true;
+  sm.stuck = true;
+  sm.cut_to = (double)(open > lim->min ? open : lim->min);
+  sm.start_ns = BW_LIMITER_UNTIMED;
+  sm.now_ns = now;
+  est = lim->algo->update(lim->state, &sm, &congestion);
+  if (est < lim->est) {
+    next = (uint32_t)floor(est);
+    if (next < lim->min) next = lim->min;
+    lim->est = est;
+    if (next != old) {
+      moved = true;
+      bw__lower_u32(&lim->proven, next);
+      atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
+    }
+  }
   pthread_mutex_unlock(&lim->lock);
   if (moved) bw__lim_changed(lim, old, next);
 }
@@ -744,6 +934,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     if (lim->slow_ns > 0 && rtt > lim->slow_ns) drop = true;
   }
   bw__bump(drop ? &lim->stripes[s].drops : &lim->stripes[s].successes, s);
+  if (now != INT64_MIN) bw__probe_check(lim, now);
   /* The in-flight count at acquire (this call included); a permit filled
    * elsewhere may carry 0: count it as saturated rather than idle. */
   inflight = p->reserved != 0 ? p->reserved : UINT32_MAX / 2;
@@ -756,6 +947,8 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     sample.limit_then = bw__limit_at_acquire(lim, p);
     sample.inflight = inflight;
     sample.drop = drop;
+    sample.stuck = false;
+    sample.cut_to = 0.0;
     sample.start_ns = p->start_ns;
     sample.rtt_ns = drop || !timed ? 0 : rtt;
     sample.now_ns = now;
@@ -797,6 +990,8 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
   out->held = lim->nheld;
   pthread_mutex_unlock((pthread_mutex_t *)&lim->hlock);
   out->proven = BW__LOAD(lim->proven);
+  out->stuck = BW__LOAD(lim->stuck_events);
+  out->startup = BW__LOAD(lim->startup);
   {
     uint32_t dv = BW__LOAD(lim->disproven);
     out->disproven = dv == UINT32_MAX ? 0 : dv;

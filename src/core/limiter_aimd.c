@@ -36,6 +36,11 @@ static double bw__aimd_update(void *state, const bw__lim_sample_t *s,
   bw__aimd_t *a = state;
   uint32_t cur = s->limit, next;
   (void)congestion; /* a drop is its only decrease */
+  if (s->stuck) {   /* cut to the level last served, slow start over */
+    a->slow_start = false;
+    a->acks = 0;
+    return fmin(s->est, s->cut_to);
+  }
   if (s->drop) {
     a->slow_start = false;
     a->acks = 0;

@@ -23,6 +23,11 @@ typedef struct bw__lim_sample_s {
    * congestion event: drops of calls admitted before the last decrease
    * reach no algorithm. */
   bool drop;
+  /* A stuck probe (drop is set too): the limit is cut to cut_to, the
+   * level the dependency was last seen to serve, rather than backed off by
+   * a ratio; slow start ends. */
+  bool stuck;
+  double cut_to;
   int64_t start_ns; /* the permit's start; BW_LIMITER_UNTIMED if not timed */
   int64_t rtt_ns;   /* a timed success's round trip; 0 otherwise */
   int64_t now_ns;   /* the release's clock reading; INT64_MIN if not read */

@@ -61,6 +61,7 @@ static double bw__g2_update(void *state, const bw__lim_sample_t *s,
                             bool *congestion) {
   bw__g2_t *g = state;
   double est = s->est, ratio, gradient, next;
+  if (s->stuck) return fmax(g->min, fmin(est, s->cut_to));
   if (s->drop) return fmax(g->min, est * g->backoff);
   ratio = bw__g2_long(g, s->rtt_ns > 0 ? (double)s->rtt_ns : 1.0);
   if ((double)s->inflight < est / 2.0) return est; /* app-limited */

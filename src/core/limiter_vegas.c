@@ -103,6 +103,10 @@ static double bw__vegas_update(void *state, const bw__lim_sample_t *s,
   bool busy = (uint64_t)s->inflight * 2 >= s->limit_then;
   int64_t rmin;
   (void)congestion; /* a drop is its only congestion event */
+  if (s->stuck) {   /* cut to the level last served, slow start over */
+    v->slow_start = false;
+    return fmax(v->min, fmin(s->est, s->cut_to));
+  }
   if (s->drop) {
     /* TCP Vegas falls back to Reno on a loss: back off, end slow start. */
     v->slow_start = false;

@@ -6,7 +6,7 @@
 #include "breakwater/ext.h"
 
 static const char *const mode_names[BW_LAB__COUNT] = {"naive", "polly",
-                                                      "breakwater"};
+                                                      "breakwater", "oracle"};
 
 const char *bw_lab_mode_name(bw_lab_mode_t m) {
   return (unsigned)m < BW_LAB__COUNT ? mode_names[m] : "unknown";
@@ -29,6 +29,7 @@ void bw_lab_kit_config_init(bw_lab_kit_config_t *cfg) {
   cfg->attempt_timeout_ms = 2000;
   cfg->seed = 4;
   cfg->max_limit = 1000;
+  cfg->oracle_limit = 400;
 }
 
 void bw_lab_kit_destroy(bw_lab_kit_t *kit) {
@@ -38,6 +39,7 @@ void bw_lab_kit_destroy(bw_lab_kit_t *kit) {
   bw_limiter_free(kit->limiter);
   bw_retry_policy_free(kit->retry);
   bw_budget_free(kit->budget);
+  bw_bulkhead_free(kit->bulkhead);
   memset(kit, 0, sizeof *kit);
 }
 
@@ -67,7 +69,8 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
   memset(kit, 0, sizeof *kit);
   if ((unsigned)cfg->mode >= BW_LAB__COUNT)
     return bw_error_set(err, BW_E_INVAL, "mode",
-                        "mode must be naive, polly or breakwater (got %d)",
+                        "mode must be naive, polly, breakwater or oracle (got "
+                        "%d)",
                         (int)cfg->mode);
   if (cfg->attempt_timeout_ms < 1 || cfg->attempt_timeout_ms > 86400000)
     return bw_error_set(err, BW_E_INVAL, "attempt_timeout_ms",
@@ -81,6 +84,11 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "max_limit",
                         "max_limit must be in [1, 1000000] (got %u)",
                         (unsigned)cfg->max_limit);
+  if (cfg->mode == BW_LAB_ORACLE &&
+      (cfg->oracle_limit < 1 || cfg->oracle_limit > 1000000))
+    return bw_error_set(err, BW_E_INVAL, "oracle_limit",
+                        "oracle_limit must be in [1, 1000000] (got %u)",
+                        (unsigned)cfg->oracle_limit);
   kit->mode = cfg->mode;
   bw_retry_config_t rc;
   bw_pipeline_config_t pc;
@@ -147,6 +155,12 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * (the default is an eighth): a burst of clients ramps up sooner, and
      * a storm of 1,600 clients still does not overshoot. */
     lc.probe_headroom = 0.25;
+    /* Startup and stuck probes (docs/limiter.md): double per round trip
+     * until the first congestion signal, and cut the limit to the proven
+     * level as soon as a probe over it is out twice the smoothed RTT,
+     * long before its slow answer (0.8-2.5 s) comes back. */
+    lc.startup_headroom = 1.0;
+    lc.stuck_ratio = 2.0;
     lc.clock = cfg->clock;
     if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;
     if ((kit->breaker = lab_breaker(cfg, 5000, err)) == NULL) goto fail;
@@ -155,6 +169,22 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
         bw_pipeline_add_limit(&pc, bw_limiter_as_limit(kit->limiter), 10000);
     rc_add |= bw_pipeline_add_breaker(&pc, kit->breaker);
     rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
+    break;
+  }
+  case BW_LAB_ORACLE: {
+    /* The ideal: it knows the partner's capacity and never exceeds it, so
+     * every call is answered fast and nothing needs a retry. Calls wait
+     * for a slot as the breakwater mode's do (same deadline, same poll). */
+    bw_bulkhead_config_t hc;
+    bw_bulkhead_config_init(&hc);
+    hc.name = "partner";
+    hc.max_concurrent = cfg->oracle_limit;
+    hc.timeout_ms = 0; /* the attempt timeout bounds each call */
+    hc.clock = cfg->clock;
+    if ((kit->bulkhead = bw_bulkhead_new(&hc, err)) == NULL) goto fail;
+    rc_add |= bw_pipeline_add_deadline(&pc, 10000);
+    rc_add |=
+        bw_pipeline_add_limit(&pc, bw_bulkhead_as_limit(kit->bulkhead), 10000);
     break;
   }
   default:
@@ -264,6 +294,7 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
   kc.attempt_timeout_ms = cfg->attempt_timeout_ms;
   kc.seed = cfg->seed;
   kc.max_limit = cfg->max_limit;
+  kc.oracle_limit = pcfg.capacity; /* the ideal knows it */
   if ((rc = bw_lab_kit_init(&kit, &kc, err)) != BW_OK) goto done;
   if ((partner = bw_sim_partner_new(&pcfg, err)) == NULL) {
     rc = BW_E_NOMEM;
