@@ -126,7 +126,14 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     break;
   case BW_LAB_BREAKWATER: {
     bw_budget_config_t bc;
-    bw_budget_config_init(&bc); /* gRPC's token bucket: 10 tokens, 0.1 */
+    /* A ratio budget (retries at most 20 % of requests, Finagle's and
+     * Linkerd's rule): a burst's overshoot fails many calls at once, and
+     * gRPC's token bucket (10 tokens) refused almost all of their retries,
+     * while a fifth of a burst's requests may safely retry under the
+     * lowered limit. */
+    bw_budget_config_init(&bc);
+    bc.kind = BW_BUDGET_RATIO;
+    bc.clock = cfg->clock;
     bc.name = "partner";
     if ((kit->budget = bw_budget_new(&bc, err)) == NULL) goto fail;
     bw_retry_config_init(&rc);
