@@ -26,15 +26,20 @@
  * 429 and 503) or grpc-retry-pushback-ms as the retry hint. A URL curl
  * cannot use (malformed, or a scheme other than http/https) is PERMANENT.
  *
- * Library: breakwater_curl (links breakwater_event, libcurl, libevent).
- * Threads: a bw_curl_t belongs to its event_base's thread; nothing here is
- * thread-safe except bw_curl_transport and bw_http_call (which runs on its
- * own base). */
+ * The result type, bw_curl_result_clear and the CURLcode classification
+ * (bw_curl_transport, bw_curl_verdict) are in curl_easy.h, with the
+ * blocking easy-handle helper that needs no libevent.
+ *
+ * Library: breakwater_curl (links breakwater_curl_easy, breakwater_event,
+ * libcurl, libevent). Threads: a bw_curl_t belongs to its event_base's
+ * thread; nothing here is thread-safe except bw_http_call (which runs on
+ * its own base). */
 #ifndef BREAKWATER_DRIVER_CURL_H
 #define BREAKWATER_DRIVER_CURL_H
 
 #include "clock.h"
 #include "common.h"
+#include "curl_easy.h"
 #include "driver_event.h"
 #include "http.h"
 #include "pipeline.h"
@@ -46,10 +51,6 @@ extern "C" {
 struct event_base;
 
 typedef struct bw_curl_s bw_curl_t;
-
-/* The response body kept per attempt: the first 64 KiB; the rest is read
- * and dropped (body_truncated). */
-#define BW_CURL_BODY_MAX 65536
 
 typedef struct bw_curl_config_s {
   const bw_clock_t *clock;      /* the strategies' clock; default monotonic */
@@ -74,32 +75,6 @@ typedef struct bw_curl_request_s {
   size_t header_count;
   bool idempotent; /* default true; false: Idempotency-Key (above) */
 } bw_curl_request_t;
-
-/* How a logical call ended. Passed to the done callback (valid during the
- * callback only) or filled by bw_http_call. */
-typedef struct bw_curl_result_s {
-  bw_failure_t failure;      /* NONE = success */
-  bool cancelled;            /* ended by bw_curl_free (nothing else) */
-  int status;                /* the last HTTP status received, 0 if none */
-  bw_transport_t transport;  /* the last attempt's transport kind (NONE
-                                when it got a response) */
-  int curl_code;             /* the last attempt's CURLcode (0 if none) */
-  bw_verdict_t last_verdict; /* the last attempt's verdict */
-  int64_t retry_after_ms;    /* the last attempt's hint (or NONE/NEVER) */
-  uint32_t attempts;         /* attempts the pipeline asked for */
-  uint32_t network_attempts; /* easy handles actually added to the multi
-                                (an attempt with no time left makes none) */
-  int64_t waited_ms;         /* sum of the pipeline's waits */
-  int64_t latency_ns;        /* logical latency, on the driver's clock */
-  char idempotency_key[37];  /* the key sent ("" if none) */
-  const char *body;          /* the last response's body (up to max_body
-                                bytes, NUL-terminated; "" if none). In the
-                                done callback: valid during it only. From
-                                bw_http_call: owned by the caller, freed by
-                                bw_curl_result_clear */
-  size_t body_len;
-  bool body_truncated;
-} bw_curl_result_t;
 
 /* Called once per logical call, from the loop (never from inside
  * bw_curl_request), or from bw_curl_free with res->cancelled set. */
@@ -155,13 +130,6 @@ BW_EXTERN int bw_curl_request_at(bw_curl_t *http, const bw_pipeline_t *pl,
 /* Counters. NULL arguments are ignored. */
 BW_EXTERN void bw_curl_stats(const bw_curl_t *http, bw_curl_stats_t *out);
 
-/* The transport kind of a CURLcode: CURLE_OK -> NONE; OPERATION_TIMEDOUT ->
- * TIMEOUT; COULDNT_CONNECT -> REFUSED; COULDNT_RESOLVE_HOST/PROXY -> DNS;
- * SSL_CONNECT_ERROR, PEER_FAILED_VERIFICATION, SSL_CERTPROBLEM, SSL_CIPHER,
- * SSL_CACERT_BADFILE -> TLS; GOT_NOTHING, SEND_ERROR, RECV_ERROR,
- * PARTIAL_FILE -> RESET; anything else -> OTHER. Pure; thread-safe. */
-BW_EXTERN bw_transport_t bw_curl_transport(int curl_code);
-
 /* Blocking helper for simple programs: runs one logical call on its own
  * event_base and bw_curl_t (monotonic clock) until it is done. Returns the
  * failure kind (BW_FAILURE_NONE = success, >= 0) with *out filled (out
@@ -171,10 +139,6 @@ BW_EXTERN bw_transport_t bw_curl_transport(int curl_code);
 BW_EXTERN int bw_http_call(const bw_pipeline_t *pl,
                            const bw_curl_request_t *req, bw_curl_result_t *out,
                            bw_error_t *err);
-/* Frees the body bw_http_call copied into *res and sets it to "" (NULL is
- * fine). */
-BW_EXTERN void bw_curl_result_clear(bw_curl_result_t *res);
-
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 
 #include "breakwater/driver_curl.h"
 #include "breakwater/ext.h"
+#include "curl_common.h"
 
 typedef struct bw__sock_s bw__sock_t;
 typedef struct bw__req_s bw__req_t;
@@ -58,8 +59,7 @@ struct bw__req_s {
   /* the attempt in progress */
   CURL *easy;
   struct curl_slist *headers;
-  bool has_ra, has_push;
-  int64_t ra_ms, push_ms;
+  bw__curl_hint_t hint_in; /* the response's hints, as they arrive */
   /* the last attempt's results */
   char *buf; /* max_body + 1 bytes */
   size_t len;
@@ -82,33 +82,6 @@ static void bw__curl_global_init(void) {
   /* Never cleaned up: curl_global_cleanup is not safe while another part of
    * the program still uses libcurl, and the process exit reclaims it. */
   bw__curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-bw_transport_t bw_curl_transport(int curl_code) {
-  switch ((CURLcode)curl_code) {
-  case CURLE_OK:
-    return BW_TRANSPORT_NONE;
-  case CURLE_OPERATION_TIMEDOUT:
-    return BW_TRANSPORT_TIMEOUT;
-  case CURLE_COULDNT_CONNECT:
-    return BW_TRANSPORT_REFUSED;
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_RESOLVE_PROXY:
-    return BW_TRANSPORT_DNS;
-  case CURLE_SSL_CONNECT_ERROR:
-  case CURLE_PEER_FAILED_VERIFICATION:
-  case CURLE_SSL_CERTPROBLEM:
-  case CURLE_SSL_CIPHER:
-  case CURLE_SSL_CACERT_BADFILE:
-    return BW_TRANSPORT_TLS;
-  case CURLE_GOT_NOTHING:
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-  case CURLE_PARTIAL_FILE:
-    return BW_TRANSPORT_RESET;
-  default:
-    return BW_TRANSPORT_OTHER;
-  }
 }
 
 /* ---- the multi socket bridge ------------------------------------------- */
@@ -227,33 +200,8 @@ static size_t bw__curl_write_cb(char *data, size_t size, size_t nmemb,
 static size_t bw__curl_header_cb(char *line, size_t size, size_t nmemb,
                                  void *userp) {
   bw__req_t *r = userp;
-  size_t n = size * nmemb, vlen;
-  const char *v;
-  if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
-    /* A new response (after a 100 Continue, say): its own hints only. */
-    r->has_ra = r->has_push = false;
-  } else if (bw_http_header_value(line, n, "retry-after", &v, &vlen)) {
-    int64_t unix_ms = bw_clock_now(r->http->wall) / BW_NS_PER_MS;
-    r->has_ra = bw_retry_after_parse(v, vlen, unix_ms, &r->ra_ms) == BW_OK;
-  } else if (bw_http_header_value(line, n, "grpc-retry-pushback-ms", &v,
-                                  &vlen)) {
-    /* An unparseable pushback means "do not retry" (gRFC A6): the parser
-     * says NEVER in that case too. */
-    bw_grpc_pushback_parse(v, vlen, &r->push_ms);
-    r->has_push = true;
-  }
-  return n;
-}
-
-static struct curl_slist *bw__append(struct curl_slist *list, const char *s,
-                                     bool *ok) {
-  struct curl_slist *n;
-  if (!*ok) return list;
-  n = curl_slist_append(list, s);
-  if (n == NULL) {
-    *ok = false;
-    return list;
-  }
+  size_t n = size * nmemb;
+  bw__curl_hint_line(&r->hint_in, line, n, r->http->wall);
   return n;
 }
 
@@ -283,8 +231,6 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
   bw_curl_t *h = r->http;
   int64_t now = bw_clock_now(h->clock), limit = pc->attempt_timeout_ms;
   int64_t connect_ms = h->connect_timeout_ms;
-  char line[96], budget[BW_DEADLINE_HEADER_MAX];
-  struct curl_slist *it;
   bool ok = true;
   CURL *e;
 
@@ -292,7 +238,7 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
   r->len = 0;
   r->buf[0] = '\0';
   r->truncated = false;
-  r->has_ra = r->has_push = false;
+  bw__curl_hint_reset(&r->hint_in);
   if (!r->idempotent && r->key[0] == '\0') {
     int64_t unix_ms = bw_clock_now(h->wall) / BW_NS_PER_MS;
     /* With a retry the key is the pipeline's, so that a non-idempotent
@@ -308,19 +254,8 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
     return;
   }
 
-  for (it = r->user_headers; it != NULL; it = it->next)
-    r->headers = bw__append(r->headers, it->data, &ok);
-  if (!bw_deadline_is_none(pc->deadline) &&
-      bw_deadline_header_format(bw_deadline_remaining_ms(pc->deadline, now),
-                                budget, sizeof(budget)) >= 0) {
-    snprintf(line, sizeof(line), "X-Timeout-Budget: %s", budget);
-    r->headers = bw__append(r->headers, line, &ok);
-  }
-  if (r->key[0] != '\0') {
-    snprintf(line, sizeof(line), "Idempotency-Key: %s", r->key);
-    r->headers = bw__append(r->headers, line, &ok);
-  }
-  r->headers = bw__append(r->headers, "Expect:", &ok);
+  r->headers =
+      bw__curl_attempt_headers(r->user_headers, pc->deadline, now, r->key, &ok);
   e = ok ? curl_easy_init() : NULL;
   if (e == NULL) {
     bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_OUT_OF_MEMORY);
@@ -379,16 +314,8 @@ static void bw__req_finished(bw__req_t *r, CURLcode code) {
     h->st.transport_errors++;
     h->st.transport[r->transport]++;
   }
-  v = bw_http_classify(r->status, r->transport);
-  /* A request curl cannot even express will not get better by retrying. */
-  if (code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT)
-    v = BW_VERDICT_PERMANENT;
-  r->hint = BW_RETRY_AFTER_NONE;
-  if (r->has_push)
-    r->hint = r->push_ms;
-  else if (r->transport == BW_TRANSPORT_NONE && r->has_ra &&
-           bw_http_has_retry_hint(r->status))
-    r->hint = r->ra_ms;
+  v = bw_curl_verdict((int)code, r->status);
+  r->hint = bw__curl_hint_value(&r->hint_in, r->transport, r->status);
   if (r->transport == BW_TRANSPORT_TIMEOUT)
     bw_ev_call_report_timeout(r->call);
   else
@@ -613,7 +540,7 @@ int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
     ok = r->body != NULL;
   }
   for (i = 0; i < req->header_count; i++)
-    r->user_headers = bw__append(r->user_headers, req->headers[i], &ok);
+    r->user_headers = bw__curl_append(r->user_headers, req->headers[i], &ok);
   if (!ok || r->method == NULL || r->url == NULL || r->buf == NULL) {
     bw__req_free(r);
     return BW_E_NOMEM;
@@ -718,14 +645,4 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
   }
   bw_error_clear(err);
   return (int)s.failure;
-}
-
-void bw_curl_result_clear(bw_curl_result_t *res) {
-  if (res == NULL) return;
-  /* bw_http_call copies a body only when it is not empty; an empty one is
-   * the static "". */
-  if (res->body != NULL && res->body_len > 0)
-    bw_free((void *)(uintptr_t)res->body);
-  res->body = "";
-  res->body_len = 0;
 }

@@ -1,0 +1,371 @@
+/* Specification tests: the blocking easy-handle helper (curl_easy.h), over
+ * real HTTP on 127.0.0.1, with the caller's own CURL handle.
+ *
+ * Each test runs the scripted evhttp server (http_scripted.h) on a thread
+ * of its own, performs through a pipeline, then stops the server and reads
+ * its log. The assertions are counts (server-side hits == network
+ * attempts), verdicts, failure kinds, headers and the waits the pipeline
+ * chose; time is asserted only as a lower bound. The waits are recorded by
+ * a sleep function that really sleeps. */
+#include <curl/curl.h>
+
+#include "breakwater/curl_easy.h"
+#include "bw_test.h"
+#include "http_scripted.h"
+#include "pipeline_kit.h"
+
+typedef struct env_s {
+  thread_srv_t t;
+  pthread_t th;
+  CURL *easy;
+  bool stopped;
+} env_t;
+
+static int setup(void **state) {
+  env_t *e = calloc(1, sizeof(*e));
+  if (e == NULL) return -1;
+  thread_srv_start(&e->t, &e->th);
+  e->easy = curl_easy_init();
+  if (e->easy == NULL) return -1;
+  *state = e;
+  return 0;
+}
+
+static void stop(env_t *e) {
+  if (!e->stopped) thread_srv_stop(&e->t, e->th);
+  e->stopped = true;
+}
+
+static int teardown(void **state) {
+  env_t *e = *state;
+  stop(e);
+  thread_srv_free(&e->t);
+  curl_easy_cleanup(e->easy);
+  free(e);
+  return 0;
+}
+
+static void set_url(env_t *e, const char *path) {
+  char u[96];
+  snprintf(u, sizeof(u), "http://127.0.0.1:%d%s", e->t.srv.port, path);
+  curl_easy_setopt(e->easy, CURLOPT_URL, u); /* libcurl copies it */
+}
+
+/* Records every wait and really sleeps it. */
+typedef struct sleeps_s {
+  int n;
+  int64_t ms[8];
+} sleeps_t;
+
+static void record_sleep(void *ud, int64_t ms) {
+  sleeps_t *s = ud;
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  if (s->n < 8) s->ms[s->n] = ms;
+  s->n++;
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+static int64_t now_ms(void) {
+  return bw_clock_now(bw_clock_monotonic()) / BW_NS_PER_MS;
+}
+
+static void a_503_then_200_is_retried_and_succeeds(void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(3, 10, true, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_curl_easy_options_t o;
+  bw_curl_result_t res;
+  sleeps_t sl = {0};
+  bw_curl_easy_options_init(&o);
+  o.sleep = record_sleep;
+  o.sleep_userdata = &sl;
+  set_url(e, "/flaky");
+  assert_int_equal(bw_curl_easy_perform_with(pl, e->easy, &o, &res),
+                   BW_FAILURE_NONE);
+  assert_int_equal(res.status, 200);
+  assert_int_equal(res.curl_code, CURLE_OK);
+  assert_int_equal(res.transport, BW_TRANSPORT_NONE);
+  assert_int_equal(res.last_verdict, BW_VERDICT_OK);
+  assert_u64_eq(res.attempts, 3);
+  assert_u64_eq(res.network_attempts, 3);
+  assert_int_equal(sl.n, 2);
+  assert_int_equal(sl.ms[0], 10);
+  assert_int_equal(sl.ms[1], 10);
+  assert_int_equal(res.waited_ms, 20);
+  assert_string_equal(res.body, "ok"); /* the last attempt's body only */
+  assert_u64_eq(res.body_len, 2);
+  assert_false(res.body_truncated);
+  assert_string_equal(res.idempotency_key, "");
+  bw_curl_result_clear(&res);
+  assert_string_equal(res.body, "");
+  stop(e);
+  assert_u64_eq(hits_on(&e->t.srv, "/flaky"), 3);
+  assert_string_equal(e->t.srv.log[0].key, ""); /* idempotent: no key */
+  bw_pipeline_free(pl);
+  bw_retry_policy_free(rp);
+}
+
+static void a_404_is_permanent_and_not_retried(void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(3, 10, true, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_curl_result_t res;
+  set_url(e, "/bad");
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res),
+                   BW_FAILURE_PERMANENT);
+  assert_int_equal(res.status, 404);
+  assert_int_equal(res.last_verdict, BW_VERDICT_PERMANENT);
+  assert_u64_eq(res.network_attempts, 1);
+  assert_int_equal(res.waited_ms, 0);
+  assert_string_equal(res.body, "no such thing");
+  bw_curl_result_clear(&res);
+  stop(e);
+  assert_u64_eq(hits_on(&e->t.srv, "/bad"), 1);
+  bw_pipeline_free(pl);
+  bw_retry_policy_free(rp);
+}
+
+static void a_429_with_retry_after_waits_the_second(void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(3, 10, true, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_curl_easy_options_t o;
+  bw_curl_result_t res;
+  sleeps_t sl = {0};
+  int64_t t0 = now_ms();
+  bw_curl_easy_options_init(&o);
+  o.sleep = record_sleep;
+  o.sleep_userdata = &sl;
+  set_url(e, "/throttle");
+  assert_int_equal(bw_curl_easy_perform_with(pl, e->easy, &o, &res),
+                   BW_FAILURE_NONE);
+  assert_true(now_ms() - t0 >= 1000);
+  assert_int_equal(sl.n, 1);
+  assert_int_equal(sl.ms[0], 1000); /* the hint, above the 10 ms backoff */
+  assert_int_equal(res.waited_ms, 1000);
+  assert_u64_eq(res.network_attempts, 2);
+  assert_int_equal(res.status, 200);
+  bw_curl_result_clear(&res);
+  stop(e);
+  assert_u64_eq(hits_on(&e->t.srv, "/throttle"), 2);
+  bw_pipeline_free(pl);
+  bw_retry_policy_free(rp);
+}
+
+static void grpc_pushback_is_the_hint_and_negative_means_never(void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(3, 10, true, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_curl_result_t res;
+  set_url(e, "/pushback");
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res), BW_FAILURE_NONE);
+  assert_int_equal(res.waited_ms, 40);
+  bw_curl_result_clear(&res);
+  set_url(e, "/never");
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res),
+                   BW_FAILURE_RETRY_AFTER);
+  assert_int_equal(res.retry_after_ms, BW_RETRY_AFTER_NEVER);
+  assert_u64_eq(res.network_attempts, 1);
+  bw_curl_result_clear(&res);
+  stop(e);
+  assert_u64_eq(hits_on(&e->t.srv, "/never"), 1);
+  bw_pipeline_free(pl);
+  bw_retry_policy_free(rp);
+}
+
+static void the_attempt_timeout_cuts_a_slow_answer(void **state) {
+  env_t *e = *state;
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, NULL, 100);
+  bw_curl_result_t res;
+  int64_t t0 = now_ms();
+  set_url(e, "/slow"); /* answers after 300 ms */
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res),
+                   BW_FAILURE_EXHAUSTED);
+  assert_true(now_ms() - t0 >= 100);
+  assert_int_equal(res.curl_code, CURLE_OPERATION_TIMEDOUT);
+  assert_int_equal(res.transport, BW_TRANSPORT_TIMEOUT);
+  assert_int_equal(res.last_verdict, BW_VERDICT_TRANSIENT);
+  assert_u64_eq(res.network_attempts, 1);
+  bw_curl_result_clear(&res);
+  bw_pipeline_free(pl);
+}
+
+static void the_budget_header_arrives_at_the_server(void **state) {
+  env_t *e = *state;
+  bw_pipeline_t *pl = bwt_pipeline("easy", 5000, NULL, NULL, 0);
+  bw_pipeline_t *bare = bwt_pipeline("bare", 0, NULL, NULL, 0);
+  const bw_clock_t *clk = bw_clock_monotonic();
+  bw_curl_result_t res;
+  bw_deadline_t prev;
+  int64_t ms = -1;
+  set_url(e, "/ok");
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res), BW_FAILURE_NONE);
+  bw_curl_result_clear(&res);
+  /* This thread's current deadline narrows the call's. */
+  prev = bw_deadline_set(bw_deadline_in(bw_clock_now(clk), 3000));
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res), BW_FAILURE_NONE);
+  bw_curl_result_clear(&res);
+  bw_deadline_set(prev);
+  /* No deadline at all: no header. */
+  assert_int_equal(bw_curl_easy_perform(bare, e->easy, &res), BW_FAILURE_NONE);
+  bw_curl_result_clear(&res);
+  stop(e);
+  assert_int_equal(e->t.srv.nlog, 3);
+  assert_status(bw_deadline_header_parse(e->t.srv.log[0].budget,
+                                         strlen(e->t.srv.log[0].budget), &ms),
+                BW_OK);
+  assert_true(ms > 4000 && ms <= 5000);
+  assert_status(bw_deadline_header_parse(e->t.srv.log[1].budget,
+                                         strlen(e->t.srv.log[1].budget), &ms),
+                BW_OK);
+  assert_true(ms > 2000 && ms <= 3000);
+  assert_string_equal(e->t.srv.log[2].budget, "");
+  bw_pipeline_free(pl);
+  bw_pipeline_free(bare);
+}
+
+static void non_idempotent_retries_send_one_key(void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(3, 1, false, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_pipeline_t *bare = bwt_pipeline("bare", 0, NULL, NULL, 2000);
+  bw_curl_easy_options_t o;
+  bw_curl_result_t res;
+  char key[37];
+  bw_curl_easy_options_init(&o);
+  o.idempotent = false;
+  curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, "{}");
+  set_url(e, "/flaky");
+  /* The policy retries a transient failure of a non-idempotent call only
+   * because the helper attached the key to the retry. */
+  assert_int_equal(bw_curl_easy_perform_with(pl, e->easy, &o, &res),
+                   BW_FAILURE_NONE);
+  assert_u64_eq(res.network_attempts, 3);
+  assert_int_equal(strlen(res.idempotency_key), 36);
+  memcpy(key, res.idempotency_key, sizeof(key));
+  bw_curl_result_clear(&res);
+  /* Without a retry the helper makes the key itself. */
+  set_url(e, "/ok");
+  assert_int_equal(bw_curl_easy_perform_with(bare, e->easy, &o, &res),
+                   BW_FAILURE_NONE);
+  assert_int_equal(strlen(res.idempotency_key), 36);
+  assert_string_not_equal(res.idempotency_key, key);
+  bw_curl_result_clear(&res);
+  stop(e);
+  assert_int_equal(e->t.srv.nlog, 4);
+  assert_string_equal(e->t.srv.log[0].key, key);
+  assert_string_equal(e->t.srv.log[1].key, key);
+  assert_string_equal(e->t.srv.log[2].key, key);
+  assert_int_equal(strlen(e->t.srv.log[3].key), 36);
+  assert_string_not_equal(e->t.srv.log[3].key, key);
+  bw_pipeline_free(pl);
+  bw_pipeline_free(bare);
+  bw_retry_policy_free(rp);
+}
+
+static void user_headers_are_sent_and_the_handle_is_reusable(void **state) {
+  env_t *e = *state;
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, NULL, 2000);
+  bw_curl_easy_options_t o;
+  bw_curl_result_t res;
+  struct curl_slist *h = curl_slist_append(NULL, "X-Test: hello");
+  assert_non_null(h);
+  bw_curl_easy_options_init(&o);
+  o.headers = h;
+  set_url(e, "/echo-header");
+  assert_int_equal(bw_curl_easy_perform_with(pl, e->easy, &o, &res),
+                   BW_FAILURE_NONE);
+  assert_string_equal(res.body, "hello");
+  bw_curl_result_clear(&res);
+  /* The same handle again, without the headers: nothing left over. */
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res), BW_FAILURE_NONE);
+  assert_string_equal(res.body, "(none)");
+  bw_curl_result_clear(&res);
+  /* A NULL result: the body is dropped, the answer is the same. */
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, NULL), BW_FAILURE_NONE);
+  curl_slist_free_all(h);
+  bw_pipeline_free(pl);
+}
+
+static void refused_connection_is_not_sent_and_retried(void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(2, 1, false, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_curl_result_t res;
+  char u[96];
+  snprintf(u, sizeof(u), "http://127.0.0.1:%d/ok", closed_port());
+  curl_easy_setopt(e->easy, CURLOPT_URL, u);
+  /* NOT_SENT is retried even without a key. */
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res),
+                   BW_FAILURE_EXHAUSTED);
+  assert_int_equal(res.transport, BW_TRANSPORT_REFUSED);
+  assert_int_equal(res.last_verdict, BW_VERDICT_NOT_SENT);
+  assert_u64_eq(res.network_attempts, 2);
+  bw_curl_result_clear(&res);
+  curl_easy_setopt(e->easy, CURLOPT_URL, "http://bw-test.invalid/ok");
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res),
+                   BW_FAILURE_EXHAUSTED);
+  assert_int_equal(res.transport, BW_TRANSPORT_DNS);
+  bw_curl_result_clear(&res);
+  bw_pipeline_free(pl);
+  bw_retry_policy_free(rp);
+}
+
+static void bad_arguments_are_refused(void **state) {
+  env_t *e = *state;
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, NULL, 2000);
+  bw_curl_easy_options_t o;
+  bw_curl_result_t res;
+  assert_status(bw_curl_easy_perform(NULL, e->easy, &res), BW_E_INVAL);
+  assert_string_equal(res.body, "");
+  assert_status(bw_curl_easy_perform(pl, NULL, &res), BW_E_INVAL);
+  bw_curl_easy_options_init(&o);
+  o.connect_timeout_ms = 0;
+  assert_status(bw_curl_easy_perform_with(pl, e->easy, &o, &res), BW_E_INVAL);
+  bw_curl_easy_options_init(&o);
+  o.max_body = BW_CURL_BODY_MAX + 1;
+  assert_status(bw_curl_easy_perform_with(pl, e->easy, &o, &res), BW_E_INVAL);
+  bw_curl_easy_options_init(NULL);
+  bw_curl_result_clear(NULL);
+  bw_pipeline_free(pl);
+}
+
+static void verdicts_of_curl_codes(void **state) {
+  (void)state;
+  assert_int_equal(bw_curl_verdict(CURLE_OK, 200), BW_VERDICT_OK);
+  assert_int_equal(bw_curl_verdict(CURLE_OK, 503), BW_VERDICT_TRANSIENT);
+  assert_int_equal(bw_curl_verdict(CURLE_OK, 429), BW_VERDICT_TRANSIENT);
+  assert_int_equal(bw_curl_verdict(CURLE_OK, 408), BW_VERDICT_TRANSIENT);
+  assert_int_equal(bw_curl_verdict(CURLE_OK, 404), BW_VERDICT_PERMANENT);
+  assert_int_equal(bw_curl_verdict(CURLE_OPERATION_TIMEDOUT, 200),
+                   BW_VERDICT_TRANSIENT);
+  assert_int_equal(bw_curl_verdict(CURLE_COULDNT_CONNECT, 0),
+                   BW_VERDICT_NOT_SENT);
+  assert_int_equal(bw_curl_verdict(CURLE_COULDNT_RESOLVE_HOST, 0),
+                   BW_VERDICT_NOT_SENT);
+  assert_int_equal(bw_curl_verdict(CURLE_RECV_ERROR, 0), BW_VERDICT_TRANSIENT);
+  assert_int_equal(bw_curl_verdict(CURLE_UNSUPPORTED_PROTOCOL, 0),
+                   BW_VERDICT_PERMANENT);
+  assert_int_equal(bw_curl_verdict(CURLE_URL_MALFORMAT, 0),
+                   BW_VERDICT_PERMANENT);
+}
+
+int main(void) {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(a_503_then_200_is_retried_and_succeeds),
+      T(a_404_is_permanent_and_not_retried),
+      T(a_429_with_retry_after_waits_the_second),
+      T(grpc_pushback_is_the_hint_and_negative_means_never),
+      T(the_attempt_timeout_cuts_a_slow_answer),
+      T(the_budget_header_arrives_at_the_server),
+      T(non_idempotent_retries_send_one_key),
+      T(user_headers_are_sent_and_the_handle_is_reusable),
+      T(refused_connection_is_not_sent_and_retried),
+      T(bad_arguments_are_refused),
+      cmocka_unit_test(verdicts_of_curl_codes),
+  };
+#undef T
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
