@@ -62,7 +62,8 @@ step "examples and benchmarks run"
 # Real HTTP on loopback (about 2 s). CI installs libevent and libcurl, so
 # a missing binary is a failure here, not a skip.
 ./build-test/examples/http_call >/dev/null
-echo "examples degrade_levels, agents_breakers, fallback_park, backpressure_stage, limiter_gate, http_call ran"
+./build-test/examples/http_easy >/dev/null
+echo "examples degrade_levels, agents_breakers, fallback_park, backpressure_stage, limiter_gate, http_call, http_easy ran"
 ./build-test/bench/bench_breaker --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_retry --n 200000 --reps 1 >/dev/null
 ./build-test/bench/bench_contention --runs 2 >/dev/null
