@@ -8,8 +8,9 @@
 #                                      (-merge=1) so it stays small
 #
 # The harnesses cover every parser of outside input in the core and tools:
-# Retry-After, gRPC pushback, X-Timeout-Budget, the header-line matcher of
-# the curl driver (bw_http_header_value) and the partner metrics text that
+# Retry-After, gRPC pushback, X-Timeout-Budget, grpc-timeout (with the
+# inbound deadline), the header-line matcher of the curl driver
+# (bw_http_header_value) and the partner metrics text that
 # `breakwater storm --url` reads (tools/storm_metrics.c).
 #
 # Works from any directory. Each harness links only the sources it needs
@@ -62,6 +63,7 @@ harnesses=(
   "retry_after:src/core/http.c"
   "grpc_pushback:src/core/http.c"
   "deadline_header:src/core/deadline.c"
+  "grpc_timeout:src/core/deadline.c"
   "header_line:src/core/http.c"
   "storm_metrics:tools/storm_metrics.c"
   "redis_reply:src/store/redis/reply.c:hiredis"

@@ -542,6 +542,123 @@ static void agents_a_budget_travels_between_services(void **state) {
                 BW_E_DEADLINE);
 }
 
+static int64_t grpc_ms(const char *v) {
+  int64_t ms = -42;
+  int rc = bw_grpc_timeout_parse(v, strlen(v), &ms);
+  return rc == BW_OK ? ms : INT64_MIN;
+}
+
+static void grpc_timeout_units_to_milliseconds(void **state) {
+  (void)state;
+  assert_int_equal(grpc_ms("100m"), 100);
+  assert_int_equal(grpc_ms("5S"), 5000);
+  assert_int_equal(grpc_ms("2M"), 120000);
+  assert_int_equal(grpc_ms("1H"), 3600000);
+  assert_int_equal(grpc_ms("1500u"), 1);
+  assert_int_equal(grpc_ms("999u"), 0); /* rounded down, never up */
+  assert_int_equal(grpc_ms("2999999n"), 2);
+  assert_int_equal(grpc_ms("0m"), 0);
+  assert_int_equal(grpc_ms(" 7S\t"), 7000);
+  assert_int_equal(grpc_ms("00000001S"), 1000);
+  assert_int_equal(grpc_ms("99999999H"), INT64_C(99999999) * 3600000);
+}
+
+static void grpc_timeout_refuses_anything_else(void **state) {
+  static const char *const bad[] = {"",     "S",          "5",    "5s",  "5 S",
+                                    "+5S",  "-5S",        "5.0S", "5SS", "5Sx",
+                                    "x5S",  "5h",         "5ms",  "5K",  "1e3m",
+                                    "0x5S", "123456789S", /* nine digits */
+                                    " ",    "5S\r",       "\t"};
+  size_t i;
+  int64_t ms = 77;
+  (void)state;
+  for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    assert_status(bw_grpc_timeout_parse(bad[i], strlen(bad[i]), &ms),
+                  BW_E_INVAL);
+    assert_int_equal(ms, 77); /* untouched */
+  }
+  assert_status(bw_grpc_timeout_parse(NULL, 0, &ms), BW_E_INVAL);
+  assert_status(bw_grpc_timeout_parse("5S", 2, NULL), BW_E_INVAL);
+  /* Only len bytes are read: "5Sxyz" with len 2 is "5S". */
+  assert_status(bw_grpc_timeout_parse("5Sxyz", 2, &ms), BW_OK);
+  assert_int_equal(ms, 5000);
+  /* At most 32 bytes, whitespace included. */
+  assert_status(
+      bw_grpc_timeout_parse("                              5S", 32, &ms),
+      BW_OK);
+  assert_status(
+      bw_grpc_timeout_parse("                               5S", 33, &ms),
+      BW_E_INVAL);
+}
+
+static void from_header_reads_either_header_and_keeps_the_earlier(
+    void **state) {
+  const int64_t now = 5 * BW_NS_PER_S;
+  bw_deadline_t d;
+  (void)state;
+  assert_status(bw_deadline_from_header("2.5", 3, NULL, 0, now, 10000, &d),
+                BW_OK);
+  assert_int_equal(d.at_ns, now + 2500 * MS);
+  assert_status(bw_deadline_from_header(NULL, 0, "100m", 4, now, 10000, &d),
+                BW_OK);
+  assert_int_equal(d.at_ns, now + 100 * MS);
+  assert_status(bw_deadline_from_header("2.5", 3, "3S", 2, now, 10000, &d),
+                BW_OK);
+  assert_int_equal(d.at_ns, now + 2500 * MS);
+  assert_status(bw_deadline_from_header("2.5", 3, "1S", 2, now, 10000, &d),
+                BW_OK);
+  assert_int_equal(d.at_ns, now + 1000 * MS);
+  /* One malformed, one valid: the valid one. */
+  assert_status(bw_deadline_from_header("2,5", 3, "1S", 2, now, 10000, &d),
+                BW_OK);
+  assert_int_equal(d.at_ns, now + 1000 * MS);
+}
+
+static void from_header_defaults_to_ten_seconds(void **state) {
+  const int64_t now = 5 * BW_NS_PER_S;
+  bw_deadline_t d;
+  (void)state;
+  assert_status(bw_deadline_from_header(NULL, 0, NULL, 0, now,
+                                        BW_DEADLINE_DEFAULT_MS, &d),
+                BW_E_NOTFOUND);
+  assert_int_equal(d.at_ns, now + 10000 * MS);
+  /* Malformed headers are not trusted: the default, and BW_E_INVAL. */
+  assert_status(bw_deadline_from_header("-1", 2, "5s", 2, now,
+                                        BW_DEADLINE_DEFAULT_MS, &d),
+                BW_E_INVAL);
+  assert_int_equal(d.at_ns, now + 10000 * MS);
+  /* The default is configurable; negative means no deadline. */
+  assert_status(bw_deadline_from_header(NULL, 0, NULL, 0, now, 3000, &d),
+                BW_E_NOTFOUND);
+  assert_int_equal(d.at_ns, now + 3000 * MS);
+  assert_status(bw_deadline_from_header(NULL, 0, NULL, 0, now, -1, &d),
+                BW_E_NOTFOUND);
+  assert_true(bw_deadline_is_none(d));
+  assert_status(bw_deadline_from_header("1", 1, NULL, 0, now, -1, NULL),
+                BW_E_INVAL);
+}
+
+static void from_header_then_the_one_second_refusal(void **state) {
+  const int64_t now = 5 * BW_NS_PER_S;
+  bw_deadline_t d;
+  (void)state;
+  /* 1.5 s arrive; 500 ms later exactly 1 s is left: still allowed. */
+  assert_status(bw_deadline_from_header("1.5", 3, NULL, 0, now,
+                                        BW_DEADLINE_DEFAULT_MS, &d),
+                BW_OK);
+  assert_status(bw_deadline_check(d, now + 500 * MS, BW_DEADLINE_MIN_CALL_MS),
+                BW_OK);
+  assert_status(
+      bw_deadline_check(d, now + 500 * MS + 1, BW_DEADLINE_MIN_CALL_MS),
+      BW_E_DEADLINE);
+  /* grpc-timeout "999m": refused at once. */
+  assert_status(bw_deadline_from_header(NULL, 0, "999m", 4, now,
+                                        BW_DEADLINE_DEFAULT_MS, &d),
+                BW_OK);
+  assert_status(bw_deadline_check(d, now, BW_DEADLINE_MIN_CALL_MS),
+                BW_E_DEADLINE);
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void) {
@@ -576,6 +693,11 @@ int main(void) {
       T(budget_is_at_most_32_bytes_and_only_len_is_read),
       T(format_then_parse_gives_back_the_same_milliseconds),
       T(agents_a_budget_travels_between_services),
+      T(grpc_timeout_units_to_milliseconds),
+      T(grpc_timeout_refuses_anything_else),
+      T(from_header_reads_either_header_and_keeps_the_earlier),
+      T(from_header_defaults_to_ten_seconds),
+      T(from_header_then_the_one_second_refusal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,42 @@ BW_EXTERN int bw_deadline_header_format(int64_t remaining_ms, char *buf,
 BW_EXTERN int bw_deadline_header_parse(const char *value, size_t len,
                                        int64_t *remaining_ms);
 
+/* The inbound side. The asyncio toolkit gives a request without a budget
+ * header 10 s, and refuses to call a downstream agent with less than 1 s
+ * left: before each downstream call,
+ *   bw_deadline_check(d, now_ns, BW_DEADLINE_MIN_CALL_MS) != BW_OK -> refuse
+ * (exactly 1000 ms left passes). */
+#define BW_DEADLINE_DEFAULT_MS 10000
+#define BW_DEADLINE_MIN_CALL_MS 1000
+
+/* Parses a grpc-timeout value (gRPC over HTTP/2): TimeoutValue, 1 to 8
+ * ASCII digits, then TimeoutUnit, one of H (hours), M (minutes), S
+ * (seconds), m (milliseconds), u (microseconds), n (nanoseconds): "100m",
+ * "5S", "1H". Microseconds and nanoseconds are rounded down to whole
+ * milliseconds ("999u" is 0). Surrounding spaces and tabs are allowed; at
+ * most BW_DEADLINE_HEADER_MAX bytes. BW_E_INVAL for anything else (empty, a
+ * sign, more than 8 digits, a missing, unknown or lower-case-for-upper unit,
+ * trailing bytes, NULL arguments). On success *ms (0 .. 99999999 hours in
+ * ms) is set; on error it is left untouched. Never allocates; thread-safe. */
+BW_EXTERN int bw_grpc_timeout_parse(const char *value, size_t len, int64_t *ms);
+
+/* The deadline of an inbound request, at now_ns, from its headers' values
+ * (NULL: the header is absent; need not be NUL-terminated): X-Timeout-Budget
+ * (bw_deadline_header_parse) and grpc-timeout (bw_grpc_timeout_parse). When
+ * both are valid the earlier deadline wins. When neither header is present
+ * or valid, *out is default_ms from now_ns (BW_DEADLINE_DEFAULT_MS is the
+ * asyncio toolkit's 10 s; a negative default_ms means no deadline). Returns
+ * BW_OK when a header set the deadline, BW_E_NOTFOUND when neither header
+ * was there, BW_E_INVAL when one was there but malformed (a malformed value
+ * is never trusted; the default applies), or for a NULL out (nothing set).
+ * Narrow, never widen, the thread's deadline with it:
+ *   bw_deadline_t prev = bw_deadline_set(bw_deadline_min(
+ *       bw_deadline_current(), d)); ... bw_deadline_set(prev); */
+BW_EXTERN int bw_deadline_from_header(const char *budget, size_t budget_len,
+                                      const char *grpc_timeout, size_t grpc_len,
+                                      int64_t now_ns, int64_t default_ms,
+                                      bw_deadline_t *out);
+
 #ifdef __cplusplus
 }
 #endif

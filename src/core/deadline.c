@@ -201,3 +201,78 @@ int bw_deadline_header_parse(const char *value, size_t len,
   *remaining_ms = whole * 1000 + ms;
   return BW_OK;
 }
+
+/* grpc-timeout (gRPC over HTTP/2: "Timeout -> TimeoutValue TimeoutUnit",
+ * at most 8 digits, then one of H M S m u n). */
+int bw_grpc_timeout_parse(const char *value, size_t len, int64_t *ms) {
+  const char *p, *end;
+  int64_t v = 0;
+  int digits = 0;
+  if (ms == NULL || value == NULL || len == 0 || len > BW_DEADLINE_HEADER_MAX)
+    return BW_E_INVAL;
+  p = value;
+  end = value + len;
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  while (p < end && bw__is_digit(*p)) {
+    if (++digits > 8) return BW_E_INVAL;
+    v = v * 10 + (*p - '0');
+    p++;
+  }
+  if (digits == 0 || end - p != 1) return BW_E_INVAL;
+  switch (*p) {
+  case 'H':
+    *ms = v * 3600000;
+    return BW_OK;
+  case 'M':
+    *ms = v * 60000;
+    return BW_OK;
+  case 'S':
+    *ms = v * 1000;
+    return BW_OK;
+  case 'm':
+    *ms = v;
+    return BW_OK;
+  case 'u': /* below a millisecond: rounded down, never up */
+    *ms = v / 1000;
+    return BW_OK;
+  case 'n':
+    *ms = v / 1000000;
+    return BW_OK;
+  default:
+    return BW_E_INVAL;
+  }
+}
+
+int bw_deadline_from_header(const char *budget, size_t budget_len,
+                            const char *grpc_timeout, size_t grpc_len,
+                            int64_t now_ns, int64_t default_ms,
+                            bw_deadline_t *out) {
+  bw_deadline_t d = bw_deadline_none();
+  bool found = false, present = false;
+  int64_t ms;
+  if (out == NULL) return BW_E_INVAL;
+  if (budget != NULL) {
+    present = true;
+    if (bw_deadline_header_parse(budget, budget_len, &ms) == BW_OK) {
+      d = bw_deadline_min(d, bw_deadline_in(now_ns, ms));
+      found = true;
+    }
+  }
+  if (grpc_timeout != NULL) {
+    present = true;
+    if (bw_grpc_timeout_parse(grpc_timeout, grpc_len, &ms) == BW_OK) {
+      d = bw_deadline_min(d, bw_deadline_in(now_ns, ms));
+      found = true;
+    }
+  }
+  if (found) {
+    *out = d;
+    return BW_OK;
+  }
+  *out =
+      default_ms >= 0 ? bw_deadline_in(now_ns, default_ms) : bw_deadline_none();
+  return present ? BW_E_INVAL : BW_E_NOTFOUND;
+}
