@@ -15,7 +15,8 @@
  *     //   bw_ev_call_report(call, verdict, retry_after_ms);
  *   }
  *
- * Library: breakwater_event (links libevent_core). Calls are heap-allocated
+ * Library: breakwater_event (links libevent_core, and libevent_extra for
+ * bw_ev_http_deadline). Calls are heap-allocated
  * per logical call (bw_malloc hooks) and freed when the call ends.
  *
  * Threads: a driver belongs to its event_base's thread. Every function here,
@@ -180,6 +181,31 @@ BW_EXTERN int bw_ev_timer_start(bw_ev_timer_t *t, int64_t ms);
 BW_EXTERN void bw_ev_timer_stop(bw_ev_timer_t *t);
 BW_EXTERN bool bw_ev_timer_pending(const bw_ev_timer_t *t);
 BW_EXTERN void bw_ev_timer_free(bw_ev_timer_t *t);
+
+/* The inbound side of deadlines, for an evhttp server (libevent_extra):
+ * the deadline of request `req` at now_ns, from its X-Timeout-Budget and
+ * grpc-timeout headers (bw_deadline_from_header: the earlier of the two;
+ * default_ms when neither is there or valid — BW_DEADLINE_DEFAULT_MS is
+ * the asyncio toolkit's 10 s, a negative default_ms means none). Returns
+ * BW_OK (a header set it), BW_E_NOTFOUND (no header: the default),
+ * BW_E_INVAL (a malformed header: the default; or a NULL req, the default
+ * too; or a NULL out, nothing set). In a handler that answers before it
+ * returns, make it this thread's current deadline, which the pipelines and
+ * the curl drivers' X-Timeout-Budget then follow:
+ *   bw_deadline_t d;
+ *   bw_ev_http_deadline(req, bw_clock_now(clk), BW_DEADLINE_DEFAULT_MS, &d);
+ *   bw_deadline_t prev = bw_deadline_set(bw_deadline_min(
+ *       bw_deadline_current(), d));
+ *   if (bw_deadline_check(d, bw_clock_now(clk), BW_DEADLINE_MIN_CALL_MS)
+ *       != BW_OK)
+ *     ... answer 504 instead of calling further down ...
+ *   bw_deadline_set(prev);
+ * A handler that answers later passes d along instead (bw_curl_request_at,
+ * bw_ev_call_start's outer). Reads the headers only; thread-safe as evhttp
+ * requests are (the loop's thread). */
+struct evhttp_request;
+BW_EXTERN int bw_ev_http_deadline(struct evhttp_request *req, int64_t now_ns,
+                                  int64_t default_ms, bw_deadline_t *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,278 @@
+/* Specification tests: the inbound deadline over real HTTP on 127.0.0.1,
+ * across two hops (bw_ev_http_deadline, bw_deadline_from_header, and the
+ * easy helper's X-Timeout-Budget).
+ *
+ *   client --(budget or grpc-timeout)--> A --(X-Timeout-Budget)--> B
+ *
+ * A and B are evhttp servers, each on a thread and event loop of its own.
+ * A reads the inbound deadline, makes it its thread's current deadline,
+ * spends 200 ms, then either refuses (less than 1 s left: 504, B never
+ * called) or calls B with bw_curl_easy_perform, whose pipeline has no
+ * deadline of its own: the budget B receives is what A had left. Every log
+ * is read after its server's thread has stopped. Time is asserted only as
+ * bounds that hold on any machine: B's budget is at most A's minus the time
+ * A measured it spent before the call. */
+#include <curl/curl.h>
+
+#include "breakwater/curl_easy.h"
+#include "breakwater/driver_event.h"
+#include "bw_test.h"
+#include "http_scripted.h"
+#include "pipeline_kit.h"
+
+#define HOPS_MAX 8
+#define SPEND_MS 200
+
+typedef struct hop_s {
+  struct event_base *base;
+  struct evhttp *http;
+  struct event *tick;
+  atomic_bool stop;
+  pthread_t th;
+  int port;
+  const bw_pipeline_t *pl; /* A: its pipeline to B */
+  int next_port;           /* A: B's port */
+  unsigned n;
+  struct {
+    int rc;           /* A: bw_ev_http_deadline's */
+    int64_t got_ms;   /* A: its deadline, at arrival; B: the budget got */
+    int64_t spent_ms; /* A: arrival to the call, rounded down */
+    bool called;      /* A: called B */
+    char budget[40];  /* B: the raw X-Timeout-Budget */
+  } log[HOPS_MAX];
+} hop_t;
+
+static int64_t mono(void) {
+  return bw_clock_now(bw_clock_monotonic());
+}
+
+static void answer(struct evhttp_request *req, int code, const char *body) {
+  struct evbuffer *b = evbuffer_new();
+  evbuffer_add(b, body, strlen(body));
+  evhttp_send_reply(req, code, code == 200 ? "OK" : "Refused", b);
+  evbuffer_free(b);
+}
+
+static void hop_a(struct evhttp_request *req, void *arg) {
+  hop_t *h = arg;
+  unsigned i = h->n < HOPS_MAX ? h->n : HOPS_MAX - 1;
+  int64_t arrival = mono(), t_call;
+  struct timespec ts = {0, SPEND_MS * 1000000L};
+  bw_deadline_t d, prev;
+  h->n++;
+  h->log[i].rc = bw_ev_http_deadline(req, arrival, BW_DEADLINE_DEFAULT_MS, &d);
+  h->log[i].got_ms = bw_deadline_remaining_ms(d, arrival);
+  prev = bw_deadline_set(bw_deadline_min(bw_deadline_current(), d));
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  t_call = mono();
+  h->log[i].spent_ms = (t_call - arrival) / BW_NS_PER_MS;
+  if (bw_deadline_check(bw_deadline_current(), t_call,
+                        BW_DEADLINE_MIN_CALL_MS) != BW_OK) {
+    answer(req, 504, "not worth calling B");
+  } else {
+    CURL *easy = curl_easy_init();
+    char u[64];
+    int rc;
+    snprintf(u, sizeof(u), "http://127.0.0.1:%d/b", h->next_port);
+    curl_easy_setopt(easy, CURLOPT_URL, u);
+    h->log[i].called = true;
+    rc = bw_curl_easy_perform(h->pl, easy, NULL);
+    answer(req, rc == BW_FAILURE_NONE ? 200 : 502, "via B");
+    curl_easy_cleanup(easy);
+  }
+  bw_deadline_set(prev);
+}
+
+static void hop_b(struct evhttp_request *req, void *arg) {
+  hop_t *h = arg;
+  unsigned i = h->n < HOPS_MAX ? h->n : HOPS_MAX - 1;
+  const char *v = evhttp_find_header(evhttp_request_get_input_headers(req),
+                                     "X-Timeout-Budget");
+  h->n++;
+  snprintf(h->log[i].budget, sizeof(h->log[i].budget), "%s",
+           v != NULL ? v : "");
+  h->log[i].got_ms = -1;
+  if (v != NULL) bw_deadline_header_parse(v, strlen(v), &h->log[i].got_ms);
+  answer(req, 200, "B");
+}
+
+static void hop_tick(evutil_socket_t fd, short what, void *arg) {
+  hop_t *h = arg;
+  (void)fd;
+  (void)what;
+  if (atomic_load(&h->stop)) event_base_loopbreak(h->base);
+}
+
+static void *hop_run(void *arg) {
+  hop_t *h = arg;
+  event_base_dispatch(h->base);
+  return NULL;
+}
+
+static void hop_start(hop_t *h, void (*cb)(struct evhttp_request *, void *)) {
+  struct timeval tv = {0, 10 * 1000};
+  struct evhttp_bound_socket *bs;
+  h->base = event_base_new();
+  assert_non_null(h->base);
+  h->http = evhttp_new(h->base);
+  assert_non_null(h->http);
+  evhttp_set_gencb(h->http, cb, h);
+  bs = evhttp_bind_socket_with_handle(h->http, "127.0.0.1", 0);
+  assert_non_null(bs);
+  h->port = bound_port(bs);
+  assert_true(h->port > 0);
+  h->tick = event_new(h->base, -1, EV_PERSIST, hop_tick, h);
+  evtimer_add(h->tick, &tv);
+  assert_int_equal(pthread_create(&h->th, NULL, hop_run, h), 0);
+}
+
+static void hop_stop(hop_t *h) {
+  atomic_store(&h->stop, true);
+  pthread_join(h->th, NULL);
+  evhttp_free(h->http);
+  event_free(h->tick);
+  event_base_free(h->base);
+}
+
+typedef struct env_s {
+  hop_t a, b;
+  bw_pipeline_t *a_to_b; /* no deadline of its own: A's thread's */
+  bw_pipeline_t *client; /* 5 s deadline */
+  bw_pipeline_t *bare;   /* none */
+  CURL *easy;
+} env_t;
+
+static int setup(void **state) {
+  env_t *e = calloc(1, sizeof(*e));
+  if (e == NULL) return -1;
+  e->a_to_b = bwt_pipeline("a_to_b", 0, NULL, NULL, 2000);
+  e->client = bwt_pipeline("client", 5000, NULL, NULL, 0);
+  e->bare = bwt_pipeline("bare", 0, NULL, NULL, 0);
+  hop_start(&e->b, hop_b);
+  e->a.pl = e->a_to_b;
+  e->a.next_port = e->b.port;
+  hop_start(&e->a, hop_a);
+  e->easy = curl_easy_init();
+  *state = e;
+  return e->easy != NULL ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  env_t *e = *state;
+  curl_easy_cleanup(e->easy);
+  bw_pipeline_free(e->a_to_b);
+  bw_pipeline_free(e->client);
+  bw_pipeline_free(e->bare);
+  free(e);
+  return 0;
+}
+
+/* Calls A with the given pipeline and extra header (NULL for none). */
+static int call_a(env_t *e, const bw_pipeline_t *pl, const char *header,
+                  int *status) {
+  bw_curl_easy_options_t o;
+  bw_curl_result_t res;
+  struct curl_slist *h =
+      header != NULL ? curl_slist_append(NULL, header) : NULL;
+  char u[64];
+  int rc;
+  snprintf(u, sizeof(u), "http://127.0.0.1:%d/a", e->a.port);
+  curl_easy_setopt(e->easy, CURLOPT_URL, u);
+  bw_curl_easy_options_init(&o);
+  o.headers = h;
+  rc = bw_curl_easy_perform_with(pl, e->easy, &o, &res);
+  *status = res.status;
+  bw_curl_result_clear(&res);
+  curl_slist_free_all(h);
+  return rc;
+}
+
+static void stop_both(env_t *e) {
+  hop_stop(&e->a);
+  hop_stop(&e->b);
+}
+
+static void the_budget_shrinks_across_two_hops(void **state) {
+  env_t *e = *state;
+  int status = 0;
+  assert_int_equal(call_a(e, e->client, NULL, &status), BW_FAILURE_NONE);
+  assert_int_equal(status, 200);
+  stop_both(e);
+  assert_int_equal(e->a.n, 1);
+  assert_int_equal(e->b.n, 1);
+  assert_status(e->a.log[0].rc, BW_OK);
+  assert_true(e->a.log[0].got_ms > 4000 && e->a.log[0].got_ms <= 5000);
+  assert_true(e->a.log[0].spent_ms >= SPEND_MS);
+  assert_true(e->b.log[0].got_ms >= 0);
+  /* B got at most what A had at arrival less what A spent before calling. */
+  assert_true(e->b.log[0].got_ms <= e->a.log[0].got_ms - e->a.log[0].spent_ms);
+  assert_true(e->b.log[0].got_ms > 3000);
+}
+
+static void grpc_timeout_sets_the_first_hop(void **state) {
+  env_t *e = *state;
+  int status = 0;
+  assert_int_equal(call_a(e, e->bare, "grpc-timeout: 3S", &status),
+                   BW_FAILURE_NONE);
+  assert_int_equal(status, 200);
+  stop_both(e);
+  assert_status(e->a.log[0].rc, BW_OK);
+  assert_int_equal(e->a.log[0].got_ms, 3000); /* read at arrival: exact */
+  assert_true(e->b.log[0].got_ms <= 3000 - e->a.log[0].spent_ms);
+  assert_true(e->b.log[0].got_ms > 1000);
+}
+
+static void no_header_means_ten_seconds(void **state) {
+  env_t *e = *state;
+  int status = 0;
+  assert_int_equal(call_a(e, e->bare, NULL, &status), BW_FAILURE_NONE);
+  assert_int_equal(call_a(e, e->bare, "X-Timeout-Budget: soon", &status),
+                   BW_FAILURE_NONE);
+  stop_both(e);
+  assert_int_equal(e->a.n, 2);
+  assert_status(e->a.log[0].rc, BW_E_NOTFOUND);
+  assert_int_equal(e->a.log[0].got_ms, BW_DEADLINE_DEFAULT_MS);
+  assert_status(e->a.log[1].rc, BW_E_INVAL); /* malformed: the default */
+  assert_int_equal(e->a.log[1].got_ms, BW_DEADLINE_DEFAULT_MS);
+  assert_true(e->b.log[0].got_ms <= 10000 - e->a.log[0].spent_ms);
+  assert_true(e->b.log[0].got_ms > 8000);
+  assert_true(e->b.log[1].got_ms <= 10000 - e->a.log[1].spent_ms);
+}
+
+static void less_than_a_second_left_is_refused_before_b(void **state) {
+  env_t *e = *state;
+  int status = 0;
+  /* 1.1 s arrive; after A's 200 ms, under 1 s is left. */
+  assert_int_equal(call_a(e, e->bare, "X-Timeout-Budget: 1.1", &status),
+                   BW_FAILURE_EXHAUSTED);
+  assert_int_equal(status, 504);
+  stop_both(e);
+  assert_int_equal(e->a.n, 1);
+  assert_status(e->a.log[0].rc, BW_OK);
+  assert_int_equal(e->a.log[0].got_ms, 1100);
+  assert_false(e->a.log[0].called);
+  assert_int_equal(e->b.n, 0);
+}
+
+static void bad_arguments(void **state) {
+  env_t *e = *state;
+  bw_deadline_t d;
+  assert_status(bw_ev_http_deadline(NULL, 0, 1000, &d), BW_E_INVAL);
+  assert_int_equal(d.at_ns, 1000 * BW_NS_PER_MS);
+  assert_status(bw_ev_http_deadline(NULL, 0, 1000, NULL), BW_E_INVAL);
+  stop_both(e);
+}
+
+int main(void) {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(the_budget_shrinks_across_two_hops),
+      T(grpc_timeout_sets_the_first_hop),
+      T(no_header_means_ten_seconds),
+      T(less_than_a_second_left_is_refused_before_b),
+      T(bad_arguments),
+  };
+#undef T
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
