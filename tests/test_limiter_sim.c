@@ -372,7 +372,7 @@ static void step_ask(bw_sim_t *sim, void *user) {
     w->max_admitted = c->permit.reserved;
   if (now < w->t_b && c->permit.reserved > w->max_admitted_before_b)
     w->max_admitted_before_b = c->permit.reserved;
-  if (now >= w->t_b + 1000 * MS && now < w->t_c &&
+  if (now >= w->t_b && now - w->t_b >= 1000 * MS && now < w->t_c &&
       c->permit.reserved > w->max_admitted_b)
     w->max_admitted_b = c->permit.reserved;
   w->partner_busy++;
@@ -477,7 +477,7 @@ static void step_drop_and_recover(bw_limiter_algorithm_t alg,
   w.cap_c = 400;
   w.t_b = 10000 * MS;
   w.t_c = 70000 * MS;
-  step_run(&w, alg, 800, 150000);
+  step_run(&w, alg, 500, 135000);
   print_message(
       "%s 400 -> 100 -> 400: 90 %% at %.1f rtt; followed 100 "
       "within %.1f rtt (admitted at most %u after 1 s); back to 90 "
