@@ -257,6 +257,290 @@ static void vegas_settles_near_the_capacity(void **state) {
   settles_near_the_capacity(BW_LIMITER_VEGAS);
 }
 
+/* ==== reaching a step capacity, and following it ======================= */
+
+/* A closed loop driven here rather than by bw_sim_gate_run, because the
+ * partner's capacity must move during the run: `clients` callers that
+ * always have work, each asking the limiter for a slot (a refusal waits
+ * 5 ms), against the Polly lab's partner model (fast 80-180 ms while the
+ * partner's own count, the new call included, is <= its capacity; else
+ * 800-2500 ms, a 429 six times in ten; a call stays with the partner for
+ * its whole latency) whose capacity is `cap_at(t)`. The caller gives up
+ * after 2000 ms (TIMED_OUT). A round trip is 130 ms, the mean fast answer.
+ * Measured: when the limit first reaches 90 % of the capacity in force,
+ * and the highest in-flight level the limiter admitted at (permit.reserved)
+ * over the whole run. Deterministic: seed 7, virtual time, no sleeps. */
+
+#define STEP_RTT_MS 130
+
+typedef struct step_world_s step_world_t;
+
+typedef struct step_client_s {
+  step_world_t *w;
+  bw_permit_t permit;
+  int status;       /* the outstanding call's answer */
+  bool gave_up;     /* timed out on the caller's side */
+  uint32_t attempt; /* bumped on each call, so a stale answer is known */
+} step_client_t;
+
+struct step_world_s {
+  bw_sim_t *sim;
+  bw_limiter_t *lim;
+  bw_rand_t rng;
+  uint32_t clients;
+  step_client_t *c;
+  uint32_t cap;          /* the partner's capacity now */
+  uint32_t partner_busy; /* its in-flight count */
+  uint32_t max_admitted; /* the highest permit.reserved */
+  uint32_t max_partner;
+  int64_t end_ns;
+  /* the capacity's schedule: cap_a until t_b, cap_b until t_c, then cap_c */
+  uint32_t cap_a, cap_b, cap_c;
+  int64_t t_b, t_c;
+  /* when the limit first reached 90 % of cap_a, then (after t_b) came
+   * within [0.75, 1.25] x cap_b, then (after t_c) reached 90 % of cap_c;
+   * -1 = never */
+  int64_t reach_a, follow_b, reach_c;
+  uint32_t max_admitted_before_b; /* over [0, t_b) */
+  uint32_t max_admitted_b;        /* over [t_b + 1 s, t_c) */
+};
+
+static void step_ask(bw_sim_t *sim, void *user);
+
+typedef struct step_answer_s {
+  step_client_t *c;
+  uint32_t attempt;
+} step_answer_t;
+
+static void step_note(step_world_t *w) {
+  int64_t now = bw_sim_now_ns(w->sim);
+  uint32_t l = bw_limiter_limit(w->lim);
+  if (now < w->t_b) {
+    if (w->reach_a < 0 && (uint64_t)l * 10 >= (uint64_t)w->cap_a * 9)
+      w->reach_a = now;
+  } else if (now < w->t_c) {
+    if (w->follow_b < 0 && (uint64_t)l * 4 >= (uint64_t)w->cap_b * 3 &&
+        (uint64_t)l * 4 <= (uint64_t)w->cap_b * 5)
+      w->follow_b = now - w->t_b;
+  } else if (w->reach_c < 0 && (uint64_t)l * 10 >= (uint64_t)w->cap_c * 9) {
+    w->reach_c = now - w->t_c;
+  }
+}
+
+/* The partner is done with a call (its whole latency has passed). */
+static void step_partner_done(bw_sim_t *sim, void *user) {
+  step_world_t *w = user;
+  (void)sim;
+  w->partner_busy--;
+}
+
+static void step_answer(bw_sim_t *sim, void *user) {
+  step_client_t *c = user;
+  step_world_t *w = c->w;
+  (void)sim;
+  if (c->gave_up) return; /* released at the timeout already */
+  assert_status(bw_limiter_release(
+                    w->lim, &c->permit,
+                    c->status == 200 ? BW_LIMIT_SUCCESS : BW_LIMIT_DROPPED),
+                BW_OK);
+  step_note(w);
+  step_ask(w->sim, c);
+}
+
+static void step_timeout(bw_sim_t *sim, void *user) {
+  step_client_t *c = user;
+  step_world_t *w = c->w;
+  (void)sim;
+  c->gave_up = true;
+  assert_status(bw_limiter_release(w->lim, &c->permit, BW_LIMIT_TIMED_OUT),
+                BW_OK);
+  step_note(w);
+  step_ask(w->sim, c);
+}
+
+static void step_ask(bw_sim_t *sim, void *user) {
+  step_client_t *c = user;
+  step_world_t *w = c->w;
+  int64_t now = bw_sim_now_ns(sim), lat_ms;
+  if (now >= w->end_ns) return;
+  w->cap = now < w->t_b ? w->cap_a : now < w->t_c ? w->cap_b : w->cap_c;
+  if (bw_limiter_try_acquire(w->lim, &c->permit) != BW_OK) {
+    assert_status(bw_sim_schedule_in(sim, 5 * MS, step_ask, c, NULL), BW_OK);
+    return;
+  }
+  if (c->permit.reserved > w->max_admitted)
+    w->max_admitted = c->permit.reserved;
+  if (now < w->t_b && c->permit.reserved > w->max_admitted_before_b)
+    w->max_admitted_before_b = c->permit.reserved;
+  if (now >= w->t_b && now - w->t_b >= 1000 * MS && now < w->t_c &&
+      c->permit.reserved > w->max_admitted_b)
+    w->max_admitted_b = c->permit.reserved;
+  w->partner_busy++;
+  if (w->partner_busy > w->max_partner) w->max_partner = w->partner_busy;
+  if (w->partner_busy <= w->cap) {
+    c->status = 200;
+    lat_ms = bw_rand_range(&w->rng, 80, 180);
+  } else {
+    lat_ms = bw_rand_range(&w->rng, 800, 2500);
+    c->status = bw_rand_double(&w->rng) < 0.6 ? 429 : 200;
+  }
+  c->gave_up = false;
+  assert_status(
+      bw_sim_schedule_in(sim, lat_ms * MS, step_partner_done, w, NULL), BW_OK);
+  if (lat_ms <= 2000)
+    assert_status(bw_sim_schedule_in(sim, lat_ms * MS, step_answer, c, NULL),
+                  BW_OK);
+  else
+    assert_status(bw_sim_schedule_in(sim, 2000 * MS, step_timeout, c, NULL),
+                  BW_OK);
+}
+
+/* The limiter as the lab's breakwater mode configures it (src/sim/lab.c),
+ * for any algorithm, but with startup_headroom 0.25 instead of the lab's
+ * 1.0: doubling per round trip cannot keep the 1.25 x bound (the crossing
+ * step admits up to twice the proven level: measured 1.60 x at capacity
+ * 5000 for AIMD and at capacity 25, from initial_limit 20, for Gradient2
+ * and Vegas). A startup headroom no larger than probe_headroom (0.25)
+ * keeps it: growth never passes 1.25 x the highest level a success
+ * proved, and no success proves a level over the capacity. */
+static bw_limiter_t *lab_limiter(const bw_clock_t *clock,
+                                 bw_limiter_algorithm_t alg,
+                                 uint32_t max_limit) {
+  bw_limiter_config_t lc;
+  bw_error_t err;
+  bw_limiter_t *lim;
+  bw_limiter_config_init(&lc);
+  lc.algorithm = alg;
+  lc.initial_limit = 20;
+  lc.max_limit = max_limit;
+  lc.aimd_timeout_ms = 1000;
+  lc.probe_headroom = 0.25;
+  lc.startup_headroom = 0.25;
+  lc.stuck_ratio = 2.0;
+  lc.clock = clock;
+  lim = bw_limiter_new(&lc, &err);
+  if (lim == NULL) fail_msg("bw_limiter_new: %s", err.message);
+  return lim;
+}
+
+static void step_run(step_world_t *w, bw_limiter_algorithm_t alg,
+                     uint32_t clients, int64_t end_ms) {
+  bw_error_t err;
+  uint32_t top = w->cap_a > w->cap_c ? w->cap_a : w->cap_c;
+  w->sim = bw_sim_new(NULL, &err);
+  assert_non_null(w->sim);
+  w->lim = lab_limiter(bw_sim_clock(w->sim), alg, 4 * top);
+  bw_rand_seed(&w->rng, 7);
+  w->clients = clients;
+  w->end_ns = end_ms * MS;
+  w->reach_a = w->follow_b = w->reach_c = -1;
+  w->c = calloc(clients, sizeof(*w->c));
+  assert_non_null(w->c);
+  for (uint32_t i = 0; i < clients; i++) {
+    w->c[i].w = w;
+    assert_status(bw_sim_schedule_in(w->sim, 0, step_ask, &w->c[i], NULL),
+                  BW_OK);
+  }
+  bw_sim_run(w->sim);
+  /* drained: every permit released, every held slot expired */
+  assert_u64_eq(w->partner_busy, 0);
+  free(w->c);
+  bw_limiter_free(w->lim);
+  bw_sim_free(w->sim);
+}
+
+static void step_capacity(bw_limiter_algorithm_t alg, uint32_t cap,
+                          uint32_t max_rtts) {
+  step_world_t w;
+  memset(&w, 0, sizeof w);
+  w.cap_a = w.cap_b = w.cap_c = cap;
+  w.t_b = w.t_c = INT64_MAX;
+  step_run(&w, alg, 2 * cap, 40 * STEP_RTT_MS);
+  print_message(
+      "%s capacity %u: 90 %% at %.1f round trips, admitted at most "
+      "%u (%.2fx), partner max %u\n",
+      bw_limiter_algorithm_name(alg), cap,
+      (double)w.reach_a / (double)(STEP_RTT_MS * MS), w.max_admitted,
+      (double)w.max_admitted / cap, w.max_partner);
+  assert_true(w.reach_a >= 0);
+  assert_true(w.reach_a <= (int64_t)max_rtts * STEP_RTT_MS * MS);
+  assert_true((uint64_t)w.max_admitted * 4 <= (uint64_t)cap * 5);
+}
+
+static void step_drop_and_recover(bw_limiter_algorithm_t alg,
+                                  uint32_t max_follow_rtts,
+                                  uint32_t max_recover_rtts) {
+  step_world_t w;
+  memset(&w, 0, sizeof w);
+  w.cap_a = 400;
+  w.cap_b = 100;
+  w.cap_c = 400;
+  w.t_b = 10000 * MS;
+  w.t_c = 70000 * MS;
+  step_run(&w, alg, 500, 135000);
+  print_message(
+      "%s 400 -> 100 -> 400: 90 %% at %.1f rtt; followed 100 "
+      "within %.1f rtt (admitted at most %u after 1 s); back to 90 "
+      "%% of 400 within %.1f rtt\n",
+      bw_limiter_algorithm_name(alg),
+      (double)w.reach_a / (double)(STEP_RTT_MS * MS),
+      (double)w.follow_b / (double)(STEP_RTT_MS * MS), w.max_admitted_b,
+      (double)w.reach_c / (double)(STEP_RTT_MS * MS));
+  assert_true(w.reach_a >= 0);
+  assert_true(w.follow_b >= 0);
+  assert_true(w.follow_b <= (int64_t)max_follow_rtts * STEP_RTT_MS * MS);
+  assert_true(w.reach_c >= 0);
+  assert_true(w.reach_c <= (int64_t)max_recover_rtts * STEP_RTT_MS * MS);
+}
+
+/* Round trips to 90 % of the capacity, per algorithm (measured, seed 7:
+ * AIMD 0.8 / 11.7 / 19.7 at capacities 25 / 400 / 5000, Gradient2 1.0 /
+ * 12.7 / 21.2, Vegas 2.3 / 20.3 / 34.1; admitted at most 1.24 x, 1.20 x,
+ * 1.24 x of the capacity). */
+#define AIMD_STEP_RTTS 25
+#define GRADIENT2_STEP_RTTS 25
+#define VEGAS_STEP_RTTS 40
+
+static void aimd_reaches_a_step_capacity(void **state) {
+  (void)state;
+  step_capacity(BW_LIMITER_AIMD, 25, AIMD_STEP_RTTS);
+  step_capacity(BW_LIMITER_AIMD, 400, AIMD_STEP_RTTS);
+  step_capacity(BW_LIMITER_AIMD, 5000, AIMD_STEP_RTTS);
+}
+static void gradient2_reaches_a_step_capacity(void **state) {
+  (void)state;
+  step_capacity(BW_LIMITER_GRADIENT2, 25, GRADIENT2_STEP_RTTS);
+  step_capacity(BW_LIMITER_GRADIENT2, 400, GRADIENT2_STEP_RTTS);
+  step_capacity(BW_LIMITER_GRADIENT2, 5000, GRADIENT2_STEP_RTTS);
+}
+static void vegas_reaches_a_step_capacity(void **state) {
+  (void)state;
+  step_capacity(BW_LIMITER_VEGAS, 25, VEGAS_STEP_RTTS);
+  step_capacity(BW_LIMITER_VEGAS, 400, VEGAS_STEP_RTTS);
+  step_capacity(BW_LIMITER_VEGAS, 5000, VEGAS_STEP_RTTS);
+}
+
+/* Capacity 400, then 100 from 10 s, then 400 again from 70 s. The bounds
+ * are today's figures with a margin, and they are poor (docs/limiter.md,
+ * "Not yet"): following the drop takes AIMD 94.5 round trips, Gradient2
+ * 175.5 and Vegas 123.0 (every call is then over the capacity, answers in
+ * 0.8-2.5 s, and the limit decreases once per congestion event, that is
+ * once per slow answer); recovering takes 403.5 / 390.4 / 225.5 round
+ * trips, mostly the 60 s overload memory that keeps growth below the wall
+ * the drop showed. */
+static void aimd_follows_a_capacity_drop(void **state) {
+  (void)state;
+  step_drop_and_recover(BW_LIMITER_AIMD, 110, 450);
+}
+static void gradient2_follows_a_capacity_drop(void **state) {
+  (void)state;
+  step_drop_and_recover(BW_LIMITER_GRADIENT2, 200, 450);
+}
+static void vegas_follows_a_capacity_drop(void **state) {
+  (void)state;
+  step_drop_and_recover(BW_LIMITER_VEGAS, 140, 260);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_decrease_per_congestion_event),
@@ -267,6 +551,12 @@ int main(void) {
       cmocka_unit_test(aimd_settles_near_the_capacity),
       cmocka_unit_test(gradient2_settles_near_the_capacity),
       cmocka_unit_test(vegas_settles_near_the_capacity),
+      cmocka_unit_test(aimd_reaches_a_step_capacity),
+      cmocka_unit_test(gradient2_reaches_a_step_capacity),
+      cmocka_unit_test(vegas_reaches_a_step_capacity),
+      cmocka_unit_test(aimd_follows_a_capacity_drop),
+      cmocka_unit_test(gradient2_follows_a_capacity_drop),
+      cmocka_unit_test(vegas_follows_a_capacity_drop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
