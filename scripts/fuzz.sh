@@ -10,8 +10,9 @@
 # The harnesses cover every parser of outside input in the core and tools:
 # Retry-After, gRPC pushback, X-Timeout-Budget, grpc-timeout (with the
 # inbound deadline), the header-line matcher of the curl driver
-# (bw_http_header_value) and the partner metrics text that
-# `breakwater storm --url` reads (tools/storm_metrics.c).
+# (bw_http_header_value), the partner metrics text that
+# `breakwater storm --url` reads (tools/storm_metrics.c), and configuration
+# by name: every value an operator or a binding may hand bw_config_set.
 #
 # Works from any directory. Each harness links only the sources it needs
 # (and, for a component's harness, its libraries through pkg-config; a
@@ -66,6 +67,7 @@ harnesses=(
   "grpc_timeout:src/core/deadline.c"
   "header_line:src/core/http.c"
   "storm_metrics:tools/storm_metrics.c"
+  "config_value:src/core/config_fields.c src/core/config_parse.c src/core/error.c"
   "redis_reply:src/store/redis/reply.c:hiredis"
 )
 

@@ -16,6 +16,8 @@ static const bw_cmd_t commands[] = {
 #endif
     {"partner", "run the simulated payment partner as an HTTP server",
      bw_cmd_partner, bw_cmd_partner_help},
+    {"config", "configuration kinds and fields: show KIND, check KIND",
+     bw_cmd_config, bw_cmd_config_help},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,32 +1,18 @@
 /* The typed flag parser of the breakwater command (cli.h). */
 #include "cli.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "breakwater/config.h"
+
+/* The value parsers are the library's (breakwater/config.h), so a flag and
+ * a configuration field read numbers the same way. */
 int bw_cli_parse_i64(const char *s, int64_t *out) {
-  char *end = NULL;
-  long long v;
-  if (s == NULL || s[0] == '\0' || isspace((unsigned char)s[0])) return -1;
-  errno = 0;
-  v = strtoll(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0') return -1;
-  *out = (int64_t)v;
-  return 0;
+  return bw_config_parse_i64(s, out) == BW_OK ? 0 : -1;
 }
 
 int bw_cli_parse_double(const char *s, double *out) {
-  char *end = NULL;
-  double v;
-  if (s == NULL || s[0] == '\0' || isspace((unsigned char)s[0])) return -1;
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
+  return bw_config_parse_double(s, out) == BW_OK ? 0 : -1;
 }
 
 static bw_cli_flag_t *find(bw_cli_flag_t *flags, size_t n, const char *name,

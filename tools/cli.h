@@ -81,8 +81,10 @@ int bw_cli_parse(bw_cli_flag_t *flags, size_t nflags, int argc, char **argv,
 /* Prints one line per flag: "  --name METAVAR  help (range)". */
 void bw_cli_print_flags(FILE *out, const bw_cli_flag_t *flags, size_t nflags);
 
-/* Parses a whole string as a decimal integer / a finite double, with no
- * surrounding spaces. 0 on success, -1 otherwise (*out untouched). */
+/* Parses a whole string as a decimal integer / a finite decimal double,
+ * with no surrounding spaces, by the library's parsers
+ * (bw_config_parse_i64 / bw_config_parse_double, breakwater/config.h).
+ * 0 on success, -1 otherwise (*out untouched). */
 int bw_cli_parse_i64(const char *s, int64_t *out);
 int bw_cli_parse_double(const char *s, double *out);
 

@@ -1,6 +1,8 @@
 /* breakwater tool — the lab storm over a range of seeds (lab_seeds.h). */
 #include "lab_seeds.h"
 
+#include "breakwater/config.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,33 +11,16 @@
 
 #define SEEDS_MAX 10000u
 
-static int parse_u64(const char *s, const char *end, uint64_t *out) {
-  uint64_t v = 0;
-  if (s == end) return -1;
-  for (const char *c = s; c < end; c++) {
-    if (*c < '0' || *c > '9') return -1;
-    if (v > (UINT64_MAX - 9) / 10) return -1;
-    v = v * 10 + (uint64_t)(*c - '0');
-  }
-  *out = v;
-  return 0;
-}
-
 int bw_lab_seeds_parse(const char *s, uint64_t *first, uint64_t *last,
                        char *err, size_t err_size) {
-  const char *dots = strstr(s, "..");
-  const char *end = s + strlen(s);
   uint64_t a, b;
-  if (dots == NULL
-          ? parse_u64(s, end, &a) != 0
-          : parse_u64(s, dots, &a) != 0 || parse_u64(dots + 2, end, &b) != 0) {
+  if (bw_config_parse_u64_range(s, &a, &b) != BW_OK) {
     snprintf(err, err_size,
              "--seeds must be a range A..B of seeds (integers >= 1), or one "
              "seed N (got '%s')",
              s);
     return -1;
   }
-  if (dots == NULL) b = a;
   if (a < 1 || a > INT64_MAX || b > INT64_MAX) {
     snprintf(err, err_size,
              "--seeds: a seed must be in [1, 9223372036854775807] (got '%s')",

@@ -7,6 +7,7 @@
 #include "bulkhead.h"
 #include "clock.h"
 #include "common.h"
+#include "config.h"
 #include "deadline.h"
 #include "degrade.h"
 #include "event.h"
