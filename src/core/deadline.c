@@ -150,6 +150,14 @@ int bw_deadline_header_format(int64_t remaining_ms, char *buf, size_t size) {
   return (int)n;
 }
 
+/* Narrows [*p, *end) to drop the spaces and tabs around a header value. */
+static void bw__trim(const char **p, const char **end) {
+  while (*p < *end && (**p == ' ' || **p == '\t'))
+    (*p)++;
+  while (*end > *p && ((*end)[-1] == ' ' || (*end)[-1] == '\t'))
+    (*end)--;
+}
+
 static bool bw__is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -166,10 +174,7 @@ int bw_deadline_header_parse(const char *value, size_t len,
     return BW_E_INVAL;
   p = value;
   end = value + len;
-  while (p < end && (*p == ' ' || *p == '\t'))
-    p++;
-  while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-    end--;
+  bw__trim(&p, &end);
 
   /* Whole seconds: at least one digit (".5" is refused). The value stops
    * growing once it passes the limit, so a long run of digits cannot
@@ -212,10 +217,7 @@ int bw_grpc_timeout_parse(const char *value, size_t len, int64_t *ms) {
     return BW_E_INVAL;
   p = value;
   end = value + len;
-  while (p < end && (*p == ' ' || *p == '\t'))
-    p++;
-  while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-    end--;
+  bw__trim(&p, &end);
   while (p < end && bw__is_digit(*p)) {
     if (++digits > 8) return BW_E_INVAL;
     v = v * 10 + (*p - '0');

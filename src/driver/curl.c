@@ -186,15 +186,8 @@ static int bw__curl_timer_cb(CURLM *multi, long timeout_ms, void *userp) {
 static size_t bw__curl_write_cb(char *data, size_t size, size_t nmemb,
                                 void *userp) {
   bw__req_t *r = userp;
-  size_t n = size * nmemb, room = r->http->max_body - r->len;
-  size_t take = n < room ? n : room;
-  if (take > 0) {
-    memcpy(r->buf + r->len, data, take);
-    r->len += take;
-    r->buf[r->len] = '\0';
-  }
-  if (take < n) r->truncated = true;
-  return n; /* the rest is read and dropped */
+  return bw__curl_body_append(r->buf, &r->len, r->http->max_body, &r->truncated,
+                              data, size * nmemb);
 }
 
 static size_t bw__curl_header_cb(char *line, size_t size, size_t nmemb,

@@ -6,6 +6,7 @@
 #ifndef BW_DRIVER_CURL_COMMON_H
 #define BW_DRIVER_CURL_COMMON_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,22 @@ typedef struct bw__curl_hint_s {
   bool has_ra, has_push;
   int64_t ra_ms, push_ms;
 } bw__curl_hint_t;
+
+/* Appends n bytes of a response body to buf (len bytes used, room for max
+ * and a NUL), keeping it a C string; what does not fit is dropped and
+ * *truncated set. Returns n: libcurl reads the rest and it is dropped. */
+static inline size_t bw__curl_body_append(char *buf, size_t *len, size_t max,
+                                          bool *truncated, const char *data,
+                                          size_t n) {
+  size_t room = max - *len, take = n < room ? n : room;
+  if (take > 0) {
+    memcpy(buf + *len, data, take);
+    *len += take;
+    buf[*len] = '\0';
+  }
+  if (take < n) *truncated = true;
+  return n;
+}
 
 static inline void bw__curl_hint_reset(bw__curl_hint_t *h) {
   h->has_ra = h->has_push = false;

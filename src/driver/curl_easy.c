@@ -98,15 +98,8 @@ typedef struct bw__easy_s {
 static size_t bw__easy_write_cb(char *data, size_t size, size_t nmemb,
                                 void *userp) {
   bw__easy_t *e = userp;
-  size_t n = size * nmemb, room = e->max - e->len;
-  size_t take = n < room ? n : room;
-  if (take > 0) {
-    memcpy(e->buf + e->len, data, take);
-    e->len += take;
-    e->buf[e->len] = '\0';
-  }
-  if (take < n) e->truncated = true;
-  return n; /* the rest is read and dropped */
+  return bw__curl_body_append(e->buf, &e->len, e->max, &e->truncated, data,
+                              size * nmemb);
 }
 
 static size_t bw__easy_header_cb(char *line, size_t size, size_t nmemb,
