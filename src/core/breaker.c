@@ -53,6 +53,7 @@ typedef struct bw__stripe_s {
 } BW__STRIPE_ALIGNED bw__stripe_t;
 
 struct bw_breaker_s {
+  bw_breaker_if_t iface; /* first: bw_breaker_iface(b) == b */
   /* Read-mostly: the state word and the configuration. */
   _Atomic uint64_t sw;
   _Atomic int64_t open_until_ns;
@@ -258,12 +259,15 @@ int bw_breaker_config_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   return BW_OK;
 }
 
+static const bw_breaker_vtable_t bw__breaker_vt;
+
 bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   bw_breaker_t *b;
   int64_t now;
   if (bw_breaker_config_validate(cfg, err) != BW_OK) return NULL;
   b = bw_calloc_aligned(sizeof(*b));
   if (b == NULL) goto nomem;
+  b->iface.vt = &bw__breaker_vt;
   b->name = bw_strdup(cfg->name);
   if (b->name == NULL) goto nomem;
   b->rule = cfg->trip_rule;
@@ -1088,4 +1092,68 @@ void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out) {
     }
     out->time_in_state_ms[i] = t / BW_NS_PER_MS;
   }
+}
+
+/* ---- the breaker interface ------------------------------------------------
+ */
+
+static int bw__if_acquire(bw_breaker_if_t *i, bw_permit_t *p) {
+  return bw_breaker_acquire((bw_breaker_t *)i, p);
+}
+static int bw__if_release(bw_breaker_if_t *i, const bw_permit_t *p,
+                          bw_outcome_t o) {
+  return bw_breaker_release((bw_breaker_t *)i, p, o);
+}
+static bw_state_t bw__if_state(const bw_breaker_if_t *i) {
+  return bw_breaker_state((const bw_breaker_t *)i);
+}
+static int64_t bw__if_retry_in(const bw_breaker_if_t *i) {
+  return bw_breaker_retry_in_ms((const bw_breaker_t *)i);
+}
+static const char *bw__if_name(const bw_breaker_if_t *i) {
+  return bw_breaker_name((const bw_breaker_t *)i);
+}
+static void bw__if_free(bw_breaker_if_t *i) {
+  bw_breaker_free((bw_breaker_t *)i);
+}
+
+static const bw_breaker_vtable_t bw__breaker_vt = {
+    "breaker",       bw__if_acquire, bw__if_release, bw__if_state,
+    bw__if_retry_in, bw__if_name,    bw__if_free};
+
+bw_breaker_if_t *bw_breaker_iface(bw_breaker_t *b) {
+  return b == NULL ? NULL : &b->iface;
+}
+
+int bw_breaker_if_try_acquire(bw_breaker_if_t *b, bw_permit_t *p) {
+  if (b == NULL || b->vt == NULL || p == NULL) return BW_E_INVAL;
+  return b->vt->try_acquire(b, p);
+}
+
+int bw_breaker_if_release(bw_breaker_if_t *b, const bw_permit_t *p,
+                          bw_outcome_t outcome) {
+  if (b == NULL || b->vt == NULL || p == NULL) return BW_E_INVAL;
+  if ((unsigned)outcome > (unsigned)BW_TIMED_OUT) return BW_E_INVAL;
+  if (outcome == BW_TIMED_OUT) outcome = BW_FAILURE;
+  return b->vt->release(b, p, outcome);
+}
+
+bw_state_t bw_breaker_if_state(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? BW_CLOSED : b->vt->state(b);
+}
+
+int64_t bw_breaker_if_retry_in_ms(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? 0 : b->vt->retry_in_ms(b);
+}
+
+const char *bw_breaker_if_name(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? "" : b->vt->name(b);
+}
+
+const char *bw_breaker_if_kind(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? "" : b->vt->kind;
+}
+
+void bw_breaker_if_free(bw_breaker_if_t *b) {
+  if (b != NULL && b->vt != NULL) b->vt->free(b);
 }
