@@ -807,6 +807,7 @@ typedef struct counter_s {
   bool refuse;
   int64_t hint_ms;
   uint32_t last_asks;
+  bw_failure_t failure;
 } counter_t;
 
 static int counter_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
@@ -816,7 +817,7 @@ static int counter_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
   k->last_asks = ctx->asks;
   if (k->refuse) {
     k->refusals++;
-    r->failure = BW_FAILURE_LIMIT;
+    r->failure = k->failure;
     r->retry_in_ms = k->hint_ms;
     return BW_E_FULL;
   }
@@ -856,7 +857,7 @@ static void fail_twice_then_succeed(env_t *e) {
 static void test_a_users_strategy_counts_calls_outside_and_attempts_inside(
     void **state) {
   env_t *e = *state;
-  counter_t out = {{&counter_vt}, 0, 0, 0, {0}, false, -1, 0};
+  counter_t out = {{&counter_vt}, 0, 0, 0, {0}, false, -1, 0, BW_FAILURE_LIMIT};
   counter_t in = out;
   bw_pipeline_config_t cfg;
   bw_pipeline_config_init(&cfg);
@@ -885,7 +886,7 @@ static void test_a_users_strategy_counts_calls_outside_and_attempts_inside(
 static void test_a_users_refusal_waits_as_hinted_or_ends_the_call(
     void **state) {
   env_t *e = *state;
-  counter_t k = {{&counter_vt}, 0, 0, 0, {0}, true, 20, 0};
+  counter_t k = {{&counter_vt}, 0, 0, 0, {0}, true, 20, 0, BW_FAILURE_LIMIT};
   bw_pipeline_config_t cfg;
   bw_pipeline_config_init(&cfg);
   assert_status(bw_pipeline_add_strategy(&cfg, &k.head, 50), BW_OK);
@@ -915,6 +916,12 @@ static void test_a_users_refusal_waits_as_hinted_or_ends_the_call(
   assert_int_equal(c.failure, BW_FAILURE_LIMIT);
   assert_int_equal(k.refusals, 4);
   assert_int_equal(k.leaves, 1); /* a refused enter is never left */
+  k.failure = (bw_failure_t)77;  /* a bad kind is taken as LIMIT */
+  BEGIN(&c, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_LIMIT);
+  k.failure = BW_FAILURE_RATELIMIT;
+  BEGIN(&c, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_RATELIMIT);
 
   /* A strategy without a table is refused. */
   bw_pipeline_config_init(&cfg);

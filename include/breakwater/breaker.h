@@ -18,7 +18,11 @@
  *
  * Transitions are lazy: there is no timer. OPEN becomes HALF_OPEN at the
  * first acquire after the break (or at bw_breaker_poll); the break is timed
- * from the moment the breaker opened. All functions are thread-safe. The
+ * from the moment the breaker opened. NULL arguments never crash: a verb
+ * (acquire, release) answers BW_E_INVAL, a query a neutral value (state
+ * CLOSED, retry_in_ms 0, name "", stats zeros), a control (poll, isolate,
+ * reset, disable, set_metrics_only) does nothing. All functions are
+ * thread-safe. The
  * CLOSED path is lock-free and allocation-free; transitions take an internal
  * lock and happen exactly once, with exactly one event each. */
 #ifndef BREAKWATER_BREAKER_H

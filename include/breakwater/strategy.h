@@ -87,7 +87,8 @@ typedef struct bw_strategy_ctx_s {
 /* A refusal, filled by enter when it does not admit. */
 typedef struct bw_refusal_s {
   bw_failure_t failure; /* the call's failure kind if it ends here (a user's
-                           strategy picks the closest, e.g. LIMIT) */
+                           strategy picks the closest, e.g. LIMIT; NONE or
+                           an unknown value is taken as LIMIT) */
   int64_t retry_in_ms;  /* when asking again may admit: >= 0 lets the
                            pipeline wait (within the strategy's max_wait_ms
                            and the deadline) and enter it again; -1 = do not
