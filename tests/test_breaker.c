@@ -2663,6 +2663,76 @@ static void open_for_a_remaining_break_then_probes(void **state) {
   bw_breaker_open_for(NULL, 0, NULL);
 }
 
+/* The NULL policy: every verb of the breaker, the breaker interface, the
+ * limit interface, the pipeline, the budget and the retry delay answers
+ * BW_E_INVAL (or its documented neutral value / no-op) for a NULL object,
+ * never a crash. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  (void)state;
+  bw_permit_t p;
+  memset(&p, 0, sizeof p);
+  bw_breaker_stats_t bs;
+  memset(&bs, 0xA5, sizeof bs);
+  /* the in-process breaker */
+  assert_status(bw_breaker_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_breaker_release(NULL, &p, BW_SUCCESS), BW_E_INVAL);
+  assert_state(bw_breaker_state(NULL), BW_CLOSED);
+  assert_i64_eq(bw_breaker_retry_in_ms(NULL), 0);
+  assert_string_equal(bw_breaker_name(NULL), "");
+  bw_breaker_poll(NULL);
+  bw_breaker_isolate(NULL);
+  bw_breaker_reset(NULL);
+  bw_breaker_disable(NULL);
+  bw_breaker_set_metrics_only(NULL, true);
+  bw_breaker_stats(NULL, &bs);
+  assert_u64_eq(bs.calls, 0);
+  bw_breaker_stats(NULL, NULL);
+  bw_breaker_free(NULL);
+  /* the breaker interface */
+  assert_null(bw_breaker_iface(NULL));
+  assert_status(bw_breaker_if_try_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_breaker_if_release(NULL, &p, BW_SUCCESS), BW_E_INVAL);
+  assert_state(bw_breaker_if_state(NULL), BW_CLOSED);
+  assert_i64_eq(bw_breaker_if_retry_in_ms(NULL), 0);
+  assert_string_equal(bw_breaker_if_name(NULL), "");
+  assert_string_equal(bw_breaker_if_kind(NULL), "");
+  bw_breaker_if_free(NULL);
+  /* the limit interface */
+  assert_status(bw_limit_try_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_limit_release(NULL, &p, BW_SUCCESS), BW_E_INVAL);
+  assert_u64_eq(bw_limit_current(NULL), 0);
+  assert_u64_eq(bw_limit_in_flight(NULL), 0);
+  assert_string_equal(bw_limit_name(NULL), "");
+  bw_limit_free(NULL);
+  /* the pipeline and the strategy interface */
+  bw_pipeline_call_t c;
+  memset(&c, 0, sizeof c);
+  assert_status(bw_pipeline_begin(NULL, &c, 0), BW_E_INVAL);
+  assert_status(bw_pipeline_report(NULL, BW_VERDICT_OK, 0, 0), BW_E_INVAL);
+  assert_status(bw_pipeline_report_timeout(NULL, 0), BW_E_INVAL);
+  assert_status(bw_pipeline_resume(NULL, 0), BW_E_INVAL);
+  assert_status(bw_pipeline_resume(&c, 0), BW_E_INVAL); /* never begun */
+  assert_null(bw_pipeline_attach_key(NULL, 0));
+  bw_pipeline_cancel(NULL);
+  assert_string_equal(bw_pipeline_name(NULL), "");
+  assert_status(bw_pipeline_add_breaker_if(NULL, NULL), BW_E_INVAL);
+  assert_status(bw_pipeline_add_strategy(NULL, NULL, 0), BW_E_INVAL);
+  assert_string_equal(bw_strategy_if_kind(NULL), "");
+  bw_pipeline_free(NULL);
+  /* the status forms of the budget and the retry delay */
+  assert_status(bw_budget_try_retry_ex(NULL), BW_E_INVAL);
+  int64_t ms = -7;
+  assert_status(bw_retry_delay_ms_ex(NULL, 1, NULL, NULL, &ms), BW_E_INVAL);
+  assert_i64_eq(ms, -7);
+  /* the one outcome enum: the limit names alias it */
+  assert_int_equal(BW_LIMIT_DROPPED, BW_FAILURE);
+  assert_int_equal(BW_LIMIT_TIMED_OUT, BW_TIMED_OUT);
+  assert_string_equal(bw_outcome_name(BW_TIMED_OUT), "timed_out");
+  assert_string_equal(bw_outcome_name(BW_DROPPED), "failure");
+  assert_string_equal(bw_limit_outcome_name(BW_DROPPED), "dropped");
+  assert_string_equal(bw_outcome_name((bw_outcome_t)9), "unknown");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(acquire_when_closed_fills_a_normal_permit),
@@ -2709,6 +2779,7 @@ int main(void) {
       T(time_window_counts_outcomes_up_to_the_oldest_bucket),
       T(time_window_counts_at_any_clock_reading),
       cmocka_unit_test(window_words_count_recycle_and_saturate),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       T(time_window_forgets_outcomes_older_than_the_window),
       T(time_window_buckets_are_aligned_to_the_bucket_length),
       T(time_window_stats_follow_the_clock),

@@ -473,6 +473,12 @@ static void the_failure_that_brings_tokens_to_half_denies_retries(
   assert_false(bw_budget_try_retry(b));
   assert_u64_eq(stats(b).allowed, 1);
   assert_u64_eq(stats(b).denied, 2);
+  /* The status form: BW_E_FULL for a denial, counted the same. */
+  assert_status(bw_budget_try_retry_ex(b), BW_E_FULL);
+  assert_u64_eq(stats(b).denied, 3);
+  bw_budget_on_success(b); /* 5.1 tokens: allowed */
+  assert_status(bw_budget_try_retry_ex(b), BW_OK);
+  assert_u64_eq(stats(b).allowed, 2);
 }
 
 /* From 4 tokens each success adds 0.1: after 10 successes the bucket holds

@@ -7,6 +7,7 @@
  * WAIT, DONE), each delay and each count is exact. */
 #include "breakwater/breakwater.h"
 #include "breakwater/threads.h"
+#include "breaker_pipeline.h"
 #include "bw_test.h"
 
 #define MS BW_NS_PER_MS
@@ -759,6 +760,184 @@ static void test_an_attempt_that_never_went_out_counts_nothing(void **state) {
   bw_limiter_free(lim);
 }
 
+/* ---- any breaker through the breaker interface ------------------------- */
+
+static int64_t kit_now(void *ud) {
+  return now(ud);
+}
+static void kit_advance(void *ud, int64_t ms) {
+  advance_ms(ud, ms);
+}
+static uint64_t kit_failures(void *ud) {
+  return bstats(ud).failures;
+}
+
+/* The behaviour test_shm and test_store_redis run with their breakers. */
+static void test_breaker_interface_in_a_pipeline(void **state) {
+  env_t *e = *state;
+  make_breaker(e, 2);
+  bw_breaker_if_t *bi = bw_breaker_iface(e->breaker);
+  assert_ptr_equal(bi, (void *)e->breaker); /* the first member */
+  assert_string_equal(bw_breaker_if_kind(bi), "breaker");
+  assert_string_equal(bw_breaker_if_name(bi), "partner");
+  bwt_brk_kit_t k = {bi, e, kit_now, kit_advance, NULL, kit_failures};
+  bwt_breaker_pipeline_behaviour(&k);
+  assert_int_equal(bw_breaker_if_retry_in_ms(bi),
+                   bw_breaker_retry_in_ms(e->breaker));
+  /* The interface's release takes any outcome: TIMED_OUT is a failure; the
+   * direct release keeps its contract (BW_E_INVAL for it). */
+  bw_breaker_reset(e->breaker);
+  bw_permit_t p;
+  assert_status(bw_breaker_if_try_acquire(bi, &p), BW_OK);
+  assert_status(bw_breaker_release(e->breaker, &p, BW_TIMED_OUT), BW_E_INVAL);
+  assert_status(bw_breaker_if_release(bi, &p, BW_TIMED_OUT), BW_OK);
+  assert_u64_eq(bstats(e).failures, 3);
+}
+
+/* ---- a user's strategy --------------------------------------------------- */
+
+/* Counts the calls it wraps; refuses while `refuse` is set, with the hint
+ * `hint_ms` (-1: do not wait). */
+typedef struct counter_s {
+  bw_strategy_if_t head;
+  int enters;
+  int leaves;
+  int refusals;
+  bw_outcome_t outcomes[8];
+  bool refuse;
+  int64_t hint_ms;
+  uint32_t last_asks;
+  bw_failure_t failure;
+} counter_t;
+
+static int counter_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                         int64_t now_ns, bw_refusal_t *r) {
+  counter_t *k = (counter_t *)s;
+  (void)now_ns;
+  k->last_asks = ctx->asks;
+  if (k->refuse) {
+    k->refusals++;
+    r->failure = k->failure;
+    r->retry_in_ms = k->hint_ms;
+    return BW_E_FULL;
+  }
+  ctx->permit->start_ns = (int64_t)k->enters; /* per-call state */
+  k->enters++;
+  return BW_OK;
+}
+
+static void counter_leave(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                          bw_outcome_t o) {
+  counter_t *k = (counter_t *)s;
+  assert_i64_eq(ctx->permit->start_ns, k->leaves); /* its own slot back */
+  k->outcomes[k->leaves++ & 7] = o;
+}
+
+static const char *counter_name(const bw_strategy_if_t *s) {
+  (void)s;
+  return "calls";
+}
+
+static const bw_strategy_vtable_t counter_vt = {"counter", counter_enter,
+                                                counter_leave, counter_name};
+
+/* Two failed attempts, then a success. */
+static void fail_twice_then_succeed(env_t *e) {
+  bw_pipeline_call_t c;
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  for (int i = 0; i < 2; i++) {
+    REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+    advance_ms(e, c.delay_ms);
+    RESUME(&c, BW_STEP_ATTEMPT);
+  }
+  REPORT(&c, BW_VERDICT_OK, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_NONE);
+}
+
+static void test_a_users_strategy_counts_calls_outside_and_attempts_inside(
+    void **state) {
+  env_t *e = *state;
+  counter_t out = {{&counter_vt}, 0, 0, 0, {0}, false, -1, 0, BW_FAILURE_LIMIT};
+  counter_t in = out;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  assert_status(bw_pipeline_add_strategy(&cfg, &out.head, 0), BW_OK);
+  assert_status(bw_pipeline_add_retry(&cfg, make_retry(e, 3, false)), BW_OK);
+  assert_status(bw_pipeline_add_strategy(&cfg, &in.head, 0), BW_OK);
+  assert_int_equal(cfg.strategies[0].kind, BW_STRATEGY_CUSTOM);
+  build(e, &cfg);
+  fail_twice_then_succeed(e);
+  /* Outside the retry: one logical call, left once with its outcome. */
+  assert_int_equal(out.enters, 1);
+  assert_int_equal(out.leaves, 1);
+  assert_int_equal(out.outcomes[0], BW_SUCCESS);
+  /* Inside: every attempt, each left with its own outcome. */
+  assert_int_equal(in.enters, 3);
+  assert_int_equal(in.leaves, 3);
+  assert_int_equal(in.outcomes[0], BW_FAILURE);
+  assert_int_equal(in.outcomes[1], BW_FAILURE);
+  assert_int_equal(in.outcomes[2], BW_SUCCESS);
+  assert_string_equal(bw_strategy_if_kind(&in.head), "counter");
+  assert_string_equal(bw_strategy_if_name(&in.head), "calls");
+  assert_string_equal(bw_strategy_kind_name(BW_STRATEGY_CUSTOM), "custom");
+  assert_string_equal(bw_strategy_if_name(NULL), "");
+}
+
+static void test_a_users_refusal_waits_as_hinted_or_ends_the_call(
+    void **state) {
+  env_t *e = *state;
+  counter_t k = {{&counter_vt}, 0, 0, 0, {0}, true, 20, 0, BW_FAILURE_LIMIT};
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  assert_status(bw_pipeline_add_strategy(&cfg, &k.head, 50), BW_OK);
+  build(e, &cfg);
+  bw_pipeline_call_t c;
+  /* A hint of 20 ms within a 50 ms wait: WAIT 20, 20, then the 10 left. */
+  BEGIN(&c, BW_STEP_WAIT);
+  assert_i64_eq(c.delay_ms, 20);
+  assert_u64_eq(k.last_asks, 0);
+  advance_ms(e, 20);
+  RESUME(&c, BW_STEP_WAIT);
+  assert_u64_eq(k.last_asks, 1);
+  advance_ms(e, 20);
+  RESUME(&c, BW_STEP_WAIT);
+  assert_i64_eq(c.delay_ms, 10);
+  k.refuse = false;
+  advance_ms(e, 10);
+  RESUME(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_PERMANENT, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_PERMANENT);
+  assert_int_equal(k.leaves, 1);
+  assert_int_equal(k.outcomes[0], BW_IGNORED);
+  /* No hint: the call ends at once, with the strategy's failure kind. */
+  k.refuse = true;
+  k.hint_ms = -1;
+  BEGIN(&c, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_LIMIT);
+  assert_int_equal(k.refusals, 4);
+  assert_int_equal(k.leaves, 1); /* a refused enter is never left */
+  k.failure = (bw_failure_t)77;  /* a bad kind is taken as LIMIT */
+  BEGIN(&c, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_LIMIT);
+  k.failure = BW_FAILURE_RATELIMIT;
+  BEGIN(&c, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_RATELIMIT);
+
+  /* A strategy without a table is refused. */
+  bw_pipeline_config_init(&cfg);
+  bw_strategy_if_t bad = {NULL};
+  assert_status(bw_pipeline_add_strategy(&cfg, &bad, 0), BW_E_INVAL);
+  assert_status(bw_pipeline_add_strategy(&cfg, NULL, 0), BW_E_INVAL);
+  static const bw_strategy_vtable_t no_enter = {"x", NULL, NULL, counter_name};
+  bad.vt = &no_enter;
+  cfg.strategies[0].kind = BW_STRATEGY_CUSTOM;
+  cfg.strategies[0].object = &bad;
+  cfg.count = 1;
+  bw_error_t err;
+  assert_null(bw_pipeline_new(&cfg, &err));
+  assert_contains(err.message, "strategies[0].object's table must be set");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -780,6 +959,9 @@ int main(void) {
       T(test_a_timed_out_attempt_reaches_the_limit_as_timed_out),
       T(test_an_attempt_that_never_went_out_counts_nothing),
       T(test_config_errors_name_the_strategy),
+      T(test_breaker_interface_in_a_pipeline),
+      T(test_a_users_strategy_counts_calls_outside_and_attempts_inside),
+      T(test_a_users_refusal_waits_as_hinted_or_ends_the_call),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "breakwater/shm.h"
+#include "breaker_pipeline.h"
 #include "bw_test.h"
 #include "oom.h"
 #include "shm_test.h"
@@ -1104,6 +1105,40 @@ static void the_breaker_works_through_the_limit_interface(void **st) {
   assert_state(bw_shm_breaker_state(e->b), BW_CLOSED);
 }
 
+static int64_t shm_kit_now(void *ud) {
+  return bw_clock_now(((env_t *)ud)->clock);
+}
+static void shm_kit_advance(void *ud, int64_t ms) {
+  advance_ms(ud, ms);
+}
+static uint64_t shm_kit_failures(void *ud) {
+  return bstats(((env_t *)ud)->b).failures;
+}
+
+/* The pipeline behaviour every breaker shows (breaker_pipeline.h), through
+ * the breaker interface: no posing as a limit. */
+static void the_breaker_works_in_a_pipeline_through_the_breaker_interface(
+    void **st) {
+  env_t *e = *st;
+  bw_breaker_config_t cfg;
+  brk_config(e, &cfg);
+  cfg.failure_threshold = 2;
+  e->b = mk_brk(e->seg, &cfg);
+  bw_breaker_if_t *bi = bw_shm_breaker_iface(e->b);
+  assert_string_equal(bw_breaker_if_kind(bi), "shm_breaker");
+  assert_string_equal(bw_breaker_if_name(bi), "payments");
+  bwt_brk_kit_t k = {
+      bi, e, shm_kit_now, shm_kit_advance, NULL, shm_kit_failures};
+  bwt_breaker_pipeline_behaviour(&k);
+  /* The interface's release takes any outcome: TIMED_OUT is a failure. */
+  bw_shm_breaker_reset(e->b);
+  bw_permit_t p;
+  assert_status(bw_breaker_if_try_acquire(bi, &p), BW_OK);
+  assert_status(bw_breaker_if_release(bi, &p, BW_TIMED_OUT), BW_OK);
+  assert_u64_eq(bstats(e->b).failures, 3);
+  assert_status(bw_breaker_if_release(bi, &p, (bw_outcome_t)9), BW_E_INVAL);
+}
+
 /* ==== the budget ========================================================== */
 
 static void budget_tokens_move_as_grpc_says_and_are_shared(void **st) {
@@ -1333,6 +1368,7 @@ int main(void) {
       T(a_release_from_an_older_generation_is_stale),
       T(isolate_and_reset_apply_to_every_handle),
       T(the_breaker_works_through_the_limit_interface),
+      T(the_breaker_works_in_a_pipeline_through_the_breaker_interface),
       T(budget_tokens_move_as_grpc_says_and_are_shared),
       T(limit_slots_are_leases_that_expire),
       T(the_limit_works_through_the_limit_interface),

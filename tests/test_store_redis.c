@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "breakwater/store_redis.h"
+#include "breaker_pipeline.h"
 #include "bw_test.h"
 #include "oom.h"
 #include "redis_test.h"
@@ -371,7 +372,7 @@ static void test_limit_interface(void **state) {
   bw_limit_free(l);
 }
 
-static void test_pipeline_limit_step_refuses_when_shared_open(void **state) {
+static void test_pipeline_breaker_step_refuses_when_shared_open(void **state) {
   bwt_env_t *e = *state;
   bw_redis_breaker_config_t cfg;
   bw_redis_breaker_t *b;
@@ -384,7 +385,7 @@ static void test_pipeline_limit_step_refuses_when_shared_open(void **state) {
   cfg.breaker.failure_threshold = 2;
   b = rb_new(&cfg);
   bw_pipeline_config_init(&pc);
-  assert_status(bw_pipeline_add_limit(&pc, bw_redis_breaker_as_limit(b), 0),
+  assert_status(bw_pipeline_add_breaker_if(&pc, bw_redis_breaker_iface(b)),
                 BW_OK);
   pl = bw_pipeline_new(&pc, &err);
   assert_non_null(pl);
@@ -395,7 +396,7 @@ static void test_pipeline_limit_step_refuses_when_shared_open(void **state) {
                               bwt_now(e));
     assert_int_equal(step, BW_STEP_DONE);
   }
-  /* The limit step released DROPPED: two failures, pushed by a sync. */
+  /* The breaker step released FAILURE: two failures, pushed by a sync. */
   assert_u64_eq(bwt_rb_stats(b).failures, 2);
   assert_status(bw_redis_breaker_sync(b), BW_OK);
   step = bw_pipeline_begin(pl, &c, bwt_now(e));
@@ -403,6 +404,41 @@ static void test_pipeline_limit_step_refuses_when_shared_open(void **state) {
   assert_int_equal(c.failure, BW_FAILURE_BREAKER);
   bw_pipeline_free(pl);
   bw_redis_breaker_free(b);
+}
+
+typedef struct rb_kit_s {
+  bwt_env_t *e;
+  bw_redis_breaker_t *b;
+} rb_kit_t;
+static int64_t rb_kit_now(void *ud) {
+  return bwt_now(((rb_kit_t *)ud)->e);
+}
+static void rb_kit_advance(void *ud, int64_t ms) {
+  bwt_advance_ms(((rb_kit_t *)ud)->e, ms);
+}
+static void rb_kit_sync(void *ud) {
+  assert_status(bw_redis_breaker_sync(((rb_kit_t *)ud)->b), BW_OK);
+}
+static uint64_t rb_kit_failures(void *ud) {
+  return bwt_rb_stats(((rb_kit_t *)ud)->b).failures;
+}
+
+/* The pipeline behaviour every breaker shows (breaker_pipeline.h). */
+static void test_pipeline_behaviour_through_the_breaker_interface(
+    void **state) {
+  bwt_env_t *e = *state;
+  bw_redis_breaker_config_t cfg;
+  rb_config(e, &cfg, &g_redis, "plb");
+  cfg.breaker.failure_threshold = 2;
+  cfg.breaker.break_ms = 5000;
+  rb_kit_t rk = {e, rb_new(&cfg)};
+  bw_breaker_if_t *bi = bw_redis_breaker_iface(rk.b);
+  assert_string_equal(bw_breaker_if_kind(bi), "redis_breaker");
+  assert_string_equal(bw_breaker_if_name(bi), "plb");
+  bwt_brk_kit_t k = {
+      bi, &rk, rb_kit_now, rb_kit_advance, rb_kit_sync, rb_kit_failures};
+  bwt_breaker_pipeline_behaviour(&k);
+  bw_breaker_if_free(bi);
 }
 
 /* ---- faults ---------------------------------------------------------- */
@@ -1345,8 +1381,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_limit_interface, bwt_redis_setup,
                                       bwt_teardown),
       cmocka_unit_test_setup_teardown(
-          test_pipeline_limit_step_refuses_when_shared_open, bwt_redis_setup,
+          test_pipeline_breaker_step_refuses_when_shared_open, bwt_redis_setup,
           bwt_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_pipeline_behaviour_through_the_breaker_interface,
+          bwt_redis_setup, bwt_teardown),
       cmocka_unit_test_setup_teardown(
           test_shared_break_ending_in_an_outage_probes_locally, bwt_redis_setup,
           bwt_teardown),

@@ -18,7 +18,11 @@
  *
  * Transitions are lazy: there is no timer. OPEN becomes HALF_OPEN at the
  * first acquire after the break (or at bw_breaker_poll); the break is timed
- * from the moment the breaker opened. All functions are thread-safe. The
+ * from the moment the breaker opened. NULL arguments never crash: a verb
+ * (acquire, release) answers BW_E_INVAL, a query a neutral value (state
+ * CLOSED, retry_in_ms 0, name "", stats zeros), a control (poll, isolate,
+ * reset, disable, set_metrics_only) does nothing. All functions are
+ * thread-safe. The
  * CLOSED path is lock-free and allocation-free; transitions take an internal
  * lock and happen exactly once, with exactly one event each. */
 #ifndef BREAKWATER_BREAKER_H
@@ -192,6 +196,80 @@ BW_EXTERN void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out);
  * the sink of the configuration must still be valid then (free the breaker
  * before them). */
 BW_EXTERN void bw_breaker_free(bw_breaker_t *b);
+
+/* ---- the breaker interface ------------------------------------------------
+ *
+ * One shape for every breaker: the in-process one (bw_breaker_iface), the
+ * shared-memory one (bw_shm_breaker_iface, shm.h) and the Redis one
+ * (bw_redis_breaker_iface, store_redis.h). A pipeline takes any of them as
+ * its breaker strategy (bw_pipeline_add_breaker_if), and so can a driver or
+ * a registry:
+ *
+ *   bw_breaker_if_t *bi = bw_shm_breaker_iface(shared);
+ *   bw_permit_t p;
+ *   if (bw_breaker_if_try_acquire(bi, &p) == BW_OK) {
+ *     ...; bw_breaker_if_release(bi, &p, outcome);
+ *   } else {
+ *     // BW_E_OPEN: bw_breaker_if_retry_in_ms(bi) says when to try again
+ *   }
+ *
+ * An interface pointer is owned by the breaker it came from and valid until
+ * that breaker is freed. Every function is thread-safe when the
+ * implementation's are (all three are). Implementing it: put a
+ * bw_breaker_if_t in the object, point its `vt` at a static table whose
+ * functions are all set, and hand out its address. */
+typedef struct bw_breaker_if_s bw_breaker_if_t;
+
+/* The table behind the interface (for implementers). */
+typedef struct bw_breaker_vtable_s {
+  const char *kind; /* "breaker", "shm_breaker", "redis_breaker", ... */
+  /* Never waits: BW_OK and the permit is filled, or BW_E_OPEN. */
+  int (*try_acquire)(bw_breaker_if_t *b, bw_permit_t *p);
+  /* Receives SUCCESS, FAILURE or IGNORED only (the dispatcher maps the
+   * rest). BW_OK, BW_E_STALE or BW_E_INVAL. */
+  int (*release)(bw_breaker_if_t *b, const bw_permit_t *p, bw_outcome_t o);
+  bw_state_t (*state)(const bw_breaker_if_t *b);
+  int64_t (*retry_in_ms)(const bw_breaker_if_t *b);
+  const char *(*name)(const bw_breaker_if_t *b);
+  void (*free)(bw_breaker_if_t *b);
+} bw_breaker_vtable_t;
+
+/* The head of the interface inside every breaker. */
+struct bw_breaker_if_s {
+  const bw_breaker_vtable_t *vt;
+};
+
+/* The in-process breaker through the interface (kind "breaker"). It is the
+ * breaker's first member, so the pointer equals b. NULL for NULL. */
+BW_EXTERN bw_breaker_if_t *bw_breaker_iface(bw_breaker_t *b);
+
+/* As the implementation's acquire: BW_OK (the permit is filled and must be
+ * released exactly once) or BW_E_OPEN (untouched permit, nothing to
+ * release). Never waits. BW_E_INVAL for NULL arguments. */
+BW_EXTERN int bw_breaker_if_try_acquire(bw_breaker_if_t *b, bw_permit_t *p);
+
+/* Reports an admitted call's outcome. Any bw_outcome_t: TIMED_OUT (and
+ * DROPPED, which is FAILURE) count as a failure. BW_OK, BW_E_STALE (counted,
+ * decided nothing; for a shared breaker also a probe whose lease expired),
+ * BW_E_INVAL for NULL arguments or an unknown outcome (nothing counted). */
+BW_EXTERN int bw_breaker_if_release(bw_breaker_if_t *b, const bw_permit_t *p,
+                                    bw_outcome_t outcome);
+
+/* The state as the implementation sees it; BW_CLOSED for NULL. */
+BW_EXTERN bw_state_t bw_breaker_if_state(const bw_breaker_if_t *b);
+
+/* As bw_breaker_retry_in_ms (0, the rest of the break, -1 when ISOLATED);
+ * 0 for NULL. */
+BW_EXTERN int64_t bw_breaker_if_retry_in_ms(const bw_breaker_if_t *b);
+
+/* The breaker's name and kind ("breaker", "shm_breaker", "redis_breaker");
+ * "" for NULL. Owned by the breaker. */
+BW_EXTERN const char *bw_breaker_if_name(const bw_breaker_if_t *b);
+BW_EXTERN const char *bw_breaker_if_kind(const bw_breaker_if_t *b);
+
+/* Frees the breaker behind the interface, as its own free function would.
+ * NULL is fine. */
+BW_EXTERN void bw_breaker_if_free(bw_breaker_if_t *b);
 
 #ifdef __cplusplus
 }

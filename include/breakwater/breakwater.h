@@ -22,5 +22,6 @@
 #include "registry.h"
 #include "retry.h"
 #include "stage.h"
+#include "strategy.h"
 
 #endif /* BREAKWATER_H */

@@ -104,6 +104,10 @@ BW_EXTERN void bw_budget_on_failure(bw_budget_t *b);
  * the retry count to it and sums the earlier buckets once, and a thread's
  * first decision in a bucket moves its own stripe there). NULL b: false. */
 BW_EXTERN bool bw_budget_try_retry(bw_budget_t *b);
+/* bw_budget_try_retry with a status, like every other verb: BW_OK (granted,
+ * counted as a retry), BW_E_FULL (denied), BW_E_INVAL (NULL b). The bool
+ * form stays; new code should prefer this one. */
+BW_EXTERN int bw_budget_try_retry_ex(bw_budget_t *b);
 /* A snapshot (each counter read atomically, not all at one instant). NULL b
  * fills zeros; NULL out is ignored. */
 BW_EXTERN void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out);

@@ -69,13 +69,34 @@ typedef struct bw_error_s {
   char message[208];
 } bw_error_t;
 
-/* The outcome of a call, as the caller judges it. IGNORED counts neither way
- * (a 4xx: the caller was wrong, the dependency is not sick). */
+/* The outcome of a call, as the caller judges it: the one outcome type that
+ * every release takes (breakers, limits, bulkheads, limiters, strategies).
+ * - SUCCESS: completed; for an adaptive limiter its round-trip time is a
+ *   sample.
+ * - FAILURE: the dependency failed the call (a 5xx, a reset). A concurrency
+ *   limit reads it as DROPPED: shed, refused or timed out downstream, a
+ *   congestion signal. BW_DROPPED is the same value under that name.
+ * - IGNORED: counts neither way (a 4xx: the caller was wrong, the dependency
+ *   is not sick; a cancelled call).
+ * - TIMED_OUT: the caller stopped waiting (no answer within its timeout): a
+ *   failure, and the dependency may still be working on the call. An
+ *   adaptive limiter keeps the slot a while longer; the interfaces
+ *   (bw_limit_release, bw_breaker_if_release) hand it as FAILURE to objects
+ *   that do not tell the two apart. The direct bw_breaker_release /
+ *   bw_shm_breaker_release / bw_redis_breaker_release accept SUCCESS,
+ *   FAILURE and IGNORED only (BW_E_INVAL otherwise), as before.
+ * Values are append-only. */
 typedef enum bw_outcome_e {
   BW_SUCCESS = 0,
   BW_FAILURE = 1,
-  BW_IGNORED = 2
+  BW_IGNORED = 2,
+  BW_TIMED_OUT = 3,
+  BW_DROPPED = BW_FAILURE /* the name a concurrency limit uses */
 } bw_outcome_t;
+
+/* "success", "failure", "ignored", "timed_out" or "unknown" (BW_DROPPED is
+ * "failure"; bw_limit_outcome_name says "dropped"). Never NULL. */
+BW_EXTERN const char *bw_outcome_name(bw_outcome_t o);
 
 /* Caller-supplied context carried into events (a request id, an order id). */
 typedef struct bw_kv_s {

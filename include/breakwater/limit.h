@@ -7,7 +7,7 @@
  *     // BW_E_FULL: no slot now; shed the call or try later
  *   } else {
  *     rc = do_call();
- *     bw_limit_release(l, &p, rc == ok ? BW_LIMIT_SUCCESS : BW_LIMIT_DROPPED);
+ *     bw_limit_release(l, &p, rc == ok ? BW_SUCCESS : BW_DROPPED);
  *   }
  *
  * try_acquire never waits: a bulkhead's waiting forms (timed, queued with a
@@ -26,27 +26,22 @@
 extern "C" {
 #endif
 
-/* How an admitted call ended, as a concurrency limit sees it. The first
- * three values equal bw_outcome_t's (SUCCESS 0, FAILURE 1, IGNORED 2), so an
- * outcome can be cast when "failure" means "the dependency shed or timed out
- * the call".
- * - SUCCESS: completed; its round-trip time (permit start to release on the
- *   object's clock) is a sample for adaptive limiters.
- * - DROPPED: shed, timed out or refused downstream: a congestion signal.
- * - IGNORED: neither (a 4xx, a cancelled call): frees the slot, no sample.
- * - TIMED_OUT: the caller stopped waiting (no answer within its timeout): a
- *   drop, and the dependency may still be working on the call. An adaptive
- *   limiter keeps the slot a while longer (bw_limiter_config_t's
- *   timeout_hold_ratio); objects that do not tell the two apart see
- *   DROPPED. */
-typedef enum bw_limit_outcome_e {
-  BW_LIMIT_SUCCESS = 0,
-  BW_LIMIT_DROPPED = 1,
-  BW_LIMIT_IGNORED = 2,
-  BW_LIMIT_TIMED_OUT = 3
-} bw_limit_outcome_t;
+/* Deprecated (0.2, removed before 1.0): a concurrency limit's outcome is
+ * now bw_outcome_t (common.h), whose values these names alias:
+ * SUCCESS = BW_SUCCESS, DROPPED = BW_DROPPED (= BW_FAILURE: shed, refused or
+ * timed out downstream, a congestion signal), IGNORED = BW_IGNORED (frees the
+ * slot, no sample), TIMED_OUT = BW_TIMED_OUT (the caller stopped waiting: a
+ * drop, and an adaptive limiter keeps the slot a while longer,
+ * bw_limiter_config_t's timeout_hold_ratio; objects that do not tell the two
+ * apart see DROPPED). Code written against either name compiles unchanged. */
+typedef bw_outcome_t bw_limit_outcome_t;
+#define BW_LIMIT_SUCCESS BW_SUCCESS
+#define BW_LIMIT_DROPPED BW_DROPPED
+#define BW_LIMIT_IGNORED BW_IGNORED
+#define BW_LIMIT_TIMED_OUT BW_TIMED_OUT
 
-/* "success", "dropped", "ignored", "timed_out" or "unknown". */
+/* "success", "dropped", "ignored", "timed_out" or "unknown": the outcome's
+ * name as a limit reads it (bw_outcome_name says "failure" for 1). */
 BW_EXTERN const char *bw_limit_outcome_name(bw_limit_outcome_t o);
 
 typedef struct bw_limit_s bw_limit_t;
@@ -55,7 +50,7 @@ typedef struct bw_limit_s bw_limit_t;
 typedef struct bw_limit_vtable_s {
   const char *kind; /* "bulkhead", "aimd", "gradient2", "vegas", ... */
   int (*try_acquire)(bw_limit_t *l, bw_permit_t *p);
-  int (*release)(bw_limit_t *l, const bw_permit_t *p, bw_limit_outcome_t o);
+  int (*release)(bw_limit_t *l, const bw_permit_t *p, bw_outcome_t o);
   uint32_t (*limit)(const bw_limit_t *l);
   uint32_t (*in_flight)(const bw_limit_t *l);
   const char *(*name)(const bw_limit_t *l);
@@ -86,7 +81,7 @@ BW_EXTERN int bw_limit_try_acquire(bw_limit_t *l, bw_permit_t *p);
  * and the timeout counted all the same); BW_E_INVAL for NULL arguments, an
  * unknown outcome or a release with nothing in flight (nothing counted). */
 BW_EXTERN int bw_limit_release(bw_limit_t *l, const bw_permit_t *p,
-                               bw_limit_outcome_t outcome);
+                               bw_outcome_t outcome);
 
 /* The current limit: max_concurrent for a bulkhead, the adaptive estimate
  * (rounded down) for a limiter. 0 for NULL. */

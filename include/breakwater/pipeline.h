@@ -47,8 +47,10 @@
  * the order (the Polly lab's pipeline, retry outside, is expressible and safe).
  *
  * Deadline. The call's deadline is the earliest of: begin's now_ns + the
- * deadline strategy's ms, and the deadline passed with bw_pipeline_begin_at
- * (the inbound request's, X-Timeout-Budget). It bounds every wait (a slot
+ * deadline strategy's ms (from the moment the deadline strategy is entered:
+ * it bounds what it wraps, so put it first to bound everything), and the
+ * deadline passed with bw_pipeline_begin_at (the inbound request's,
+ * X-Timeout-Budget). It bounds every wait (a slot
  * wait, a retry delay: the retry gives up with reason deadline instead of
  * scheduling past it) and every attempt (attempt_timeout_ms is the smaller
  * of the per-attempt timeout and what remains). A deadline that passes ends
@@ -74,6 +76,7 @@
 #include "limit.h"
 #include "ratelimit.h"
 #include "retry.h"
+#include "strategy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,54 +89,34 @@ typedef enum bw_strategy_kind_e {
   BW_STRATEGY_RATELIMIT = 1, /* a bw_ratelimit_t; waits up to max_wait_ms */
   BW_STRATEGY_LIMIT = 2,     /* a bw_limit_t (bulkhead or adaptive limiter);
                                 waits up to max_wait_ms for a slot */
-  BW_STRATEGY_BREAKER = 3,   /* a bw_breaker_t */
+  BW_STRATEGY_BREAKER = 3,   /* any breaker: a bw_breaker_if_t (in-process,
+                                shared-memory, Redis, or a user's) */
   BW_STRATEGY_RETRY = 4,     /* a bw_retry_policy_t (its budget included) */
-  BW_STRATEGY_TIMEOUT = 5    /* each attempt's time: ms; must come after the
+  BW_STRATEGY_TIMEOUT = 5,   /* each attempt's time: ms; must come after the
                                 retry when there is one */
+  BW_STRATEGY_CUSTOM = 6     /* a user's bw_strategy_if_t (strategy.h); may
+                                wait up to max_wait_ms when it refuses with a
+                                retry hint */
 } bw_strategy_kind_t;
 
-/* "deadline", "ratelimit", "limit", "breaker", "retry", "timeout" or
- * "unknown". */
+/* "deadline", "ratelimit", "limit", "breaker", "retry", "timeout", "custom"
+ * or "unknown". */
 BW_EXTERN const char *bw_strategy_kind_name(bw_strategy_kind_t k);
 
-/* Why a call failed. */
-typedef enum bw_failure_e {
-  BW_FAILURE_NONE = 0,        /* it succeeded */
-  BW_FAILURE_BREAKER = 1,     /* a breaker was open (or its half-open probes
-                                 were all out) */
-  BW_FAILURE_LIMIT = 2,       /* a bulkhead or limiter had no slot within its
-                                 wait */
-  BW_FAILURE_RATELIMIT = 3,   /* a rate limiter had no token within its wait */
-  BW_FAILURE_BUDGET = 4,      /* the retry budget refused a retry */
-  BW_FAILURE_EXHAUSTED = 5,   /* the last attempt failed and no retry was left
-                                 (or there was no retry strategy) */
-  BW_FAILURE_PERMANENT = 6,   /* the last attempt failed for good (a 4xx) */
-  BW_FAILURE_DEADLINE = 7,    /* the call's deadline passed, or a retry would
-                                 have ended past it */
-  BW_FAILURE_RETRY_AFTER = 8, /* the dependency asked for a wait beyond the
-                                 policy's limits or the deadline, or said
-                                 "do not retry" (pushback) */
-  BW_FAILURE_NOT_IDEMPOTENT = 9, /* a non-idempotent call without a key was
-                                    not retried */
-  BW_FAILURE_ELAPSED = 10,       /* the retry's max_elapsed_ms ran out */
-  BW_FAILURE__COUNT = 11
-} bw_failure_t;
-
-/* "none", "breaker", "limit", "ratelimit", "budget", "exhausted",
- * "permanent", "deadline", "retry_after", "not_idempotent", "elapsed" or
- * "unknown". */
-BW_EXTERN const char *bw_failure_name(bw_failure_t f);
+/* bw_failure_t and bw_failure_name are in strategy.h. */
 
 /* One strategy. Fill it through the bw_pipeline_add_* helpers. */
 typedef struct bw_strategy_s {
   bw_strategy_kind_t kind;
   void *object;        /* RATELIMIT: bw_ratelimit_t; LIMIT: bw_limit_t;
-                          BREAKER: bw_breaker_t; RETRY: bw_retry_policy_t;
-                          NULL for DEADLINE and TIMEOUT */
+                          BREAKER: bw_breaker_if_t (a bw_breaker_t * is one:
+                          its interface is its first member); RETRY:
+                          bw_retry_policy_t; CUSTOM: bw_strategy_if_t; NULL
+                          for DEADLINE and TIMEOUT */
   int64_t ms;          /* DEADLINE, TIMEOUT: the time, >= 1 */
-  int64_t max_wait_ms; /* RATELIMIT, LIMIT: how long a call may wait for
-                          admission (0 = refuse at once); bounded by the
-                          deadline */
+  int64_t max_wait_ms; /* RATELIMIT, LIMIT, CUSTOM: how long a call may
+                          wait for admission (0 = refuse at once); bounded
+                          by the deadline */
   int64_t poll_ms;     /* LIMIT: how soon a waiting call first asks again;
                           >= 1, default 5. Each further refusal doubles the
                           interval, up to 8 x poll_ms, so that many waiting
@@ -169,8 +152,25 @@ BW_EXTERN int bw_pipeline_add_ratelimit(bw_pipeline_config_t *cfg,
                                         int64_t max_wait_ms);
 BW_EXTERN int bw_pipeline_add_limit(bw_pipeline_config_t *cfg, bw_limit_t *l,
                                     int64_t max_wait_ms);
+/* The in-process breaker: bw_pipeline_add_breaker_if(cfg,
+ * bw_breaker_iface(b)). */
 BW_EXTERN int bw_pipeline_add_breaker(bw_pipeline_config_t *cfg,
                                       bw_breaker_t *b);
+/* Any breaker through its interface (breaker.h: bw_breaker_iface,
+ * bw_shm_breaker_iface, bw_redis_breaker_iface, or a user's). Its refusal
+ * ends the call with BW_FAILURE_BREAKER, is never retried, and a breaker
+ * never waits (it is refused at once). BW_E_INVAL for a NULL cfg or b, or b
+ * without a table. */
+BW_EXTERN int bw_pipeline_add_breaker_if(bw_pipeline_config_t *cfg,
+                                         bw_breaker_if_t *b);
+/* A user's strategy (strategy.h), entered once per call before the retry,
+ * once per attempt after it. max_wait_ms: how long a call may wait when the
+ * strategy refuses with a retry hint (0 = refuse at once). The object is
+ * borrowed and must outlive the pipeline. BW_E_INVAL for a NULL cfg or s,
+ * or s without a table. */
+BW_EXTERN int bw_pipeline_add_strategy(bw_pipeline_config_t *cfg,
+                                       bw_strategy_if_t *s,
+                                       int64_t max_wait_ms);
 BW_EXTERN int bw_pipeline_add_retry(bw_pipeline_config_t *cfg,
                                     const bw_retry_policy_t *p);
 BW_EXTERN int bw_pipeline_add_timeout(bw_pipeline_config_t *cfg, int64_t ms);
@@ -222,8 +222,10 @@ typedef struct bw_pipeline_call_s {
   bool attempted;  /* an attempt was made (last_verdict is its verdict) */
   bool waiting;    /* an admission wait is running (wait_until_ns is set) */
   bool timed_out;  /* the last attempt got no answer in time */
+  uint8_t asks;    /* refusals so far in the admission wait */
   int64_t wait_until_ns; /* the admission wait's end */
-  int64_t poll_ms;       /* the admission wait's next poll interval */
+  int64_t start_ns;      /* begin's now_ns */
+  int64_t timeout_ms;    /* the attempt's timeout from its strategies, -1 */
   bw_permit_t permits[BW_PIPELINE_MAX_STRATEGIES];
   bw_retry_t retry;
 } bw_pipeline_call_t;

@@ -261,6 +261,12 @@ BW_EXTERN uint32_t bw_retry_attempts(const bw_retry_t *r);
  * for NULL p, n == 0, or a missing rng: a delay is never negative. */
 BW_EXTERN int64_t bw_retry_delay_ms(const bw_retry_policy_t *p, uint32_t n,
                                     bw_rand_t *rng, double *dj_prev);
+/* bw_retry_delay_ms with a status, like every other verb: BW_OK and *out_ms
+ * the delay, or BW_E_INVAL (NULL p or out_ms, n == 0, a missing rng; *out_ms
+ * untouched). */
+BW_EXTERN int bw_retry_delay_ms_ex(const bw_retry_policy_t *p, uint32_t n,
+                                   bw_rand_t *rng, double *dj_prev,
+                                   int64_t *out_ms);
 
 /* A UUIDv7 (RFC 9562) as 36 lowercase characters + NUL from a Unix time in
  * ms and a generator: 48-bit big-endian timestamp, version 7, variant 0b10,

@@ -196,7 +196,15 @@ BW_EXTERN void bw_shm_breaker_stats(const bw_shm_breaker_t *b,
 /* The breaker's name ("" for NULL). */
 BW_EXTERN const char *bw_shm_breaker_name(const bw_shm_breaker_t *b);
 
-/* The breaker as a concurrency limit, kind "shm_breaker": try_acquire
+/* The breaker through the breaker interface (breaker.h), kind
+ * "shm_breaker": what a pipeline takes (bw_pipeline_add_breaker_if), so
+ * its refusals end a call with BW_FAILURE_BREAKER. Owned by the breaker,
+ * valid until it is freed; NULL for NULL. */
+BW_EXTERN bw_breaker_if_t *bw_shm_breaker_iface(bw_shm_breaker_t *b);
+
+/* Deprecated (0.2; removed in the next release): use bw_shm_breaker_iface.
+ * A pipeline no longer turns this limit's BW_E_OPEN into a breaker failure.
+ * The breaker as a concurrency limit, kind "shm_breaker": try_acquire
  * answers BW_E_OPEN when the breaker rejects; release maps SUCCESS ->
  * SUCCESS, DROPPED -> FAILURE, IGNORED -> IGNORED and answers BW_OK (a stale
  * release is counted in stats.stale). limit() is 0 when OPEN or ISOLATED,

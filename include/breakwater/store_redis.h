@@ -166,7 +166,14 @@ BW_EXTERN const char *bw_redis_breaker_name(const bw_redis_breaker_t *b);
 BW_EXTERN void bw_redis_breaker_stats(const bw_redis_breaker_t *b,
                                       bw_redis_breaker_stats_t *out);
 
-/* The breaker as a bw_limit_t (kind "redis_breaker"): try_acquire answers
+/* The breaker through the breaker interface (breaker.h), kind
+ * "redis_breaker": what a pipeline takes (bw_pipeline_add_breaker_if).
+ * Owned by the breaker, valid until it is freed; NULL for NULL. */
+BW_EXTERN bw_breaker_if_t *bw_redis_breaker_iface(bw_redis_breaker_t *b);
+
+/* Deprecated (0.2; removed in the next release): use bw_redis_breaker_iface.
+ * A pipeline no longer turns this limit's BW_E_OPEN into a breaker failure.
+ * The breaker as a bw_limit_t (kind "redis_breaker"): try_acquire answers
  * BW_E_OPEN when open; release SUCCESS, DROPPED (= a failure) or IGNORED.
  * Owned by the breaker; valid until it is freed. */
 BW_EXTERN bw_limit_t *bw_redis_breaker_as_limit(bw_redis_breaker_t *b);

@@ -53,6 +53,7 @@ typedef struct bw__stripe_s {
 } BW__STRIPE_ALIGNED bw__stripe_t;
 
 struct bw_breaker_s {
+  bw_breaker_if_t iface; /* first: bw_breaker_iface(b) == b */
   /* Read-mostly: the state word and the configuration. */
   _Atomic uint64_t sw;
   _Atomic int64_t open_until_ns;
@@ -264,6 +265,7 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   if (bw_breaker_config_validate(cfg, err) != BW_OK) return NULL;
   b = bw_calloc_aligned(sizeof(*b));
   if (b == NULL) goto nomem;
+  b->iface.vt = &bw__breaker_vt;
   b->name = bw_strdup(cfg->name);
   if (b->name == NULL) goto nomem;
   b->rule = cfg->trip_rule;
@@ -353,7 +355,7 @@ void bw_breaker_free(bw_breaker_t *b) {
 }
 
 const char *bw_breaker_name(const bw_breaker_t *b) {
-  return b->name;
+  return b == NULL ? "" : b->name;
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -749,6 +751,7 @@ static int bw__acquire_slow(bw_breaker_t *b, bw_permit_t *p, uint64_t w) {
 }
 
 int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
+  if (BW__UNLIKELY((b == NULL) | (p == NULL))) return BW_E_INVAL;
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
   bw_state_t st = BW__ST(w);
   /* The hot path: CLOSED (or DISABLED) admits with one striped increment,
@@ -890,6 +893,7 @@ int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
   uint64_t w;
   int64_t now = 0;
   bool slow = false;
+  if (BW__UNLIKELY((b == NULL) | (p == NULL))) return BW_E_INVAL;
   if ((unsigned)outcome > (unsigned)BW_IGNORED) return BW_E_INVAL;
   si = bw__stripe();
   s = &b->stripes[si];
@@ -936,10 +940,12 @@ int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
  * -------------------------------------------- */
 
 bw_state_t bw_breaker_state(const bw_breaker_t *b) {
+  if (b == NULL) return BW_CLOSED;
   return BW__ST(atomic_load_explicit(&b->sw, memory_order_acquire));
 }
 
 int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b) {
+  if (b == NULL) return 0;
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
   switch (BW__ST(w)) {
   case BW_OPEN:
@@ -956,6 +962,7 @@ int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b) {
 }
 
 void bw_breaker_poll(bw_breaker_t *b) {
+  if (b == NULL) return;
   int64_t now = bw__clock_now(b->clock);
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
   if (BW__ST(w) != BW_OPEN && BW__ST(w) != BW_HALF_OPEN) return;
@@ -1021,16 +1028,20 @@ void bw_breaker_open_for(bw_breaker_t *b, int64_t remaining_ns,
 }
 
 void bw_breaker_isolate(bw_breaker_t *b) {
+  if (b == NULL) return;
   bw__operator(b, BW_ISOLATED, BW_EV_CIRCUIT_ISOLATED);
 }
 void bw_breaker_reset(bw_breaker_t *b) {
+  if (b == NULL) return;
   bw__operator(b, BW_CLOSED, BW_EV_CIRCUIT_RESET);
 }
 void bw_breaker_disable(bw_breaker_t *b) {
+  if (b == NULL) return;
   bw__operator(b, BW_DISABLED, BW_EV_CIRCUIT_DISABLED);
 }
 
 void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
+  if (b == NULL) return;
   bool was =
       atomic_exchange_explicit(&b->metrics_only, on, memory_order_relaxed);
   if (was != on && b->sink != NULL) {
@@ -1045,6 +1056,11 @@ void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
 }
 
 void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out) {
+  if (out == NULL) return;
+  if (b == NULL) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
   int64_t now = bw__clock_now(b->clock);
   bw__window_t win;
@@ -1088,4 +1104,68 @@ void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out) {
     }
     out->time_in_state_ms[i] = t / BW_NS_PER_MS;
   }
+}
+
+/* ---- the breaker interface ------------------------------------------------
+ */
+
+static int bw__if_acquire(bw_breaker_if_t *i, bw_permit_t *p) {
+  return bw_breaker_acquire((bw_breaker_t *)i, p);
+}
+static int bw__if_release(bw_breaker_if_t *i, const bw_permit_t *p,
+                          bw_outcome_t o) {
+  return bw_breaker_release((bw_breaker_t *)i, p, o);
+}
+static bw_state_t bw__if_state(const bw_breaker_if_t *i) {
+  return bw_breaker_state((const bw_breaker_t *)i);
+}
+static int64_t bw__if_retry_in(const bw_breaker_if_t *i) {
+  return bw_breaker_retry_in_ms((const bw_breaker_t *)i);
+}
+static const char *bw__if_name(const bw_breaker_if_t *i) {
+  return bw_breaker_name((const bw_breaker_t *)i);
+}
+static void bw__if_free(bw_breaker_if_t *i) {
+  bw_breaker_free((bw_breaker_t *)i);
+}
+
+const bw_breaker_vtable_t bw__breaker_vt = {
+    "breaker",       bw__if_acquire, bw__if_release, bw__if_state,
+    bw__if_retry_in, bw__if_name,    bw__if_free};
+
+bw_breaker_if_t *bw_breaker_iface(bw_breaker_t *b) {
+  return b == NULL ? NULL : &b->iface;
+}
+
+int bw_breaker_if_try_acquire(bw_breaker_if_t *b, bw_permit_t *p) {
+  if (b == NULL || b->vt == NULL || p == NULL) return BW_E_INVAL;
+  return b->vt->try_acquire(b, p);
+}
+
+int bw_breaker_if_release(bw_breaker_if_t *b, const bw_permit_t *p,
+                          bw_outcome_t outcome) {
+  if (b == NULL || b->vt == NULL || p == NULL) return BW_E_INVAL;
+  if ((unsigned)outcome > (unsigned)BW_TIMED_OUT) return BW_E_INVAL;
+  if (outcome == BW_TIMED_OUT) outcome = BW_FAILURE;
+  return b->vt->release(b, p, outcome);
+}
+
+bw_state_t bw_breaker_if_state(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? BW_CLOSED : b->vt->state(b);
+}
+
+int64_t bw_breaker_if_retry_in_ms(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? 0 : b->vt->retry_in_ms(b);
+}
+
+const char *bw_breaker_if_name(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? "" : b->vt->name(b);
+}
+
+const char *bw_breaker_if_kind(const bw_breaker_if_t *b) {
+  return b == NULL || b->vt == NULL ? "" : b->vt->kind;
+}
+
+void bw_breaker_if_free(bw_breaker_if_t *b) {
+  if (b != NULL && b->vt != NULL) b->vt->free(b);
 }

@@ -771,3 +771,8 @@ void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
     out->window_retries = bw__win_retries(b, cur);
   }
 }
+
+int bw_budget_try_retry_ex(bw_budget_t *b) {
+  if (b == NULL) return BW_E_INVAL;
+  return bw_budget_try_retry(b) ? BW_OK : BW_E_FULL;
+}

@@ -17,6 +17,21 @@ const char *bw_strerror(int code) {
   }
 }
 
+const char *bw_outcome_name(bw_outcome_t o) {
+  switch (o) {
+  case BW_SUCCESS:
+    return "success";
+  case BW_FAILURE:
+    return "failure";
+  case BW_IGNORED:
+    return "ignored";
+  case BW_TIMED_OUT:
+    return "timed_out";
+  default:
+    return "unknown";
+  }
+}
+
 const char *bw_err_name(int code) {
   switch (code) {
 #define BW__XX(name, value, msg) \

@@ -49,6 +49,9 @@ extern _Thread_local bw_deadline_t bw__current
  * their function pointers), any other clock as bw_clock_now does. */
 extern const bw_clock_t bw__clock_mono;
 extern const bw_clock_t bw__clock_coarse;
+/* The in-process breaker's interface table (breaker.c): the pipeline calls
+ * such a breaker directly instead of through two tables. */
+extern const bw_breaker_vtable_t bw__breaker_vt;
 #ifdef CLOCK_MONOTONIC_COARSE
 #define BW__COARSE_ID CLOCK_MONOTONIC_COARSE
 #else

@@ -21,20 +21,31 @@ typedef struct bw__pstripe_s {
   _Atomic uint64_t ended[BW_FAILURE__COUNT]; /* [NONE] = successes */
 } BW__PAIR_ALIGNED bw__pstripe_t;
 
+/* A built-in strategy: the interface head and what it needs. */
+typedef struct bw__builtin_s {
+  bw_strategy_if_t head;
+  void *object;    /* the ratelimit, limit or breaker interface */
+  int64_t ms;      /* DEADLINE, TIMEOUT */
+  int64_t poll_ms; /* LIMIT */
+} bw__builtin_t;
+
 struct bw_pipeline_s {
   bw__pstripe_t stripes[BW__STRIPES];
   char *name;
   uint32_t count;
-  uint32_t retry_at;   /* index of the retry, or count when there is none */
-  int64_t deadline_ms; /* the deadline strategy's, or -1 */
-  int64_t timeout_ms;  /* the per-attempt timeout, or -1 */
+  uint32_t retry_at; /* index of the retry, or count when there is none */
+  /* What the state machine calls: strategy i's interface (a built-in's or
+   * the user's), NULL at retry_at (the retry is the loop, not a strategy). */
+  bw_strategy_if_t *si[BW_PIPELINE_MAX_STRATEGIES];
+  int64_t max_wait_ms[BW_PIPELINE_MAX_STRATEGIES];
+  bw__builtin_t b[BW_PIPELINE_MAX_STRATEGIES];
   bw_strategy_t s[BW_PIPELINE_MAX_STRATEGIES];
   bw_fallback_fn fallback;
   void *fallback_userdata;
 };
 
-static const char *const kind_names[] = {"deadline", "ratelimit", "limit",
-                                         "breaker",  "retry",     "timeout"};
+static const char *const kind_names[] = {
+    "deadline", "ratelimit", "limit", "breaker", "retry", "timeout", "custom"};
 
 const char *bw_strategy_kind_name(bw_strategy_kind_t k) {
   return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k]
@@ -88,9 +99,17 @@ int bw_pipeline_add_limit(bw_pipeline_config_t *cfg, bw_limit_t *l,
   if (l == NULL) return BW_E_INVAL;
   return add(cfg, BW_STRATEGY_LIMIT, l, 0, max_wait_ms);
 }
-int bw_pipeline_add_breaker(bw_pipeline_config_t *cfg, bw_breaker_t *b) {
-  if (b == NULL) return BW_E_INVAL;
+int bw_pipeline_add_breaker_if(bw_pipeline_config_t *cfg, bw_breaker_if_t *b) {
+  if (b == NULL || b->vt == NULL) return BW_E_INVAL;
   return add(cfg, BW_STRATEGY_BREAKER, b, 0, 0);
+}
+int bw_pipeline_add_breaker(bw_pipeline_config_t *cfg, bw_breaker_t *b) {
+  return bw_pipeline_add_breaker_if(cfg, bw_breaker_iface(b));
+}
+int bw_pipeline_add_strategy(bw_pipeline_config_t *cfg, bw_strategy_if_t *s,
+                             int64_t max_wait_ms) {
+  if (s == NULL || s->vt == NULL) return BW_E_INVAL;
+  return add(cfg, BW_STRATEGY_CUSTOM, s, 0, max_wait_ms);
 }
 int bw_pipeline_add_retry(bw_pipeline_config_t *cfg,
                           const bw_retry_policy_t *p) {
@@ -132,10 +151,21 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
     }
     case BW_STRATEGY_RATELIMIT:
     case BW_STRATEGY_LIMIT:
+    case BW_STRATEGY_CUSTOM:
       if (s->object == NULL)
-        return bw_error_set(
-            err, BW_E_INVAL, field, "%s.object must not be NULL (a %s)", field,
-            s->kind == BW_STRATEGY_LIMIT ? "bw_limit_t" : "bw_ratelimit_t");
+        return bw_error_set(err, BW_E_INVAL, field,
+                            "%s.object must not be NULL (a %s)", field,
+                            s->kind == BW_STRATEGY_LIMIT    ? "bw_limit_t"
+                            : s->kind == BW_STRATEGY_CUSTOM ? "bw_strategy_if_t"
+                                                            : "bw_ratelimit_t");
+      if (s->kind == BW_STRATEGY_CUSTOM) {
+        const bw_strategy_if_t *si = s->object;
+        if (si->vt == NULL || si->vt->enter == NULL || si->vt->name == NULL)
+          return bw_error_set(err, BW_E_INVAL, field,
+                              "%s.object's table must be set, with enter and "
+                              "name",
+                              field);
+      }
       if (s->max_wait_ms < 0 || s->max_wait_ms > MAX_MS)
         return bw_error_set(err, BW_E_INVAL, field,
                             "%s.max_wait_ms must be in [0, %lld] (got %lld)",
@@ -148,9 +178,10 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
                             (long long)MAX_MS, (long long)s->poll_ms);
       break;
     case BW_STRATEGY_BREAKER:
-      if (s->object == NULL)
+      if (s->object == NULL || ((const bw_breaker_if_t *)s->object)->vt == NULL)
         return bw_error_set(err, BW_E_INVAL, field,
-                            "%s.object must not be NULL (a bw_breaker_t)",
+                            "%s.object must be a bw_breaker_if_t with its "
+                            "table set",
                             field);
       break;
     case BW_STRATEGY_RETRY:
@@ -184,6 +215,148 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
   return BW_OK;
 }
 
+/* ---- the built-in strategies ------------------------------------------- */
+
+#define BUILTIN(s) ((const bw__builtin_t *)(const void *)(s))
+
+static const bw_strategy_vtable_t builtin_tables[BW_STRATEGY_CUSTOM + 1];
+static const bw_strategy_vtable_t inproc_breaker_vt;
+
+static const char *builtin_name(const bw_strategy_if_t *s) {
+  const bw__builtin_t *b = BUILTIN(s);
+  switch (b->head.vt == &inproc_breaker_vt ? BW_STRATEGY_BREAKER
+                                           : b->head.vt - builtin_tables) {
+  case BW_STRATEGY_LIMIT:
+    return bw_limit_name((const bw_limit_t *)b->object);
+  case BW_STRATEGY_BREAKER:
+    return bw_breaker_if_name((const bw_breaker_if_t *)b->object);
+  case BW_STRATEGY_RATELIMIT:
+    return bw_ratelimit_name((const bw_ratelimit_t *)b->object);
+  default:
+    return b->head.vt->kind;
+  }
+}
+
+/* The deadline: the call's deadline narrows to its start + ms. */
+static int deadline_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                          int64_t now_ns, bw_refusal_t *r) {
+  (void)now_ns;
+  (void)r;
+  *ctx->deadline = bw_deadline_min(
+      *ctx->deadline, bw_deadline_in(ctx->start_ns, BUILTIN(s)->ms));
+  return BW_OK;
+}
+
+/* The timeout: this attempt's time limit narrows to ms. */
+static int timeout_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                         int64_t now_ns, bw_refusal_t *r) {
+  (void)now_ns;
+  (void)r;
+  int64_t ms = BUILTIN(s)->ms;
+  if (*ctx->timeout_ms < 0 || ms < *ctx->timeout_ms) *ctx->timeout_ms = ms;
+  return BW_OK;
+}
+
+/* The rate limit: one token, or the exact wait for the next. */
+static int ratelimit_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                           int64_t now_ns, bw_refusal_t *r) {
+  (void)ctx;
+  (void)now_ns;
+  int64_t wait_ms = 0;
+  int rc =
+      bw_ratelimit_try_acquire((bw_ratelimit_t *)BUILTIN(s)->object, &wait_ms);
+  if (rc == BW_OK) return BW_OK;
+  r->failure = BW_FAILURE_RATELIMIT;
+  r->retry_in_ms = wait_ms;
+  r->exact = true;
+  return rc;
+}
+
+/* The limit: a slot, or a poll interval that doubles with each refusal in
+ * a wait, up to 8 x poll_ms (many waiting calls must not become a polling
+ * storm of their own). */
+static int limit_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                       int64_t now_ns, bw_refusal_t *r) {
+  (void)now_ns;
+  const bw__builtin_t *b = BUILTIN(s);
+  bw_limit_t *l = b->object;
+  int rc = l->vt->try_acquire(l, ctx->permit);
+  if (rc == BW_OK) return BW_OK;
+  if (rc == BW_E_DEADLINE) {
+    r->failure = BW_FAILURE_DEADLINE;
+    return rc;
+  }
+  r->failure = BW_FAILURE_LIMIT;
+  r->retry_in_ms = b->poll_ms << (ctx->asks < 3 ? ctx->asks : 3);
+  return rc;
+}
+
+static void limit_leave(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                        bw_outcome_t o) {
+  (void)bw_limit_release((bw_limit_t *)BUILTIN(s)->object, ctx->permit, o);
+}
+
+/* The breaker: any bw_breaker_if_t; a refusal is never waited on. */
+static int breaker_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                         int64_t now_ns, bw_refusal_t *r) {
+  (void)now_ns;
+  bw_breaker_if_t *b = BUILTIN(s)->object;
+  int rc = b->vt->try_acquire(b, ctx->permit);
+  if (rc == BW_OK) return BW_OK;
+  r->failure = BW_FAILURE_BREAKER;
+  return rc;
+}
+
+static void breaker_leave(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                          bw_outcome_t o) {
+  (void)bw_breaker_if_release((bw_breaker_if_t *)BUILTIN(s)->object,
+                              ctx->permit, o);
+}
+
+/* The in-process breaker, called directly (the same as above through its
+ * table; one indirect call less on the hot path). */
+static int inproc_breaker_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                                int64_t now_ns, bw_refusal_t *r) {
+  (void)now_ns;
+  int rc = bw_breaker_acquire((bw_breaker_t *)BUILTIN(s)->object, ctx->permit);
+  if (BW__LIKELY(rc == BW_OK)) return BW_OK;
+  r->failure = BW_FAILURE_BREAKER;
+  return rc;
+}
+
+static void inproc_breaker_leave(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                                 bw_outcome_t o) {
+  (void)bw_breaker_release((bw_breaker_t *)BUILTIN(s)->object, ctx->permit,
+                           o == BW_TIMED_OUT ? BW_FAILURE : o);
+}
+
+static const bw_strategy_vtable_t inproc_breaker_vt = {
+    "breaker", inproc_breaker_enter, inproc_breaker_leave, builtin_name};
+
+/* Indexed by bw_strategy_kind_t; the retry's and a user's entries are never
+ * called (the retry is the loop; a user's strategy brings its own). */
+static const bw_strategy_vtable_t builtin_tables[BW_STRATEGY_CUSTOM + 1] = {
+    [BW_STRATEGY_DEADLINE] = {"deadline", deadline_enter, NULL, builtin_name},
+    [BW_STRATEGY_RATELIMIT] = {"ratelimit", ratelimit_enter, NULL,
+                               builtin_name},
+    [BW_STRATEGY_LIMIT] = {"limit", limit_enter, limit_leave, builtin_name},
+    [BW_STRATEGY_BREAKER] = {"breaker", breaker_enter, breaker_leave,
+                             builtin_name},
+    [BW_STRATEGY_RETRY] = {"retry", NULL, NULL, builtin_name},
+    [BW_STRATEGY_TIMEOUT] = {"timeout", timeout_enter, NULL, builtin_name},
+    [BW_STRATEGY_CUSTOM] = {"custom", NULL, NULL, builtin_name},
+};
+#define builtin_vt(k) (&builtin_tables[(k)])
+
+const char *bw_strategy_if_name(const bw_strategy_if_t *s) {
+  return s == NULL || s->vt == NULL || s->vt->name == NULL ? ""
+                                                           : s->vt->name(s);
+}
+
+const char *bw_strategy_if_kind(const bw_strategy_if_t *s) {
+  return s == NULL || s->vt == NULL || s->vt->kind == NULL ? "" : s->vt->kind;
+}
+
 bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
                                bw_error_t *err) {
   if (bw_pipeline_config_validate(cfg, err) != BW_OK) return NULL;
@@ -198,13 +371,25 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
   pl->name = name;
   pl->count = cfg->count;
   pl->retry_at = cfg->count;
-  pl->deadline_ms = -1;
-  pl->timeout_ms = -1;
   memcpy(pl->s, cfg->strategies, sizeof pl->s);
   for (uint32_t i = 0; i < cfg->count; i++) {
-    if (pl->s[i].kind == BW_STRATEGY_RETRY) pl->retry_at = i;
-    if (pl->s[i].kind == BW_STRATEGY_DEADLINE) pl->deadline_ms = pl->s[i].ms;
-    if (pl->s[i].kind == BW_STRATEGY_TIMEOUT) pl->timeout_ms = pl->s[i].ms;
+    const bw_strategy_t *s = &pl->s[i];
+    bw__builtin_t *b = &pl->b[i];
+    pl->max_wait_ms[i] = s->max_wait_ms;
+    b->object = s->object;
+    b->ms = s->ms;
+    b->poll_ms = s->poll_ms;
+    b->head.vt = builtin_vt(s->kind);
+    pl->si[i] = &b->head;
+    if (s->kind == BW_STRATEGY_BREAKER &&
+        ((const bw_breaker_if_t *)s->object)->vt == &bw__breaker_vt)
+      b->head.vt = &inproc_breaker_vt;
+    if (s->kind == BW_STRATEGY_RETRY) {
+      pl->retry_at = i;
+      pl->si[i] = NULL;
+    } else if (s->kind == BW_STRATEGY_CUSTOM) {
+      pl->si[i] = (bw_strategy_if_t *)s->object;
+    }
   }
   pl->fallback = cfg->fallback;
   pl->fallback_userdata = cfg->fallback_userdata;
@@ -265,17 +450,15 @@ static bw_outcome_t breaker_outcome(const bw_pipeline_call_t *c) {
 static void leave_as(bw_pipeline_call_t *c, uint32_t from, uint32_t to,
                      bw_outcome_t o, bool timed_out) {
   const bw_pipeline_t *pl = c->pl;
+  if (o == BW_FAILURE && timed_out) o = BW_TIMED_OUT;
+  bw_strategy_ctx_t ctx = {NULL,        &c->deadline, &c->timeout_ms,
+                           c->start_ns, c->attempt,   0};
   for (uint32_t i = to; i-- > from;) {
     if (!(c->entered & (1u << i))) continue;
     c->entered &= (uint8_t) ~(1u << i);
-    const bw_strategy_t *s = &pl->s[i];
-    if (s->kind == BW_STRATEGY_BREAKER)
-      (void)bw_breaker_release((bw_breaker_t *)s->object, &c->permits[i], o);
-    else if (s->kind == BW_STRATEGY_LIMIT)
-      (void)bw_limit_release((bw_limit_t *)s->object, &c->permits[i],
-                             o == BW_FAILURE && timed_out
-                                 ? BW_LIMIT_TIMED_OUT
-                                 : (bw_limit_outcome_t)o);
+    bw_strategy_if_t *si = pl->si[i];
+    ctx.permit = &c->permits[i];
+    si->vt->leave(si, &ctx, o);
   }
 }
 
@@ -351,24 +534,31 @@ static int refuse(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
 }
 
 /* An admission refusal that may wait: WAIT or the refusal. */
-static int admission_wait(bw_pipeline_call_t *c, const bw_strategy_t *s,
-                          int64_t wait_ms, bw_failure_t why, int64_t now_ns) {
+/* A strategy refused: WAIT (when its max_wait_ms and the refusal's hint
+ * allow) or the refusal. */
+static int admission_wait(bw_pipeline_call_t *c, int64_t max_wait_ms,
+                          const bw_refusal_t *r, int64_t now_ns) {
+  if (r->retry_in_ms < 0) return refuse(c, r->failure, now_ns);
   if (!c->waiting) {
-    int64_t until = s->max_wait_ms > (INT64_MAX - now_ns) / BW_NS_PER_MS
+    int64_t until = max_wait_ms > (INT64_MAX - now_ns) / BW_NS_PER_MS
                         ? INT64_MAX
-                        : now_ns + s->max_wait_ms * BW_NS_PER_MS;
+                        : now_ns + max_wait_ms * BW_NS_PER_MS;
     if (!bw_deadline_is_none(c->deadline) && c->deadline.at_ns < until)
       until = c->deadline.at_ns;
     c->wait_until_ns = until;
     c->waiting = true;
+    c->asks = 0;
   }
-  if (now_ns >= c->wait_until_ns) return refuse(c, why, now_ns);
+  if (now_ns >= c->wait_until_ns) return refuse(c, r->failure, now_ns);
   int64_t left_ms = bw_ns_to_ms_ceil(c->wait_until_ns - now_ns);
+  int64_t wait_ms = r->retry_in_ms;
   if (wait_ms > left_ms) {
-    /* A rate limiter says exactly when; asking before that is pointless. */
-    if (s->kind == BW_STRATEGY_RATELIMIT) return refuse(c, why, now_ns);
+    /* An exact answer (a rate limiter's next token) past the wait's end:
+     * asking before that is pointless. */
+    if (r->exact) return refuse(c, r->failure, now_ns);
     wait_ms = left_ms;
   }
+  if (c->asks < UINT8_MAX) c->asks++;
   c->delay_ms = wait_ms < 1 ? 1 : wait_ms;
   c->phase = PH_WAIT;
   return BW_STEP_WAIT;
@@ -377,6 +567,8 @@ static int admission_wait(bw_pipeline_call_t *c, const bw_strategy_t *s,
 /* Enters strategies from c->index on; returns the next step. */
 static int run(bw_pipeline_call_t *c, int64_t now_ns) {
   const bw_pipeline_t *pl = c->pl;
+  bw_strategy_ctx_t ctx = {NULL,        &c->deadline, &c->timeout_ms,
+                           c->start_ns, c->attempt,   0};
   for (;;) {
     if (BW__UNLIKELY(now_ns >= c->deadline.at_ns)) { /* none: INT64_MAX */
       c->waiting = false;
@@ -386,45 +578,29 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
     }
     if (c->index >= pl->count) break;
     uint32_t i = c->index;
-    const bw_strategy_t *s = &pl->s[i];
-    switch (s->kind) {
-    case BW_STRATEGY_RATELIMIT: {
-      int64_t wait_ms = 0;
-      if (bw_ratelimit_try_acquire((bw_ratelimit_t *)s->object, &wait_ms) !=
-          BW_OK)
-        return admission_wait(c, s, wait_ms, BW_FAILURE_RATELIMIT, now_ns);
-      break;
-    }
-    case BW_STRATEGY_LIMIT: {
-      int rc = bw_limit_try_acquire((bw_limit_t *)s->object, &c->permits[i]);
-      if (rc == BW_E_OPEN) return refuse(c, BW_FAILURE_BREAKER, now_ns);
-      if (rc == BW_E_DEADLINE) return refuse(c, BW_FAILURE_DEADLINE, now_ns);
-      if (rc != BW_OK) {
-        int64_t poll = c->waiting ? c->poll_ms : s->poll_ms;
-        c->poll_ms = poll * 2 <= s->poll_ms * 8 ? poll * 2 : poll;
-        return admission_wait(c, s, poll, BW_FAILURE_LIMIT, now_ns);
-      }
-      c->entered |= (uint8_t)(1u << i);
-      break;
-    }
-    case BW_STRATEGY_BREAKER:
-      if (bw_breaker_acquire((bw_breaker_t *)s->object, &c->permits[i]) !=
-          BW_OK)
-        return refuse(c, BW_FAILURE_BREAKER, now_ns);
-      c->entered |= (uint8_t)(1u << i);
-      break;
-    case BW_STRATEGY_RETRY:
-      bw_retry_begin(&c->retry, (const bw_retry_policy_t *)s->object, now_ns);
+    bw_strategy_if_t *si = pl->si[i];
+    if (si == NULL) { /* the retry: attempts loop back to here + 1 */
+      bw_retry_begin(&c->retry, (const bw_retry_policy_t *)pl->s[i].object,
+                     now_ns);
       bw_retry_set_deadline(&c->retry, c->deadline);
-      break;
-    default: /* DEADLINE and TIMEOUT act at begin and at each attempt */
-      break;
+    } else {
+      ctx.permit = &c->permits[i];
+      ctx.asks = c->waiting ? c->asks : 0;
+      bw_refusal_t r = {BW_FAILURE_LIMIT, -1, false};
+      if (BW__UNLIKELY(si->vt->enter(si, &ctx, now_ns, &r) != BW_OK)) {
+        /* A user's strategy may name no failure, or a bad one. */
+        if (r.failure == BW_FAILURE_NONE ||
+            (unsigned)r.failure >= BW_FAILURE__COUNT)
+          r.failure = BW_FAILURE_LIMIT;
+        return admission_wait(c, pl->max_wait_ms[i], &r, now_ns);
+      }
+      if (si->vt->leave != NULL) c->entered |= (uint8_t)(1u << i);
     }
     c->waiting = false;
     c->index++;
   }
   /* Every strategy entered: the attempt. */
-  int64_t t = pl->timeout_ms;
+  int64_t t = c->timeout_ms;
   if (!bw_deadline_is_none(c->deadline)) {
     int64_t left = bw_deadline_remaining_ms(c->deadline, now_ns);
     if (left < 1) left = 1; /* not expired: less than a ms is left */
@@ -460,12 +636,11 @@ int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
   c->attempted = false;
   c->waiting = false;
   c->wait_until_ns = 0;
-  c->poll_ms = 0;
+  c->asks = 0;
   c->timed_out = false;
   c->deadline = outer;
-  if (pl->deadline_ms >= 0)
-    c->deadline =
-        bw_deadline_min(outer, bw_deadline_in(now_ns, pl->deadline_ms));
+  c->start_ns = now_ns;
+  c->timeout_ms = -1;
   bw__pstripe_t *st = stripe_of(pl);
   bw__bump(&st->calls, (unsigned)(st - pl->stripes));
   return run(c, now_ns);
@@ -495,6 +670,7 @@ static int bw__report(bw_pipeline_call_t *c, bw_verdict_t v,
   if (rc != BW_RETRY)
     return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
   c->index = (uint8_t)(pl->retry_at + 1);
+  c->timeout_ms = -1; /* the attempt's strategies set it again */
   c->delay_ms = delay;
   c->phase = PH_WAIT;
   if (delay > 0) return BW_STEP_WAIT;

@@ -380,6 +380,15 @@ int64_t bw_retry_delay_ms(const bw_retry_policy_t *p, uint32_t n,
   return bw__delay(p, n, rng, dj_prev);
 }
 
+int bw_retry_delay_ms_ex(const bw_retry_policy_t *p, uint32_t n, bw_rand_t *rng,
+                         double *dj_prev, int64_t *out_ms) {
+  if (out_ms == NULL) return BW_E_INVAL;
+  int64_t d = bw_retry_delay_ms(p, n, rng, dj_prev);
+  if (d < 0) return (int)d;
+  *out_ms = d;
+  return BW_OK;
+}
+
 /* ---- policy ----------------------------------------------------------------
  */
 

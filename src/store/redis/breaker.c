@@ -12,6 +12,7 @@
  * Redis killed) is kept and re-sent with the same sequence, so counts are
  * neither lost nor doubled. */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +160,8 @@ typedef struct bw__rb_sums_s {
 } bw__rb_sums_t;
 
 struct bw_redis_breaker_s {
-  bw_limit_t iface; /* first: the bw_limit_t interface */
+  bw_limit_t iface;       /* first: bw_redis_breaker_as_limit (deprecated) */
+  bw_breaker_if_t biface; /* bw_redis_breaker_iface */
   /* hot, read-mostly */
   _Atomic uint64_t word BW__APART;
   _Atomic int64_t open_until_ns; /* local clock */
@@ -745,6 +747,41 @@ bw_limit_t *bw_redis_breaker_as_limit(bw_redis_breaker_t *b) {
   return b == NULL ? NULL : &b->iface;
 }
 
+/* ---- the breaker interface ------------------------------------------------
+ */
+
+#define BW__RBI(i)                                                 \
+  ((bw_redis_breaker_t *)(void *)((char *)(uintptr_t)(i)-offsetof( \
+      bw_redis_breaker_t, biface)))
+
+static int bw__rbi_acquire(bw_breaker_if_t *i, bw_permit_t *p) {
+  return bw_redis_breaker_acquire(BW__RBI(i), p);
+}
+static int bw__rbi_release(bw_breaker_if_t *i, const bw_permit_t *p,
+                           bw_outcome_t o) {
+  return bw_redis_breaker_release(BW__RBI(i), p, o);
+}
+static bw_state_t bw__rbi_state(const bw_breaker_if_t *i) {
+  return bw_redis_breaker_state(BW__RBI(i));
+}
+static int64_t bw__rbi_retry_in(const bw_breaker_if_t *i) {
+  return bw_redis_breaker_retry_in_ms(BW__RBI(i));
+}
+static const char *bw__rbi_name(const bw_breaker_if_t *i) {
+  return bw_redis_breaker_name(BW__RBI(i));
+}
+static void bw__rbi_free(bw_breaker_if_t *i) {
+  bw_redis_breaker_free(BW__RBI(i));
+}
+
+static const bw_breaker_vtable_t bw__rb_if_vt = {
+    "redis_breaker",  bw__rbi_acquire, bw__rbi_release, bw__rbi_state,
+    bw__rbi_retry_in, bw__rbi_name,    bw__rbi_free};
+
+bw_breaker_if_t *bw_redis_breaker_iface(bw_redis_breaker_t *b) {
+  return b == NULL ? NULL : &b->biface;
+}
+
 /* ---- lifecycle ------------------------------------------------------------
  */
 
@@ -783,6 +820,7 @@ bw_redis_breaker_t *bw__rb_create(const bw_redis_breaker_config_t *cfg,
     return NULL;
   }
   b->iface.vt = &bw__rb_vtable;
+  b->biface.vt = &bw__rb_if_vt;
   pthread_mutex_init(&b->sync_mu, NULL);
   pthread_mutex_init(&b->thr_mu, NULL);
   pthread_condattr_init(&ca);

@@ -21,6 +21,7 @@
  *   window rules, ext.h);
  * - totals are striped counters (atomic adds; processes share stripes). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,7 +86,8 @@ typedef struct bw__brk_s {
 } bw__brk_t;
 
 struct bw_shm_breaker_s {
-  bw_limit_t iface; /* first: bw_shm_breaker_as_limit */
+  bw_limit_t iface;       /* first: bw_shm_breaker_as_limit (deprecated) */
+  bw_breaker_if_t biface; /* bw_shm_breaker_iface */
   bw__brk_t *s;
   _Atomic uint64_t *tw;
   bw__brk_cfg_t cfg;
@@ -96,6 +98,8 @@ struct bw_shm_breaker_s {
   bw_sink_t *sink;
   char name[BW_NAME_MAX + 1];
 };
+
+static const bw_breaker_vtable_t bw__brk_if_vt;
 
 typedef struct bw__brk_init_s {
   const bw__brk_cfg_t *cfg;
@@ -227,6 +231,7 @@ bw_shm_breaker_t *bw_shm_breaker_new(bw_shm_t *shm,
     return NULL;
   }
   b->iface.vt = &bw__brk_vt;
+  b->biface.vt = &bw__brk_if_vt;
   b->s = blk;
   b->tw =
       (_Atomic uint64_t *)(void *)((unsigned char *)blk + sizeof(bw__brk_t));
@@ -701,4 +706,39 @@ static const bw_limit_vtable_t bw__brk_vt = {
 
 bw_limit_t *bw_shm_breaker_as_limit(bw_shm_breaker_t *b) {
   return b == NULL ? NULL : &b->iface;
+}
+
+/* ---- the breaker interface ------------------------------------------------
+ */
+
+#define BW__BI(i)                                                \
+  ((bw_shm_breaker_t *)(void *)((char *)(uintptr_t)(i)-offsetof( \
+      bw_shm_breaker_t, biface)))
+
+static int bw__bi_acquire(bw_breaker_if_t *i, bw_permit_t *p) {
+  return bw_shm_breaker_acquire(BW__BI(i), p);
+}
+static int bw__bi_release(bw_breaker_if_t *i, const bw_permit_t *p,
+                          bw_outcome_t o) {
+  return bw_shm_breaker_release(BW__BI(i), p, o);
+}
+static bw_state_t bw__bi_state(const bw_breaker_if_t *i) {
+  return bw_shm_breaker_state(BW__BI(i));
+}
+static int64_t bw__bi_retry_in(const bw_breaker_if_t *i) {
+  return bw_shm_breaker_retry_in_ms(BW__BI(i));
+}
+static const char *bw__bi_name(const bw_breaker_if_t *i) {
+  return bw_shm_breaker_name(BW__BI(i));
+}
+static void bw__bi_free(bw_breaker_if_t *i) {
+  bw_shm_breaker_free(BW__BI(i));
+}
+
+static const bw_breaker_vtable_t bw__brk_if_vt = {
+    "shm_breaker",   bw__bi_acquire, bw__bi_release, bw__bi_state,
+    bw__bi_retry_in, bw__bi_name,    bw__bi_free};
+
+bw_breaker_if_t *bw_shm_breaker_iface(bw_shm_breaker_t *b) {
+  return b == NULL ? NULL : &b->biface;
 }
