@@ -40,7 +40,7 @@ readelf -d "$so" | grep -q "R.*PATH.*$libdir" ||
 say "built $(basename "$so") against $libdir"
 
 set +e
-(cd "$work/src" && PYTHONPATH="$work/site" timeout 300 "$py" -m pytest -q \
+(cd "$work/src" && PYTHONPATH="$work/site" timeout 300 "$py" -m pytest -q -rs \
   -p no:cacheprovider tests)
 rc=$?
 set -e
