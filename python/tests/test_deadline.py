@@ -53,3 +53,18 @@ def test_each_asyncio_task_sees_its_own_deadline():
         return await asyncio.gather(task(1), task(2), task(3))
     assert asyncio.run(main()) == [1.0, 2.0, 3.0]
     assert bw.remaining() is None
+
+
+def test_one_deadline_object_entered_by_many_tasks():
+    clock = bw.ManualClock()
+    d = bw.deadline(5, clock=clock)
+
+    async def task(i):
+        async with d:
+            await asyncio.sleep(0.001 * (5 - i))
+            left = bw.remaining()
+        return left, bw.remaining()
+
+    async def main():
+        return await asyncio.gather(*(task(i) for i in range(5)))
+    assert asyncio.run(main()) == [(5.0, None)] * 5

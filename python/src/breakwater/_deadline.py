@@ -10,9 +10,17 @@ from ._ffi import NS_PER_MS, NS_PER_S, ffi, lib
 
 HEADER = "X-Timeout-Budget"
 
-# (clock, absolute reading in ns) or None: the current request's deadline.
-_current: contextvars.ContextVar[Optional[Tuple[Clock, int]]] = \
-    contextvars.ContextVar("breakwater_deadline", default=None)
+# The deadlines entered in this context, innermost last: (owner id, clock,
+# absolute reading in ns). The current deadline is the last one (each is
+# already narrowed by the ones before it). A stack rather than reset tokens,
+# so one deadline object may be entered by several tasks at once.
+_stack: contextvars.ContextVar[Tuple[Tuple[int, Clock, int], ...]] = \
+    contextvars.ContextVar("breakwater_deadline", default=())
+
+
+def _current_get() -> Optional[Tuple[Clock, int]]:
+    st = _stack.get()
+    return None if not st else (st[-1][1], st[-1][2])
 
 
 def _check_seconds(name: str, seconds: Any) -> float:
@@ -35,18 +43,22 @@ class deadline:
     def __init__(self, seconds: float, *, clock: Optional[Clock] = None) -> None:
         self.seconds = _check_seconds("seconds", seconds)
         self.clock = resolve(clock)
-        self._tokens: list = []
 
     def __enter__(self) -> "deadline":
         at = self.clock.now_ns() + int(self.seconds * NS_PER_S)
-        cur = _current.get()
+        cur = _current_get()
         if cur is not None:
             at = min(at, _to_clock(cur, self.clock))
-        self._tokens.append(_current.set((self.clock, at)))
+        _stack.set(_stack.get() + ((id(self), self.clock, at),))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _current.reset(self._tokens.pop())
+        st = _stack.get()
+        for i in range(len(st) - 1, -1, -1):
+            if st[i][0] == id(self):
+                _stack.set(st[:i] + st[i + 1:])
+                return
+        raise RuntimeError("deadline exited without being entered")
 
     async def __aenter__(self) -> "deadline":
         return self.__enter__()
@@ -65,14 +77,14 @@ def _to_clock(cur: Tuple[Clock, int], clock: Clock) -> int:
 
 def deadline_ns(clock: Clock) -> Optional[int]:
     """The current deadline as a reading of `clock`, or None."""
-    cur = _current.get()
+    cur = _current_get()
     return None if cur is None else _to_clock(cur, clock)
 
 
 def remaining() -> Optional[float]:
     """Seconds left before the current deadline (never negative), or None
     when there is no deadline."""
-    cur = _current.get()
+    cur = _current_get()
     if cur is None:
         return None
     clock, at = cur
@@ -95,7 +107,7 @@ def check(min_remaining: float = 0.0) -> None:
 def to_header() -> Optional[str]:
     """The X-Timeout-Budget value for an outbound call (the time left in
     decimal seconds, as "2.5"), or None when there is no deadline."""
-    cur = _current.get()
+    cur = _current_get()
     if cur is None:
         return None
     clock, at = cur
