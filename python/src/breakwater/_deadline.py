@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Iterator, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
 from ._clock import Clock, resolve
 from ._errors import DeadlineExceeded

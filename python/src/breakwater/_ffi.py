@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, Dict, Mapping
+from typing import Any, Mapping
 
 from ._bw import ffi, lib  # noqa: F401  (re-exported)
 from ._errors import BreakwaterError, ConfigError
@@ -63,6 +63,3 @@ def configure(kind: int, cfg: Any, fields: Mapping[str, Any], keep: list) -> Non
     if lib.bw_config_validate(kind, cfg, err) != lib.BW_OK:
         raise error_from(err, "invalid configuration")
 
-
-def stats_dict(cstruct: Any, names: "list[str]") -> Dict[str, Any]:
-    return {n: getattr(cstruct, n) for n in names}
