@@ -138,6 +138,7 @@ int bw_retry_config_preset(bw_retry_config_t *cfg, const char *preset);
 bw_retry_policy_t *bw_retry_policy_new(const bw_retry_config_t *cfg,
                                        bw_error_t *err);
 void bw_retry_policy_free(bw_retry_policy_t *p);
+const char *bw_retry_policy_name(const bw_retry_policy_t *p);
 int bw_retry_start(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns);
 void bw_retry_set_deadline(bw_retry_t *r, bw_deadline_t d);
 int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
@@ -159,6 +160,7 @@ void bw_budget_on_failure(bw_budget_t *b);
 int bw_budget_try_retry_ex(bw_budget_t *b);
 void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out);
 void bw_budget_free(bw_budget_t *b);
+const char *bw_budget_name(const bw_budget_t *b);
 
 /* bulkhead */
 typedef struct { const bw_clock_t *clock; ...; } bw_bulkhead_config_t;
@@ -184,6 +186,7 @@ int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w);
 int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p);
 void bw_bulkhead_stats(const bw_bulkhead_t *bh, bw_bulkhead_stats_t *out);
 void bw_bulkhead_free(bw_bulkhead_t *bh);
+const char *bw_bulkhead_name(const bw_bulkhead_t *bh);
 extern "Python" void _bw_py_bulkhead_grant(bw_bulkhead_waiter_t *w,
                                           const bw_permit_t *p,
                                           void *userdata);
@@ -201,6 +204,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p, bw_outcome_t out
 uint32_t bw_limiter_limit(const bw_limiter_t *lim);
 void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out);
 void bw_limiter_free(bw_limiter_t *lim);
+const char *bw_limiter_name(const bw_limiter_t *lim);
 
 /* GCRA rate limiter */
 typedef struct { const bw_clock_t *clock; ...; } bw_ratelimit_config_t;
@@ -214,6 +218,7 @@ int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms);
 int64_t bw_ratelimit_reserve_ns(bw_ratelimit_t *rl);
 void bw_ratelimit_stats(const bw_ratelimit_t *rl, bw_ratelimit_stats_t *out);
 void bw_ratelimit_free(bw_ratelimit_t *rl);
+const char *bw_ratelimit_name(const bw_ratelimit_t *rl);
 """
 
 ffibuilder = FFI()

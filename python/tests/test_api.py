@@ -26,3 +26,12 @@ def test_exception_hierarchy():
         assert issubclass(exc, bw.Rejected) and issubclass(exc, bw.BreakwaterError)
     e = bw.BreakerOpen("payment_api", 1.5)
     assert e.retry_in == 1.5 and "payment_api" in str(e)
+
+
+def test_names_come_from_the_core():
+    assert bw.Bulkhead().name == "bulkhead" and bw.Bulkhead("pay").name == "pay"
+    assert bw.Limiter().name == "limiter" and bw.RateLimiter().name == "ratelimit"
+    assert bw.Budget().name == "budget" and bw.Breaker().name == "breaker"
+    assert bw.Retry().name == "retry"
+    assert bw.Retry(preset="tenacity").name == "tenacity"
+    assert bw.Retry("mine", preset="tenacity").name == "mine"

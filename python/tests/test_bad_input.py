@@ -102,7 +102,7 @@ def test_classifier_and_other_arguments():
         bw.Retry(preset="no-such-preset")
     with pytest.raises(TypeError):
         bw.Breaker()(42)
-    assert bw.Retry(preset="tenacity").name == "retry"
+    assert bw.Retry(preset="tenacity").name == "tenacity"
 
 
 def test_clock_and_deadline_arguments():

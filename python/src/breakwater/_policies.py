@@ -252,7 +252,7 @@ class Bulkhead(Guard):
         if ptr == ffi.NULL:
             raise error_from(err, "bulkhead")
         self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock)
-        self.name = name or "bulkhead"
+        self.name = ffi.string(lib.bw_bulkhead_name(ptr)).decode()
 
     def _refused(self, rc: int) -> Exception:
         if rc == lib.BW_E_DEADLINE:
@@ -329,7 +329,7 @@ class Limiter(Guard):
         if ptr == ffi.NULL:
             raise error_from(err, "limiter")
         self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock)
-        self.name = name or "limiter"
+        self.name = ffi.string(lib.bw_limiter_name(ptr)).decode()
 
     def acquire(self) -> Permit:
         p = new_permit()
@@ -375,7 +375,7 @@ class RateLimiter(Guard):
         if ptr == ffi.NULL:
             raise error_from(err, "ratelimit")
         self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock)
-        self.name = name or "ratelimit"
+        self.name = ffi.string(lib.bw_ratelimit_name(ptr)).decode()
 
     def acquire(self) -> Permit:
         wait = ffi.new("int64_t *")
@@ -424,7 +424,7 @@ class Budget(Guard):
         if ptr == ffi.NULL:
             raise error_from(err, "budget")
         self._ptr = _gc(ptr, lib.bw_budget_free, self._clock)
-        self.name = name or "budget"
+        self.name = ffi.string(lib.bw_budget_name(ptr)).decode()
 
     def acquire(self) -> Permit:
         lib.bw_budget_on_request(self._ptr)

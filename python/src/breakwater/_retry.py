@@ -159,7 +159,7 @@ class Retry:
         if ptr == ffi.NULL:
             raise error_from(err, "retry")
         self._policy = ffi.gc(ptr, lambda p, b=budget: (lib.bw_retry_policy_free(p), b))
-        self.name = name or "retry"
+        self.name = ffi.string(lib.bw_retry_policy_name(ptr)).decode()
 
     # ---- waiting ------------------------------------------------------------
     def _wait_sync(self, ms: int) -> None:
