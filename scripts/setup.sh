@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev clang-format cppcheck git
   libevent-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libhiredis-dev redis-server gnuplot-nox
   help2man python3-jsonschema
+  # the Python binding (python/): Debian's interpreter, cffi, pip, pytest, gunicorn
+  python3-dev python3-cffi python3-pip python3-setuptools python3-pytest gunicorn
   # libcurl's own static link line (pkg-config --static libcurl) names the
   # libraries it was built with: their -dev packages, for the static check.
   libnghttp2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev

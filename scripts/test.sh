@@ -9,7 +9,9 @@
 #      installed copy through pkg-config (shared and --static) and
 #      find_package(breakwater COMPONENTS ...), plus the checks of
 #      scripts/install_check.sh (symbols, version scripts, .pc paths);
-#   7. the examples and benchmarks run once, quickly (they must not crash).
+#   7. the Python binding (python/) built against the installed copy and its
+#      tests run with pytest (scripts/python_check.sh);
+#   8. the examples and benchmarks run once, quickly (they must not crash).
 # Stops at the first failure with a non-zero exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,9 @@ BW_FUZZ_DIR="$root/build-fuzz" bash scripts/fuzz.sh 10
 
 step "install, then build against every installed component"
 bash scripts/install_check.sh build-test
+
+step "Python binding: build against the installed copy, pytest"
+bash scripts/python_check.sh --build build-test
 
 step "examples and benchmarks run"
 ./build-test/examples/breaker_flaky --virtual | tail -n 1

@@ -1,0 +1,237 @@
+"""cffi API-mode builder for breakwater's Python binding.
+
+Compiles ``breakwater._bw``, a real CPython extension, against the installed
+headers and links the installed shared libraries found through pkg-config
+(modules ``breakwater`` and ``breakwater-shm``). The library directory is
+recorded as an rpath, so the extension finds libbreakwater at run time
+without LD_LIBRARY_PATH.
+"""
+import subprocess
+
+from cffi import FFI
+
+MODULES = ["breakwater", "breakwater-shm"]
+
+
+def _pkg(*args):
+    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+CDEF = r"""
+typedef struct { uint64_t generation; int64_t start_ns; uint32_t kind;
+                 uint32_t reserved; ...; } bw_permit_t;
+typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
+const char *bw_strerror(int code);
+const char *bw_version(void);
+
+#define BW_OK 0
+#define BW_E_INVAL -1
+#define BW_E_NOMEM -2
+#define BW_E_OPEN -3
+#define BW_E_FULL -4
+#define BW_E_TIMEOUT -5
+#define BW_E_NOTFOUND -6
+#define BW_E_STALE -9
+#define BW_E_DEADLINE -12
+typedef enum { BW_SUCCESS = 0, BW_FAILURE = 1, BW_IGNORED = 2,
+               BW_TIMED_OUT = 3 } bw_outcome_t;
+
+/* clocks */
+typedef struct bw_clock_s bw_clock_t;
+int64_t bw_clock_now(const bw_clock_t *clock);
+const bw_clock_t *bw_clock_monotonic(void);
+bw_clock_t *bw_clock_manual_new(int64_t start_ns);
+void bw_clock_manual_advance(bw_clock_t *clock, int64_t delta_ns);
+void bw_clock_manual_set(bw_clock_t *clock, int64_t now_ns);
+void bw_clock_free(bw_clock_t *clock);
+
+/* configuration by name */
+typedef enum { BW_CONFIG_BREAKER = 0, BW_CONFIG_RETRY = 1,
+               BW_CONFIG_BUDGET = 2, BW_CONFIG_BULKHEAD = 3,
+               BW_CONFIG_LIMITER = 4, BW_CONFIG_RATELIMIT = 5, ... }
+  bw_config_kind_t;
+int bw_config_set(bw_config_kind_t kind, void *cfg, const char *field,
+                  const char *value, bw_error_t *err);
+int bw_config_validate(bw_config_kind_t kind, const void *cfg,
+                       bw_error_t *err);
+
+/* deadline */
+typedef struct { int64_t at_ns; } bw_deadline_t;
+bw_deadline_t bw_deadline_set(bw_deadline_t d);
+bw_deadline_t bw_deadline_current(void);
+int bw_deadline_header_format(int64_t remaining_ms, char *buf, size_t size);
+int bw_deadline_header_parse(const char *value, size_t len,
+                             int64_t *remaining_ms);
+#define BW_DEADLINE_NONE_NS ...
+
+/* breaker */
+typedef enum { BW_CLOSED, BW_OPEN, BW_HALF_OPEN, BW_ISOLATED, BW_DISABLED,
+               ... } bw_state_t;
+const char *bw_state_name(bw_state_t state);
+typedef struct { const bw_clock_t *clock; ...; } bw_breaker_config_t;
+typedef struct { bw_state_t state; uint64_t generation;
+  uint32_t consecutive_failures; uint64_t calls; uint64_t successes;
+  uint64_t failures; uint64_t ignored; uint64_t stale; uint64_t admitted;
+  uint64_t rejected; uint64_t opens; uint64_t half_opens; uint64_t closes;
+  int64_t retry_in_ms; ...; } bw_breaker_stats_t;
+typedef struct bw_breaker_s bw_breaker_t;
+void bw_breaker_config_init(bw_breaker_config_t *cfg);
+bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err);
+int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p);
+int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p, bw_outcome_t outcome);
+bw_state_t bw_breaker_state(const bw_breaker_t *b);
+int64_t bw_breaker_retry_in_ms(const bw_breaker_t *b);
+void bw_breaker_poll(bw_breaker_t *b);
+void bw_breaker_isolate(bw_breaker_t *b);
+void bw_breaker_reset(bw_breaker_t *b);
+const char *bw_breaker_name(const bw_breaker_t *b);
+void bw_breaker_stats(const bw_breaker_t *b, bw_breaker_stats_t *out);
+void bw_breaker_free(bw_breaker_t *b);
+
+/* shared memory */
+typedef enum { BW_SHM_CREATE = 1, BW_SHM_ATTACH = 2,
+               BW_SHM_OPEN_OR_CREATE = 3 } bw_shm_mode_t;
+typedef struct { const char *name; bw_shm_mode_t mode; size_t size; ...; }
+  bw_shm_config_t;
+typedef struct bw_shm_s bw_shm_t;
+typedef struct bw_shm_breaker_s bw_shm_breaker_t;
+void bw_shm_config_init(bw_shm_config_t *cfg);
+bw_shm_t *bw_shm_open(const bw_shm_config_t *cfg, bw_error_t *err);
+void bw_shm_close(bw_shm_t *shm);
+int bw_shm_unlink(const char *name, bw_error_t *err);
+bw_shm_breaker_t *bw_shm_breaker_new(bw_shm_t *shm,
+                                     const bw_breaker_config_t *cfg,
+                                     bw_error_t *err);
+int bw_shm_breaker_acquire(bw_shm_breaker_t *b, bw_permit_t *p);
+int bw_shm_breaker_release(bw_shm_breaker_t *b, const bw_permit_t *p,
+                           bw_outcome_t outcome);
+bw_state_t bw_shm_breaker_state(const bw_shm_breaker_t *b);
+int64_t bw_shm_breaker_retry_in_ms(const bw_shm_breaker_t *b);
+void bw_shm_breaker_poll(bw_shm_breaker_t *b);
+void bw_shm_breaker_isolate(bw_shm_breaker_t *b);
+void bw_shm_breaker_reset(bw_shm_breaker_t *b);
+void bw_shm_breaker_stats(const bw_shm_breaker_t *b, bw_breaker_stats_t *out);
+const char *bw_shm_breaker_name(const bw_shm_breaker_t *b);
+void bw_shm_breaker_free(bw_shm_breaker_t *b);
+
+/* retry */
+typedef struct bw_budget_s bw_budget_t;
+typedef struct { bw_budget_t *budget; ...; } bw_retry_config_t;
+typedef struct bw_retry_policy_s bw_retry_policy_t;
+typedef struct { uint32_t attempts; ...; } bw_retry_t;
+#define BW_RETRY_DONE 0
+#define BW_RETRY 1
+#define BW_RETRY_GIVE_UP 2
+#define BW_RETRY_AFTER_NONE -1
+typedef enum { BW_VERDICT_OK = 0, BW_VERDICT_TRANSIENT = 1,
+  BW_VERDICT_NOT_SENT = 2, BW_VERDICT_PERMANENT = 3,
+  BW_VERDICT_REJECTED = 4 } bw_verdict_t;
+typedef enum { BW_GIVEUP_NONE = 0, BW_GIVEUP_EXHAUSTED, BW_GIVEUP_ELAPSED,
+  BW_GIVEUP_PERMANENT, BW_GIVEUP_REJECTED, BW_GIVEUP_NOT_IDEMPOTENT,
+  BW_GIVEUP_BUDGET, BW_GIVEUP_DEADLINE, BW_GIVEUP_RETRY_AFTER_TOO_LONG,
+  BW_GIVEUP_PUSHBACK, ... } bw_giveup_t;
+const char *bw_giveup_name(bw_giveup_t g);
+void bw_retry_config_init(bw_retry_config_t *cfg);
+int bw_retry_config_preset(bw_retry_config_t *cfg, const char *preset);
+bw_retry_policy_t *bw_retry_policy_new(const bw_retry_config_t *cfg,
+                                       bw_error_t *err);
+void bw_retry_policy_free(bw_retry_policy_t *p);
+const char *bw_retry_policy_name(const bw_retry_policy_t *p);
+int bw_retry_start(bw_retry_t *r, const bw_retry_policy_t *p, int64_t now_ns);
+void bw_retry_set_deadline(bw_retry_t *r, bw_deadline_t d);
+int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
+                  int64_t now_ns, int64_t *delay_ms);
+int bw_retry_check_deadline(bw_retry_t *r, bw_verdict_t last, int64_t now_ns);
+bw_giveup_t bw_retry_reason(const bw_retry_t *r);
+uint32_t bw_retry_attempts(const bw_retry_t *r);
+
+/* budget */
+typedef struct { const bw_clock_t *clock; ...; } bw_budget_config_t;
+typedef struct { uint64_t requests; uint64_t successes; uint64_t failures;
+  uint64_t allowed; uint64_t denied; double tokens; uint64_t window_requests;
+  uint64_t window_retries; } bw_budget_stats_t;
+void bw_budget_config_init(bw_budget_config_t *cfg);
+bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err);
+void bw_budget_on_request(bw_budget_t *b);
+void bw_budget_on_success(bw_budget_t *b);
+void bw_budget_on_failure(bw_budget_t *b);
+int bw_budget_try_retry_ex(bw_budget_t *b);
+void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out);
+void bw_budget_free(bw_budget_t *b);
+const char *bw_budget_name(const bw_budget_t *b);
+
+/* bulkhead */
+typedef struct { const bw_clock_t *clock; ...; } bw_bulkhead_config_t;
+typedef struct bw_bulkhead_s bw_bulkhead_t;
+typedef struct bw_bulkhead_waiter_s { ...; } bw_bulkhead_waiter_t;
+typedef void (*bw_bulkhead_grant_cb)(bw_bulkhead_waiter_t *w,
+                                     const bw_permit_t *p, void *userdata);
+typedef struct { uint32_t max_concurrent; uint32_t available;
+  uint32_t in_use; uint32_t waiting; uint64_t admitted;
+  uint64_t admitted_after_wait; uint64_t rejected_full;
+  uint64_t wait_timeouts; uint64_t rejected_deadline; uint64_t cancelled;
+  uint64_t released; uint64_t timeouts; } bw_bulkhead_stats_t;
+#define BW_BULKHEAD_QUEUED 1
+void bw_bulkhead_config_init(bw_bulkhead_config_t *cfg);
+bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
+                               bw_error_t *err);
+int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
+int bw_bulkhead_acquire_timed(bw_bulkhead_t *bh, bw_permit_t *p,
+                              bw_bulkhead_waiter_t *w, bw_bulkhead_grant_cb cb,
+                              void *userdata, int64_t *wait_ms);
+int bw_bulkhead_cancel_timeout(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w);
+int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w);
+int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p);
+void bw_bulkhead_stats(const bw_bulkhead_t *bh, bw_bulkhead_stats_t *out);
+void bw_bulkhead_free(bw_bulkhead_t *bh);
+const char *bw_bulkhead_name(const bw_bulkhead_t *bh);
+extern "Python" void _bw_py_bulkhead_grant(bw_bulkhead_waiter_t *w,
+                                          const bw_permit_t *p,
+                                          void *userdata);
+
+/* adaptive limiter */
+typedef struct { const bw_clock_t *clock; ...; } bw_limiter_config_t;
+typedef struct bw_limiter_s bw_limiter_t;
+typedef struct { uint32_t limit; double estimate; uint32_t in_flight;
+  uint64_t admitted; uint64_t rejected; uint64_t successes; uint64_t drops;
+  uint64_t ignored; ...; } bw_limiter_stats_t;
+void bw_limiter_config_init(bw_limiter_config_t *cfg);
+bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err);
+int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);
+int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p, bw_outcome_t outcome);
+uint32_t bw_limiter_limit(const bw_limiter_t *lim);
+void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out);
+void bw_limiter_free(bw_limiter_t *lim);
+const char *bw_limiter_name(const bw_limiter_t *lim);
+
+/* GCRA rate limiter */
+typedef struct { const bw_clock_t *clock; ...; } bw_ratelimit_config_t;
+typedef struct bw_ratelimit_s bw_ratelimit_t;
+typedef struct { uint64_t admitted; uint64_t limited; uint64_t reserved;
+  uint64_t reserved_waiting; } bw_ratelimit_stats_t;
+void bw_ratelimit_config_init(bw_ratelimit_config_t *cfg);
+bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
+                                 bw_error_t *err);
+int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms);
+int64_t bw_ratelimit_reserve_ns(bw_ratelimit_t *rl);
+void bw_ratelimit_stats(const bw_ratelimit_t *rl, bw_ratelimit_stats_t *out);
+void bw_ratelimit_free(bw_ratelimit_t *rl);
+const char *bw_ratelimit_name(const bw_ratelimit_t *rl);
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(CDEF)
+ffibuilder.set_source(
+    "breakwater._bw",
+    "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n",
+    include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
+    library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
+    libraries=[f[2:] for f in _pkg("--libs-only-l")],
+    runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
+    extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

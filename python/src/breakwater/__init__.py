@@ -1,0 +1,34 @@
+"""breakwater — resilience policies for Python over the breakwater C core.
+
+Circuit breakers (in-process and shared by processes), retries with
+backoff and jitter, bulkheads, adaptive concurrency limiters, GCRA rate
+limiters, retry budgets and deadlines. Each policy is a context manager
+(``with`` / ``async with``) and a decorator (sync and async functions);
+keyword arguments are the C core's field names, checked by the core.
+
+Distribution name: ``breakwater-resilience``; import name: ``breakwater``.
+"""
+from ._bw import lib as _c_lib
+from ._bw import ffi as _c_ffi
+from ._clock import Clock, ManualClock
+from ._deadline import (HEADER, check, deadline, from_header, headers,
+                        parse_header, remaining, to_header)
+from ._errors import (BreakerOpen, BreakwaterError, BudgetExhausted,
+                      BulkheadFull, ConfigError, DeadlineExceeded,
+                      LimiterFull, RateLimited, Rejected)
+from ._guard import Permit
+from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
+                        SharedBreaker)
+from ._retry import Attempt, Retry
+
+__version__ = "0.1.0"
+core_version: str = _c_ffi.string(_c_lib.bw_version()).decode()
+
+__all__ = [
+    "Attempt", "Breaker", "BreakerOpen", "BreakwaterError", "Budget",
+    "BudgetExhausted", "Bulkhead", "BulkheadFull", "Clock", "ConfigError",
+    "DeadlineExceeded", "HEADER", "Limiter", "LimiterFull", "ManualClock",
+    "Permit", "RateLimited", "RateLimiter", "Rejected", "Retry",
+    "SharedBreaker", "check", "core_version", "deadline", "from_header",
+    "headers", "parse_header", "remaining", "to_header",
+]

@@ -1,0 +1,62 @@
+"""Exceptions raised by breakwater."""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class BreakwaterError(Exception):
+    """Base class of every exception breakwater raises."""
+
+
+class ConfigError(BreakwaterError, ValueError):
+    """A keyword argument's value was refused by the C core's validation.
+
+    ``field`` names the offending configuration field; the message is the
+    core's own sentence (it names the field and the rule)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Rejected(BreakwaterError):
+    """A policy refused the call before it started (never retried)."""
+
+
+class BreakerOpen(Rejected):
+    """The circuit breaker is open (or its probe slots are taken).
+
+    ``retry_in`` is the number of seconds until a call may be admitted
+    (0.0 when a probe slot may free at any moment), or None when the breaker
+    is isolated by an operator."""
+
+    def __init__(self, name: str, retry_in: Optional[float]) -> None:
+        when = "isolated" if retry_in is None else f"retry in {retry_in:.3f} s"
+        super().__init__(f"circuit '{name}' is open ({when})")
+        self.name = name
+        self.retry_in = retry_in
+
+
+class BulkheadFull(Rejected):
+    """No slot was free in the bulkhead (or the wait for one ran out)."""
+
+
+class LimiterFull(Rejected):
+    """The adaptive concurrency limiter is at its limit: the call is shed."""
+
+
+class RateLimited(Rejected):
+    """The rate limiter refused the call; ``retry_in`` seconds until a slot."""
+
+    def __init__(self, name: str, retry_in: float) -> None:
+        super().__init__(f"rate limit '{name}' reached (retry in {retry_in:.3f} s)")
+        self.name = name
+        self.retry_in = retry_in
+
+
+class BudgetExhausted(Rejected):
+    """The retry budget refused a retry (retries would multiply load)."""
+
+
+class DeadlineExceeded(BreakwaterError, TimeoutError):
+    """The current deadline has passed, or too little time is left."""

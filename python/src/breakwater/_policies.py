@@ -1,0 +1,453 @@
+"""Breakers, bulkheads, limiters, rate limiters and budgets over the C core."""
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any, Dict, Optional
+
+from ._clock import Clock, resolve
+from ._deadline import thread_deadline
+from ._errors import (BreakerOpen, BudgetExhausted, BulkheadFull,
+                      DeadlineExceeded, LimiterFull, RateLimited)
+from ._ffi import NS_PER_S, configure, error_from, ffi, lib
+from ._guard import Classifier, Guard, Permit, check_classifier, new_permit
+
+_BREAKER_STATS = ["generation", "consecutive_failures", "calls", "successes",
+                  "failures", "ignored", "stale", "admitted", "rejected",
+                  "opens", "half_opens", "closes", "retry_in_ms"]
+
+
+def _check_name(name: Any) -> Optional[str]:
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    return name
+
+
+def _gc(ptr: Any, free: Any, *keep: Any) -> Any:
+    """Frees ptr with `free` when collected; `keep` (clocks, budgets) stays
+    alive until then, so a breaker is always freed before its clock."""
+    return ffi.gc(ptr, lambda p: (free(p), keep))
+
+
+class _BreakerBase(Guard):
+    _acq: Any
+    _rel: Any
+    _state: Any
+    _retry_in: Any
+    _poll: Any
+    _stats: Any
+    _isolate: Any
+    _reset: Any
+    _ptr: Any
+
+    def acquire(self) -> Permit:
+        """Admits a call now or raises :class:`BreakerOpen` (never waits)."""
+        p = new_permit()
+        rc = self._acq(self._ptr, p)
+        if rc == lib.BW_OK:
+            return Permit(self, p)
+        if rc == lib.BW_E_OPEN:
+            raise BreakerOpen(self.name, self.retry_in)
+        raise RuntimeError(f"breaker acquire failed: {ffi.string(lib.bw_strerror(rc)).decode()}")
+
+    def _release(self, permit: Permit, outcome: int) -> None:
+        if outcome == lib.BW_TIMED_OUT:
+            outcome = lib.BW_FAILURE
+        self._rel(self._ptr, permit._c, outcome)
+
+    @property
+    def state(self) -> str:
+        """"closed", "open", "half_open", "isolated" or "disabled" (after
+        applying a due OPEN -> HALF_OPEN transition)."""
+        self._poll(self._ptr)
+        return ffi.string(lib.bw_state_name(self._state(self._ptr))).decode()
+
+    @property
+    def retry_in(self) -> Optional[float]:
+        """Seconds until a call may be admitted (0.0 when it may be now);
+        None when isolated."""
+        ms = self._retry_in(self._ptr)
+        return None if ms < 0 else ms / 1000.0
+
+    def isolate(self) -> None:
+        """Forces the breaker open until :meth:`reset`."""
+        self._isolate(self._ptr)
+
+    def reset(self) -> None:
+        """Closes the breaker, clearing its windows and counts (totals kept)."""
+        self._reset(self._ptr)
+
+    def stats(self) -> Dict[str, Any]:
+        """A snapshot of the counters, with "state" by name."""
+        s = ffi.new("bw_breaker_stats_t *")
+        self._stats(self._ptr, s)
+        out: Dict[str, Any] = {n: getattr(s, n) for n in _BREAKER_STATS}
+        out["state"] = ffi.string(lib.bw_state_name(s.state)).decode()
+        return out
+
+
+class Breaker(_BreakerBase):
+    """A circuit breaker (in this process).
+
+    ``Breaker("payment_api", failure_threshold=3, success_threshold=3,
+    break_ms="60s")`` — keyword arguments are the C core's field names
+    (docs/configuration.md), values as text or numbers (durations: "30s",
+    "250ms", or a number of ms). ``ignore`` (exception types or a predicate)
+    marks exceptions that count neither way (a 4xx); other exceptions are
+    failures. Use it as ``with breaker:``, ``async with breaker:``,
+    ``@breaker`` or through :meth:`acquire` and a :class:`Permit`."""
+
+    def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
+                 ignore: Classifier = None, **fields: Any) -> None:
+        name = _check_name(name)
+        self._clock = resolve(clock)
+        self._ignore = check_classifier("ignore", ignore)
+        cfg = ffi.new("bw_breaker_config_t *")
+        lib.bw_breaker_config_init(cfg)
+        keep: list = []
+        configure(lib.BW_CONFIG_BREAKER, cfg, {"name": name, **fields}, keep)
+        cfg.clock = self._clock._ptr
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_breaker_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "breaker")
+        self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock)
+        self.name = ffi.string(lib.bw_breaker_name(ptr)).decode()
+        self._acq, self._rel = lib.bw_breaker_acquire, lib.bw_breaker_release
+        self._state, self._retry_in = lib.bw_breaker_state, lib.bw_breaker_retry_in_ms
+        self._poll, self._stats = lib.bw_breaker_poll, lib.bw_breaker_stats
+        self._isolate, self._reset = lib.bw_breaker_isolate, lib.bw_breaker_reset
+
+
+def _default_segment() -> str:
+    return f"/breakwater-py-{os.getuid()}"
+
+
+class SharedBreaker(_BreakerBase):
+    """A circuit breaker in POSIX shared memory (breakwater-shm): every
+    process that opens the same ``segment`` and ``name`` shares one breaker
+    — failures count across pre-fork workers, and a trip is seen by all.
+
+    Create it before forking (children inherit it) or in each worker with
+    the same settings (different settings are refused, naming the field).
+    The clock is the system-wide monotonic clock. Supported: the
+    consecutive and time-window trip rules."""
+
+    def __init__(self, name: str, *, segment: Optional[str] = None,
+                 size: Optional[int] = None, ignore: Classifier = None,
+                 **fields: Any) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        segment = _default_segment() if segment is None else segment
+        if not isinstance(segment, str):
+            raise TypeError(f"segment must be a str, not {type(segment).__name__}")
+        if "\x00" in segment:
+            raise ValueError("segment must not contain a NUL character")
+        self._ignore = check_classifier("ignore", ignore)
+        self.segment = segment
+        err = ffi.new("bw_error_t *")
+        sc = ffi.new("bw_shm_config_t *")
+        lib.bw_shm_config_init(sc)
+        seg_b = segment.encode()
+        sc.name = ffi.new("char[]", seg_b)
+        keep_seg = sc.name
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError("size must be an int (bytes)")
+            if size < 0:
+                raise ValueError("size must be >= 0")
+            sc.size = size
+        shm = lib.bw_shm_open(sc, err)
+        del keep_seg
+        if shm == ffi.NULL:
+            raise error_from(err, "shared memory segment")
+        cfg = ffi.new("bw_breaker_config_t *")
+        lib.bw_breaker_config_init(cfg)
+        keep: list = []
+        try:
+            configure(lib.BW_CONFIG_BREAKER, cfg, {"name": name, **fields}, keep)
+        except BaseException:
+            lib.bw_shm_close(shm)
+            raise
+        ptr = lib.bw_shm_breaker_new(shm, cfg, err)
+        if ptr == ffi.NULL:
+            lib.bw_shm_close(shm)
+            raise error_from(err, "shared breaker")
+
+        def free(p: Any, shm: Any = shm) -> None:
+            lib.bw_shm_breaker_free(p)
+            lib.bw_shm_close(shm)
+        self._ptr = ffi.gc(ptr, free)
+        self.name = ffi.string(lib.bw_shm_breaker_name(ptr)).decode()
+        self._acq, self._rel = lib.bw_shm_breaker_acquire, lib.bw_shm_breaker_release
+        self._state, self._retry_in = lib.bw_shm_breaker_state, lib.bw_shm_breaker_retry_in_ms
+        self._poll, self._stats = lib.bw_shm_breaker_poll, lib.bw_shm_breaker_stats
+        self._isolate, self._reset = lib.bw_shm_breaker_isolate, lib.bw_shm_breaker_reset
+
+    @staticmethod
+    def unlink(segment: Optional[str] = None) -> bool:
+        """Removes a segment's name (processes that have it keep it).
+        True if it existed."""
+        segment = _default_segment() if segment is None else segment
+        if not isinstance(segment, str):
+            raise TypeError("segment must be a str")
+        err = ffi.new("bw_error_t *")
+        rc = lib.bw_shm_unlink(segment.encode(), err)
+        if rc == lib.BW_E_NOTFOUND:
+            return False
+        if rc != lib.BW_OK:
+            raise error_from(err, "unlink")
+        return True
+
+
+class _WaitState:
+    """A queued async bulkhead request; the C waiter lives here."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.fut: asyncio.Future = loop.create_future()
+        self.waiter = ffi.new("bw_bulkhead_waiter_t *")
+        self.permit = new_permit()
+        self.granted = threading.Event()
+        self.handle = ffi.new_handle(self)
+
+
+def _resolve_future(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+@ffi.def_extern()
+def _bw_py_bulkhead_grant(w: Any, p: Any, userdata: Any) -> None:
+    state: _WaitState = ffi.from_handle(userdata)
+    ffi.memmove(state.permit, p, ffi.sizeof("bw_permit_t"))
+    state.granted.set()
+    try:
+        state.loop.call_soon_threadsafe(_resolve_future, state.fut)
+    except RuntimeError:  # the loop is closed; the canceller releases
+        pass
+
+
+class Bulkhead(Guard):
+    """At most ``max_concurrent`` calls at once.
+
+    ``with bulkhead:`` takes a slot now or raises :class:`BulkheadFull`
+    (never blocks). ``async with bulkhead:`` waits for a slot without
+    blocking the event loop, first come first served, up to
+    ``max_wait_ms`` (narrowed by the current :class:`deadline`), then raises
+    :class:`BulkheadFull`."""
+
+    def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
+                 **fields: Any) -> None:
+        name = _check_name(name)
+        self._clock = resolve(clock)
+        cfg = ffi.new("bw_bulkhead_config_t *")
+        lib.bw_bulkhead_config_init(cfg)
+        keep: list = []
+        configure(lib.BW_CONFIG_BULKHEAD, cfg, {"name": name, **fields}, keep)
+        cfg.clock = self._clock._ptr
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_bulkhead_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "bulkhead")
+        self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock)
+        self.name = ffi.string(lib.bw_bulkhead_name(ptr)).decode()
+
+    def _refused(self, rc: int) -> Exception:
+        if rc == lib.BW_E_DEADLINE:
+            return DeadlineExceeded(f"bulkhead '{self.name}': the deadline has passed")
+        return BulkheadFull(f"bulkhead '{self.name}' is full")
+
+    def acquire(self) -> Permit:
+        """Takes a slot now or raises BulkheadFull (DeadlineExceeded when the
+        current deadline has passed). Never waits."""
+        p = new_permit()
+        with thread_deadline(self._clock):
+            rc = lib.bw_bulkhead_try_acquire(self._ptr, p)
+        if rc != lib.BW_OK:
+            raise self._refused(rc)
+        return Permit(self, p)
+
+    async def acquire_async(self) -> Permit:
+        """Takes a slot, waiting for one (asyncio) up to max_wait_ms."""
+        state = _WaitState(asyncio.get_running_loop())
+        wait_ms = ffi.new("int64_t *")
+        with thread_deadline(self._clock):
+            rc = lib.bw_bulkhead_acquire_timed(
+                self._ptr, state.permit, state.waiter,
+                lib._bw_py_bulkhead_grant, state.handle, wait_ms)
+        if rc == lib.BW_OK:
+            return Permit(self, state.permit)
+        if rc != lib.BW_BULKHEAD_QUEUED:
+            raise self._refused(rc)
+        try:
+            await asyncio.wait_for(asyncio.shield(state.fut), wait_ms[0] / 1000.0)
+        except BaseException as exc:
+            timed_out = isinstance(exc, asyncio.TimeoutError)
+            cancel = lib.bw_bulkhead_cancel_timeout if timed_out else lib.bw_bulkhead_cancel
+            if cancel(self._ptr, state.waiter) == lib.BW_E_NOTFOUND:
+                # granted meanwhile: the slot is ours; give it back
+                state.granted.wait()
+                lib.bw_bulkhead_release(self._ptr, state.permit)
+            if timed_out:
+                raise BulkheadFull(
+                    f"bulkhead '{self.name}': no slot within {wait_ms[0]} ms") from None
+            raise
+        return Permit(self, state.permit)
+
+    def _release(self, permit: Permit, outcome: int) -> None:
+        lib.bw_bulkhead_release(self._ptr, permit._c)
+
+    def stats(self) -> Dict[str, Any]:
+        s = ffi.new("bw_bulkhead_stats_t *")
+        lib.bw_bulkhead_stats(self._ptr, s)
+        return {n: getattr(s, n) for n in (
+            "max_concurrent", "available", "in_use", "waiting", "admitted",
+            "admitted_after_wait", "rejected_full", "wait_timeouts",
+            "rejected_deadline", "cancelled", "released", "timeouts")}
+
+
+class Limiter(Guard):
+    """An adaptive concurrency limiter (AIMD, gradient2 or vegas): a
+    bulkhead whose size follows the dependency. Never waits: a call above
+    the limit raises :class:`LimiterFull` (shed it). Exceptions count as
+    drops (TimeoutError as timed out) unless ``ignore`` matches."""
+
+    def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
+                 ignore: Classifier = None, **fields: Any) -> None:
+        name = _check_name(name)
+        self._clock = resolve(clock)
+        self._ignore = check_classifier("ignore", ignore)
+        cfg = ffi.new("bw_limiter_config_t *")
+        lib.bw_limiter_config_init(cfg)
+        keep: list = []
+        configure(lib.BW_CONFIG_LIMITER, cfg, {"name": name, **fields}, keep)
+        cfg.clock = self._clock._ptr
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_limiter_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "limiter")
+        self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock)
+        self.name = ffi.string(lib.bw_limiter_name(ptr)).decode()
+
+    def acquire(self) -> Permit:
+        p = new_permit()
+        rc = lib.bw_limiter_try_acquire(self._ptr, p)
+        if rc != lib.BW_OK:
+            raise LimiterFull(f"limiter '{self.name}' is at its limit ({self.limit})")
+        return Permit(self, p)
+
+    def _release(self, permit: Permit, outcome: int) -> None:
+        lib.bw_limiter_release(self._ptr, permit._c, outcome)
+
+    @property
+    def limit(self) -> int:
+        """The whole-number limit in force."""
+        return lib.bw_limiter_limit(self._ptr)
+
+    def stats(self) -> Dict[str, Any]:
+        s = ffi.new("bw_limiter_stats_t *")
+        lib.bw_limiter_stats(self._ptr, s)
+        return {n: getattr(s, n) for n in (
+            "limit", "estimate", "in_flight", "admitted", "rejected",
+            "successes", "drops", "ignored")}
+
+
+class RateLimiter(Guard):
+    """A GCRA rate limiter: ``rate_per_sec`` calls a second, bursts of
+    ``burst``. ``with limiter:`` admits now or raises :class:`RateLimited`
+    (with ``retry_in``); ``async with limiter:`` paces: it reserves the next
+    slot and awaits it (asyncio.sleep; on a ManualClock it advances the
+    clock instead)."""
+
+    def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
+                 **fields: Any) -> None:
+        name = _check_name(name)
+        self._clock = resolve(clock)
+        cfg = ffi.new("bw_ratelimit_config_t *")
+        lib.bw_ratelimit_config_init(cfg)
+        keep: list = []
+        configure(lib.BW_CONFIG_RATELIMIT, cfg, {"name": name, **fields}, keep)
+        cfg.clock = self._clock._ptr
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_ratelimit_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "ratelimit")
+        self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock)
+        self.name = ffi.string(lib.bw_ratelimit_name(ptr)).decode()
+
+    def acquire(self) -> Permit:
+        wait = ffi.new("int64_t *")
+        if lib.bw_ratelimit_try_acquire(self._ptr, wait) != lib.BW_OK:
+            raise RateLimited(self.name, wait[0] / 1000.0)
+        return Permit(self, ffi.NULL)
+
+    async def acquire_async(self) -> Permit:
+        ns = lib.bw_ratelimit_reserve_ns(self._ptr)
+        if ns > 0:
+            if self._clock.is_manual:
+                self._clock.advance(ns / NS_PER_S)  # type: ignore[attr-defined]
+                await asyncio.sleep(0)
+            else:
+                await asyncio.sleep(ns / NS_PER_S)
+        return Permit(self, ffi.NULL)
+
+    def _release(self, permit: Permit, outcome: int) -> None:
+        return None
+
+    def stats(self) -> Dict[str, Any]:
+        s = ffi.new("bw_ratelimit_stats_t *")
+        lib.bw_ratelimit_stats(self._ptr, s)
+        return {n: getattr(s, n) for n in ("admitted", "limited", "reserved", "reserved_waiting")}
+
+
+class Budget(Guard):
+    """A retry budget shared by every call to one dependency (token bucket
+    or ratio), so retries cannot multiply load. Give it to
+    :class:`Retry` (``Retry(budget=b)``): a refused retry raises
+    :class:`BudgetExhausted`. Used on its own, ``with budget:`` (or
+    ``@budget``) reports one request and its success or failure, and
+    :meth:`spend_retry` asks for a retry."""
+
+    def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
+                 **fields: Any) -> None:
+        name = _check_name(name)
+        self._clock = resolve(clock)
+        cfg = ffi.new("bw_budget_config_t *")
+        lib.bw_budget_config_init(cfg)
+        keep: list = []
+        configure(lib.BW_CONFIG_BUDGET, cfg, {"name": name, **fields}, keep)
+        cfg.clock = self._clock._ptr
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_budget_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "budget")
+        self._ptr = _gc(ptr, lib.bw_budget_free, self._clock)
+        self.name = ffi.string(lib.bw_budget_name(ptr)).decode()
+
+    def acquire(self) -> Permit:
+        lib.bw_budget_on_request(self._ptr)
+        return Permit(self, ffi.NULL)
+
+    def _release(self, permit: Permit, outcome: int) -> None:
+        if outcome == lib.BW_SUCCESS:
+            lib.bw_budget_on_success(self._ptr)
+        elif outcome != lib.BW_IGNORED:
+            lib.bw_budget_on_failure(self._ptr)
+
+    def try_retry(self) -> bool:
+        """Asks for one retry: True (counted) or False (denied)."""
+        return lib.bw_budget_try_retry_ex(self._ptr) == lib.BW_OK
+
+    def spend_retry(self) -> None:
+        """Asks for one retry; raises BudgetExhausted when denied."""
+        if not self.try_retry():
+            raise BudgetExhausted(f"retry budget '{self.name}' is exhausted")
+
+    def stats(self) -> Dict[str, Any]:
+        s = ffi.new("bw_budget_stats_t *")
+        lib.bw_budget_stats(self._ptr, s)
+        return {n: getattr(s, n) for n in (
+            "requests", "successes", "failures", "allowed", "denied", "tokens",
+            "window_requests", "window_retries")}
