@@ -194,6 +194,75 @@ static void oracle_mode_never_exceeds_capacity(void **state) {
   assert_true(bwt_error_names(&err, "oracle_limit"));
 }
 
+/* The breakwater kit's limiter sits inside the retry: each attempt takes a
+ * slot of its own. A call waiting out its backoff holds none, and its retry
+ * is admitted under the limit in force then: here the limit's 20 slots are
+ * all taken meanwhile, so the retry waits for one (the limit's poll,
+ * 5 ms) and goes out only once a slot is freed. Exact, on a manual clock. */
+static void breakwater_mode_retry_takes_a_new_slot(void **state) {
+  (void)state;
+  const int64_t ms = BW_NS_PER_MS, t0 = BWT_T0_NS;
+  bw_clock_t *clk = bw_clock_manual_new(t0);
+  bw_lab_kit_config_t kc;
+  bw_lab_kit_t kit;
+  bw_error_t err;
+  bw_limiter_stats_t ls;
+  bw_pipeline_call_t call;
+  bw_permit_t held[20];
+  bw_lab_kit_config_init(&kc);
+  kc.mode = BW_LAB_BREAKWATER;
+  kc.clock = clk;
+  assert_status(bw_lab_kit_init(&kit, &kc, &err), BW_OK);
+  assert_int_equal(bw_limiter_limit(kit.limiter), 20);
+  assert_int_equal(
+      bw_pipeline_begin_at(kit.pipeline, &call, bw_deadline_none(), t0),
+      BW_STEP_ATTEMPT);
+  bw_limiter_stats(kit.limiter, &ls);
+  assert_int_equal(ls.in_flight, 1);
+  /* A 503 after 100 ms: the attempt's slot is given back (a drop). */
+  bw_clock_manual_set(clk, t0 + 100 * ms);
+  int step = bw_pipeline_report(&call, BW_VERDICT_TRANSIENT,
+                                BW_RETRY_AFTER_NONE, t0 + 100 * ms);
+  assert_int_equal(step, BW_STEP_WAIT);
+  assert_int_equal(call.delay_ms, 107); /* full jitter over 200 ms, seed 4 */
+  bw_limiter_stats(kit.limiter, &ls);
+  assert_int_equal(ls.in_flight, 0); /* the backoff holds no slot */
+  assert_int_equal(ls.drops, 1);
+  assert_int_equal(ls.limit, 18); /* 20 x 0.9 */
+  /* Other calls take all 18 slots of the lowered limit meanwhile. */
+  bw_clock_manual_set(clk, t0 + 150 * ms);
+  for (int i = 0; i < 18; i++)
+    assert_status(bw_limiter_try_acquire(kit.limiter, &held[i]), BW_OK);
+  /* The retry asks for a slot after its backoff: none, it polls. */
+  bw_clock_manual_set(clk, t0 + 207 * ms);
+  assert_int_equal(bw_pipeline_resume(&call, t0 + 207 * ms), BW_STEP_WAIT);
+  assert_int_equal(call.delay_ms, 5);
+  assert_int_equal(call.attempt, 1);
+  /* One call ends: the retry takes its slot at the next poll. */
+  bw_clock_manual_set(clk, t0 + 210 * ms);
+  assert_status(bw_limiter_release(kit.limiter, &held[17], BW_LIMIT_SUCCESS),
+                BW_OK);
+  bw_clock_manual_set(clk, t0 + 212 * ms);
+  assert_int_equal(bw_pipeline_resume(&call, t0 + 212 * ms), BW_STEP_ATTEMPT);
+  assert_int_equal(call.attempt, 2);
+  bw_limiter_stats(kit.limiter, &ls);
+  assert_int_equal(ls.in_flight, 18);
+  assert_int_equal(ls.admitted, 20); /* 2 attempts + 18 others */
+  assert_int_equal(ls.rejected, 1);
+  bw_clock_manual_set(clk, t0 + 342 * ms);
+  assert_int_equal(bw_pipeline_report(&call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE,
+                                      t0 + 342 * ms),
+                   BW_STEP_DONE);
+  assert_int_equal(call.failure, BW_FAILURE_NONE);
+  for (int i = 0; i < 17; i++)
+    assert_status(bw_limiter_release(kit.limiter, &held[i], BW_LIMIT_SUCCESS),
+                  BW_OK);
+  bw_limiter_stats(kit.limiter, &ls);
+  assert_int_equal(ls.in_flight, 0);
+  bw_clock_free(clk);
+  bw_lab_kit_destroy(&kit);
+}
+
 static void bad_configurations_name_the_field(void **state) {
   (void)state;
   bw_lab_run_config_t cfg;
@@ -244,6 +313,7 @@ int main(void) {
       cmocka_unit_test(naive_mode_multiplies_calls),
       cmocka_unit_test(polly_mode_breaker_rejections_make_no_calls),
       cmocka_unit_test(oracle_mode_never_exceeds_capacity),
+      cmocka_unit_test(breakwater_mode_retry_takes_a_new_slot),
       cmocka_unit_test(bad_configurations_name_the_field),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

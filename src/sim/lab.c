@@ -171,11 +171,15 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     lc.clock = cfg->clock;
     if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;
     if ((kit->breaker = lab_breaker(cfg, 5000, err)) == NULL) goto fail;
+    /* The limiter inside the retry: each attempt takes its own slot, so a
+     * call waiting out its backoff holds none, and its retry is admitted
+     * under the limit in force then (lowered by the congestion its first
+     * attempt met), not under the permit of its first admission. */
     rc_add |= bw_pipeline_add_deadline(&pc, 10000);
-    rc_add |=
-        bw_pipeline_add_limit(&pc, bw_limiter_as_limit(kit->limiter), 10000);
     rc_add |= bw_pipeline_add_breaker(&pc, kit->breaker);
     rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
+    rc_add |=
+        bw_pipeline_add_limit(&pc, bw_limiter_as_limit(kit->limiter), 10000);
     break;
   }
   case BW_LAB_ORACLE: {
