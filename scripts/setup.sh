@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev clang-format cppcheck git
   libevent-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libhiredis-dev redis-server gnuplot-nox
   help2man python3-jsonschema
+  # promtool (`promtool check metrics`) and a real exposition parser, for the
+  # Prometheus tests
+  prometheus python3-prometheus-client
   # libcurl's own static link line (pkg-config --static libcurl) names the
   # libraries it was built with: their -dev packages, for the static check.
   libnghttp2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev
