@@ -142,11 +142,14 @@ static void test_exposition_of_every_kind(void **state) {
   assert_contains(text,
                   "\nbreakwater_breaker_isolated{name=\"payment_api\"} 0\n");
   assert_contains(text,
-                  "\nbreakwater_shared_breaker_state{name=\"shared_api\","
+                  "\nbreakwater_breaker_if_state{name=\"shared_api\","
                   "backend=\"breaker\"} 0\n");
   assert_contains(text,
-                  "\nbreakwater_shared_breaker_retry_in_seconds{name="
+                  "\nbreakwater_breaker_if_retry_in_seconds{name="
                   "\"shared_api\",backend=\"breaker\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_breaker_if_transitions_total{name="
+                  "\"shared_api\",backend=\"breaker\",to=\"open\"} 0\n");
   assert_contains(text, "\nbreakwater_bulkhead_in_use{name=\"hotel_api\"} 1\n");
   assert_contains(text,
                   "\nbreakwater_bulkhead_admitted_total{name=\"hotel_api\","

@@ -1505,6 +1505,8 @@ struct bw__gsnap_s {
       bw_state_t state;
       int64_t retry_in_ms;
       char backend[200]; /* escaped bw_breaker_if_kind */
+      bool inproc;       /* an in-process breaker: st is filled */
+      bw_breaker_stats_t st;
     } bi;
   } u;
 };
@@ -1554,6 +1556,9 @@ static int bw__gsnapshot(bw_registry_t *reg, bw__gsnap_t **out, size_t *n) {
       size_t kl = strnlen(k, 64);
       e->u.bi.state = bw_breaker_if_state(e->obj);
       e->u.bi.retry_in_ms = bw_breaker_if_retry_in_ms(e->obj);
+      /* bw_breaker_iface(b) == b: the interface heads the breaker. */
+      e->u.bi.inproc = ((const bw_breaker_if_t *)e->obj)->vt == &bw__breaker_vt;
+      if (e->u.bi.inproc) bw_breaker_stats(e->obj, &e->u.bi.st);
       bw__escape_label(k, kl, e->u.bi.backend);
       break;
     }
@@ -1636,13 +1641,20 @@ typedef struct bw__kindexp_s {
 #define BW__S(extra, v) bw__sample_u64(o, m, e->label, (extra), (v))
 
 static const bw__family_t bw__bi_fams[] = {
-    {"breakwater_shared_breaker_state", "gauge",
-     "Circuit state of a breaker put into the registry (shm, Redis, a "
-     "user's): 0 closed, 1 open, 2 half_open, 3 isolated, 4 disabled."},
-    {"breakwater_shared_breaker_isolated", "gauge",
+    {"breakwater_breaker_if_state", "gauge",
+     "Circuit state of a breaker put into the registry through its interface "
+     "(shm, Redis, in-process, a user's): 0 closed, 1 open, 2 half_open, 3 "
+     "isolated, 4 disabled."},
+    {"breakwater_breaker_if_isolated", "gauge",
      "1 while the breaker is isolated (until an operator resets), else 0."},
-    {"breakwater_shared_breaker_retry_in_seconds", "gauge",
+    {"breakwater_breaker_if_retry_in_seconds", "gauge",
      "Seconds until a call may be admitted; absent while isolated."},
+    {"breakwater_breaker_if_calls_total", "counter",
+     "In-process breakers: calls whose outcome was reported, by outcome."},
+    {"breakwater_breaker_if_rejected_total", "counter",
+     "In-process breakers: acquisitions that were rejected."},
+    {"breakwater_breaker_if_transitions_total", "counter",
+     "In-process breakers: state transitions, by the state entered."},
 };
 
 static void bw__bi_write(bw__out_t *o, int f, const char *m,
@@ -1653,6 +1665,26 @@ static void bw__bi_write(bw__out_t *o, int f, const char *m,
   if (f == 1) BW__S(extra, e->u.bi.state == BW_ISOLATED ? 1u : 0u);
   if (f == 2 && e->u.bi.retry_in_ms >= 0)
     bw__sample_s(o, m, e->label, extra, e->u.bi.retry_in_ms * BW_NS_PER_MS);
+  if (!e->u.bi.inproc) return;
+  if (f == 3) {
+    char x[300];
+    snprintf(x, sizeof(x), "%s,outcome=\"success\"", extra);
+    BW__S(x, e->u.bi.st.successes);
+    snprintf(x, sizeof(x), "%s,outcome=\"failure\"", extra);
+    BW__S(x, e->u.bi.st.failures);
+    snprintf(x, sizeof(x), "%s,outcome=\"ignored\"", extra);
+    BW__S(x, e->u.bi.st.ignored);
+  }
+  if (f == 4) BW__S(extra, e->u.bi.st.rejected);
+  if (f == 5) {
+    char x[300];
+    snprintf(x, sizeof(x), "%s,to=\"open\"", extra);
+    BW__S(x, e->u.bi.st.opens);
+    snprintf(x, sizeof(x), "%s,to=\"half_open\"", extra);
+    BW__S(x, e->u.bi.st.half_opens);
+    snprintf(x, sizeof(x), "%s,to=\"closed\"", extra);
+    BW__S(x, e->u.bi.st.closes);
+  }
 }
 
 static const bw__family_t bw__bh_fams[] = {
