@@ -1,5 +1,6 @@
 /* The registry's objects of every kind: get-or-create by name, find, put,
  * counts, and their Prometheus families (exact, on a manual clock). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "breakwater/breakwater.h"
+#include "oom.h"
 #include "registry_all.h"
 
 #define assert_contains(hay, needle)                                           \
@@ -300,6 +302,113 @@ static void test_pipeline_histogram_buckets(void **state) {
   bw_pipeline_free(pl);
 }
 
+/* Out of memory anywhere: BW_OK or BW_E_NOMEM, nothing leaks, nothing is
+ * half-added. */
+static int oom_scenario(void) {
+  bw_error_t err;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_pipeline_config_t pc;
+  bw_breaker_config_t bc;
+  bw_breaker_t *b;
+  char *text;
+  int rc = BW_OK;
+  if (reg == NULL) return err.code;
+  bw_breaker_config_init(&bc);
+  bc.name = "shared";
+  b = bw_breaker_new(&bc, &err);
+  if (b == NULL) {
+    rc = err.code;
+    goto out;
+  }
+  if (bw_registry_bulkhead(reg, "a", NULL, &err) == NULL) {
+    rc = err.code;
+    goto out;
+  }
+  if (bw_registry_count(reg, BW_REGISTRY_BULKHEAD) != 1) {
+    rc = BW_E_INVAL;
+    goto out;
+  }
+  bw_pipeline_config_init(&pc);
+  if (bw_registry_pipeline(reg, "a", &pc, &err) == NULL) {
+    rc = err.code;
+    goto out;
+  }
+  rc = bw_registry_put_object(reg, BW_REGISTRY_BREAKER_IF, "shared",
+                              bw_breaker_iface(b), &err);
+  if (rc != BW_OK) goto out;
+  text = bw_registry_prometheus(reg, NULL);
+  if (text == NULL) {
+    rc = BW_E_NOMEM;
+    goto out;
+  }
+  bw_free(text);
+out:
+  bw_registry_free(reg);
+  bw_breaker_free(b);
+  return rc;
+}
+
+static void test_oom(void **state) {
+  int sticky;
+  (void)state;
+  for (sticky = 0; sticky <= 1; sticky++) {
+    long n, failures = 0;
+    for (n = 1; n < 10000; n++) {
+      long live = oom_live(), injected;
+      int rc;
+      oom_fail_at(n, sticky != 0);
+      rc = oom_scenario();
+      injected = oom_injected();
+      oom_fail_at(0, false);
+      assert_int_equal(oom_live(), live);
+      if (injected == 0) {
+        assert_int_equal(rc, BW_OK);
+        break;
+      }
+      assert_true(rc == BW_OK || rc == BW_E_NOMEM);
+      if (rc != BW_OK) failures++;
+    }
+    assert_true(n > 5);
+    assert_true(failures > 3);
+  }
+}
+
+/* Racing first lookups of one name create one object. */
+typedef struct race_s {
+  bw_registry_t *reg;
+  bw_limiter_t *got[8];
+} race_t;
+
+static void *race_thread(void *arg) {
+  race_t *r = arg;
+  for (int i = 0; i < 8; i++) {
+    bw_error_t err;
+    r->got[i] = bw_registry_limiter(r->reg, "shared", NULL, &err);
+  }
+  return NULL;
+}
+
+static void test_get_or_create_races(void **state) {
+  bw_error_t err;
+  race_t r[4];
+  pthread_t t[4];
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  (void)state;
+  for (int i = 0; i < 4; i++) {
+    r[i].reg = reg;
+    assert_int_equal(pthread_create(&t[i], NULL, race_thread, &r[i]), 0);
+  }
+  for (int i = 0; i < 4; i++)
+    pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 8; k++) {
+      assert_non_null(r[i].got[k]);
+      assert_ptr_equal(r[i].got[k], r[0].got[0]);
+    }
+  assert_int_equal(bw_registry_count(reg, BW_REGISTRY_LIMITER), 1);
+  bw_registry_free(reg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bulkhead_registry_get_and_stats),
@@ -308,6 +417,9 @@ int main(void) {
       cmocka_unit_test(test_exposition_of_every_kind),
       cmocka_unit_test(test_isolated_is_a_gauge_not_a_sentinel),
       cmocka_unit_test(test_pipeline_histogram_buckets),
+      cmocka_unit_test(test_oom),
+      cmocka_unit_test(test_get_or_create_races),
   };
+  if (oom_install() != BW_OK) return 1;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
