@@ -204,6 +204,10 @@ static void test_exposition_of_every_kind(void **state) {
                   "\nbreakwater_pipeline_call_duration_seconds_count{"
                   "name=\"payment_api\"} 1\n");
   assert_contains(text, "\nbreakwater_queue_size{name=\"work\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"bulkhead\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"breaker\"} 1\n");
   assert_contains(text, "\nbreakwater_stage_queued{name=\"ingest\"} 1\n");
   assert_contains(text,
                   "\nbreakwater_stage_in_regime{name=\"ingest\","

@@ -1138,6 +1138,7 @@ typedef struct bw__snapshot_s {
   size_t n;
   bw__gsnap_t *g; /* the other kinds: one block likewise */
   size_t ng;
+  size_t kind_count[BW_REGISTRY_KIND__COUNT];
   size_t objects;
   size_t max_objects;
   uint64_t evictions;
@@ -1161,6 +1162,8 @@ static int bw__snapshot(bw_registry_t *reg, bw__snapshot_t *s) {
   s->max_objects = reg->max_objects;
   s->evictions = reg->evictions;
   s->limit_rejections = reg->limit_rejections;
+  memcpy(s->kind_count, reg->kind_count, sizeof(s->kind_count));
+  s->kind_count[BW_REGISTRY_BREAKER] = s->n;
   bytes = s->n * sizeof(bw__snap_t);
   for (o = reg->lru_head; o != NULL; o = o->lru_next)
     bytes += o->name_len + 1 + bw__escape_label(o->name, o->name_len, NULL) + 1;
@@ -2196,8 +2199,22 @@ static void bw__write_exposition(bw__out_t *o, const bw__snapshot_t *s) {
       bw__write_family(o, (bw__fam_t)f, &s->v[i]);
   }
   bw__write_kinds(o, s->g, s->ng);
+  bw__family_head(o, "breakwater_registry_kind_objects", "gauge",
+                  "Live objects in the registry, by kind.");
+  for (i = 0; i < BW_REGISTRY_KIND__COUNT; i++) {
+    char extra[48];
+    snprintf(extra, sizeof(extra), "kind=\"%s\"",
+             bw_registry_kind_name((bw_registry_kind_t)i));
+    bw__outs(o, "breakwater_registry_kind_objects{");
+    bw__outs(o, extra);
+    bw__fmt_u64((uint64_t)s->kind_count[i], v, sizeof(v));
+    bw__outs(o, "} ");
+    bw__outs(o, v);
+    bw__outs(o, "\n");
+  }
   bw__family_head(o, "breakwater_registry_objects", "gauge",
-                  "Live objects in the registry.");
+                  "Live in-process breakers in the registry (the objects of "
+                  "kind breaker, which max_objects caps).");
   bw__fmt_u64((uint64_t)s->objects, v, sizeof(v));
   bw__sample(o, "breakwater_registry_objects", NULL, NULL, v);
   bw__family_head(o, "breakwater_registry_max_objects", "gauge",
