@@ -25,6 +25,7 @@ typedef struct reg_all_s {
   bw_queue_t *q;
   bw_stage_t *st;
   bw_degrade_t *dg;
+  bw_queue_store_t *qs; /* put in; outlives reg */
 } reg_all_t;
 
 #define REG_ALL_CHECK(x)                                                     \
@@ -116,6 +117,18 @@ static inline void reg_all_init(reg_all_t *a) {
   a->dg = bw_registry_degrade(a->reg, "search", NULL, &err);
   REG_ALL_CHECK(a->dg != NULL);
   REG_ALL_CHECK(bw_degrade_pick(a->dg, &pick) == BW_OK);
+  {
+    bw_queue_store_config_t qsc;
+    uint64_t id;
+    bw_queue_store_config_init(&qsc);
+    qsc.name = "recovery";
+    qsc.max_size = 8;
+    a->qs = bw_mem_queue_new(&qsc, &err);
+    REG_ALL_CHECK(a->qs != NULL);
+    REG_ALL_CHECK(bw_queue_store_enqueue(a->qs, "x", 1, &id) == BW_OK);
+    REG_ALL_CHECK(bw_registry_put_object(a->reg, BW_REGISTRY_QUEUE_STORE,
+                                         "recovery", a->qs, &err) == BW_OK);
+  }
   bw_clock_manual_advance(a->clock, 500 * BW_NS_PER_MS);
 }
 
@@ -124,6 +137,7 @@ static inline void reg_all_free(reg_all_t *a) {
   bw_registry_put(a->reg, a->b);
   bw_registry_free(a->reg);
   bw_breaker_free(a->shared);
+  bw_queue_store_free(a->qs);
   bw_clock_free(a->clock);
 }
 

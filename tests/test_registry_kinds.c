@@ -95,6 +95,8 @@ static void test_every_kind_find_and_count(void **state) {
   assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_STAGE, "ingest"), a.st);
   assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_DEGRADE, "search"),
                    a.dg);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_QUEUE_STORE, "recovery"),
+                   a.qs);
   /* BREAKER is the held lookup. */
   b = bw_registry_find(a.reg, BW_REGISTRY_BREAKER, "payment_api");
   assert_ptr_equal(b, a.b);
@@ -204,6 +206,15 @@ static void test_exposition_of_every_kind(void **state) {
                   "\nbreakwater_pipeline_call_duration_seconds_count{"
                   "name=\"payment_api\"} 1\n");
   assert_contains(text, "\nbreakwater_queue_size{name=\"work\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_queue_store_up{name=\"recovery\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_queue_store_depth{name=\"recovery\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_queue_store_settled_total{name="
+                  "\"recovery\",backend=\"memory\",result=\"acked\"} 0\n");
   assert_contains(text,
                   "\nbreakwater_registry_kind_objects{kind=\"bulkhead\"} 1\n");
   assert_contains(text,

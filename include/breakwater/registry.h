@@ -31,6 +31,7 @@
 #include "ratelimit.h"
 #include "retry.h"
 #include "stage.h"
+#include "store.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,7 +96,9 @@ typedef enum bw_registry_kind_e {
   BW_REGISTRY_QUEUE = 8, /* bw_queue_t, the bounded priority queue */
   BW_REGISTRY_STAGE = 9,
   BW_REGISTRY_DEGRADE = 10,
-  BW_REGISTRY_KIND__COUNT = 11
+  BW_REGISTRY_QUEUE_STORE = 11, /* bw_queue_store_t, any backend (memory,
+                                   SQLite, Redis): put in only */
+  BW_REGISTRY_KIND__COUNT = 12
 } bw_registry_kind_t;
 
 /* The kind's name ("breaker", "breaker_if", "bulkhead", ...), or "unknown". */

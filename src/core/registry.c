@@ -773,7 +773,7 @@ size_t bw_registry_size(const bw_registry_t *reg) {
 
 static const char *const bw__kind_names[BW_REGISTRY_KIND__COUNT] = {
     "breaker", "breaker_if", "bulkhead", "limiter", "ratelimit", "retry",
-    "budget",  "pipeline",   "queue",    "stage",   "degrade"};
+    "budget",  "pipeline",   "queue",    "stage",   "degrade",   "queue_store"};
 
 const char *bw_registry_kind_name(bw_registry_kind_t kind) {
   return (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_names[kind]
@@ -1505,6 +1505,11 @@ struct bw__gsnap_s {
     bw_stage_stats_t st;
     bw_degrade_stats_t dg;
     struct {
+      bool ok; /* the stats call succeeded (a durable store may fail) */
+      char backend[200];
+      bw_queue_store_stats_t st;
+    } qs;
+    struct {
       bw_state_t state;
       int64_t retry_in_ms;
       char backend[200]; /* escaped bw_breaker_if_kind */
@@ -1589,6 +1594,12 @@ static int bw__gsnapshot(bw_registry_t *reg, bw__gsnap_t **out, size_t *n) {
     case BW_REGISTRY_DEGRADE:
       bw_degrade_stats(e->obj, &e->u.dg);
       break;
+    case BW_REGISTRY_QUEUE_STORE: {
+      const char *k = bw_queue_store_kind(e->obj);
+      e->u.qs.ok = bw_queue_store_stats(e->obj, &e->u.qs.st) == BW_OK;
+      bw__escape_label(k, strnlen(k, 64), e->u.qs.backend);
+      break;
+    }
     default:
       break;
     }
@@ -2151,6 +2162,101 @@ static void bw__dg_write(bw__out_t *o, int f, const char *m,
   }
 }
 
+static const bw__family_t bw__qs_fams[] = {
+    {"breakwater_queue_store_up", "gauge",
+     "1 when the store answered the stats read, 0 when it failed (its other "
+     "samples are then absent)."},
+    {"breakwater_queue_store_depth", "gauge",
+     "Ready, delayed and claimed items."},
+    {"breakwater_queue_store_in_flight", "gauge",
+     "Claimed items whose lease has not expired."},
+    {"breakwater_queue_store_dlq_depth", "gauge", "Dead-letter records."},
+    {"breakwater_queue_store_max_size", "gauge", "The guard's bound."},
+    {"breakwater_queue_store_fill_ratio", "gauge", "depth / max_size."},
+    {"breakwater_queue_store_warning", "gauge",
+     "1 while warned and not yet re-armed, else 0."},
+    {"breakwater_queue_store_enqueued_total", "counter",
+     "Items accepted into the queue."},
+    {"breakwater_queue_store_refused_full_total", "counter",
+     "Items refused by the guard (sent to the dead-letter queue)."},
+    {"breakwater_queue_store_claimed_total", "counter",
+     "Deliveries handed out."},
+    {"breakwater_queue_store_settled_total", "counter",
+     "Deliveries settled, by result: acked, nacked."},
+    {"breakwater_queue_store_dead_lettered_total", "counter",
+     "Moves to the dead-letter queue, every reason."},
+    {"breakwater_queue_store_requeued_total", "counter",
+     "Dead-letter records put back."},
+    {"breakwater_queue_store_dlq_dropped_total", "counter",
+     "Oldest dead-letter records dropped past dlq_max."},
+    {"breakwater_queue_store_stale_total", "counter",
+     "Acks, nacks and rejects refused as stale."},
+    {"breakwater_queue_store_warnings_total", "counter",
+     "queue_warning events."},
+};
+
+static void bw__qs_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_queue_store_stats_t *s = &e->u.qs.st;
+  char extra[256], x[300];
+  snprintf(extra, sizeof(extra), ",backend=\"%s\"", e->u.qs.backend);
+  if (f == 0) {
+    BW__S(extra, e->u.qs.ok ? 1u : 0u);
+    return;
+  }
+  if (!e->u.qs.ok) return;
+  switch (f) {
+  case 1:
+    BW__S(extra, s->depth);
+    break;
+  case 2:
+    BW__S(extra, s->in_flight);
+    break;
+  case 3:
+    BW__S(extra, s->dlq_depth);
+    break;
+  case 4:
+    BW__S(extra, s->max_size);
+    break;
+  case 5:
+    bw__sample_d(o, m, e->label, extra, s->fill);
+    break;
+  case 6:
+    BW__S(extra, s->warning ? 1u : 0u);
+    break;
+  case 7:
+    BW__S(extra, s->enqueued);
+    break;
+  case 8:
+    BW__S(extra, s->refused_full);
+    break;
+  case 9:
+    BW__S(extra, s->claimed);
+    break;
+  case 10:
+    snprintf(x, sizeof(x), "%s,result=\"acked\"", extra);
+    BW__S(x, s->acked);
+    snprintf(x, sizeof(x), "%s,result=\"nacked\"", extra);
+    BW__S(x, s->nacked);
+    break;
+  case 11:
+    BW__S(extra, s->dead_lettered);
+    break;
+  case 12:
+    BW__S(extra, s->requeued);
+    break;
+  case 13:
+    BW__S(extra, s->dlq_dropped);
+    break;
+  case 14:
+    BW__S(extra, s->stale);
+    break;
+  default:
+    BW__S(extra, s->warnings);
+    break;
+  }
+}
+
 static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_BREAKER_IF] = {bw__bi_fams, BW__NF(bw__bi_fams), bw__bi_write},
     [BW_REGISTRY_BULKHEAD] = {bw__bh_fams, BW__NF(bw__bh_fams), bw__bh_write},
@@ -2163,6 +2269,8 @@ static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_QUEUE] = {bw__q_fams, BW__NF(bw__q_fams), bw__q_write},
     [BW_REGISTRY_STAGE] = {bw__st_fams, BW__NF(bw__st_fams), bw__st_write},
     [BW_REGISTRY_DEGRADE] = {bw__dg_fams, BW__NF(bw__dg_fams), bw__dg_write},
+    [BW_REGISTRY_QUEUE_STORE] = {bw__qs_fams, BW__NF(bw__qs_fams),
+                                 bw__qs_write},
 };
 
 /* Every kind with at least one object: its families in table order, each
