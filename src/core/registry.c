@@ -780,40 +780,45 @@ const char *bw_registry_kind_name(bw_registry_kind_t kind) {
                                                   : "unknown";
 }
 
-static void bw__gobj_free(bw__gobj_t *g) {
-  if (g->owned) {
-    switch (g->kind) {
+/* Frees an object of `kind` that the registry made. */
+static void bw__obj_free_kind(bw_registry_kind_t kind, void *obj) {
+  {
+    switch (kind) {
     case BW_REGISTRY_BULKHEAD:
-      bw_bulkhead_free(g->obj);
+      bw_bulkhead_free(obj);
       break;
     case BW_REGISTRY_LIMITER:
-      bw_limiter_free(g->obj);
+      bw_limiter_free(obj);
       break;
     case BW_REGISTRY_RATELIMIT:
-      bw_ratelimit_free(g->obj);
+      bw_ratelimit_free(obj);
       break;
     case BW_REGISTRY_RETRY:
-      bw_retry_policy_free(g->obj);
+      bw_retry_policy_free(obj);
       break;
     case BW_REGISTRY_BUDGET:
-      bw_budget_free(g->obj);
+      bw_budget_free(obj);
       break;
     case BW_REGISTRY_PIPELINE:
-      bw_pipeline_free(g->obj);
+      bw_pipeline_free(obj);
       break;
     case BW_REGISTRY_QUEUE:
-      bw_queue_free(g->obj);
+      bw_queue_free(obj);
       break;
     case BW_REGISTRY_STAGE:
-      bw_stage_free(g->obj);
+      bw_stage_free(obj);
       break;
     case BW_REGISTRY_DEGRADE:
-      bw_degrade_free(g->obj);
+      bw_degrade_free(obj);
       break;
     default:
       break;
     }
   }
+}
+
+static void bw__gobj_free(bw__gobj_t *g) {
+  if (g->owned) bw__obj_free_kind(g->kind, g->obj);
   bw_free(g);
 }
 
@@ -867,14 +872,17 @@ static void *bw__create(bw_registry_kind_t kind, const void *cfg,
 }
 
 /* Finds (kind, name), or inserts obj (put) or a new object made from cfg
- * (get-or-create; obj NULL). *found tells which. Under the lock throughout,
- * so two racing first lookups create one object. */
+ * (get-or-create; obj NULL). *found tells which. The object is made outside
+ * the lock (a constructor may emit events, and a sink may read the
+ * registry); if another thread added the name meanwhile, ours is freed and
+ * theirs returned, so racing first lookups still get one object. */
 static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
                                const char *name, const void *cfg, void *obj,
                                bool *found, bw_error_t *err) {
   size_t len;
   uint64_t h;
-  bw__gobj_t *g;
+  bw__gobj_t *g, *mine;
+  bool owned = obj == NULL;
   *found = false;
   if (reg == NULL) {
     bw_error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
@@ -891,38 +899,47 @@ static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
   h = bw__gobj_hash(reg, kind, name, len);
   pthread_mutex_lock(&reg->lock);
   g = bw__find_gobj(reg, kind, name, len, h);
+  if (g != NULL) obj = g->obj;
+  pthread_mutex_unlock(&reg->lock);
   if (g != NULL) {
-    pthread_mutex_unlock(&reg->lock);
     *found = true;
     bw_error_clear(err);
-    return g->obj;
+    return obj;
   }
-  g = bw_malloc(sizeof(*g) + len + 1);
-  if (g == NULL) {
-    pthread_mutex_unlock(&reg->lock);
+  mine = bw_malloc(sizeof(*mine) + len + 1);
+  if (mine == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory adding \"%.64s\"", name);
     return NULL;
   }
-  memset(g, 0, sizeof(*g));
-  if (obj == NULL) {
+  memset(mine, 0, sizeof(*mine));
+  if (owned) {
     obj = bw__create(kind, cfg, err);
     if (obj == NULL) {
-      pthread_mutex_unlock(&reg->lock);
-      bw_free(g);
+      bw_free(mine);
       return NULL;
     }
-    g->owned = true;
   }
-  g->kind = kind;
-  g->obj = obj;
-  g->name_len = len;
-  memcpy(g->name, name, len + 1);
-  g->node.hash = h;
-  bw__table_insert(&reg->objects, &g->node);
-  g->next = reg->gobjs;
-  reg->gobjs = g;
-  reg->kind_count[kind]++;
+  mine->kind = kind;
+  mine->obj = obj;
+  mine->owned = owned;
+  mine->name_len = len;
+  memcpy(mine->name, name, len + 1);
+  mine->node.hash = h;
+  pthread_mutex_lock(&reg->lock);
+  g = bw__find_gobj(reg, kind, name, len, h);
+  if (g == NULL) {
+    bw__table_insert(&reg->objects, &mine->node);
+    mine->next = reg->gobjs;
+    reg->gobjs = mine;
+    reg->kind_count[kind]++;
+  } else {
+    obj = g->obj; /* another thread won: its object stays */
+  }
   pthread_mutex_unlock(&reg->lock);
+  if (g != NULL) {
+    bw__gobj_free(mine); /* and ours goes, if we made it */
+    *found = true;
+  }
   bw_error_clear(err);
   return obj;
 }
