@@ -8,6 +8,9 @@ packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-de
   help2man python3-jsonschema
   # the Python binding (python/): Debian's interpreter, cffi, pip, pytest, gunicorn
   python3-dev python3-cffi python3-pip python3-setuptools python3-pytest gunicorn
+  # promtool (`promtool check metrics`) and a real exposition parser, for the
+  # Prometheus tests
+  prometheus python3-prometheus-client
   # libcurl's own static link line (pkg-config --static libcurl) names the
   # libraries it was built with: their -dev packages, for the static check.
   libnghttp2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev

@@ -533,7 +533,8 @@ static void test_prometheus_known_state(void **state) {
   assert_int_equal(count_of(text, "# TYPE breakwater_breaker_calls_total "), 1);
   assert_int_equal(count_of(text, "# HELP breakwater_breaker_calls_total "), 1);
   assert_int_equal(count_of(text, "# HELP "), count_of(text, "# TYPE "));
-  assert_int_equal(count_of(text, "# TYPE "), 24);
+  /* 21 breaker families (with breakwater_breaker_isolated) + 5 registry */
+  assert_int_equal(count_of(text, "# TYPE "), 26);
   {
     /* Every line is a comment or a breakwater_ sample; names are sorted
      * within each family. */

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "lab_seeds.h"
+#include "storm_obs.h"
 #include "storm_opts.h"
 #include "storm_report.h"
 
@@ -65,15 +66,26 @@ int bw_cmd_lab(int argc, char **argv) {
     char msg[256];
     uint64_t first, last;
     if (bw_lab_seeds_parse(o.seeds, &first, &last, msg, sizeof msg) != 0 ||
-        ((o.json != NULL || o.timeline != NULL || o.plot != NULL) &&
+        ((o.json != NULL || o.timeline != NULL || o.plot != NULL ||
+          o.metrics != NULL || o.events != NULL) &&
          snprintf(msg, sizeof msg,
-                  "--seeds prints a summary only: --json, --timeline and "
-                  "--plot need one --seed") > 0)) {
+                  "--seeds prints a summary only: --json, --timeline, "
+                  "--plot, --metrics and --events need one --seed") > 0)) {
       fprintf(stderr, "breakwater lab storm: %s\n", msg);
       fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
       return BW_CLI_EXIT_USAGE;
     }
     return bw_lab_seeds_run(&o, modes, nmodes, &partner, first, last);
+  }
+  char omsg[512];
+  bw_storm_obs_t obs;
+  memset(&obs, 0, sizeof obs);
+  FILE *events_fp;
+  bw_sink_t *events;
+  if (bw_storm_events_open(o.events, &events_fp, &events, omsg, sizeof omsg) !=
+      0) {
+    fprintf(stderr, "breakwater lab storm: --events: %s\n", omsg);
+    return 1;
   }
   bw_storm_timeline_t timeline;
   memset(&timeline, 0, sizeof timeline);
@@ -94,6 +106,11 @@ int bw_cmd_lab(int argc, char **argv) {
     cfg.attempt_timeout_ms = o.timeout_ms;
     cfg.seed = (uint64_t)o.seed;
     cfg.max_limit = o.max_limit;
+    cfg.sink = events;
+    if (o.metrics != NULL) {
+      cfg.on_kit = bw_storm_obs_kit;
+      cfg.kit_userdata = &obs;
+    }
     if (want_timeline) {
       cfg.on_sample = on_sample;
       cfg.userdata = &sink;
@@ -105,6 +122,8 @@ int bw_cmd_lab(int argc, char **argv) {
       fprintf(stderr, "\nbreakwater lab storm: %s%s%s\n", err.field,
               err.field[0] != '\0' ? ": " : "", err.message);
       bw_storm_timeline_free(&timeline);
+      bw_storm_events_close(o.events, events_fp, events, omsg, sizeof omsg);
+      bw_storm_obs_free(&obs);
       return err.code == BW_E_INVAL ? BW_CLI_EXIT_USAGE : 1;
     }
     bw_storm_row_from_lab(&rows[i], modes[i], &r);
@@ -121,5 +140,16 @@ int bw_cmd_lab(int argc, char **argv) {
   int status =
       bw_storm_emit("breakwater lab storm", &o, &meta, rows, nmodes, &timeline);
   bw_storm_timeline_free(&timeline);
+  if (o.metrics != NULL &&
+      bw_storm_obs_write_metrics(&obs, o.metrics, omsg, sizeof omsg) != 0) {
+    fprintf(stderr, "breakwater lab storm: --metrics: %s\n", omsg);
+    status = 1;
+  }
+  bw_storm_obs_free(&obs);
+  if (bw_storm_events_close(o.events, events_fp, events, omsg, sizeof omsg) !=
+      0) {
+    fprintf(stderr, "breakwater lab storm: --events: %s\n", omsg);
+    status = 1;
+  }
   return status;
 }

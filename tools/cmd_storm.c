@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "storm_obs.h"
 #include "storm_opts.h"
 #include "storm_real.h"
 #include "storm_report.h"
@@ -57,6 +58,15 @@ int bw_cmd_storm(int argc, char **argv) {
     fprintf(stderr, "breakwater storm: %s\n", msg);
     return BW_CLI_EXIT_USAGE;
   }
+  bw_storm_obs_t obs;
+  memset(&obs, 0, sizeof obs);
+  FILE *events_fp;
+  bw_sink_t *events;
+  if (bw_storm_events_open(o.events, &events_fp, &events, msg, sizeof msg) !=
+      0) {
+    fprintf(stderr, "breakwater storm: --events: %s\n", msg);
+    return 1;
+  }
   bw_storm_timeline_t timeline;
   memset(&timeline, 0, sizeof timeline);
   bool want_timeline = o.timeline != NULL || o.plot != NULL;
@@ -80,11 +90,18 @@ int bw_cmd_storm(int argc, char **argv) {
     cfg.progress = !o.quiet && isatty(2);
     cfg.mode_index = i;
     cfg.mode_count = nmodes;
+    cfg.sink = events;
+    if (o.metrics != NULL) {
+      cfg.on_kit = bw_storm_obs_kit;
+      cfg.kit_userdata = &obs;
+    }
     int r = bw_storm_run_real(&cfg, &rows[i], want_timeline ? &timeline : NULL,
                               msg, sizeof msg);
     if (r == -1) {
       fprintf(stderr, "breakwater storm: %s\n", msg);
       bw_storm_timeline_free(&timeline);
+      bw_storm_events_close(o.events, events_fp, events, msg, sizeof msg);
+      bw_storm_obs_free(&obs);
       return 1;
     }
     if (r == -2) {
@@ -103,5 +120,16 @@ int bw_cmd_storm(int argc, char **argv) {
   meta.url = o.url;
   status |= bw_storm_emit("breakwater storm", &o, &meta, rows, done, &timeline);
   bw_storm_timeline_free(&timeline);
+  if (o.metrics != NULL &&
+      bw_storm_obs_write_metrics(&obs, o.metrics, msg, sizeof msg) != 0) {
+    fprintf(stderr, "breakwater storm: --metrics: %s\n", msg);
+    status = 1;
+  }
+  bw_storm_obs_free(&obs);
+  if (bw_storm_events_close(o.events, events_fp, events, msg, sizeof msg) !=
+      0) {
+    fprintf(stderr, "breakwater storm: --events: %s\n", msg);
+    status = 1;
+  }
   return status;
 }

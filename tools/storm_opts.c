@@ -53,6 +53,12 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
                     "write per-100 ms samples (columns, one line each)"),
       BW_CLI_STRING("plot", &o->plot, "FILE.png",
                     "render the timeline with gnuplot, one panel per mode"),
+      BW_CLI_STRING("metrics", &o->metrics, "FILE",
+                    "write the Prometheus text of every object each mode "
+                    "used (pipeline outcomes and latency histogram, breaker, "
+                    "limiter, retry, budget), name=\"MODE\""),
+      BW_CLI_STRING("events", &o->events, "FILE",
+                    "write every event of the run, one JSON line each"),
       BW_CLI_BOOL("quiet", &o->quiet, "no progress line"),
   };
   for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
@@ -179,8 +185,11 @@ int bw_storm_check_outputs(const char *prog, const bw_storm_opts_t *o) {
   char msg[512];
   const struct {
     const char *flag, *path;
-  } outs[] = {
-      {"--json", o->json}, {"--timeline", o->timeline}, {"--plot", o->plot}};
+  } outs[] = {{"--json", o->json},
+              {"--timeline", o->timeline},
+              {"--plot", o->plot},
+              {"--metrics", o->metrics},
+              {"--events", o->events}};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
     if (outs[i].path == NULL || strcmp(outs[i].path, "-") == 0) continue;
     if (check_writable(outs[i].path, msg, sizeof msg) != 0) {
@@ -191,6 +200,13 @@ int bw_storm_check_outputs(const char *prog, const bw_storm_opts_t *o) {
   if (o->timeline != NULL && strcmp(o->timeline, "-") == 0) {
     fprintf(stderr, "%s: --timeline: '-' is not supported (a file name)\n",
             prog);
+    return BW_CLI_EXIT_USAGE;
+  }
+  if ((o->metrics != NULL && strcmp(o->metrics, "-") == 0) ||
+      (o->events != NULL && strcmp(o->events, "-") == 0)) {
+    fprintf(stderr, "%s: %s: '-' is not supported (a file name)\n", prog,
+            o->metrics != NULL && strcmp(o->metrics, "-") == 0 ? "--metrics"
+                                                               : "--events");
     return BW_CLI_EXIT_USAGE;
   }
   if (o->plot != NULL && strcmp(o->plot, "-") == 0) {

@@ -27,6 +27,8 @@ typedef struct bw_storm_opts_s {
   const char *json;
   const char *timeline;
   const char *plot;
+  const char *metrics; /* Prometheus text of every mode's objects */
+  const char *events;  /* every event, one JSON line each */
   bool quiet;
   /* virtual runs only: "A..B", each mode over seeds A to B (NULL: --seed) */
   const char *seeds;

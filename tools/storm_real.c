@@ -636,6 +636,7 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   /* The oracle is told the capacity: the embedded partner's, or the
    * --capacity given for a --url one. */
   kc.oracle_limit = cfg->partner.capacity;
+  kc.sink = cfg->sink;
   if (bw_lab_kit_init(&s.kit, &kc, &e) != BW_OK) {
     snprintf(err, err_size, "%s: %s", e.field, e.message);
     goto out;
@@ -761,6 +762,8 @@ out:
   if (s.sampler != NULL) event_free(s.sampler);
   if (s.cut != NULL) event_free(s.cut);
   partner_stop(&s.pt);
+  if (cfg->on_kit != NULL && s.kit.pipeline != NULL)
+    cfg->on_kit(cfg->kit_userdata, &s.kit);
   bw_lab_kit_destroy(&s.kit);
   if (s.base != NULL) event_base_free(s.base);
   free(s.reqs);

@@ -30,6 +30,9 @@ typedef struct bw_storm_real_config_s {
   int64_t idle_wait_ms;       /* --url: how long to wait for a busy partner (409
                                  to POST /reset) to go idle; 0 =
                                  BW_STORM_IDLE_WAIT_MS */
+  bw_sink_t *sink;            /* optional: the kit's events */
+  bw_lab_kit_fn on_kit;       /* optional: the kit at the end of a run */
+  void *kit_userdata;
 } bw_storm_real_config_t;
 
 #define BW_STORM_IDLE_WAIT_MS 30000

@@ -103,6 +103,10 @@ typedef struct bw_lab_sample_s {
 } bw_lab_sample_t;
 
 typedef void (*bw_lab_sample_fn)(void *userdata, const bw_lab_sample_t *s);
+/* Called once at the end of a run with the mode's objects, before they are
+ * freed (their metrics are final then); the kit is valid only during the
+ * call. */
+typedef void (*bw_lab_kit_fn)(void *userdata, const bw_lab_kit_t *kit);
 
 typedef struct bw_lab_run_config_s {
   bw_lab_mode_t mode;
@@ -118,6 +122,10 @@ typedef struct bw_lab_run_config_s {
   int64_t sample_ms;          /* timeline interval; default 100 */
   bw_lab_sample_fn on_sample; /* optional */
   void *userdata;
+  bw_sink_t *sink;      /* optional: the kit's breaker and retry events */
+  bw_lab_kit_fn on_kit; /* optional: the kit at the end of a run that
+                           completed */
+  void *kit_userdata;
 } bw_lab_run_config_t;
 
 /* What a run produced: the simulator's results plus the kit's view. */

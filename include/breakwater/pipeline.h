@@ -132,12 +132,20 @@ struct bw_pipeline_call_s;
 typedef int (*bw_fallback_fn)(void *userdata, bw_failure_t why,
                               const struct bw_pipeline_call_s *call);
 
+/* Most bounds of a pipeline's latency histogram (besides +Inf). */
+#define BW_PIPELINE_MAX_BUCKETS 16
+
 typedef struct bw_pipeline_config_s {
   const char *name; /* copied; default "pipeline"; 1..BW_NAME_MAX bytes */
   uint32_t count;   /* strategies used, 0..BW_PIPELINE_MAX_STRATEGIES */
   bw_strategy_t strategies[BW_PIPELINE_MAX_STRATEGIES]; /* outermost first */
   bw_fallback_fn fallback;                              /* optional */
   void *fallback_userdata;
+  /* The latency histogram's upper bounds, in microseconds, strictly
+   * increasing, each > 0; latency_bucket_count 0 (default) = the defaults
+   * 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s. */
+  uint32_t latency_bucket_count; /* 0..BW_PIPELINE_MAX_BUCKETS */
+  int64_t latency_buckets_us[BW_PIPELINE_MAX_BUCKETS];
 } bw_pipeline_config_t;
 
 /* Fills the documented defaults: no strategy, no fallback. */
@@ -279,6 +287,14 @@ typedef struct bw_pipeline_stats_s {
   uint64_t successes;
   uint64_t failures[BW_FAILURE__COUNT]; /* by kind; [BW_FAILURE_NONE] = 0 */
   uint64_t cancelled; /* calls abandoned with bw_pipeline_cancel */
+  /* Each finished call's duration (begin to DONE, on the caller's clock;
+   * cancelled calls are not counted): per bucket, not cumulative;
+   * latency_counts[latency_bucket_count] counts the calls above the last
+   * bound. Their sum = successes + the sum of failures[1..]. */
+  uint32_t latency_bucket_count;
+  int64_t latency_buckets_us[BW_PIPELINE_MAX_BUCKETS];
+  uint64_t latency_counts[BW_PIPELINE_MAX_BUCKETS + 1];
+  uint64_t latency_sum_ns; /* total duration of the counted calls */
 } bw_pipeline_stats_t;
 
 /* Fills *out (zeros for NULL pl; NULL out is ignored). */

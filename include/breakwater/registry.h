@@ -21,7 +21,17 @@
 #include <stdio.h>
 
 #include "breaker.h"
+#include "budget.h"
+#include "bulkhead.h"
 #include "common.h"
+#include "degrade.h"
+#include "limiter.h"
+#include "pipeline.h"
+#include "queue.h"
+#include "ratelimit.h"
+#include "retry.h"
+#include "stage.h"
+#include "store.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,10 +78,105 @@ BW_EXTERN bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg,
 /* Releases one hold taken by a lookup. */
 BW_EXTERN void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b);
 
+/* ---- objects of every kind ---------------------------------------------
+ *
+ * Besides its in-process breakers, a registry holds named objects of every
+ * other kind, one namespace per kind (a bulkhead and a limiter may both be
+ * "payment_api"). These are never evicted and take no holds: a pointer
+ * returned by the calls below stays valid until bw_registry_free. */
+typedef enum bw_registry_kind_e {
+  BW_REGISTRY_BREAKER = 0,    /* in-process breakers (bw_registry_breaker) */
+  BW_REGISTRY_BREAKER_IF = 1, /* any bw_breaker_if_t: shm, Redis, a user's */
+  BW_REGISTRY_BULKHEAD = 2,
+  BW_REGISTRY_LIMITER = 3,
+  BW_REGISTRY_RATELIMIT = 4,
+  BW_REGISTRY_RETRY = 5, /* bw_retry_policy_t */
+  BW_REGISTRY_BUDGET = 6,
+  BW_REGISTRY_PIPELINE = 7,
+  BW_REGISTRY_QUEUE = 8, /* bw_queue_t, the bounded priority queue */
+  BW_REGISTRY_STAGE = 9,
+  BW_REGISTRY_DEGRADE = 10,
+  BW_REGISTRY_QUEUE_STORE = 11, /* bw_queue_store_t, any backend (memory,
+                                   SQLite, Redis): put in only */
+  BW_REGISTRY_KIND__COUNT = 12
+} bw_registry_kind_t;
+
+/* The kind's name ("breaker", "breaker_if", "bulkhead", ...), or "unknown". */
+BW_EXTERN const char *bw_registry_kind_name(bw_registry_kind_t kind);
+
+/* Get-or-create, one per kind: the object of that kind named `name`, created
+ * on first use from cfg (copied by the kind's _new; its name field is
+ * replaced by `name`; NULL = the kind's _config_init defaults; a pipeline
+ * with NULL has no strategy). A later call with the same name returns the
+ * existing object and ignores cfg. Clock and sink fields left NULL get the
+ * registry's. The registry owns what it creates. NULL with err: BW_E_INVAL
+ * (bad name, invalid cfg — the kind's own error), BW_E_NOMEM. */
+BW_EXTERN bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg,
+                                              const char *name,
+                                              const bw_bulkhead_config_t *cfg,
+                                              bw_error_t *err);
+/* As bw_registry_bulkhead, for a concurrency limiter. */
+BW_EXTERN bw_limiter_t *bw_registry_limiter(bw_registry_t *reg,
+                                            const char *name,
+                                            const bw_limiter_config_t *cfg,
+                                            bw_error_t *err);
+/* As bw_registry_bulkhead, for a rate limiter. */
+BW_EXTERN bw_ratelimit_t *bw_registry_ratelimit(
+    bw_registry_t *reg, const char *name, const bw_ratelimit_config_t *cfg,
+    bw_error_t *err);
+/* As bw_registry_bulkhead, for a retry policy. */
+BW_EXTERN bw_retry_policy_t *bw_registry_retry(bw_registry_t *reg,
+                                               const char *name,
+                                               const bw_retry_config_t *cfg,
+                                               bw_error_t *err);
+/* As bw_registry_bulkhead, for a retry budget. */
+BW_EXTERN bw_budget_t *bw_registry_budget(bw_registry_t *reg, const char *name,
+                                          const bw_budget_config_t *cfg,
+                                          bw_error_t *err);
+/* As bw_registry_bulkhead, for a pipeline (its strategies are borrowed as
+ * bw_pipeline_new borrows them). */
+BW_EXTERN bw_pipeline_t *bw_registry_pipeline(bw_registry_t *reg,
+                                              const char *name,
+                                              const bw_pipeline_config_t *cfg,
+                                              bw_error_t *err);
+/* As bw_registry_bulkhead, for a bounded priority queue. */
+BW_EXTERN bw_queue_t *bw_registry_queue(bw_registry_t *reg, const char *name,
+                                        const bw_queue_config_t *cfg,
+                                        bw_error_t *err);
+/* As bw_registry_bulkhead, for a backpressure stage. */
+BW_EXTERN bw_stage_t *bw_registry_stage(bw_registry_t *reg, const char *name,
+                                        const bw_stage_config_t *cfg,
+                                        bw_error_t *err);
+/* As bw_registry_bulkhead, for a degradation machine. */
+BW_EXTERN bw_degrade_t *bw_registry_degrade(bw_registry_t *reg,
+                                            const char *name,
+                                            const bw_degrade_config_t *cfg,
+                                            bw_error_t *err);
+
+/* Puts an object created elsewhere into the registry under (kind, name): a
+ * shared-memory or Redis breaker (BW_REGISTRY_BREAKER_IF, obj a
+ * bw_breaker_if_t *), or any other kind but BW_REGISTRY_BREAKER (obj the
+ * kind's own pointer type). Borrowed: the registry never frees it, and it
+ * must outlive the registry. BW_OK; BW_E_INVAL (NULL obj, bad name or kind,
+ * BW_REGISTRY_BREAKER, or the name already taken in that kind: err.field
+ * "name"), BW_E_NOMEM. */
+BW_EXTERN int bw_registry_put_object(bw_registry_t *reg,
+                                     bw_registry_kind_t kind, const char *name,
+                                     void *obj, bw_error_t *err);
+
+/* The object of `kind` named `name`, or NULL; never creates. For
+ * BW_REGISTRY_BREAKER it is bw_registry_find_breaker (held: put it back);
+ * for the other kinds the pointer is borrowed until bw_registry_free. */
+BW_EXTERN void *bw_registry_find(bw_registry_t *reg, bw_registry_kind_t kind,
+                                 const char *name);
+
 /* Evicts every evictable idle object now; returns how many. */
 BW_EXTERN size_t bw_registry_evict_idle(bw_registry_t *reg);
-/* Number of live objects. */
+/* Number of live in-process breakers (the objects of other kinds are not
+ * counted: see bw_registry_count). */
 BW_EXTERN size_t bw_registry_size(const bw_registry_t *reg);
+/* Number of live objects of `kind` (BW_REGISTRY_BREAKER: bw_registry_size). */
+BW_EXTERN size_t bw_registry_count(bw_registry_t *reg, bw_registry_kind_t kind);
 
 /* Calls cb for every breaker (in name order) with its stats snapshot. The
  * registry is locked during the walk: cb must not call the registry. */

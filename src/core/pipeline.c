@@ -18,7 +18,9 @@ typedef struct bw__pstripe_s {
   _Atomic uint64_t calls;
   _Atomic uint64_t attempts;
   _Atomic uint64_t cancelled;
-  _Atomic uint64_t ended[BW_FAILURE__COUNT]; /* [NONE] = successes */
+  _Atomic uint64_t ended[BW_FAILURE__COUNT];         /* [NONE] = successes */
+  _Atomic uint64_t lat[BW_PIPELINE_MAX_BUCKETS + 1]; /* per bucket */
+  _Atomic uint64_t lat_sum_ns;
 } BW__PAIR_ALIGNED bw__pstripe_t;
 
 /* A built-in strategy: the interface head and what it needs. */
@@ -42,7 +44,14 @@ struct bw_pipeline_s {
   bw_strategy_t s[BW_PIPELINE_MAX_STRATEGIES];
   bw_fallback_fn fallback;
   void *fallback_userdata;
+  uint32_t nbuckets;                          /* latency bounds */
+  int64_t bucket_ns[BW_PIPELINE_MAX_BUCKETS]; /* upper bounds */
 };
+
+/* The default latency bounds, 1 ms .. 30 s, in microseconds. */
+static const int64_t default_buckets_us[] = {
+    1000,   2500,   5000,    10000,   25000,   50000,    100000,
+    250000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000};
 
 static const char *const kind_names[] = {
     "deadline", "ratelimit", "limit", "breaker", "retry", "timeout", "custom"};
@@ -129,6 +138,19 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "count",
                         "count must be <= %d (got %u)",
                         BW_PIPELINE_MAX_STRATEGIES, cfg->count);
+  if (cfg->latency_bucket_count > BW_PIPELINE_MAX_BUCKETS)
+    return bw_error_set(err, BW_E_INVAL, "latency_bucket_count",
+                        "latency_bucket_count must be <= %d (got %u)",
+                        BW_PIPELINE_MAX_BUCKETS, cfg->latency_bucket_count);
+  for (uint32_t i = 0; i < cfg->latency_bucket_count; i++) {
+    int64_t v = cfg->latency_buckets_us[i];
+    if (v <= 0 || v > MAX_MS * 1000 ||
+        (i > 0 && v <= cfg->latency_buckets_us[i - 1]))
+      return bw_error_set(err, BW_E_INVAL, "latency_buckets_us",
+                          "latency_buckets_us must be > 0, at most a year and "
+                          "strictly increasing (bound %u is %lld)",
+                          i, (long long)v);
+  }
   int retry_at = -1, deadline_at = -1, timeout_at = -1;
   for (uint32_t i = 0; i < cfg->count; i++) {
     const bw_strategy_t *s = &cfg->strategies[i];
@@ -370,6 +392,14 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
   }
   pl->name = name;
   pl->count = cfg->count;
+  const int64_t *bounds = cfg->latency_buckets_us;
+  pl->nbuckets = cfg->latency_bucket_count;
+  if (pl->nbuckets == 0) {
+    bounds = default_buckets_us;
+    pl->nbuckets = sizeof default_buckets_us / sizeof default_buckets_us[0];
+  }
+  for (uint32_t i = 0; i < pl->nbuckets; i++)
+    pl->bucket_ns[i] = bounds[i] * 1000;
   pl->retry_at = cfg->count;
   memcpy(pl->s, cfg->strategies, sizeof pl->s);
   for (uint32_t i = 0; i < cfg->count; i++) {
@@ -422,7 +452,15 @@ void bw_pipeline_stats(const bw_pipeline_t *pl, bw_pipeline_stats_t *out) {
     for (int f = 1; f < BW_FAILURE__COUNT; f++)
       out->failures[f] +=
           atomic_load_explicit(&s->ended[f], memory_order_relaxed);
+    for (uint32_t b = 0; b <= pl->nbuckets; b++)
+      out->latency_counts[b] +=
+          atomic_load_explicit(&s->lat[b], memory_order_relaxed);
+    out->latency_sum_ns +=
+        atomic_load_explicit(&s->lat_sum_ns, memory_order_relaxed);
   }
+  out->latency_bucket_count = pl->nbuckets;
+  for (uint32_t b = 0; b < pl->nbuckets; b++)
+    out->latency_buckets_us[b] = pl->bucket_ns[b] / 1000;
 }
 
 /* ---- the state machine -------------------------------------------------- */
@@ -476,14 +514,22 @@ static void leave_unsent(bw_pipeline_call_t *c) {
     leave_as(c, pl->retry_at + 1, pl->count, BW_IGNORED, false);
 }
 
-static int finish(bw_pipeline_call_t *c, bw_failure_t why) {
+static int finish(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
   const bw_pipeline_t *pl = c->pl;
   leave(c, 0, pl->count);
   c->failure = why;
   c->phase = PH_DONE;
   c->delay_ms = 0;
   bw__pstripe_t *st = stripe_of(pl);
-  bw__bump(&st->ended[why], (unsigned)(st - pl->stripes));
+  unsigned si = (unsigned)(st - pl->stripes);
+  bw__bump(&st->ended[why], si);
+  /* The latency histogram: a linear scan of at most 16 bounds. */
+  int64_t took = now_ns > c->start_ns ? now_ns - c->start_ns : 0;
+  uint32_t b = 0;
+  while (b < pl->nbuckets && took > pl->bucket_ns[b])
+    b++;
+  bw__bump(&st->lat[b], si);
+  bw__bump_n(&st->lat_sum_ns, si, (uint64_t)took);
   if (why != BW_FAILURE_NONE && pl->fallback != NULL) {
     c->fallback_ran = true;
     c->fallback_rc = pl->fallback(pl->fallback_userdata, why, c);
@@ -528,9 +574,9 @@ static int refuse(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
     int rc = bw_retry_next(&c->retry, BW_VERDICT_REJECTED, BW_RETRY_AFTER_NONE,
                            now_ns, &delay);
     (void)rc; /* REJECTED always gives up */
-    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
+    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)), now_ns);
   }
-  return finish(c, why);
+  return finish(c, why, now_ns);
 }
 
 /* An admission refusal that may wait: WAIT or the refusal. */
@@ -574,7 +620,7 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
       c->waiting = false;
       c->reject = BW_FAILURE_DEADLINE;
       leave_unsent(c);
-      return finish(c, BW_FAILURE_DEADLINE);
+      return finish(c, BW_FAILURE_DEADLINE, now_ns);
     }
     if (c->index >= pl->count) break;
     uint32_t i = c->index;
@@ -659,16 +705,18 @@ static int bw__report(bw_pipeline_call_t *c, bw_verdict_t v,
   c->last_verdict = v;
   if (pl->retry_at >= pl->count) {
     /* No retry: the attempt is the call. */
-    if (v == BW_VERDICT_OK) return finish(c, BW_FAILURE_NONE);
-    return finish(c, v == BW_VERDICT_PERMANENT ? BW_FAILURE_PERMANENT
-                                               : BW_FAILURE_EXHAUSTED);
+    if (v == BW_VERDICT_OK) return finish(c, BW_FAILURE_NONE, now_ns);
+    return finish(
+        c,
+        v == BW_VERDICT_PERMANENT ? BW_FAILURE_PERMANENT : BW_FAILURE_EXHAUSTED,
+        now_ns);
   }
   leave(c, pl->retry_at + 1, pl->count);
   int64_t delay = 0;
   int rc = bw_retry_next(&c->retry, v, retry_after_ms, now_ns, &delay);
-  if (rc == BW_RETRY_DONE) return finish(c, BW_FAILURE_NONE);
+  if (rc == BW_RETRY_DONE) return finish(c, BW_FAILURE_NONE, now_ns);
   if (rc != BW_RETRY)
-    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
+    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)), now_ns);
   c->index = (uint8_t)(pl->retry_at + 1);
   c->timeout_ms = -1; /* the attempt's strategies set it again */
   c->delay_ms = delay;

@@ -196,6 +196,17 @@ typedef struct bw__obj_s {
   char name[]; /* NUL-terminated */
 } bw__obj_t;
 
+/* An object of any other kind: never evicted, no holds. */
+typedef struct bw__gobj_s {
+  bw__node_t node;
+  struct bw__gobj_s *next; /* every object, newest first */
+  bw_registry_kind_t kind;
+  void *obj;
+  bool owned; /* created by the registry: freed with it */
+  size_t name_len;
+  char name[];
+} bw__gobj_t;
+
 typedef struct bw__cfg_s {
   bw__node_t node;
   bw_breaker_config_t cfg;
@@ -218,6 +229,9 @@ struct bw_registry_s {
   bw__obj_t *lru_tail; /* least recently used */
   uint64_t evictions;
   uint64_t limit_rejections;
+  bw__table_t objects; /* bw__gobj_t by (kind, name) */
+  bw__gobj_t *gobjs;
+  size_t kind_count[BW_REGISTRY_KIND__COUNT];
 };
 
 /* Why an at-cap lookup found nothing to evict, for the error message. */
@@ -422,9 +436,17 @@ static void bw__emit_evicted(const bw_registry_t *reg, const bw__obj_t *o,
 
 /* Frees everything a registry owns (for bw_registry_free and for a
  * half-built registry). */
+static void bw__gobj_free(bw__gobj_t *g);
+
 static void bw__registry_destroy(bw_registry_t *reg) {
   bw__obj_t *o = reg->lru_head;
+  bw__gobj_t *g = reg->gobjs;
   size_t i;
+  while (g != NULL) {
+    bw__gobj_t *next = g->next;
+    bw__gobj_free(g);
+    g = next;
+  }
   while (o != NULL) {
     bw__obj_t *next = o->lru_next;
     bw__obj_destroy(o);
@@ -443,6 +465,7 @@ static void bw__registry_destroy(bw_registry_t *reg) {
   bw_free(reg->by_name.buckets);
   bw_free(reg->by_ptr.buckets);
   bw_free(reg->configs.buckets);
+  bw_free(reg->objects.buckets);
   bw_free(reg);
 }
 
@@ -508,7 +531,8 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
   reg->k1 = bw_rand_next(&seed);
   if (bw__table_init(&reg->by_name) != BW_OK ||
       bw__table_init(&reg->by_ptr) != BW_OK ||
-      bw__table_init(&reg->configs) != BW_OK) {
+      bw__table_init(&reg->configs) != BW_OK ||
+      bw__table_init(&reg->objects) != BW_OK) {
     bw__registry_destroy(reg);
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
     return NULL;
@@ -745,6 +769,268 @@ size_t bw_registry_size(const bw_registry_t *reg) {
   return n;
 }
 
+/* ---- objects of every kind --------------------------------------------- */
+
+static const char *const bw__kind_names[BW_REGISTRY_KIND__COUNT] = {
+    "breaker", "breaker_if", "bulkhead", "limiter", "ratelimit", "retry",
+    "budget",  "pipeline",   "queue",    "stage",   "degrade",   "queue_store"};
+
+const char *bw_registry_kind_name(bw_registry_kind_t kind) {
+  return (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_names[kind]
+                                                  : "unknown";
+}
+
+/* Frees an object of `kind` that the registry made. */
+static void bw__obj_free_kind(bw_registry_kind_t kind, void *obj) {
+  {
+    switch (kind) {
+    case BW_REGISTRY_BULKHEAD:
+      bw_bulkhead_free(obj);
+      break;
+    case BW_REGISTRY_LIMITER:
+      bw_limiter_free(obj);
+      break;
+    case BW_REGISTRY_RATELIMIT:
+      bw_ratelimit_free(obj);
+      break;
+    case BW_REGISTRY_RETRY:
+      bw_retry_policy_free(obj);
+      break;
+    case BW_REGISTRY_BUDGET:
+      bw_budget_free(obj);
+      break;
+    case BW_REGISTRY_PIPELINE:
+      bw_pipeline_free(obj);
+      break;
+    case BW_REGISTRY_QUEUE:
+      bw_queue_free(obj);
+      break;
+    case BW_REGISTRY_STAGE:
+      bw_stage_free(obj);
+      break;
+    case BW_REGISTRY_DEGRADE:
+      bw_degrade_free(obj);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+static void bw__gobj_free(bw__gobj_t *g) {
+  if (g->owned) bw__obj_free_kind(g->kind, g->obj);
+  bw_free(g);
+}
+
+/* The (kind, name) key: the keyed name hash, mixed with the kind. */
+static uint64_t bw__gobj_hash(const bw_registry_t *reg, bw_registry_kind_t kind,
+                              const char *name, size_t len) {
+  return bw__name_hash(reg, name, len) ^
+         ((uint64_t)kind * UINT64_C(0x9e3779b97f4a7c15));
+}
+
+static bw__gobj_t *bw__find_gobj(const bw_registry_t *reg,
+                                 bw_registry_kind_t kind, const char *name,
+                                 size_t len, uint64_t h) {
+  bw__node_t *n;
+  for (n = bw__table_chain(&reg->objects, h); n != NULL; n = n->chain) {
+    bw__gobj_t *g = BW__CONTAINER(n, bw__gobj_t, node);
+    if (n->hash == h && g->kind == kind && g->name_len == len &&
+        memcmp(g->name, name, len) == 0)
+      return g;
+  }
+  return NULL;
+}
+
+/* Creates the object of `kind` from its (complete) configuration. */
+static void *bw__create(bw_registry_kind_t kind, const void *cfg,
+                        bw_error_t *err) {
+  switch (kind) {
+  case BW_REGISTRY_BULKHEAD:
+    return bw_bulkhead_new(cfg, err);
+  case BW_REGISTRY_LIMITER:
+    return bw_limiter_new(cfg, err);
+  case BW_REGISTRY_RATELIMIT:
+    return bw_ratelimit_new(cfg, err);
+  case BW_REGISTRY_RETRY:
+    return bw_retry_policy_new(cfg, err);
+  case BW_REGISTRY_BUDGET:
+    return bw_budget_new(cfg, err);
+  case BW_REGISTRY_PIPELINE:
+    return bw_pipeline_new(cfg, err);
+  case BW_REGISTRY_QUEUE:
+    return bw_queue_new(cfg, err);
+  case BW_REGISTRY_STAGE:
+    return bw_stage_new(cfg, err);
+  case BW_REGISTRY_DEGRADE:
+    return bw_degrade_new(cfg, err);
+  default:
+    bw_error_set(err, BW_E_INVAL, "kind", "kind %d cannot be created here",
+                 (int)kind);
+    return NULL;
+  }
+}
+
+/* Finds (kind, name), or inserts obj (put) or a new object made from cfg
+ * (get-or-create; obj NULL). *found tells which. The object is made outside
+ * the lock (a constructor may emit events, and a sink may read the
+ * registry); if another thread added the name meanwhile, ours is freed and
+ * theirs returned, so racing first lookups still get one object. */
+static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
+                               const char *name, const void *cfg, void *obj,
+                               bool *found, bw_error_t *err) {
+  size_t len;
+  uint64_t h;
+  bw__gobj_t *g, *mine;
+  bool owned = obj == NULL;
+  *found = false;
+  if (reg == NULL) {
+    bw_error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+    return NULL;
+  }
+  if ((unsigned)kind >= BW_REGISTRY_KIND__COUNT ||
+      kind == BW_REGISTRY_BREAKER) {
+    bw_error_set(err, BW_E_INVAL, "kind",
+                 "kind must be one of the non-breaker kinds (got %d)",
+                 (int)kind);
+    return NULL;
+  }
+  if (bw__reg_check_name(name, &len, err) != BW_OK) return NULL;
+  h = bw__gobj_hash(reg, kind, name, len);
+  pthread_mutex_lock(&reg->lock);
+  g = bw__find_gobj(reg, kind, name, len, h);
+  if (g != NULL) obj = g->obj;
+  pthread_mutex_unlock(&reg->lock);
+  if (g != NULL) {
+    *found = true;
+    bw_error_clear(err);
+    return obj;
+  }
+  mine = bw_malloc(sizeof(*mine) + len + 1);
+  if (mine == NULL) {
+    bw_error_set(err, BW_E_NOMEM, "", "out of memory adding \"%.64s\"", name);
+    return NULL;
+  }
+  memset(mine, 0, sizeof(*mine));
+  if (owned) {
+    obj = bw__create(kind, cfg, err);
+    if (obj == NULL) {
+      bw_free(mine);
+      return NULL;
+    }
+  }
+  mine->kind = kind;
+  mine->obj = obj;
+  mine->owned = owned;
+  mine->name_len = len;
+  memcpy(mine->name, name, len + 1);
+  mine->node.hash = h;
+  pthread_mutex_lock(&reg->lock);
+  g = bw__find_gobj(reg, kind, name, len, h);
+  if (g == NULL) {
+    bw__table_insert(&reg->objects, &mine->node);
+    mine->next = reg->gobjs;
+    reg->gobjs = mine;
+    reg->kind_count[kind]++;
+  } else {
+    obj = g->obj; /* another thread won: its object stays */
+  }
+  pthread_mutex_unlock(&reg->lock);
+  if (g != NULL) {
+    bw__gobj_free(mine); /* and ours goes, if we made it */
+    *found = true;
+  }
+  bw_error_clear(err);
+  return obj;
+}
+
+/* One get-or-create per kind: copy (or default) the configuration, name it,
+ * let NULL clocks and sinks inherit the registry's. */
+#define BW__REG_GETTER(fn, kind, T, CT, init, fixup)                       \
+  T *fn(bw_registry_t *reg, const char *name, const CT *cfg,               \
+        bw_error_t *err) {                                                 \
+    CT c;                                                                  \
+    bool found;                                                            \
+    if (cfg != NULL)                                                       \
+      c = *cfg;                                                            \
+    else                                                                   \
+      init(&c);                                                            \
+    c.name = name;                                                         \
+    if (reg != NULL) {                                                     \
+      fixup;                                                               \
+    }                                                                      \
+    return (T *)bw__get_or_insert(reg, kind, name, &c, NULL, &found, err); \
+  }
+
+#define BW__CLOCK (c.clock = c.clock != NULL ? c.clock : reg->clock)
+#define BW__SINK (c.sink = c.sink != NULL ? c.sink : reg->sink)
+
+BW__REG_GETTER(bw_registry_bulkhead, BW_REGISTRY_BULKHEAD, bw_bulkhead_t,
+               bw_bulkhead_config_t, bw_bulkhead_config_init, BW__CLOCK)
+BW__REG_GETTER(bw_registry_limiter, BW_REGISTRY_LIMITER, bw_limiter_t,
+               bw_limiter_config_t, bw_limiter_config_init, BW__CLOCK;
+               BW__SINK)
+BW__REG_GETTER(bw_registry_ratelimit, BW_REGISTRY_RATELIMIT, bw_ratelimit_t,
+               bw_ratelimit_config_t, bw_ratelimit_config_init, BW__CLOCK)
+BW__REG_GETTER(bw_registry_retry, BW_REGISTRY_RETRY, bw_retry_policy_t,
+               bw_retry_config_t, bw_retry_config_init, BW__SINK)
+BW__REG_GETTER(bw_registry_budget, BW_REGISTRY_BUDGET, bw_budget_t,
+               bw_budget_config_t, bw_budget_config_init, BW__CLOCK)
+BW__REG_GETTER(bw_registry_pipeline, BW_REGISTRY_PIPELINE, bw_pipeline_t,
+               bw_pipeline_config_t, bw_pipeline_config_init, (void)0)
+BW__REG_GETTER(bw_registry_queue, BW_REGISTRY_QUEUE, bw_queue_t,
+               bw_queue_config_t, bw_queue_config_init, BW__CLOCK)
+BW__REG_GETTER(bw_registry_stage, BW_REGISTRY_STAGE, bw_stage_t,
+               bw_stage_config_t, bw_stage_config_init, BW__CLOCK)
+BW__REG_GETTER(bw_registry_degrade, BW_REGISTRY_DEGRADE, bw_degrade_t,
+               bw_degrade_config_t, bw_degrade_config_init, BW__CLOCK;
+               BW__SINK)
+
+int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
+                           const char *name, void *obj, bw_error_t *err) {
+  bool found;
+  bw_error_t e;
+  if (obj == NULL)
+    return bw_error_set(err, BW_E_INVAL, "obj", "obj must not be NULL");
+  if (bw__get_or_insert(reg, kind, name, NULL, obj, &found, &e) == NULL) {
+    if (err != NULL) *err = e;
+    return e.code;
+  }
+  if (found)
+    return bw_error_set(err, BW_E_INVAL, "name",
+                        "a %s named \"%.64s\" is already in the registry",
+                        bw_registry_kind_name(kind), name);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+void *bw_registry_find(bw_registry_t *reg, bw_registry_kind_t kind,
+                       const char *name) {
+  size_t len;
+  uint64_t h;
+  bw__gobj_t *g;
+  void *obj = NULL;
+  if (kind == BW_REGISTRY_BREAKER) return bw_registry_find_breaker(reg, name);
+  if (reg == NULL || (unsigned)kind >= BW_REGISTRY_KIND__COUNT ||
+      bw__reg_check_name(name, &len, NULL) != BW_OK)
+    return NULL;
+  h = bw__gobj_hash(reg, kind, name, len);
+  pthread_mutex_lock(&reg->lock);
+  g = bw__find_gobj(reg, kind, name, len, h);
+  if (g != NULL) obj = g->obj;
+  pthread_mutex_unlock(&reg->lock);
+  return obj;
+}
+
+size_t bw_registry_count(bw_registry_t *reg, bw_registry_kind_t kind) {
+  size_t n;
+  if (reg == NULL || (unsigned)kind >= BW_REGISTRY_KIND__COUNT) return 0;
+  pthread_mutex_lock(&reg->lock);
+  n = kind == BW_REGISTRY_BREAKER ? reg->by_name.count : reg->kind_count[kind];
+  pthread_mutex_unlock(&reg->lock);
+  return n;
+}
+
 /* ---- ordered walks ----------------------------------------------------- */
 
 static int bw__cmp_obj_name(const void *a, const void *b) {
@@ -862,9 +1148,14 @@ typedef struct bw__snap_s {
   bw_breaker_stats_t st;
 } bw__snap_t;
 
+typedef struct bw__gsnap_s bw__gsnap_t;
+
 typedef struct bw__snapshot_s {
   bw__snap_t *v; /* one block: the array, then the strings */
   size_t n;
+  bw__gsnap_t *g; /* the other kinds: one block likewise */
+  size_t ng;
+  size_t kind_count[BW_REGISTRY_KIND__COUNT];
   size_t objects;
   size_t max_objects;
   uint64_t evictions;
@@ -888,6 +1179,8 @@ static int bw__snapshot(bw_registry_t *reg, bw__snapshot_t *s) {
   s->max_objects = reg->max_objects;
   s->evictions = reg->evictions;
   s->limit_rejections = reg->limit_rejections;
+  memcpy(s->kind_count, reg->kind_count, sizeof(s->kind_count));
+  s->kind_count[BW_REGISTRY_BREAKER] = s->n;
   bytes = s->n * sizeof(bw__snap_t);
   for (o = reg->lru_head; o != NULL; o = o->lru_next)
     bytes += o->name_len + 1 + bw__escape_label(o->name, o->name_len, NULL) + 1;
@@ -1050,6 +1343,7 @@ typedef enum bw__fam_e {
   BW__F_WIN_SLOW_RATIO,
   BW__F_HALF_OPEN,
   BW__F_TIME_IN_STATE,
+  BW__F_ISOLATED,
   BW__F_RETRY_IN,
   BW__F_BREAK,
   BW__F__COUNT
@@ -1099,8 +1393,10 @@ static const bw__family_t bw__families[BW__F__COUNT] = {
      "Half-open probe calls in flight."},
     {"breakwater_breaker_time_in_state_seconds_total", "counter",
      "Time spent in each state, in seconds."},
+    {"breakwater_breaker_isolated", "gauge",
+     "1 while the breaker is isolated (until an operator resets), else 0."},
     {"breakwater_breaker_retry_in_seconds", "gauge",
-     "Seconds until a call may be admitted; 0 now, -1 while isolated."},
+     "Seconds until a call may be admitted (0 now); absent while isolated."},
     {"breakwater_breaker_break_seconds", "gauge",
      "The open duration now in force (or next), in seconds."},
 };
@@ -1189,13 +1485,16 @@ static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
       bw__sample(o, m, e->label, bw__state_labels[i], v);
     }
     break;
+  case BW__F_ISOLATED:
+    bw__sample(o, m, e->label, "", st->state == BW_ISOLATED ? "1" : "0");
+    break;
   case BW__F_RETRY_IN:
-    /* -1 means "until an operator resets", not -1 ms. */
-    if (st->retry_in_ms < 0)
-      snprintf(v, sizeof(v), "-1");
-    else
+    /* retry_in_ms -1 means "until an operator resets": no number of seconds
+     * says that, so the sample is left out and the isolated gauge says it. */
+    if (st->retry_in_ms >= 0) {
       bw__fmt_ms_as_s(st->retry_in_ms, v, sizeof(v));
-    bw__sample(o, m, e->label, "", v);
+      bw__sample(o, m, e->label, "", v);
+    }
     break;
   case BW__F_BREAK:
     bw__fmt_ms_as_s(st->current_break_ms, v, sizeof(v));
@@ -1203,6 +1502,812 @@ static void bw__write_family(bw__out_t *o, bw__fam_t f, const bw__snap_t *e) {
     break;
   case BW__F__COUNT:
     break;
+  }
+}
+
+/* ---- the other kinds' exposition --------------------------------------- */
+
+struct bw__gsnap_s {
+  bw_registry_kind_t kind;
+  const char *name;  /* raw, for sorting */
+  const char *label; /* escaped */
+  void *obj;
+  union {
+    bw_bulkhead_stats_t bh;
+    bw_limiter_stats_t lim;
+    bw_ratelimit_stats_t rl;
+    bw_budget_stats_t bu;
+    bw_pipeline_stats_t pl;
+    bw_queue_stats_t q;
+    bw_stage_stats_t st;
+    bw_degrade_stats_t dg;
+    struct {
+      bool ok; /* the stats call succeeded (a durable store may fail) */
+      char backend[200];
+      bw_queue_store_stats_t st;
+    } qs;
+    struct {
+      bw_state_t state;
+      int64_t retry_in_ms;
+      char backend[200]; /* escaped bw_breaker_if_kind */
+      bool inproc;       /* an in-process breaker: st is filled */
+      bw_breaker_stats_t st;
+    } bi;
+  } u;
+};
+
+static int bw__cmp_gsnap(const void *a, const void *b) {
+  const bw__gsnap_t *x = a, *y = b;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* Copies the objects' names under the lock; reads their stats outside it
+ * (objects of these kinds live until bw_registry_free). */
+static int bw__gsnapshot(bw_registry_t *reg, bw__gsnap_t **out, size_t *n) {
+  size_t bytes, i, count;
+  bw__gobj_t *g;
+  bw__gsnap_t *v;
+  char *p;
+  *out = NULL;
+  *n = 0;
+  pthread_mutex_lock(&reg->lock);
+  count = reg->objects.count;
+  bytes = count * sizeof(bw__gsnap_t);
+  for (g = reg->gobjs; g != NULL; g = g->next)
+    bytes += g->name_len + 1 + bw__escape_label(g->name, g->name_len, NULL) + 1;
+  v = bw_malloc(bytes != 0 ? bytes : 1);
+  if (v == NULL) {
+    pthread_mutex_unlock(&reg->lock);
+    return BW_E_NOMEM;
+  }
+  p = (char *)(v + count);
+  for (i = 0, g = reg->gobjs; g != NULL; g = g->next, i++) {
+    bw__gsnap_t *e = &v[i];
+    e->kind = g->kind;
+    e->obj = g->obj;
+    memcpy(p, g->name, g->name_len + 1);
+    e->name = p;
+    p += g->name_len + 1;
+    e->label = p;
+    p += bw__escape_label(g->name, g->name_len, p) + 1;
+  }
+  pthread_mutex_unlock(&reg->lock);
+  for (i = 0; i < count; i++) {
+    bw__gsnap_t *e = &v[i];
+    switch (e->kind) {
+    case BW_REGISTRY_BREAKER_IF: {
+      const char *k = bw_breaker_if_kind(e->obj);
+      size_t kl = strnlen(k, 64);
+      e->u.bi.state = bw_breaker_if_state(e->obj);
+      e->u.bi.retry_in_ms = bw_breaker_if_retry_in_ms(e->obj);
+      /* bw_breaker_iface(b) == b: the interface heads the breaker. */
+      e->u.bi.inproc = ((const bw_breaker_if_t *)e->obj)->vt == &bw__breaker_vt;
+      if (e->u.bi.inproc) bw_breaker_stats(e->obj, &e->u.bi.st);
+      bw__escape_label(k, kl, e->u.bi.backend);
+      break;
+    }
+    case BW_REGISTRY_BULKHEAD:
+      bw_bulkhead_stats(e->obj, &e->u.bh);
+      break;
+    case BW_REGISTRY_LIMITER:
+      bw_limiter_stats(e->obj, &e->u.lim);
+      break;
+    case BW_REGISTRY_RATELIMIT:
+      bw_ratelimit_stats(e->obj, &e->u.rl);
+      break;
+    case BW_REGISTRY_BUDGET:
+      bw_budget_stats(e->obj, &e->u.bu);
+      break;
+    case BW_REGISTRY_PIPELINE:
+      bw_pipeline_stats(e->obj, &e->u.pl);
+      break;
+    case BW_REGISTRY_QUEUE:
+      bw_queue_stats(e->obj, &e->u.q);
+      break;
+    case BW_REGISTRY_STAGE:
+      bw_stage_stats(e->obj, &e->u.st);
+      break;
+    case BW_REGISTRY_DEGRADE:
+      bw_degrade_stats(e->obj, &e->u.dg);
+      break;
+    case BW_REGISTRY_QUEUE_STORE: {
+      const char *k = bw_queue_store_kind(e->obj);
+      e->u.qs.ok = bw_queue_store_stats(e->obj, &e->u.qs.st) == BW_OK;
+      bw__escape_label(k, strnlen(k, 64), e->u.qs.backend);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  qsort(v, count, sizeof(*v), bw__cmp_gsnap);
+  *out = v;
+  *n = count;
+  return BW_OK;
+}
+
+/* Nanoseconds as seconds, exactly: 1500000 -> "0.0015". */
+static void bw__fmt_ns_as_s(int64_t ns, char *buf, size_t size) {
+  uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  uint64_t whole = u / 1000000000u, frac = u % 1000000000u;
+  int digits = 9;
+  if (frac == 0) {
+    snprintf(buf, size, "%s%" PRIu64, ns < 0 ? "-" : "", whole);
+    return;
+  }
+  while (frac % 10 == 0) {
+    frac /= 10;
+    digits--;
+  }
+  snprintf(buf, size, "%s%" PRIu64 ".%0*" PRIu64, ns < 0 ? "-" : "", whole,
+           digits, frac);
+}
+
+static void bw__sample_s(bw__out_t *o, const char *m, const char *label,
+                         const char *extra, int64_t ns) {
+  char v[48];
+  bw__fmt_ns_as_s(ns, v, sizeof(v));
+  bw__sample(o, m, label, extra, v);
+}
+
+static void bw__sample_d(bw__out_t *o, const char *m, const char *label,
+                         const char *extra, double d) {
+  char v[48];
+  bw__fmt_double(d, v, sizeof(v));
+  bw__sample(o, m, label, extra, v);
+}
+
+/* A kind's families: the writer gets the family's index. */
+typedef void (*bw__gwrite_fn)(bw__out_t *o, int f, const char *m,
+                              const bw__gsnap_t *e);
+
+typedef struct bw__kindexp_s {
+  const bw__family_t *fams;
+  int nfams;
+  bw__gwrite_fn write;
+} bw__kindexp_t;
+
+#define BW__NF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define BW__S(extra, v) bw__sample_u64(o, m, e->label, (extra), (v))
+
+static const bw__family_t bw__bi_fams[] = {
+    {"breakwater_breaker_if_state", "gauge",
+     "Circuit state of a breaker put into the registry through its interface "
+     "(shm, Redis, in-process, a user's): 0 closed, 1 open, 2 half_open, 3 "
+     "isolated, 4 disabled."},
+    {"breakwater_breaker_if_isolated", "gauge",
+     "1 while the breaker is isolated (until an operator resets), else 0."},
+    {"breakwater_breaker_if_retry_in_seconds", "gauge",
+     "Seconds until a call may be admitted; absent while isolated."},
+    {"breakwater_breaker_if_calls_total", "counter",
+     "In-process breakers: calls whose outcome was reported, by outcome."},
+    {"breakwater_breaker_if_rejected_total", "counter",
+     "In-process breakers: acquisitions that were rejected."},
+    {"breakwater_breaker_if_transitions_total", "counter",
+     "In-process breakers: state transitions, by the state entered."},
+};
+
+static void bw__bi_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  char extra[256];
+  snprintf(extra, sizeof(extra), ",backend=\"%s\"", e->u.bi.backend);
+  if (f == 0) BW__S(extra, (uint64_t)e->u.bi.state);
+  if (f == 1) BW__S(extra, e->u.bi.state == BW_ISOLATED ? 1u : 0u);
+  if (f == 2 && e->u.bi.retry_in_ms >= 0)
+    bw__sample_s(o, m, e->label, extra, e->u.bi.retry_in_ms * BW_NS_PER_MS);
+  if (!e->u.bi.inproc) return;
+  if (f == 3) {
+    char x[300];
+    snprintf(x, sizeof(x), "%s,outcome=\"success\"", extra);
+    BW__S(x, e->u.bi.st.successes);
+    snprintf(x, sizeof(x), "%s,outcome=\"failure\"", extra);
+    BW__S(x, e->u.bi.st.failures);
+    snprintf(x, sizeof(x), "%s,outcome=\"ignored\"", extra);
+    BW__S(x, e->u.bi.st.ignored);
+  }
+  if (f == 4) BW__S(extra, e->u.bi.st.rejected);
+  if (f == 5) {
+    char x[300];
+    snprintf(x, sizeof(x), "%s,to=\"open\"", extra);
+    BW__S(x, e->u.bi.st.opens);
+    snprintf(x, sizeof(x), "%s,to=\"half_open\"", extra);
+    BW__S(x, e->u.bi.st.half_opens);
+    snprintf(x, sizeof(x), "%s,to=\"closed\"", extra);
+    BW__S(x, e->u.bi.st.closes);
+  }
+}
+
+static const bw__family_t bw__bh_fams[] = {
+    {"breakwater_bulkhead_max_concurrent", "gauge", "Slots in all."},
+    {"breakwater_bulkhead_in_use", "gauge",
+     "Slots held now, including ones handed to waiters."},
+    {"breakwater_bulkhead_waiting", "gauge", "Callers queued now."},
+    {"breakwater_bulkhead_admitted_total", "counter",
+     "Admissions, by whether the caller queued first."},
+    {"breakwater_bulkhead_rejected_total", "counter",
+     "Refusals, by reason: full (no slot, no wait), wait_timeout, deadline."},
+    {"breakwater_bulkhead_cancelled_total", "counter",
+     "Queued callbacks cancelled."},
+    {"breakwater_bulkhead_released_total", "counter", "Slots released."},
+    {"breakwater_bulkhead_timeouts_total", "counter",
+     "Releases after the execution deadline."},
+};
+
+static void bw__bh_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_bulkhead_stats_t *s = &e->u.bh;
+  switch (f) {
+  case 0:
+    BW__S("", s->max_concurrent);
+    break;
+  case 1:
+    BW__S("", s->in_use);
+    break;
+  case 2:
+    BW__S("", s->waiting);
+    break;
+  case 3:
+    BW__S(",waited=\"false\"", s->admitted - s->admitted_after_wait);
+    BW__S(",waited=\"true\"", s->admitted_after_wait);
+    break;
+  case 4:
+    BW__S(",reason=\"full\"", s->rejected_full);
+    BW__S(",reason=\"wait_timeout\"", s->wait_timeouts);
+    BW__S(",reason=\"deadline\"", s->rejected_deadline);
+    break;
+  case 5:
+    BW__S("", s->cancelled);
+    break;
+  case 6:
+    BW__S("", s->released);
+    break;
+  default:
+    BW__S("", s->timeouts);
+    break;
+  }
+}
+
+static const bw__family_t bw__lim_fams[] = {
+    {"breakwater_limiter_limit", "gauge", "The whole-number limit in force."},
+    {"breakwater_limiter_estimate", "gauge",
+     "The algorithm's fractional limit estimate."},
+    {"breakwater_limiter_in_flight", "gauge",
+     "Calls admitted and not yet released, plus held slots."},
+    {"breakwater_limiter_held", "gauge", "Slots held now for timed-out calls."},
+    {"breakwater_limiter_startup", "gauge",
+     "1 while no congestion signal has been seen yet, else 0."},
+    {"breakwater_limiter_admitted_total", "counter", "Admissions."},
+    {"breakwater_limiter_rejected_total", "counter", "Refusals."},
+    {"breakwater_limiter_releases_total", "counter",
+     "Releases, by outcome: success, dropped, ignored."},
+    {"breakwater_limiter_timed_out_total", "counter",
+     "Releases of calls that timed out (also counted as dropped)."},
+    {"breakwater_limiter_limit_changes_total", "counter",
+     "Changes of the whole-number limit."},
+    {"breakwater_limiter_stuck_total", "counter",
+     "Stuck probes that cut the limit."},
+    {"breakwater_limiter_rtt_seconds", "gauge",
+     "Round-trip times, by which: last, min (no-load), long (long-term "
+     "average); absent before the first sample."},
+};
+
+static void bw__lim_write(bw__out_t *o, int f, const char *m,
+                          const bw__gsnap_t *e) {
+  const bw_limiter_stats_t *s = &e->u.lim;
+  switch (f) {
+  case 0:
+    BW__S("", s->limit);
+    break;
+  case 1:
+    bw__sample_d(o, m, e->label, "", s->estimate);
+    break;
+  case 2:
+    BW__S("", s->in_flight);
+    break;
+  case 3:
+    BW__S("", s->held);
+    break;
+  case 4:
+    BW__S("", s->startup ? 1u : 0u);
+    break;
+  case 5:
+    BW__S("", s->admitted);
+    break;
+  case 6:
+    BW__S("", s->rejected);
+    break;
+  case 7:
+    BW__S(",outcome=\"success\"", s->successes);
+    BW__S(",outcome=\"dropped\"", s->drops);
+    BW__S(",outcome=\"ignored\"", s->ignored);
+    break;
+  case 8:
+    BW__S("", s->timed_out);
+    break;
+  case 9:
+    BW__S("", s->limit_changes);
+    break;
+  case 10:
+    BW__S("", s->stuck);
+    break;
+  default:
+    if (s->last_rtt_ns > 0)
+      bw__sample_s(o, m, e->label, ",which=\"last\"", s->last_rtt_ns);
+    if (s->min_rtt_ns > 0)
+      bw__sample_s(o, m, e->label, ",which=\"min\"", s->min_rtt_ns);
+    if (s->long_rtt_ns > 0)
+      bw__sample_s(o, m, e->label, ",which=\"long\"", s->long_rtt_ns);
+    break;
+  }
+}
+
+static const bw__family_t bw__rl_fams[] = {
+    {"breakwater_ratelimit_admitted_total", "counter",
+     "try_acquire calls admitted."},
+    {"breakwater_ratelimit_limited_total", "counter",
+     "try_acquire calls refused."},
+    {"breakwater_ratelimit_reserved_total", "counter",
+     "reserve calls, by whether they had to wait."},
+};
+
+static void bw__rl_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_ratelimit_stats_t *s = &e->u.rl;
+  if (f == 0) BW__S("", s->admitted);
+  if (f == 1) BW__S("", s->limited);
+  if (f == 2) {
+    BW__S(",waited=\"false\"", s->reserved - s->reserved_waiting);
+    BW__S(",waited=\"true\"", s->reserved_waiting);
+  }
+}
+
+static const bw__family_t bw__retry_fams[] = {
+    {"breakwater_retry_policy_info", "gauge",
+     "1 for every retry policy in the registry (its counters are its "
+     "pipelines' and budget's)."},
+};
+
+static void bw__retry_write(bw__out_t *o, int f, const char *m,
+                            const bw__gsnap_t *e) {
+  (void)f;
+  BW__S("", 1u);
+}
+
+static const bw__family_t bw__bu_fams[] = {
+    {"breakwater_budget_requests_total", "counter", "First attempts reported."},
+    {"breakwater_budget_results_total", "counter",
+     "Attempt results reported, by outcome: success, failure."},
+    {"breakwater_budget_retries_total", "counter",
+     "Retry requests, by decision: allowed, denied."},
+    {"breakwater_budget_tokens", "gauge",
+     "Token-bucket budgets: tokens now (ratio budgets: 0)."},
+    {"breakwater_budget_window_requests", "gauge",
+     "Ratio budgets: requests in the current window (token buckets: 0)."},
+    {"breakwater_budget_window_retries", "gauge",
+     "Ratio budgets: retries allowed in the current window (token buckets: "
+     "0)."},
+};
+
+static void bw__bu_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_budget_stats_t *s = &e->u.bu;
+  switch (f) {
+  case 0:
+    BW__S("", s->requests);
+    break;
+  case 1:
+    BW__S(",outcome=\"success\"", s->successes);
+    BW__S(",outcome=\"failure\"", s->failures);
+    break;
+  case 2:
+    BW__S(",decision=\"allowed\"", s->allowed);
+    BW__S(",decision=\"denied\"", s->denied);
+    break;
+  case 3:
+    bw__sample_d(o, m, e->label, "", s->tokens);
+    break;
+  case 4:
+    BW__S("", s->window_requests);
+    break;
+  default:
+    BW__S("", s->window_retries);
+    break;
+  }
+}
+
+static const bw__family_t bw__pl_fams[] = {
+    {"breakwater_pipeline_calls_total", "counter", "Calls begun."},
+    {"breakwater_pipeline_attempts_total", "counter", "Attempts made."},
+    {"breakwater_pipeline_outcomes_total", "counter",
+     "Finished calls, by outcome: success or the failure kind (breaker, "
+     "limit, ratelimit, budget, exhausted, permanent, deadline, retry_after, "
+     "not_idempotent, elapsed)."},
+    {"breakwater_pipeline_cancelled_total", "counter",
+     "Calls abandoned with bw_pipeline_cancel."},
+    {"breakwater_pipeline_call_duration_seconds", "histogram",
+     "Duration of each finished call, begin to done, in seconds."},
+};
+
+static void bw__pl_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_pipeline_stats_t *s = &e->u.pl;
+  char extra[64], name[96];
+  uint64_t cum = 0;
+  uint32_t b;
+  int k;
+  switch (f) {
+  case 0:
+    BW__S("", s->calls);
+    break;
+  case 1:
+    BW__S("", s->attempts);
+    break;
+  case 2:
+    BW__S(",outcome=\"success\"", s->successes);
+    for (k = 1; k < BW_FAILURE__COUNT; k++) {
+      snprintf(extra, sizeof(extra), ",outcome=\"%s\"",
+               bw_failure_name((bw_failure_t)k));
+      BW__S(extra, s->failures[k]);
+    }
+    break;
+  case 3:
+    BW__S("", s->cancelled);
+    break;
+  default:
+    snprintf(name, sizeof(name), "%s_bucket", m);
+    for (b = 0; b < s->latency_bucket_count; b++) {
+      char le[48];
+      cum += s->latency_counts[b];
+      bw__fmt_ns_as_s(s->latency_buckets_us[b] * 1000, le, sizeof(le));
+      snprintf(extra, sizeof(extra), ",le=\"%s\"", le);
+      bw__sample_u64(o, name, e->label, extra, cum);
+    }
+    cum += s->latency_counts[s->latency_bucket_count];
+    bw__sample_u64(o, name, e->label, ",le=\"+Inf\"", cum);
+    snprintf(name, sizeof(name), "%s_sum", m);
+    bw__sample_s(o, name, e->label, "", (int64_t)s->latency_sum_ns);
+    snprintf(name, sizeof(name), "%s_count", m);
+    bw__sample_u64(o, name, e->label, "", cum);
+    break;
+  }
+}
+
+static const bw__family_t bw__q_fams[] = {
+    {"breakwater_queue_size", "gauge", "Items queued now."},
+    {"breakwater_queue_max_size", "gauge", "The bound."},
+    {"breakwater_queue_max_size_seen", "gauge", "The most items ever queued."},
+    {"breakwater_queue_enqueued_total", "counter",
+     "Enqueue calls that reached a decision."},
+    {"breakwater_queue_admitted_total", "counter", "Items admitted."},
+    {"breakwater_queue_rejected_total", "counter", "Items refused."},
+    {"breakwater_queue_shed_total", "counter",
+     "Admitted items later dropped to make room."},
+    {"breakwater_queue_expired_total", "counter",
+     "Admitted items dropped at dequeue, past their deadline."},
+    {"breakwater_queue_dequeued_total", "counter",
+     "Items returned for processing."},
+};
+
+static void bw__q_write(bw__out_t *o, int f, const char *m,
+                        const bw__gsnap_t *e) {
+  const bw_queue_stats_t *s = &e->u.q;
+  const uint64_t v[] = {s->size,     s->max_size, s->max_size_seen,
+                        s->enqueued, s->admitted, s->rejected,
+                        s->shed,     s->expired,  s->dequeued};
+  BW__S("", v[f]);
+}
+
+static const bw__family_t bw__st_fams[] = {
+    {"breakwater_stage_queued", "gauge", "Items queued now."},
+    {"breakwater_stage_in_flight", "gauge", "Items being processed now."},
+    {"breakwater_stage_max_queue_seen", "gauge", "The longest queue seen."},
+    {"breakwater_stage_max_in_flight_seen", "gauge",
+     "The most items in flight seen."},
+    {"breakwater_stage_submitted_total", "counter", "Items submitted."},
+    {"breakwater_stage_admitted_total", "counter", "Items admitted."},
+    {"breakwater_stage_rejected_total", "counter",
+     "Items refused, by reason: ceiling, full."},
+    {"breakwater_stage_shed_total", "counter",
+     "Admitted items dropped to make room."},
+    {"breakwater_stage_expired_total", "counter",
+     "Admitted items dropped at next(), past their deadline."},
+    {"breakwater_stage_completions_total", "counter",
+     "Completions, by outcome: processed, failed."},
+    {"breakwater_stage_stale_total", "counter",
+     "Completions at or after their deadline."},
+    {"breakwater_stage_in_regime", "gauge",
+     "1 for the regime the stage is in, 0 for the others."},
+    {"breakwater_stage_pressure", "gauge",
+     "Pressure now, by which: own, effective (max of own and downstream)."},
+    {"breakwater_stage_service_rate", "gauge",
+     "Completions per second (EWMA); absent until measured."},
+    {"breakwater_stage_time_in_regime_seconds_total", "counter",
+     "Time spent in each regime, in seconds."},
+    {"breakwater_stage_regime_transitions_total", "counter", "Regime changes."},
+};
+
+static void bw__st_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_stage_stats_t *s = &e->u.st;
+  char extra[48];
+  int r;
+  switch (f) {
+  case 0:
+    BW__S("", s->queued);
+    break;
+  case 1:
+    BW__S("", s->in_flight);
+    break;
+  case 2:
+    BW__S("", s->max_queue_seen);
+    break;
+  case 3:
+    BW__S("", s->max_in_flight_seen);
+    break;
+  case 4:
+    BW__S("", s->submitted);
+    break;
+  case 5:
+    BW__S("", s->admitted);
+    break;
+  case 6:
+    BW__S(",reason=\"ceiling\"", s->rejected_ceiling);
+    BW__S(",reason=\"full\"", s->rejected_full);
+    break;
+  case 7:
+    BW__S("", s->shed);
+    break;
+  case 8:
+    BW__S("", s->expired);
+    break;
+  case 9:
+    BW__S(",outcome=\"processed\"", s->processed);
+    BW__S(",outcome=\"failed\"", s->failed);
+    break;
+  case 10:
+    BW__S("", s->stale);
+    break;
+  case 11:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",regime=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      BW__S(extra, (int)s->regime == r ? 1u : 0u);
+    }
+    break;
+  case 12:
+    bw__sample_d(o, m, e->label, ",which=\"own\"", s->pressure);
+    bw__sample_d(o, m, e->label, ",which=\"effective\"", s->effective_pressure);
+    break;
+  case 13:
+    if (s->rate_measured) bw__sample_d(o, m, e->label, "", s->service_rate);
+    break;
+  case 14:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",regime=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      bw__sample_s(o, m, e->label, extra, s->time_in_regime_ns[r]);
+    }
+    break;
+  default:
+    BW__S("", s->transitions);
+    break;
+  }
+}
+
+static const bw__family_t bw__dg_fams[] = {
+    {"breakwater_degrade_level", "gauge",
+     "The current level (0 = full service)."},
+    {"breakwater_degrade_at_level", "gauge",
+     "1 for the level served now, 0 for the others."},
+    {"breakwater_degrade_probing", "gauge",
+     "1 when min_dwell_ms has passed and probes are sent, else 0."},
+    {"breakwater_degrade_consecutive_failures", "gauge",
+     "The failure streak towards degrading."},
+    {"breakwater_degrade_changes_total", "counter",
+     "Level changes, by direction: down, up."},
+    {"breakwater_degrade_picks_total", "counter", "Requests served, by level."},
+    {"breakwater_degrade_probes_total", "counter", "Probes sent."},
+    {"breakwater_degrade_reports_total", "counter",
+     "Reports, by outcome: success, failure, ignored."},
+    {"breakwater_degrade_stale_total", "counter",
+     "Reports from an earlier generation."},
+    {"breakwater_degrade_time_at_level_seconds_total", "counter",
+     "Time spent at each level, in seconds."},
+};
+
+static void bw__dg_extra(const bw__gsnap_t *e, uint32_t l, char *buf,
+                         size_t size) {
+  const char *ln = bw_degrade_level_name(e->obj, l);
+  char esc[3 * 64 + 1];
+  if (ln == NULL) ln = "";
+  bw__escape_label(ln, strnlen(ln, 64), esc);
+  snprintf(buf, size, ",level=\"%s\"", esc);
+}
+
+static void bw__dg_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_degrade_stats_t *s = &e->u.dg;
+  char extra[256];
+  uint32_t l;
+  switch (f) {
+  case 0:
+    BW__S("", s->level);
+    break;
+  case 1:
+    for (l = 0; l < s->level_count; l++) {
+      bw__dg_extra(e, l, extra, sizeof(extra));
+      BW__S(extra, s->level == l ? 1u : 0u);
+    }
+    break;
+  case 2:
+    BW__S("", s->probing ? 1u : 0u);
+    break;
+  case 3:
+    BW__S("", s->consecutive_failures);
+    break;
+  case 4:
+    BW__S(",direction=\"down\"", s->downs);
+    BW__S(",direction=\"up\"", s->ups);
+    break;
+  case 5:
+    for (l = 0; l < s->level_count; l++) {
+      bw__dg_extra(e, l, extra, sizeof(extra));
+      BW__S(extra, s->picks_at[l]);
+    }
+    break;
+  case 6:
+    BW__S("", s->probes);
+    break;
+  case 7:
+    BW__S(",outcome=\"success\"", s->successes);
+    BW__S(",outcome=\"failure\"", s->failures);
+    BW__S(",outcome=\"ignored\"", s->ignored);
+    break;
+  case 8:
+    BW__S("", s->stale);
+    break;
+  default:
+    for (l = 0; l < s->level_count; l++) {
+      int64_t ms = s->time_at_ms[l]; /* the current stay included */
+      char v[48];
+      bw__dg_extra(e, l, extra, sizeof(extra));
+      bw__fmt_ms_as_s(ms, v, sizeof(v));
+      bw__sample(o, m, e->label, extra, v);
+    }
+    break;
+  }
+}
+
+static const bw__family_t bw__qs_fams[] = {
+    {"breakwater_queue_store_up", "gauge",
+     "1 when the store answered the stats read, 0 when it failed (its other "
+     "samples are then absent)."},
+    {"breakwater_queue_store_depth", "gauge",
+     "Ready, delayed and claimed items."},
+    {"breakwater_queue_store_in_flight", "gauge",
+     "Claimed items whose lease has not expired."},
+    {"breakwater_queue_store_dlq_depth", "gauge", "Dead-letter records."},
+    {"breakwater_queue_store_max_size", "gauge", "The guard's bound."},
+    {"breakwater_queue_store_fill_ratio", "gauge", "depth / max_size."},
+    {"breakwater_queue_store_warning", "gauge",
+     "1 while warned and not yet re-armed, else 0."},
+    {"breakwater_queue_store_enqueued_total", "counter",
+     "Items accepted into the queue."},
+    {"breakwater_queue_store_refused_full_total", "counter",
+     "Items refused by the guard (sent to the dead-letter queue)."},
+    {"breakwater_queue_store_claimed_total", "counter",
+     "Deliveries handed out."},
+    {"breakwater_queue_store_settled_total", "counter",
+     "Deliveries settled, by result: acked, nacked."},
+    {"breakwater_queue_store_dead_lettered_total", "counter",
+     "Moves to the dead-letter queue, every reason."},
+    {"breakwater_queue_store_requeued_total", "counter",
+     "Dead-letter records put back."},
+    {"breakwater_queue_store_dlq_dropped_total", "counter",
+     "Oldest dead-letter records dropped past dlq_max."},
+    {"breakwater_queue_store_stale_total", "counter",
+     "Acks, nacks and rejects refused as stale."},
+    {"breakwater_queue_store_warnings_total", "counter",
+     "queue_warning events."},
+};
+
+static void bw__qs_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_queue_store_stats_t *s = &e->u.qs.st;
+  char extra[256], x[300];
+  snprintf(extra, sizeof(extra), ",backend=\"%s\"", e->u.qs.backend);
+  if (f == 0) {
+    BW__S(extra, e->u.qs.ok ? 1u : 0u);
+    return;
+  }
+  if (!e->u.qs.ok) return;
+  switch (f) {
+  case 1:
+    BW__S(extra, s->depth);
+    break;
+  case 2:
+    BW__S(extra, s->in_flight);
+    break;
+  case 3:
+    BW__S(extra, s->dlq_depth);
+    break;
+  case 4:
+    BW__S(extra, s->max_size);
+    break;
+  case 5:
+    bw__sample_d(o, m, e->label, extra, s->fill);
+    break;
+  case 6:
+    BW__S(extra, s->warning ? 1u : 0u);
+    break;
+  case 7:
+    BW__S(extra, s->enqueued);
+    break;
+  case 8:
+    BW__S(extra, s->refused_full);
+    break;
+  case 9:
+    BW__S(extra, s->claimed);
+    break;
+  case 10:
+    snprintf(x, sizeof(x), "%s,result=\"acked\"", extra);
+    BW__S(x, s->acked);
+    snprintf(x, sizeof(x), "%s,result=\"nacked\"", extra);
+    BW__S(x, s->nacked);
+    break;
+  case 11:
+    BW__S(extra, s->dead_lettered);
+    break;
+  case 12:
+    BW__S(extra, s->requeued);
+    break;
+  case 13:
+    BW__S(extra, s->dlq_dropped);
+    break;
+  case 14:
+    BW__S(extra, s->stale);
+    break;
+  default:
+    BW__S(extra, s->warnings);
+    break;
+  }
+}
+
+static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
+    [BW_REGISTRY_BREAKER_IF] = {bw__bi_fams, BW__NF(bw__bi_fams), bw__bi_write},
+    [BW_REGISTRY_BULKHEAD] = {bw__bh_fams, BW__NF(bw__bh_fams), bw__bh_write},
+    [BW_REGISTRY_LIMITER] = {bw__lim_fams, BW__NF(bw__lim_fams), bw__lim_write},
+    [BW_REGISTRY_RATELIMIT] = {bw__rl_fams, BW__NF(bw__rl_fams), bw__rl_write},
+    [BW_REGISTRY_RETRY] = {bw__retry_fams, BW__NF(bw__retry_fams),
+                           bw__retry_write},
+    [BW_REGISTRY_BUDGET] = {bw__bu_fams, BW__NF(bw__bu_fams), bw__bu_write},
+    [BW_REGISTRY_PIPELINE] = {bw__pl_fams, BW__NF(bw__pl_fams), bw__pl_write},
+    [BW_REGISTRY_QUEUE] = {bw__q_fams, BW__NF(bw__q_fams), bw__q_write},
+    [BW_REGISTRY_STAGE] = {bw__st_fams, BW__NF(bw__st_fams), bw__st_write},
+    [BW_REGISTRY_DEGRADE] = {bw__dg_fams, BW__NF(bw__dg_fams), bw__dg_write},
+    [BW_REGISTRY_QUEUE_STORE] = {bw__qs_fams, BW__NF(bw__qs_fams),
+                                 bw__qs_write},
+};
+
+/* Every kind with at least one object: its families in table order, each
+ * with all of the kind's objects in name order (the snapshot is sorted by
+ * kind, then name). */
+static void bw__write_kinds(bw__out_t *o, const bw__gsnap_t *v, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    const bw__kindexp_t *k = &bw__kindexp[v[i].kind];
+    int f;
+    while (j < n && v[j].kind == v[i].kind)
+      j++;
+    for (f = 0; k->write != NULL && f < k->nfams; f++) {
+      size_t x;
+      bw__family_head(o, k->fams[f].metric, k->fams[f].type, k->fams[f].help);
+      for (x = i; x < j; x++)
+        k->write(o, f, k->fams[f].metric, &v[x]);
+    }
+    i = j;
   }
 }
 
@@ -1218,8 +2323,23 @@ static void bw__write_exposition(bw__out_t *o, const bw__snapshot_t *s) {
     for (i = 0; i < s->n; i++)
       bw__write_family(o, (bw__fam_t)f, &s->v[i]);
   }
+  bw__write_kinds(o, s->g, s->ng);
+  bw__family_head(o, "breakwater_registry_kind_objects", "gauge",
+                  "Live objects in the registry, by kind.");
+  for (i = 0; i < BW_REGISTRY_KIND__COUNT; i++) {
+    char extra[48];
+    snprintf(extra, sizeof(extra), "kind=\"%s\"",
+             bw_registry_kind_name((bw_registry_kind_t)i));
+    bw__outs(o, "breakwater_registry_kind_objects{");
+    bw__outs(o, extra);
+    bw__fmt_u64((uint64_t)s->kind_count[i], v, sizeof(v));
+    bw__outs(o, "} ");
+    bw__outs(o, v);
+    bw__outs(o, "\n");
+  }
   bw__family_head(o, "breakwater_registry_objects", "gauge",
-                  "Live objects in the registry.");
+                  "Live in-process breakers in the registry (the objects of "
+                  "kind breaker, which max_objects caps).");
   bw__fmt_u64((uint64_t)s->objects, v, sizeof(v));
   bw__sample(o, "breakwater_registry_objects", NULL, NULL, v);
   bw__family_head(o, "breakwater_registry_max_objects", "gauge",
@@ -1243,11 +2363,17 @@ int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
   if (reg == NULL || fp == NULL) return BW_E_INVAL;
   rc = bw__snapshot(reg, &s);
   if (rc != BW_OK) return rc;
+  rc = bw__gsnapshot(reg, &s.g, &s.ng);
+  if (rc != BW_OK) {
+    bw_free(s.v);
+    return rc;
+  }
   memset(&o, 0, sizeof(o));
   o.fp = fp;
   o.rc = BW_OK;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
+  bw_free(s.g);
   /* Flush so a write error (a full disk, a closed pipe) is reported here and
    * not lost in stdio's buffer. */
   if (o.rc == BW_OK && (fflush(fp) != 0 || ferror(fp))) o.rc = BW_E_IO;
@@ -1260,10 +2386,15 @@ char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
   if (len != NULL) *len = 0;
   if (reg == NULL) return NULL;
   if (bw__snapshot(reg, &s) != BW_OK) return NULL;
+  if (bw__gsnapshot(reg, &s.g, &s.ng) != BW_OK) {
+    bw_free(s.v);
+    return NULL;
+  }
   memset(&o, 0, sizeof(o));
   o.rc = BW_OK;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
+  bw_free(s.g);
   if (o.rc != BW_OK) {
     bw_free(o.buf);
     return NULL;

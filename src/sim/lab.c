@@ -306,6 +306,7 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
   kc.seed = cfg->seed;
   kc.max_limit = cfg->max_limit;
   kc.oracle_limit = pcfg.capacity; /* the ideal knows it */
+  kc.sink = cfg->sink;
   if ((rc = bw_lab_kit_init(&kit, &kc, err)) != BW_OK) goto done;
   if ((partner = bw_sim_partner_new(&pcfg, err)) == NULL) {
     rc = BW_E_NOMEM;
@@ -356,6 +357,7 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
   bw_pipeline_stats_t ps;
   bw_pipeline_stats(kit.pipeline, &ps);
   out->failed_deadline = ps.failures[BW_FAILURE_DEADLINE];
+  if (cfg->on_kit != NULL) cfg->on_kit(cfg->kit_userdata, &kit);
 done:
   /* The kit first: its objects read the scheduler's clock. Then the
    * scheduler: pending events point into the client. */

@@ -1,0 +1,440 @@
+/* The registry's objects of every kind: get-or-create by name, find, put,
+ * counts, and their Prometheus families (exact, on a manual clock). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "breakwater/breakwater.h"
+#include "oom.h"
+#include "registry_all.h"
+
+#define assert_contains(hay, needle)                                           \
+  do {                                                                         \
+    const char *h_ = (hay), *n_ = (needle);                                    \
+    if (h_ == NULL || strstr(h_, n_) == NULL) {                                \
+      print_error("expected to find:\n%s\nin:\n%s\n", n_, h_ ? h_ : "(null)"); \
+      fail();                                                                  \
+    }                                                                          \
+  } while (0)
+
+#define assert_not_contains(hay, needle)                \
+  do {                                                  \
+    const char *h_ = (hay), *n_ = (needle);             \
+    if (strstr(h_, n_) != NULL) {                       \
+      print_error("did not expect to find:\n%s\n", n_); \
+      fail();                                           \
+    }                                                   \
+  } while (0)
+
+/* The asyncio toolkit's BulkheadRegistry: get(name) creates on first use
+ * and returns the same object after; stats() reads it. */
+static void test_bulkhead_registry_get_and_stats(void **state) {
+  bw_error_t err;
+  bw_bulkhead_config_t c;
+  bw_bulkhead_stats_t st;
+  bw_permit_t p;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_bulkhead_t *a, *again, *other;
+  (void)state;
+  assert_non_null(reg);
+  bw_bulkhead_config_init(&c);
+  c.max_concurrent = 2;
+  a = bw_registry_bulkhead(reg, "hotel_api", &c, &err);
+  assert_non_null(a);
+  assert_int_equal(err.code, BW_OK);
+  assert_string_equal(bw_bulkhead_name(a), "hotel_api");
+  c.max_concurrent = 9; /* ignored: the name exists */
+  again = bw_registry_bulkhead(reg, "hotel_api", &c, &err);
+  assert_ptr_equal(again, a);
+  other = bw_registry_bulkhead(reg, "payment_api", NULL, &err);
+  assert_non_null(other);
+  assert_ptr_not_equal(other, a);
+  assert_int_equal(bw_registry_count(reg, BW_REGISTRY_BULKHEAD), 2);
+  assert_int_equal(bw_registry_size(reg), 0); /* breakers only */
+  assert_int_equal(bw_bulkhead_try_acquire(a, &p), BW_OK);
+  bw_bulkhead_stats(a, &st);
+  assert_int_equal(st.max_concurrent, 2);
+  assert_int_equal(st.in_use, 1);
+  assert_int_equal(st.admitted, 1);
+  assert_ptr_equal(bw_registry_find(reg, BW_REGISTRY_BULKHEAD, "hotel_api"), a);
+  assert_null(bw_registry_find(reg, BW_REGISTRY_LIMITER, "hotel_api"));
+  assert_null(bw_registry_find(reg, BW_REGISTRY_BULKHEAD, "nope"));
+  bw_bulkhead_release(a, &p);
+  bw_registry_free(reg);
+}
+
+static void test_every_kind_find_and_count(void **state) {
+  reg_all_t a;
+  bw_error_t err;
+  bw_breaker_t *b;
+  int k;
+  (void)state;
+  reg_all_init(&a);
+  for (k = 0; k < BW_REGISTRY_KIND__COUNT; k++)
+    assert_int_equal(bw_registry_count(a.reg, (bw_registry_kind_t)k), 1);
+  assert_ptr_equal(
+      bw_registry_find(a.reg, BW_REGISTRY_BREAKER_IF, "shared_api"),
+      bw_breaker_iface(a.shared));
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_LIMITER, "search_agent"),
+                   a.lim);
+  assert_ptr_equal(
+      bw_registry_find(a.reg, BW_REGISTRY_RATELIMIT, "payment_api"), a.rl);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_RETRY, "payment_api"),
+                   a.retry);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_BUDGET, "payment_api"),
+                   a.bu);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_PIPELINE, "payment_api"),
+                   a.pl);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_QUEUE, "work"), a.q);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_STAGE, "ingest"), a.st);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_DEGRADE, "search"),
+                   a.dg);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_QUEUE_STORE, "recovery"),
+                   a.qs);
+  /* BREAKER is the held lookup. */
+  b = bw_registry_find(a.reg, BW_REGISTRY_BREAKER, "payment_api");
+  assert_ptr_equal(b, a.b);
+  bw_registry_put(a.reg, b);
+  /* A name is taken once per kind. */
+  assert_int_equal(
+      bw_registry_put_object(a.reg, BW_REGISTRY_BREAKER_IF, "shared_api",
+                             bw_breaker_iface(a.shared), &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "name");
+  assert_int_equal(
+      bw_registry_put_object(a.reg, BW_REGISTRY_BREAKER, "x", a.b, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_int_equal(
+      bw_registry_put_object(a.reg, BW_REGISTRY_QUEUE, "x", NULL, &err),
+      BW_E_INVAL);
+  assert_null(bw_registry_bulkhead(a.reg, "", NULL, &err));
+  assert_string_equal(err.field, "name");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_DEGRADE), "degrade");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_KIND__COUNT),
+                      "unknown");
+  reg_all_free(&a);
+}
+
+static void test_invalid_config_names_the_field(void **state) {
+  bw_error_t err;
+  bw_bulkhead_config_t c;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  (void)state;
+  bw_bulkhead_config_init(&c);
+  c.max_concurrent = 0;
+  assert_null(bw_registry_bulkhead(reg, "hotel_api", &c, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "max_concurrent");
+  assert_int_equal(bw_registry_count(reg, BW_REGISTRY_BULKHEAD), 0);
+  bw_registry_free(reg);
+}
+
+static void test_exposition_of_every_kind(void **state) {
+  reg_all_t a;
+  char *text;
+  (void)state;
+  reg_all_init(&a);
+  text = bw_registry_prometheus(a.reg, NULL);
+  assert_non_null(text);
+  assert_contains(text,
+                  "\nbreakwater_breaker_isolated{name=\"payment_api\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_breaker_if_state{name=\"shared_api\","
+                  "backend=\"breaker\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_breaker_if_retry_in_seconds{name="
+                  "\"shared_api\",backend=\"breaker\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_breaker_if_transitions_total{name="
+                  "\"shared_api\",backend=\"breaker\",to=\"open\"} 0\n");
+  assert_contains(text, "\nbreakwater_bulkhead_in_use{name=\"hotel_api\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_bulkhead_admitted_total{name=\"hotel_api\","
+                  "waited=\"false\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_limiter_releases_total{name="
+                  "\"search_agent\",outcome=\"success\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_limiter_rtt_seconds{name=\"search_agent\","
+                  "which=\"last\"} 0.02\n");
+  assert_contains(text,
+                  "\nbreakwater_ratelimit_admitted_total{name="
+                  "\"payment_api\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_retry_policy_info{name=\"payment_api\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_budget_results_total{name=\"payment_api\","
+                  "outcome=\"success\"} 1\n");
+  assert_contains(
+      text, "\nbreakwater_pipeline_calls_total{name=\"payment_api\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_outcomes_total{name="
+                  "\"payment_api\",outcome=\"success\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_outcomes_total{name="
+                  "\"payment_api\",outcome=\"breaker\"} 0\n");
+  assert_contains(text,
+                  "# TYPE breakwater_pipeline_call_duration_seconds "
+                  "histogram\n");
+  /* 3 ms: above the 2.5 ms bound, within the 5 ms one. */
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_bucket{"
+                  "name=\"payment_api\",le=\"0.001\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_bucket{"
+                  "name=\"payment_api\",le=\"0.0025\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_bucket{"
+                  "name=\"payment_api\",le=\"0.005\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_bucket{"
+                  "name=\"payment_api\",le=\"30\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_bucket{"
+                  "name=\"payment_api\",le=\"+Inf\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_sum{"
+                  "name=\"payment_api\"} 0.003\n");
+  assert_contains(text,
+                  "\nbreakwater_pipeline_call_duration_seconds_count{"
+                  "name=\"payment_api\"} 1\n");
+  assert_contains(text, "\nbreakwater_queue_size{name=\"work\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_queue_store_up{name=\"recovery\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_queue_store_depth{name=\"recovery\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_queue_store_settled_total{name="
+                  "\"recovery\",backend=\"memory\",result=\"acked\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"bulkhead\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"breaker\"} 1\n");
+  assert_contains(text, "\nbreakwater_stage_queued{name=\"ingest\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_stage_in_regime{name=\"ingest\","
+                  "regime=\"normal\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_degrade_picks_total{name=\"search\","
+                  "level=\"full\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_degrade_time_at_level_seconds_total{name="
+                  "\"search\",level=\"full\"} 0.5\n");
+  /* No sentinel values, no milliseconds. */
+  assert_not_contains(text, " -1\n");
+  {
+    /* no sample's metric name is in milliseconds */
+    const char *line = text;
+    while (line != NULL && *line != '\0') {
+      const char *end = strpbrk(line, "{ ");
+      if (*line != '#' && end != NULL && end - line > 3)
+        assert_false(memcmp(end - 3, "_ms", 3) == 0);
+      line = strchr(line, '\n');
+      if (line != NULL) line++;
+    }
+  }
+  bw_free(text);
+  reg_all_free(&a);
+}
+
+/* Isolated: the isolated gauge says so, and retry_in has no sample (no
+ * number of seconds means "until an operator resets"). */
+static void test_isolated_is_a_gauge_not_a_sentinel(void **state) {
+  bw_error_t err;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_breaker_t *b = bw_registry_breaker(reg, "iso", &err);
+  char *text;
+  (void)state;
+  bw_breaker_isolate(b);
+  text = bw_registry_prometheus(reg, NULL);
+  assert_contains(text, "\nbreakwater_breaker_isolated{name=\"iso\"} 1\n");
+  assert_contains(text, "# TYPE breakwater_breaker_retry_in_seconds gauge\n");
+  assert_not_contains(text,
+                      "breakwater_breaker_retry_in_seconds{name=\"iso\"}");
+  bw_free(text);
+  bw_registry_put(reg, b);
+  bw_registry_free(reg);
+}
+
+/* Configurable bounds, and the histogram on a manual clock. */
+static void test_pipeline_histogram_buckets(void **state) {
+  bw_error_t err;
+  bw_pipeline_config_t pc;
+  bw_pipeline_stats_t st;
+  bw_pipeline_call_t c;
+  bw_pipeline_t *pl;
+  (void)state;
+  bw_pipeline_config_init(&pc);
+  pc.latency_bucket_count = 2;
+  pc.latency_buckets_us[0] = 500;
+  pc.latency_buckets_us[1] = 500; /* not increasing */
+  assert_null(bw_pipeline_new(&pc, &err));
+  assert_string_equal(err.field, "latency_buckets_us");
+  pc.latency_buckets_us[1] = 2000;
+  pl = bw_pipeline_new(&pc, &err);
+  assert_non_null(pl);
+  /* 0.5 ms (on the bound: le is inclusive), 1 ms, 3 ms */
+  assert_int_equal(bw_pipeline_begin(pl, &c, 0), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_OK, -1, 500000),
+                   BW_STEP_DONE);
+  assert_int_equal(bw_pipeline_begin(pl, &c, 0), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, -1, 1000000),
+                   BW_STEP_DONE);
+  assert_int_equal(bw_pipeline_begin(pl, &c, 10), BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_report(&c, BW_VERDICT_OK, -1, 3000010),
+                   BW_STEP_DONE);
+  /* cancelled calls are not counted */
+  assert_int_equal(bw_pipeline_begin(pl, &c, 0), BW_STEP_ATTEMPT);
+  bw_pipeline_cancel(&c);
+  bw_pipeline_stats(pl, &st);
+  assert_int_equal(st.latency_bucket_count, 2);
+  assert_int_equal(st.latency_buckets_us[0], 500);
+  assert_int_equal(st.latency_buckets_us[1], 2000);
+  assert_int_equal(st.latency_counts[0], 1);
+  assert_int_equal(st.latency_counts[1], 1);
+  assert_int_equal(st.latency_counts[2], 1);
+  assert_int_equal(st.latency_sum_ns, 4500000);
+  assert_int_equal(st.successes, 2);
+  assert_int_equal(st.failures[BW_FAILURE_EXHAUSTED], 1);
+  assert_int_equal(st.cancelled, 1);
+  bw_pipeline_free(pl);
+  /* The defaults: 14 bounds, 1 ms .. 30 s. */
+  bw_pipeline_config_init(&pc);
+  pl = bw_pipeline_new(&pc, &err);
+  bw_pipeline_stats(pl, &st);
+  assert_int_equal(st.latency_bucket_count, 14);
+  assert_int_equal(st.latency_buckets_us[0], 1000);
+  assert_int_equal(st.latency_buckets_us[13], 30000000);
+  bw_pipeline_free(pl);
+}
+
+/* Out of memory anywhere: BW_OK or BW_E_NOMEM, nothing leaks, nothing is
+ * half-added. */
+static int oom_scenario(void) {
+  bw_error_t err;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_pipeline_config_t pc;
+  bw_breaker_config_t bc;
+  bw_breaker_t *b;
+  char *text;
+  int rc = BW_OK;
+  if (reg == NULL) return err.code;
+  bw_breaker_config_init(&bc);
+  bc.name = "shared";
+  b = bw_breaker_new(&bc, &err);
+  if (b == NULL) {
+    rc = err.code;
+    goto out;
+  }
+  if (bw_registry_bulkhead(reg, "a", NULL, &err) == NULL) {
+    rc = err.code;
+    goto out;
+  }
+  if (bw_registry_count(reg, BW_REGISTRY_BULKHEAD) != 1) {
+    rc = BW_E_INVAL;
+    goto out;
+  }
+  bw_pipeline_config_init(&pc);
+  if (bw_registry_pipeline(reg, "a", &pc, &err) == NULL) {
+    rc = err.code;
+    goto out;
+  }
+  rc = bw_registry_put_object(reg, BW_REGISTRY_BREAKER_IF, "shared",
+                              bw_breaker_iface(b), &err);
+  if (rc != BW_OK) goto out;
+  text = bw_registry_prometheus(reg, NULL);
+  if (text == NULL) {
+    rc = BW_E_NOMEM;
+    goto out;
+  }
+  bw_free(text);
+out:
+  bw_registry_free(reg);
+  bw_breaker_free(b);
+  return rc;
+}
+
+static void test_oom(void **state) {
+  int sticky;
+  (void)state;
+  for (sticky = 0; sticky <= 1; sticky++) {
+    long n, failures = 0;
+    for (n = 1; n < 10000; n++) {
+      long live = oom_live(), injected;
+      int rc;
+      oom_fail_at(n, sticky != 0);
+      rc = oom_scenario();
+      injected = oom_injected();
+      oom_fail_at(0, false);
+      assert_int_equal(oom_live(), live);
+      if (injected == 0) {
+        assert_int_equal(rc, BW_OK);
+        break;
+      }
+      assert_true(rc == BW_OK || rc == BW_E_NOMEM);
+      if (rc != BW_OK) failures++;
+    }
+    assert_true(n > 5);
+    assert_true(failures > 3);
+  }
+}
+
+/* Racing first lookups of one name create one object. */
+typedef struct race_s {
+  bw_registry_t *reg;
+  bw_limiter_t *got[8];
+} race_t;
+
+static void *race_thread(void *arg) {
+  race_t *r = arg;
+  for (int i = 0; i < 8; i++) {
+    bw_error_t err;
+    r->got[i] = bw_registry_limiter(r->reg, "shared", NULL, &err);
+  }
+  return NULL;
+}
+
+static void test_get_or_create_races(void **state) {
+  bw_error_t err;
+  race_t r[4];
+  pthread_t t[4];
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  (void)state;
+  for (int i = 0; i < 4; i++) {
+    r[i].reg = reg;
+    assert_int_equal(pthread_create(&t[i], NULL, race_thread, &r[i]), 0);
+  }
+  for (int i = 0; i < 4; i++)
+    pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 8; k++) {
+      assert_non_null(r[i].got[k]);
+      assert_ptr_equal(r[i].got[k], r[0].got[0]);
+    }
+  assert_int_equal(bw_registry_count(reg, BW_REGISTRY_LIMITER), 1);
+  bw_registry_free(reg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bulkhead_registry_get_and_stats),
+      cmocka_unit_test(test_every_kind_find_and_count),
+      cmocka_unit_test(test_invalid_config_names_the_field),
+      cmocka_unit_test(test_exposition_of_every_kind),
+      cmocka_unit_test(test_isolated_is_a_gauge_not_a_sentinel),
+      cmocka_unit_test(test_pipeline_histogram_buckets),
+      cmocka_unit_test(test_oom),
+      cmocka_unit_test(test_get_or_create_races),
+  };
+  if (oom_install() != BW_OK) return 1;
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
