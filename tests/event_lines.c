@@ -131,6 +131,33 @@ int main(int argc, char **argv) {
     bw_limiter_release(l, &p, BW_LIMIT_DROPPED);
     bw_limiter_free(l);
   }
+  { /* bulkhead: a refusal, summarised when it is freed */
+    bw_bulkhead_config_t c;
+    bw_bulkhead_t *bh;
+    bw_permit_t p, q;
+    bw_bulkhead_config_init(&c);
+    c.name = NAME("bulkhead");
+    c.max_concurrent = 1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((bh = bw_bulkhead_new(&c, &err)) == NULL) return fail(err.message);
+    bw_bulkhead_try_acquire(bh, &p);
+    bw_bulkhead_try_acquire(bh, &q); /* rejected */
+    bw_bulkhead_release(bh, &p);
+    bw_bulkhead_free(bh);
+  }
+  { /* rate limiter: a refusal, summarised when it is freed */
+    bw_ratelimit_config_t c;
+    bw_ratelimit_t *rl;
+    bw_ratelimit_config_init(&c);
+    c.name = NAME("ratelimit");
+    c.clock = clock;
+    c.sink = sink;
+    if ((rl = bw_ratelimit_new(&c, &err)) == NULL) return fail(err.message);
+    bw_ratelimit_try_acquire(rl, NULL);
+    bw_ratelimit_try_acquire(rl, NULL); /* refused */
+    bw_ratelimit_free(rl);
+  }
   { /* registry: an idle breaker evicted */
     bw_registry_config_t c;
     bw_registry_t *reg;

@@ -42,7 +42,9 @@ extern "C" {
   XX(DEAD_LETTERED, "dead_lettered", "queue")                   \
   XX(REDIS_UNAVAILABLE, "redis_unavailable", "redis")           \
   XX(REDIS_RESTORED, "redis_restored", "redis")                 \
-  XX(LIMIT_CHANGED, "limit_changed", "limiter")
+  XX(LIMIT_CHANGED, "limit_changed", "limiter")                 \
+  XX(BULKHEAD_REJECTED, "bulkhead_rejected", "bulkhead")        \
+  XX(RATE_LIMITED, "rate_limited", "ratelimit")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

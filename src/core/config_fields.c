@@ -184,6 +184,8 @@ static const bw_config_field_t bulkhead_fields[] = {
     U32(T, max_waiting, 0, 1000000, 0, "1000",
         "waiters queued at once; 0 = no queue"),
     PTR(T, clock, "null", "null = coarse or precise monotonic (bulkhead.h)"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "bulkhead_rejected summaries; null = none"),
 };
 #undef T
 
@@ -250,6 +252,8 @@ static const bw_config_field_t ratelimit_fields[] = {
     U32(T, burst, 1, U32_MAX, 0, "1",
         "calls at once; burst / rate_per_sec at most a year"),
     PTR(T, clock, "null", "null = bw_clock_monotonic()"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "rate_limited summaries; null = none"),
 };
 #undef T
 
