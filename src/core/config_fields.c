@@ -116,6 +116,8 @@ static const bw_config_field_t breaker_fields[] = {
     PTR(T, clock, "null", "monotonic clock; null = bw_clock_monotonic()"),
     PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
     PTR(T, sink, "null", "events; null = none"),
+    PTR(T, listener, "null", "per-call listener; null = none"),
+    PTR(T, listener_userdata, "null", "for listener"),
 };
 #undef T
 
