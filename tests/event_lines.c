@@ -158,6 +158,20 @@ int main(int argc, char **argv) {
     bw_ratelimit_try_acquire(rl, NULL); /* refused */
     bw_ratelimit_free(rl);
   }
+  { /* retry budget: a refused retry, summarised when it is freed */
+    bw_budget_config_t c;
+    bw_budget_t *bu;
+    bw_budget_config_init(&c);
+    c.name = NAME("budget");
+    c.max_tokens = 1;
+    c.token_ratio = 0.1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((bu = bw_budget_new(&c, &err)) == NULL) return fail(err.message);
+    bw_budget_on_failure(bu);
+    bw_budget_try_retry(bu); /* refused */
+    bw_budget_free(bu);
+  }
   { /* registry: an idle breaker evicted */
     bw_registry_config_t c;
     bw_registry_t *reg;

@@ -1167,6 +1167,95 @@ static void creation_survives_every_allocation_failure(void **state) {
   }
 }
 
+/* ==== refusal summaries ================================================== */
+
+/* Refused retries are summarised as retries_refused at most once a second
+ * (the refusal that finds a summary due included) and once more when the
+ * budget is freed; an allowed retry emits nothing. */
+static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
+  env_t *e = *state;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_sink_t *sink;
+  bw_budget_config_t cfg;
+  const bwt_event_t *ev;
+  int i;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
+  assert_non_null(sink);
+  bw_budget_config_init(&cfg);
+  cfg.name = "bucket";
+  cfg.max_tokens = 2;
+  cfg.token_ratio = 0.5;
+  cfg.clock = e->clock;
+  cfg.wall_clock = e->clock;
+  cfg.sink = sink;
+  MAKE(e, &cfg);
+
+  bw_budget_on_failure(e->b); /* 1 token of 2: no longer above half */
+  for (i = 0; i < 3; i++)
+    assert_false(bw_budget_try_retry(e->b));
+  bw_clock_manual_advance(e->clock, 1000 * MS - 1);
+  assert_false(bw_budget_try_retry(e->b));
+  assert_int_equal(rec->count, 0);
+  bw_clock_manual_advance(e->clock, 1);
+  assert_status(bw_budget_try_retry_ex(e->b), BW_E_FULL);
+  assert_int_equal(rec->count, 1);
+  ev = bwt_event_at(rec, 0);
+  assert_int_equal(ev->type, BW_EV_RETRIES_REFUSED);
+  assert_string_equal(ev->name, "bucket");
+  assert_string_equal(ev->reason,
+                      "5 retries refused by the token_bucket budget");
+  assert_int_equal(ev->field_count, 2);
+  assert_field_uint(ev, 0, "count", 5);
+  assert_field_str(ev, 1, "budget", "token_bucket");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1000 * MS);
+  assert_i64_eq(ev->wall_ns, BWT_T0_NS + 1000 * MS);
+
+  bw_budget_on_success(e->b);
+  bw_budget_on_success(e->b); /* 2 tokens: retries allowed again */
+  bw_clock_manual_advance(e->clock, 5 * SEC);
+  assert_true(bw_budget_try_retry(e->b));
+  assert_int_equal(rec->count, 1);
+  bw_budget_on_failure(e->b);
+  assert_false(bw_budget_try_retry(e->b)); /* due: reported at once */
+  assert_int_equal(rec->count, 2);
+  assert_field_uint(bwt_event_at(rec, 1), 0, "count", 1);
+  assert_i64_eq(bwt_event_at(rec, 1)->mono_ns, BWT_T0_NS + 6000 * MS);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_false(bw_budget_try_retry(e->b));
+  assert_false(bw_budget_try_retry(e->b));
+  assert_int_equal(rec->count, 2);
+  bw_budget_free(e->b); /* the two pending, at the free */
+  e->b = NULL;
+  assert_int_equal(rec->count, 3);
+  ev = bwt_event_at(rec, 2);
+  assert_field_uint(ev, 0, "count", 2);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 6100 * MS);
+
+  /* A ratio budget the same way; nothing refused, nothing sent. */
+  cfg.name = "ratio";
+  cfg.kind = BW_BUDGET_RATIO;
+  cfg.budget_percent = 0;
+  cfg.min_retries_per_sec = 0;
+  cfg.window_ms = 1000;
+  MAKE(e, &cfg);
+  bw_budget_on_request(e->b);
+  assert_false(bw_budget_try_retry(e->b));
+  bw_budget_free(e->b);
+  e->b = NULL;
+  assert_int_equal(rec->count, 4);
+  ev = bwt_event_at(rec, 3);
+  assert_string_equal(ev->name, "ratio");
+  assert_field_uint(ev, 0, "count", 1);
+  assert_field_str(ev, 1, "budget", "ratio");
+  MAKE(e, &cfg);
+  bw_budget_free(e->b);
+  e->b = NULL;
+  assert_int_equal(rec->count, 4);
+  bw_sink_free(sink);
+  free(rec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -1181,6 +1270,7 @@ int main(void) {
       cmocka_unit_test(kind_names),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(a_full_bucket_allows_retries_and_asking_costs_nothing),
+      T(refused_retries_are_summarised_at_most_once_a_second),
       T(the_failure_that_brings_tokens_to_half_denies_retries),
       T(successes_refill_by_token_ratio_until_retries_return),
       T(tokens_never_leave_zero_to_max),

@@ -44,7 +44,8 @@ extern "C" {
   XX(REDIS_RESTORED, "redis_restored", "redis")                 \
   XX(LIMIT_CHANGED, "limit_changed", "limiter")                 \
   XX(BULKHEAD_REJECTED, "bulkhead_rejected", "bulkhead")        \
-  XX(RATE_LIMITED, "rate_limited", "ratelimit")
+  XX(RATE_LIMITED, "rate_limited", "ratelimit")                 \
+  XX(RETRIES_REFUSED, "retries_refused", "budget")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

@@ -172,6 +172,8 @@ static const bw_config_field_t budget_fields[] = {
         "ratio: retries always allowed per second of window"),
     MS(T, window_ms, 10, DAY_MS, 0, "10000", "ratio: the sliding window"),
     PTR(T, clock, "null", "the ratio window's clock; null = monotonic"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "retries_refused summaries; null = none"),
 };
 #undef T
 
