@@ -1256,6 +1256,33 @@ static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
   free(rec);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: no retry, an empty name) for a NULL budget, never a crash;
+ * the void functions and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_budget_stats_t s;
+  bw_error_t err;
+  (void)state;
+  bw_budget_config_init(NULL);
+  assert_status(bw_budget_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_budget_new(NULL, NULL));
+  assert_null(bw_budget_new(NULL, &err));
+  assert_status(err.code, BW_E_INVAL);
+  bw_budget_on_request(NULL);
+  bw_budget_on_success(NULL);
+  bw_budget_on_failure(NULL);
+  assert_false(bw_budget_try_retry(NULL));
+  assert_status(bw_budget_try_retry_ex(NULL), BW_E_INVAL);
+  memset(&s, 0xA5, sizeof s);
+  bw_budget_stats(NULL, &s);
+  assert_u64_eq(s.requests, 0);
+  assert_u64_eq(s.denied, 0);
+  bw_budget_stats(NULL, NULL);
+  assert_string_equal(bw_budget_name(NULL), "");
+  assert_string_equal(bw_budget_kind_name((bw_budget_kind_t)99), "unknown");
+  bw_budget_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -1268,6 +1295,7 @@ int main(void) {
       cmocka_unit_test(fields_of_the_other_kind_are_not_checked),
       cmocka_unit_test(name_is_copied_at_creation),
       cmocka_unit_test(kind_names),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(a_full_bucket_allows_retries_and_asking_costs_nothing),
       T(refused_retries_are_summarised_at_most_once_a_second),

@@ -1327,12 +1327,81 @@ static void freeing_a_bulkhead_reports_the_refusals_not_yet_summarised(
   free(se.rec);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL object or argument, never a crash; the void
+ * functions and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_bulkhead_config_t cfg;
+  bw_bulkhead_stats_t s;
+  bw_bulkhead_waiter_t w;
+  bw_permit_t p;
+  bw_error_t err;
+  int64_t wait_ms = 7;
+  (void)state;
+  memset(&w, 0, sizeof w);
+  memset(&p, 0, sizeof p);
+  bw_bulkhead_config_init(NULL);
+  assert_false(bw_bulkhead_config_preset(NULL, "payment_agent"));
+  assert_status(bw_bulkhead_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_config_validate(NULL, &err), BW_E_INVAL);
+  assert_null(bw_bulkhead_new(NULL, NULL));
+  assert_null(bw_bulkhead_new(NULL, &err));
+  assert_status(err.code, BW_E_INVAL);
+  bw_bulkhead_config_init(&cfg);
+  cfg.name = NULL;
+  assert_null(bw_bulkhead_new(&cfg, NULL));
+  assert_status(bw_bulkhead_try_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(NULL, &p, &w, never_called, NULL),
+                BW_E_INVAL);
+  assert_status(
+      bw_bulkhead_acquire_timed(NULL, &p, &w, never_called, NULL, &wait_ms),
+      BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel(NULL, &w), BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel_timeout(NULL, &w), BW_E_INVAL);
+  assert_status(bw_bulkhead_release(NULL, &p), BW_E_INVAL);
+  assert_false(bw_bulkhead_expired(NULL, 0));
+  assert_i64_eq(bw_bulkhead_deadline_ns(NULL), INT64_MAX);
+  memset(&s, 0xA5, sizeof s);
+  bw_bulkhead_stats(NULL, &s);
+  assert_u64_eq(s.admitted, 0);
+  assert_u64_eq(s.max_concurrent, 0);
+  bw_bulkhead_stats(NULL, NULL);
+  assert_string_equal(bw_bulkhead_name(NULL), "");
+  assert_null(bw_bulkhead_as_limit(NULL));
+  bw_bulkhead_free(NULL);
+}
+
+/* The same with a real bulkhead and NULL arguments. */
+static void every_verb_answers_null_arguments_without_crashing(void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make(e, 1, 0, 10);
+  bw_bulkhead_waiter_t w;
+  bw_permit_t p;
+  memset(&w, 0, sizeof w);
+  assert_status(bw_bulkhead_try_acquire(bh, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(bh, NULL, &w, never_called, NULL),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(bh, &p, NULL, never_called, NULL),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(bh, &p, &w, NULL, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_timed(bh, &p, &w, never_called, NULL, NULL),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel(bh, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel_timeout(bh, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_release(bh, NULL), BW_E_INVAL);
+  bw_bulkhead_stats(bh, NULL);
+  assert_u64_eq(stats(bh).in_use, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(
           defaults_are_the_asyncio_toolkits_fallback_with_a_2_s_slot_wait),
       cmocka_unit_test(presets_are_the_asyncio_toolkits_registry),
       cmocka_unit_test(preset_with_no_name_falls_back_to_the_defaults),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
+      cmocka_unit_test_setup_teardown(
+          every_verb_answers_null_arguments_without_crashing, setup, teardown),
       cmocka_unit_test_setup_teardown(
           bad_configurations_are_refused_naming_the_field, setup, teardown),
       cmocka_unit_test_setup_teardown(boundary_values_are_accepted, setup,

@@ -749,6 +749,32 @@ static void refusals_are_summarised_at_most_once_a_second(void **state) {
   free(rec);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL object, never a crash; the void functions and
+ * the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_ratelimit_stats_t s;
+  bw_error_t err;
+  int64_t wait_ms = 7;
+  (void)state;
+  bw_ratelimit_config_init(NULL);
+  assert_status(bw_ratelimit_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_ratelimit_new(NULL, NULL));
+  assert_null(bw_ratelimit_new(NULL, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_status(bw_ratelimit_try_acquire(NULL, &wait_ms), BW_E_INVAL);
+  assert_i64_eq(wait_ms, 0);
+  assert_status(bw_ratelimit_try_acquire(NULL, NULL), BW_E_INVAL);
+  assert_i64_eq(bw_ratelimit_reserve_ns(NULL), BW_E_INVAL);
+  memset(&s, 0xA5, sizeof s);
+  bw_ratelimit_stats(NULL, &s);
+  assert_u64_eq(s.admitted, 0);
+  assert_u64_eq(s.limited, 0);
+  bw_ratelimit_stats(NULL, NULL);
+  assert_string_equal(bw_ratelimit_name(NULL), "");
+  bw_ratelimit_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -778,6 +804,7 @@ int main(void) {
 #undef T
       cmocka_unit_test(a_clock_that_goes_back_grants_nothing_extra),
       cmocka_unit_test(a_null_limiter_is_refused),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(creation_survives_every_allocation_failure),
   };
   assert_int_equal(oom_install(), BW_OK);
