@@ -1155,8 +1155,50 @@ static void verbs_never_allocate(void **state) {
   bw_stage_free(s);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: idle) for a NULL stage, never a crash; the void functions
+ * and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_stage_stats_t s;
+  bw_stage_item_t it;
+  bw_stage_result_t res;
+  bw_batch_config_t bc;
+  bw_batch_plan_t plan;
+  bw_error_t err;
+  int x = 0;
+  (void)state;
+  memset(&it, 0, sizeof it);
+  bw_stage_config_init(NULL);
+  bw_batch_config_init(NULL);
+  bw_batch_config_init(&bc);
+  assert_int_equal(bw_stage_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_int_equal(bw_batch_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_stage_new(NULL, NULL));
+  assert_null(bw_stage_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_int_equal(bw_stage_submit(NULL, &x, 0, 0, &res), BW_E_INVAL);
+  assert_int_equal(bw_stage_next(NULL, &it), BW_E_INVAL);
+  assert_int_equal(bw_stage_done(NULL, &it, BW_STAGE_PROCESSED), BW_E_INVAL);
+  assert_true(bw_stage_pressure(NULL) == 0.0);
+  assert_true(bw_stage_effective_pressure(NULL) == 0.0);
+  assert_int_equal(bw_stage_regime(NULL), BW_REGIME_NORMAL);
+  assert_int_equal(bw_stage_retry_after_ms(NULL), 0);
+  assert_true(bw_stage_service_rate(NULL) == 0.0);
+  assert_string_equal(bw_stage_name(NULL), "");
+  memset(&s, 0xA5, sizeof s);
+  bw_stage_stats(NULL, &s);
+  assert_int_equal(s.admitted, 0);
+  bw_stage_stats(NULL, NULL);
+  assert_int_equal(bw_stage_batch_plan(NULL, &bc, &plan, NULL), BW_E_INVAL);
+  assert_int_equal(bw_stage_set_notify(NULL, NULL, NULL), BW_E_INVAL);
+  assert_false(bw_stage_has_on_expired(NULL));
+  assert_string_equal(bw_edge_name((bw_edge_t)99), "unknown");
+  bw_stage_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test_setup_teardown(defaults_are_documented, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_configs_are_refused_naming_the_field,
                                       setup, teardown),

@@ -179,6 +179,11 @@ BW_EXTERN int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out);
 BW_EXTERN int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
                             bw_stage_outcome_t outcome);
 
+/* The NULL policy: the verbs answer BW_E_INVAL for a NULL stage; the
+ * queries below read a NULL stage as idle (pressures 0, regime NORMAL,
+ * retry-after 0, service rate 0, name "", no on_expired), stats fill zeros
+ * (a NULL out: nothing), and freeing NULL is a no-op. */
+
 /* Own pressure, (queued + in_flight) / (queue_size + concurrency). */
 BW_EXTERN double bw_stage_pressure(const bw_stage_t *s);
 /* max(own, the next stage's effective pressure), lock-free. */

@@ -63,6 +63,7 @@ const char *bw_edge_name(bw_edge_t e) {
 }
 
 void bw_stage_config_init(bw_stage_config_t *cfg) {
+  if (cfg == NULL) return;
   memset(cfg, 0, sizeof(*cfg));
   cfg->name = "stage";
   cfg->queue_size = 0;
@@ -245,6 +246,7 @@ static double bw__publish(bw_stage_t *s) {
 }
 
 double bw_stage_pressure(const bw_stage_t *s) {
+  if (s == NULL) return 0.0;
   return bw__load_pressure(s);
 }
 
@@ -335,11 +337,13 @@ static int64_t bw__retry_after(bw_stage_t *s) {
 }
 
 int64_t bw_stage_retry_after_ms(bw_stage_t *s) {
+  if (s == NULL) return 0;
   return bw__retry_after(s);
 }
 
 double bw_stage_service_rate(bw_stage_t *s) {
   double r;
+  if (s == NULL) return 0.0;
   pthread_mutex_lock(&s->lock);
   bw__fold(s, bw__clock_now(s->clock));
   r = s->measured ? s->rate : 0.0;
@@ -349,6 +353,7 @@ double bw_stage_service_rate(bw_stage_t *s) {
 
 bw_regime_t bw_stage_regime(bw_stage_t *s) {
   bw_regime_t r;
+  if (s == NULL) return BW_REGIME_NORMAL;
   pthread_mutex_lock(&s->lock);
   r = bw__feed(s, NULL);
   pthread_mutex_unlock(&s->lock);
@@ -356,7 +361,7 @@ bw_regime_t bw_stage_regime(bw_stage_t *s) {
 }
 
 const char *bw_stage_name(const bw_stage_t *s) {
-  return s->name;
+  return s == NULL ? "" : s->name;
 }
 
 /* ---- verbs -------------------------------------------------------------- */
@@ -483,7 +488,9 @@ int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
 void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out) {
   bw_queue_stats_t qs;
   bw_gauge_stats_t gs;
+  if (out == NULL) return;
   memset(out, 0, sizeof(*out));
+  if (s == NULL) return;
   pthread_mutex_lock(&s->lock);
   bw__fold(s, bw__clock_now(s->clock));
   bw_queue_stats(s->q, &qs);
@@ -516,6 +523,7 @@ void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out) {
 /* ---- batch producer ----------------------------------------------------- */
 
 void bw_batch_config_init(bw_batch_config_t *cfg) {
+  if (cfg == NULL) return;
   cfg->chunk_size = 100;
   cfg->degraded_fraction = 0.25;
 }
