@@ -118,7 +118,8 @@ BW_EXTERN void bw_sink_free(bw_sink_t *sink);
 
 /* Formats an event as one JSON object followed by '\n' into buf (always
  * NUL-terminated when size > 0). Returns the length the full line needs, not
- * counting the NUL, like snprintf: a result >= size means it was cut. */
+ * counting the NUL, like snprintf: a result >= size means it was cut. A NULL
+ * event formats as nothing: 0, and buf (when size > 0) is "". */
 BW_EXTERN size_t bw_event_format_json(const bw_event_t *event, char *buf,
                                       size_t size);
 
