@@ -172,6 +172,21 @@ int main(int argc, char **argv) {
     bw_budget_try_retry(bu); /* refused */
     bw_budget_free(bu);
   }
+  { /* stage: a refusal with the queue full, summarised when it is freed */
+    bw_stage_config_t c;
+    bw_stage_t *st;
+    bw_stage_result_t res;
+    int item = 0;
+    bw_stage_config_init(&c);
+    c.name = NAME("stage");
+    c.queue_size = 1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((st = bw_stage_new(&c, &err)) == NULL) return fail(err.message);
+    bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res);
+    bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res); /* full */
+    bw_stage_free(st);
+  }
   { /* registry: an idle breaker evicted */
     bw_registry_config_t c;
     bw_registry_t *reg;

@@ -45,7 +45,8 @@ extern "C" {
   XX(LIMIT_CHANGED, "limit_changed", "limiter")                 \
   XX(BULKHEAD_REJECTED, "bulkhead_rejected", "bulkhead")        \
   XX(RATE_LIMITED, "rate_limited", "ratelimit")                 \
-  XX(RETRIES_REFUSED, "retries_refused", "budget")
+  XX(RETRIES_REFUSED, "retries_refused", "budget")              \
+  XX(STAGE_DROPPED, "stage_dropped", "stage")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

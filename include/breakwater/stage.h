@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 #include "gauge.h"
 #include "queue.h"
 
@@ -119,6 +120,11 @@ typedef struct bw_stage_config_s {
   bw_stage_expired_cb on_expired; /* default NULL: next() hands expired
                                      items back as BW_E_DEADLINE */
   void *userdata;                 /* for on_expired */
+  const bw_clock_t *wall_clock;   /* event timestamps; default realtime */
+  bw_sink_t *sink; /* stage_dropped summaries (refused, shed and expired
+                      items, docs/events.md); default NULL (none). The
+                      clocks and sink must outlive the stage: its free
+                      flushes the last summary */
 } bw_stage_config_t;
 
 typedef struct bw_stage_stats_s {

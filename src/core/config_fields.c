@@ -373,6 +373,8 @@ static const bw_config_field_t stage_fields[] = {
     PTR(T, clock, "null", "null = bw_clock_monotonic()"),
     PTR(T, on_expired, "null", "expired-item callback"),
     PTR(T, userdata, "null", "for on_expired"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "stage_dropped summaries; null = none"),
 };
 #undef GCEIL
 #undef G
