@@ -187,6 +187,19 @@ int main(int argc, char **argv) {
     bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res); /* full */
     bw_stage_free(st);
   }
+  { /* pipeline: a call that gives up */
+    bw_pipeline_config_t c;
+    bw_pipeline_t *pl;
+    bw_pipeline_call_t call;
+    bw_pipeline_config_init(&c);
+    c.name = NAME("pipeline");
+    c.sink = sink;
+    if ((pl = bw_pipeline_new(&c, &err)) == NULL) return fail(err.message);
+    bw_pipeline_begin(pl, &call, bw_clock_now(clock));
+    bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE,
+                       bw_clock_now(clock));
+    bw_pipeline_free(pl);
+  }
   { /* registry: an idle breaker evicted */
     bw_registry_config_t c;
     bw_registry_t *reg;

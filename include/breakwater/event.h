@@ -46,7 +46,8 @@ extern "C" {
   XX(BULKHEAD_REJECTED, "bulkhead_rejected", "bulkhead")        \
   XX(RATE_LIMITED, "rate_limited", "ratelimit")                 \
   XX(RETRIES_REFUSED, "retries_refused", "budget")              \
-  XX(STAGE_DROPPED, "stage_dropped", "stage")
+  XX(STAGE_DROPPED, "stage_dropped", "stage")                   \
+  XX(PIPELINE_GAVE_UP, "pipeline_gave_up", "pipeline")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

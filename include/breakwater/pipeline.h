@@ -138,6 +138,12 @@ typedef struct bw_pipeline_config_s {
   bw_strategy_t strategies[BW_PIPELINE_MAX_STRATEGIES]; /* outermost first */
   bw_fallback_fn fallback;                              /* optional */
   void *fallback_userdata;
+  /* pipeline_gave_up events, one per call that ends in a failure (before
+   * the fallback runs; docs/events.md); default NULL (none). Its time is
+   * the now_ns the call was driven with; the sink and wall clock must
+   * outlive the pipeline. */
+  bw_sink_t *sink;
+  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_pipeline_config_t;
 
 /* Fills the documented defaults: no strategy, no fallback. */

@@ -2,6 +2,7 @@
  * state machine per call (see pipeline.h for the semantics). */
 #include "breakwater/pipeline.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -42,6 +43,8 @@ struct bw_pipeline_s {
   bw_strategy_t s[BW_PIPELINE_MAX_STRATEGIES];
   bw_fallback_fn fallback;
   void *fallback_userdata;
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
 };
 
 static const char *const kind_names[] = {
@@ -393,6 +396,8 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
   }
   pl->fallback = cfg->fallback;
   pl->fallback_userdata = cfg->fallback_userdata;
+  pl->sink = cfg->sink;
+  pl->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
   return pl;
 }
 
@@ -476,7 +481,29 @@ static void leave_unsent(bw_pipeline_call_t *c) {
     leave_as(c, pl->retry_at + 1, pl->count, BW_IGNORED, false);
 }
 
-static int finish(bw_pipeline_call_t *c, bw_failure_t why) {
+/* One pipeline_gave_up event for a call that ended in a failure. */
+static void gave_up(const bw_pipeline_call_t *c, int64_t now_ns,
+                    bw_failure_t why) {
+  const bw_pipeline_t *pl = c->pl;
+  bw_field_t f[3];
+  char reason[96];
+  int64_t elapsed = now_ns > c->start_ns ? now_ns - c->start_ns : 0;
+  f[0].key = "failure";
+  f[0].type = BW_FIELD_STR;
+  f[0].v.s = bw_failure_name(why);
+  f[1].key = "attempts";
+  f[1].type = BW_FIELD_UINT;
+  f[1].v.u = c->attempt;
+  f[2].key = "elapsed_ms";
+  f[2].type = BW_FIELD_INT;
+  f[2].v.i = elapsed / BW_NS_PER_MS;
+  snprintf(reason, sizeof(reason), "gave up (%s) after %u attempts",
+           bw_failure_name(why), (unsigned)c->attempt);
+  bw_event_emit(pl->sink, pl->wall, now_ns, BW_EV_PIPELINE_GAVE_UP, pl->name,
+                reason, f, 3, NULL);
+}
+
+static int finish(bw_pipeline_call_t *c, int64_t now_ns, bw_failure_t why) {
   const bw_pipeline_t *pl = c->pl;
   leave(c, 0, pl->count);
   c->failure = why;
@@ -484,6 +511,7 @@ static int finish(bw_pipeline_call_t *c, bw_failure_t why) {
   c->delay_ms = 0;
   bw__pstripe_t *st = stripe_of(pl);
   bw__bump(&st->ended[why], (unsigned)(st - pl->stripes));
+  if (why != BW_FAILURE_NONE && pl->sink != NULL) gave_up(c, now_ns, why);
   if (why != BW_FAILURE_NONE && pl->fallback != NULL) {
     c->fallback_ran = true;
     c->fallback_rc = pl->fallback(pl->fallback_userdata, why, c);
@@ -528,9 +556,9 @@ static int refuse(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
     int rc = bw_retry_next(&c->retry, BW_VERDICT_REJECTED, BW_RETRY_AFTER_NONE,
                            now_ns, &delay);
     (void)rc; /* REJECTED always gives up */
-    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
+    return finish(c, now_ns, from_giveup(c, bw_retry_reason(&c->retry)));
   }
-  return finish(c, why);
+  return finish(c, now_ns, why);
 }
 
 /* An admission refusal that may wait: WAIT or the refusal. */
@@ -574,7 +602,7 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
       c->waiting = false;
       c->reject = BW_FAILURE_DEADLINE;
       leave_unsent(c);
-      return finish(c, BW_FAILURE_DEADLINE);
+      return finish(c, now_ns, BW_FAILURE_DEADLINE);
     }
     if (c->index >= pl->count) break;
     uint32_t i = c->index;
@@ -659,16 +687,17 @@ static int bw__report(bw_pipeline_call_t *c, bw_verdict_t v,
   c->last_verdict = v;
   if (pl->retry_at >= pl->count) {
     /* No retry: the attempt is the call. */
-    if (v == BW_VERDICT_OK) return finish(c, BW_FAILURE_NONE);
-    return finish(c, v == BW_VERDICT_PERMANENT ? BW_FAILURE_PERMANENT
-                                               : BW_FAILURE_EXHAUSTED);
+    if (v == BW_VERDICT_OK) return finish(c, now_ns, BW_FAILURE_NONE);
+    return finish(c, now_ns,
+                  v == BW_VERDICT_PERMANENT ? BW_FAILURE_PERMANENT
+                                            : BW_FAILURE_EXHAUSTED);
   }
   leave(c, pl->retry_at + 1, pl->count);
   int64_t delay = 0;
   int rc = bw_retry_next(&c->retry, v, retry_after_ms, now_ns, &delay);
-  if (rc == BW_RETRY_DONE) return finish(c, BW_FAILURE_NONE);
+  if (rc == BW_RETRY_DONE) return finish(c, now_ns, BW_FAILURE_NONE);
   if (rc != BW_RETRY)
-    return finish(c, from_giveup(c, bw_retry_reason(&c->retry)));
+    return finish(c, now_ns, from_giveup(c, bw_retry_reason(&c->retry)));
   c->index = (uint8_t)(pl->retry_at + 1);
   c->timeout_ms = -1; /* the attempt's strategies set it again */
   c->delay_ms = delay;
