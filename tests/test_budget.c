@@ -1172,6 +1172,7 @@ static void creation_survives_every_allocation_failure(void **state) {
 /* Refused retries are summarised as retries_refused at most once a second
  * (the refusal that finds a summary due included) and once more when the
  * budget is freed; an allowed retry emits nothing. */
+/* budget_exhausted: once per episode of refusals, at the first. */
 static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
   env_t *e = *state;
   bwt_recorder_t *rec = calloc(1, sizeof(*rec));
@@ -1194,13 +1195,24 @@ static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
   bw_budget_on_failure(e->b); /* 1 token of 2: no longer above half */
   for (i = 0; i < 3; i++)
     assert_false(bw_budget_try_retry(e->b));
-  bw_clock_manual_advance(e->clock, 1000 * MS - 1);
-  assert_false(bw_budget_try_retry(e->b));
-  assert_int_equal(rec->count, 0);
-  bw_clock_manual_advance(e->clock, 1);
-  assert_status(bw_budget_try_retry_ex(e->b), BW_E_FULL);
+  /* The first refusal reports the exhaustion at once, the others not. */
   assert_int_equal(rec->count, 1);
   ev = bwt_event_at(rec, 0);
+  assert_int_equal(ev->type, BW_EV_BUDGET_EXHAUSTED);
+  assert_string_equal(ev->name, "bucket");
+  assert_string_equal(
+      ev->reason,
+      "the token_bucket budget is spent: retries refused until it refills");
+  assert_int_equal(ev->field_count, 1);
+  assert_field_str(ev, 0, "budget", "token_bucket");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS);
+  bw_clock_manual_advance(e->clock, 1000 * MS - 1);
+  assert_false(bw_budget_try_retry(e->b));
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 0);
+  bw_clock_manual_advance(e->clock, 1);
+  assert_status(bw_budget_try_retry_ex(e->b), BW_E_FULL);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 1);
+  ev = bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 0);
   assert_int_equal(ev->type, BW_EV_RETRIES_REFUSED);
   assert_string_equal(ev->name, "bucket");
   assert_string_equal(ev->reason,
@@ -1215,20 +1227,26 @@ static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
   bw_budget_on_success(e->b); /* 2 tokens: retries allowed again */
   bw_clock_manual_advance(e->clock, 5 * SEC);
   assert_true(bw_budget_try_retry(e->b));
-  assert_int_equal(rec->count, 1);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 1);
   bw_budget_on_failure(e->b);
   assert_false(bw_budget_try_retry(e->b)); /* due: reported at once */
-  assert_int_equal(rec->count, 2);
-  assert_field_uint(bwt_event_at(rec, 1), 0, "count", 1);
-  assert_i64_eq(bwt_event_at(rec, 1)->mono_ns, BWT_T0_NS + 6000 * MS);
+  /* An allowed retry re-armed the exhaustion: reported again, first. */
+  assert_int_equal(bwt_count(rec, BW_EV_BUDGET_EXHAUSTED), 2);
+  assert_int_equal(bwt_event_at(rec, 2)->type, BW_EV_BUDGET_EXHAUSTED);
+  assert_i64_eq(bwt_event_at(rec, 2)->mono_ns, BWT_T0_NS + 6000 * MS);
+  assert_int_equal(bwt_event_at(rec, 3)->type, BW_EV_RETRIES_REFUSED);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 2);
+  assert_field_uint(bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 1), 0, "count", 1);
+  assert_i64_eq(bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 1)->mono_ns,
+                BWT_T0_NS + 6000 * MS);
   bw_clock_manual_advance(e->clock, 100 * MS);
   assert_false(bw_budget_try_retry(e->b));
   assert_false(bw_budget_try_retry(e->b));
-  assert_int_equal(rec->count, 2);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 2);
   bw_budget_free(e->b); /* the two pending, at the free */
   e->b = NULL;
-  assert_int_equal(rec->count, 3);
-  ev = bwt_event_at(rec, 2);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 3);
+  ev = bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 2);
   assert_field_uint(ev, 0, "count", 2);
   assert_i64_eq(ev->mono_ns, BWT_T0_NS + 6100 * MS);
 
@@ -1243,15 +1261,17 @@ static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
   assert_false(bw_budget_try_retry(e->b));
   bw_budget_free(e->b);
   e->b = NULL;
-  assert_int_equal(rec->count, 4);
-  ev = bwt_event_at(rec, 3);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 4);
+  ev = bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 3);
   assert_string_equal(ev->name, "ratio");
   assert_field_uint(ev, 0, "count", 1);
   assert_field_str(ev, 1, "budget", "ratio");
+  assert_int_equal(bwt_count(rec, BW_EV_BUDGET_EXHAUSTED), 3);
+  assert_int_equal(rec->count, 7);
   MAKE(e, &cfg);
   bw_budget_free(e->b);
   e->b = NULL;
-  assert_int_equal(rec->count, 4);
+  assert_int_equal(rec->count, 7);
   bw_sink_free(sink);
   free(rec);
 }

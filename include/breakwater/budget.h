@@ -69,7 +69,9 @@ typedef struct bw_budget_config_s {
                                    sink, a token bucket reads it to time its
                                    summaries (default: the coarse clock) */
   const bw_clock_t *wall_clock; /* event timestamps; default NULL: realtime */
-  bw_sink_t *sink; /* retries_refused summaries (docs/events.md); default
+  bw_sink_t *sink; /* retries_refused summaries and budget_exhausted (the
+                      first refusal after an allowed retry or creation;
+                      docs/events.md); default
                       NULL (none). The clocks and sink must outlive the
                       budget: its free flushes the last summary */
 } bw_budget_config_t;

@@ -47,7 +47,8 @@ extern "C" {
   XX(RATE_LIMITED, "rate_limited", "ratelimit")                 \
   XX(RETRIES_REFUSED, "retries_refused", "budget")              \
   XX(STAGE_DROPPED, "stage_dropped", "stage")                   \
-  XX(PIPELINE_GAVE_UP, "pipeline_gave_up", "pipeline")
+  XX(PIPELINE_GAVE_UP, "pipeline_gave_up", "pipeline")          \
+  XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

@@ -78,7 +78,9 @@ struct bw_budget_s {
   const bw_clock_t *clock;
   const bw_clock_t *wall;
   bw_sink_t *sink;
-  bw__summary_t summary; /* refusals, summarised (only with a sink) */
+  bw__summary_t summary;  /* refusals, summarised (only with a sink) */
+  _Atomic bool exhausted; /* with a sink: refusing since the last allowed
+                             retry (budget_exhausted emitted) */
   char *name;
   _Atomic uint64_t *win; /* ratio: BW__STRIPES * BW__WIN_STRIDE words */
   /* Ratio: 1 + the highest stripe that ever counted a request here. Read
@@ -261,6 +263,7 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
     bw__ret_init(b);
   }
   b->sink = cfg->sink;
+  atomic_init(&b->exhausted, false);
   b->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
   if (b->clock == NULL && b->sink != NULL)
     b->clock = cfg->clock != NULL /* a token bucket's summaries */
@@ -310,9 +313,23 @@ static void bw__budget_summarise_locked(bw_budget_t *b, int64_t now) {
   }
 }
 
-/* After a refusal was counted: a summary when one is due. */
+/* After a refusal was counted: budget_exhausted if the budget allowed the
+ * last retry (or none yet), then a summary when one is due. */
 static BW__COLD void bw__budget_refused(bw_budget_t *b) {
   int64_t now = bw__clock_now(b->clock);
+  bool was = false;
+  if (atomic_compare_exchange_strong(&b->exhausted, &was, true)) {
+    bw_field_t f[1];
+    char reason[96];
+    f[0].key = "budget";
+    f[0].type = BW_FIELD_STR;
+    f[0].v.s = bw_budget_kind_name(b->kind);
+    snprintf(reason, sizeof(reason),
+             "the %s budget is spent: retries refused until it refills",
+             bw_budget_kind_name(b->kind));
+    bw_event_emit(b->sink, b->wall, now, BW_EV_BUDGET_EXHAUSTED, b->name,
+                  reason, f, 1, NULL);
+  }
   if (!bw__summary_begin(&b->summary, now, false)) return;
   bw__budget_summarise_locked(b, now);
   bw__summary_end(&b->summary, now);
@@ -797,7 +814,12 @@ bool bw_budget_try_retry(bw_budget_t *b) {
   bool ok;
   if (BW__UNLIKELY(b == NULL)) return false;
   ok = bw__try_retry(b);
-  if (BW__UNLIKELY(!ok && b->sink != NULL)) bw__budget_refused(b);
+  if (BW__UNLIKELY(b->sink != NULL)) {
+    if (!ok)
+      bw__budget_refused(b);
+    else if (atomic_load_explicit(&b->exhausted, memory_order_relaxed))
+      atomic_store_explicit(&b->exhausted, false, memory_order_relaxed);
+  }
   return ok;
 }
 
