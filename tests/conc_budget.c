@@ -14,7 +14,9 @@
  *                 room, so racing threads can neither overshoot nor leave
  *                 room unused); the window holds exactly the requests and
  *                 retries counted. A stress test provokes the race at the
- *                 edge of the allowance. */
+ *                 edge of the allowance.
+ *   with a sink:  the retries_refused summaries emitted while the window
+ *                 slides, and at the free, add up to `denied` exactly. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -373,6 +375,55 @@ static void ratio_conserves_while_the_window_slides(void **state) {
   bw_clock_free(clock);
 }
 
+static _Atomic uint64_t g_refused_sum, g_refused_events;
+
+static void on_refused(const bw_event_t *ev, void *ud) {
+  (void)ud;
+  if (ev->type != BW_EV_RETRIES_REFUSED || ev->field_count != 2) return;
+  atomic_fetch_add(&g_refused_events, 1);
+  atomic_fetch_add(&g_refused_sum, ev->fields[0].v.u);
+}
+
+static void refusal_summaries_add_up_while_the_window_slides(void **state) {
+  bw_clock_t *clock = bw_clock_manual_new(0);
+  bw_sink_t *sink = bw_sink_callback_new(on_refused, NULL, NULL);
+  bw_budget_config_t cfg;
+  bw_budget_t *b;
+  worker_t w[THREADS];
+  pthread_t th[THREADS];
+  bw_budget_stats_t st;
+  (void)state;
+  assert_non_null(sink);
+  bw_budget_config_init(&cfg);
+  cfg.name = "summarised";
+  cfg.kind = BW_BUDGET_RATIO;
+  cfg.budget_percent = 10;
+  cfg.min_retries_per_sec = 5;
+  cfg.window_ms = 1000;
+  cfg.clock = clock;
+  cfg.sink = sink;
+  b = bw_budget_new(&cfg, NULL);
+  assert_non_null(b);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].b = b;
+    w[i].clock = clock;
+    w[i].rounds = 500000; /* 2 s of clock in all: summaries on the way */
+    w[i].seed = 200 + (uint64_t)i;
+    assert_int_equal(pthread_create(&th[i], NULL, mixed_work, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(th[i], NULL);
+  bw_budget_stats(b, &st);
+  assert_true(st.denied > 0);
+  bw_budget_free(b); /* the last summary */
+  assert_int_equal(atomic_load(&g_refused_sum), st.denied);
+  assert_true(atomic_load(&g_refused_events) >= 2);
+  assert_true(atomic_load(&g_refused_events) <= 3);
+  bw_sink_free(sink);
+  bw_clock_free(clock);
+}
+
 /* ---- ratio: the race at the edge of the allowance, provoked -------------
  *
  * Many short rounds whose allowance is small next to the asks, so that every
@@ -663,6 +714,7 @@ int main(void) {
       cmocka_unit_test(ratio_never_exceeds_the_allowance),
       cmocka_unit_test(ratio_keeps_the_bound_with_shared_stripes),
       cmocka_unit_test(ratio_conserves_while_the_window_slides),
+      cmocka_unit_test(refusal_summaries_add_up_while_the_window_slides),
       cmocka_unit_test(ratio_stress_two_threads_never_exceed),
       cmocka_unit_test(ratio_stress_eight_threads_never_exceed),
   };

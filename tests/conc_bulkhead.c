@@ -8,6 +8,8 @@
  *   admitted (stats) = admissions seen by the threads = released (stats)
  *   timeouts (stats) = BW_E_TIMEOUT answers seen by the threads
  *   in_use = 0 and waiting = 0 at the end
+ *   the bulkhead_rejected summaries (emitted while the threads race, and at
+ *   the free) add up to rejected_full, rejected_deadline and wait_timeouts
  * and safety: the number of threads inside the bulkhead at once, counted by
  * the threads themselves, never exceeds max_concurrent.
  *
@@ -130,6 +132,17 @@ static void *work(void *arg) {
   return NULL;
 }
 
+static _Atomic uint64_t g_sum_full, g_sum_deadline, g_sum_waits, g_summaries;
+
+static void on_rejected(const bw_event_t *ev, void *ud) {
+  (void)ud;
+  if (ev->type != BW_EV_BULKHEAD_REJECTED || ev->field_count != 5) return;
+  atomic_fetch_add(&g_summaries, 1);
+  atomic_fetch_add(&g_sum_full, ev->fields[1].v.u);
+  atomic_fetch_add(&g_sum_deadline, ev->fields[2].v.u);
+  atomic_fetch_add(&g_sum_waits, ev->fields[3].v.u);
+}
+
 static void conserves_and_never_exceeds_max_concurrent(void **state) {
   bw_clock_t *clock = bw_clock_manual_new(0);
   bw_bulkhead_config_t cfg;
@@ -139,10 +152,13 @@ static void conserves_and_never_exceeds_max_concurrent(void **state) {
   pthread_t th[THREADS];
   bw_bulkhead_stats_t st;
   uint64_t attempts = 0, admitted = 0, timeouts = 0, grants = 0;
+  bw_sink_t *sink = bw_sink_callback_new(on_rejected, NULL, NULL);
   (void)state;
+  assert_non_null(sink);
 
   bw_bulkhead_config_init(&cfg);
   cfg.name = "hammered";
+  cfg.sink = sink;
   cfg.max_concurrent = MAX_CONCURRENT;
   cfg.max_wait_ms = 1;
   cfg.timeout_ms = 3;
@@ -187,7 +203,14 @@ static void conserves_and_never_exceeds_max_concurrent(void **state) {
   assert_true(st.cancelled > 0);
   assert_true(st.timeouts > 0);
 
-  bw_bulkhead_free(bh);
+  bw_bulkhead_free(bh); /* the last summary */
+  assert_int_equal(atomic_load(&g_sum_full), st.rejected_full);
+  assert_int_equal(atomic_load(&g_sum_deadline), st.rejected_deadline);
+  assert_int_equal(atomic_load(&g_sum_waits), st.wait_timeouts);
+  assert_true(atomic_load(&g_summaries) >= 1);
+  print_message("%llu bulkhead_rejected summaries\n",
+                (unsigned long long)atomic_load(&g_summaries));
+  bw_sink_free(sink);
   bw_clock_free(clock);
 }
 

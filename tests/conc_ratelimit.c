@@ -9,8 +9,12 @@
  *   their waits are exactly burst zeros, then T, 2T, 3T, ...;
  *   on a shared manual clock that the threads themselves advance, admitted
  *   never exceeds burst + elapsed / T (the k-th admission needs the clock
- *   at (k - burst) * T after creation, whatever the interleaving). */
+ *   at (k - burst) * T after creation, whatever the interleaving);
+ *   with a sink, the counts of the rate_limited summaries, emitted while the
+ *   threads race on a moving clock and once more at the free, add up to
+ *   exactly `limited`, each summary at least 1. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,12 +232,69 @@ static void admissions_never_outrun_burst_plus_rate_on_a_moving_clock(
   bw_clock_free(clock);
 }
 
+/* ---- refusal summaries --------------------------------------------------- */
+
+static _Atomic uint64_t summed, summaries, empty_summaries;
+
+static void on_summary(const bw_event_t *ev, void *userdata) {
+  (void)userdata;
+  if (ev->type != BW_EV_RATE_LIMITED || ev->field_count < 1) return;
+  atomic_fetch_add(&summaries, 1);
+  if (ev->fields[0].v.u == 0) atomic_fetch_add(&empty_summaries, 1);
+  atomic_fetch_add(&summed, ev->fields[0].v.u);
+}
+
+static void summaries_account_for_every_refusal(void **state) {
+  bw_clock_t *clock = bw_clock_manual_new(1000 * BW_NS_PER_S);
+  bw_sink_t *sink = bw_sink_callback_new(on_summary, NULL, NULL);
+  bw_ratelimit_config_t cfg;
+  bw_ratelimit_t *rl;
+  worker_t w[THREADS];
+  pthread_t th[THREADS];
+  uint64_t limited = 0;
+  bw_ratelimit_stats_t st;
+  (void)state;
+  assert_non_null(sink);
+  bw_ratelimit_config_init(&cfg);
+  cfg.name = "summarised";
+  cfg.rate_per_sec = 100; /* T = 10 ms */
+  cfg.clock = clock;
+  cfg.sink = sink;
+  rl = bw_ratelimit_new(&cfg, NULL);
+  assert_non_null(rl);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].rl = rl;
+    w[i].clock = clock;
+    w[i].calls = 50000;
+    w[i].advance_ns = BW_NS_PER_MS; /* 200 s of clock in all */
+    assert_int_equal(pthread_create(&th[i], NULL, moving_work, &w[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(th[i], NULL);
+    limited += w[i].limited;
+  }
+  bw_ratelimit_stats(rl, &st);
+  assert_int_equal(st.limited, limited);
+  bw_ratelimit_free(rl); /* the last summary */
+  assert_int_equal(atomic_load(&summed), limited);
+  assert_int_equal(atomic_load(&empty_summaries), 0);
+  assert_true(atomic_load(&summaries) >= 100); /* about one a clock second */
+  assert_true(atomic_load(&summaries) <= 201);
+  fprintf(stderr, "summaries: %llu events for %llu refusals\n",
+          (unsigned long long)atomic_load(&summaries),
+          (unsigned long long)limited);
+  bw_sink_free(sink);
+  bw_clock_free(clock);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exactly_the_burst_is_admitted_at_one_instant),
       cmocka_unit_test(concurrent_reservations_take_distinct_slots),
       cmocka_unit_test(
           admissions_never_outrun_burst_plus_rate_on_a_moving_clock),
+      cmocka_unit_test(summaries_account_for_every_refusal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

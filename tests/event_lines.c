@@ -131,6 +131,75 @@ int main(int argc, char **argv) {
     bw_limiter_release(l, &p, BW_LIMIT_DROPPED);
     bw_limiter_free(l);
   }
+  { /* bulkhead: a refusal, summarised when it is freed */
+    bw_bulkhead_config_t c;
+    bw_bulkhead_t *bh;
+    bw_permit_t p, q;
+    bw_bulkhead_config_init(&c);
+    c.name = NAME("bulkhead");
+    c.max_concurrent = 1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((bh = bw_bulkhead_new(&c, &err)) == NULL) return fail(err.message);
+    bw_bulkhead_try_acquire(bh, &p);
+    bw_bulkhead_try_acquire(bh, &q); /* rejected */
+    bw_bulkhead_release(bh, &p);
+    bw_bulkhead_free(bh);
+  }
+  { /* rate limiter: a refusal, summarised when it is freed */
+    bw_ratelimit_config_t c;
+    bw_ratelimit_t *rl;
+    bw_ratelimit_config_init(&c);
+    c.name = NAME("ratelimit");
+    c.clock = clock;
+    c.sink = sink;
+    if ((rl = bw_ratelimit_new(&c, &err)) == NULL) return fail(err.message);
+    bw_ratelimit_try_acquire(rl, NULL);
+    bw_ratelimit_try_acquire(rl, NULL); /* refused */
+    bw_ratelimit_free(rl);
+  }
+  { /* retry budget: a refused retry, summarised when it is freed */
+    bw_budget_config_t c;
+    bw_budget_t *bu;
+    bw_budget_config_init(&c);
+    c.name = NAME("budget");
+    c.max_tokens = 1;
+    c.token_ratio = 0.1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((bu = bw_budget_new(&c, &err)) == NULL) return fail(err.message);
+    bw_budget_on_failure(bu);
+    bw_budget_try_retry(bu); /* refused */
+    bw_budget_free(bu);
+  }
+  { /* stage: a refusal with the queue full, summarised when it is freed */
+    bw_stage_config_t c;
+    bw_stage_t *st;
+    bw_stage_result_t res;
+    int item = 0;
+    bw_stage_config_init(&c);
+    c.name = NAME("stage");
+    c.queue_size = 1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((st = bw_stage_new(&c, &err)) == NULL) return fail(err.message);
+    bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res);
+    bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res); /* full */
+    bw_stage_free(st);
+  }
+  { /* pipeline: a call that gives up */
+    bw_pipeline_config_t c;
+    bw_pipeline_t *pl;
+    bw_pipeline_call_t call;
+    bw_pipeline_config_init(&c);
+    c.name = NAME("pipeline");
+    c.sink = sink;
+    if ((pl = bw_pipeline_new(&c, &err)) == NULL) return fail(err.message);
+    bw_pipeline_begin(pl, &call, bw_clock_now(clock));
+    bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE,
+                       bw_clock_now(clock));
+    bw_pipeline_free(pl);
+  }
   { /* registry: an idle breaker evicted */
     bw_registry_config_t c;
     bw_registry_t *reg;

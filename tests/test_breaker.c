@@ -2663,6 +2663,89 @@ static void open_for_a_remaining_break_then_probes(void **state) {
   bw_breaker_open_for(NULL, 0, NULL);
 }
 
+/* ==== per-call listeners ================================================ */
+
+typedef struct heard_s {
+  int n;
+  bw_call_event_t what[16];
+  int status[16];
+  bw_outcome_t outcome[16];
+  bw_state_t state[16]; /* the breaker's state when the listener ran */
+  const bw_breaker_t *b;
+  int mark;
+} heard_t;
+
+static void hear(const bw_breaker_t *b, bw_call_event_t what, int status,
+                 bw_outcome_t outcome, void *userdata) {
+  heard_t *h = userdata;
+  assert_int_equal(h->mark, 0x600d);
+  assert_ptr_equal(b, h->b);
+  assert_true(h->n < 16);
+  h->what[h->n] = what;
+  h->status[h->n] = status;
+  h->outcome[h->n] = outcome;
+  h->state[h->n] = bw_breaker_state(b);
+  h->n++;
+}
+
+static void assert_heard(const heard_t *h, int i, bw_call_event_t what,
+                         int status, bw_outcome_t outcome, bw_state_t st) {
+  assert_int_equal(h->what[i], what);
+  assert_status(h->status[i], status);
+  assert_int_equal(h->outcome[i], outcome);
+  assert_state(h->state[i], st);
+}
+
+/* The listener hears every acquire (admitted or rejected, with the
+ * acquire's answer) and every release (with its outcome and answer), after
+ * the breaker decided; calls refused for bad arguments are not heard. */
+static void a_listener_hears_every_acquire_and_release(void **state) {
+  bwt_env_t *e = *state;
+  bw_breaker_config_t cfg;
+  bw_breaker_t *b;
+  bw_permit_t p, old;
+  heard_t h;
+  memset(&h, 0, sizeof h);
+  h.mark = 0x600d;
+  bwt_config(e, &cfg, "svc");
+  cfg.failure_threshold = 2;
+  cfg.break_ms = 1000;
+  cfg.listener = hear;
+  cfg.listener_userdata = &h;
+  b = bwt_breaker(e, &cfg);
+  h.b = b;
+
+  assert_status(bw_breaker_acquire(b, &old), BW_OK);           /* 0 */
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);             /* 1 */
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_OK); /* 2 */
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);             /* 3 */
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_OK); /* 4: opens */
+  assert_status(bw_breaker_acquire(b, &p), BW_E_OPEN);         /* 5 */
+  assert_status(bw_breaker_release(b, &old, BW_SUCCESS), BW_E_STALE); /* 6 */
+  assert_status(bw_breaker_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_breaker_acquire(b, NULL), BW_E_INVAL);
+  assert_status(bw_breaker_release(b, NULL, BW_SUCCESS), BW_E_INVAL);
+  assert_status(bw_breaker_release(b, &p, (bw_outcome_t)99), BW_E_INVAL);
+  bwt_advance_ms(e, 1000);
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);             /* 7: probe */
+  assert_status(bw_breaker_release(b, &p, BW_IGNORED), BW_OK); /* 8 */
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);             /* 9 */
+  assert_status(bw_breaker_release(b, &p, BW_SUCCESS), BW_OK); /* 10: closes */
+
+  assert_int_equal(h.n, 11);
+  assert_heard(&h, 0, BW_CALL_ADMITTED, BW_OK, BW_SUCCESS, BW_CLOSED);
+  assert_heard(&h, 1, BW_CALL_ADMITTED, BW_OK, BW_SUCCESS, BW_CLOSED);
+  assert_heard(&h, 2, BW_CALL_RELEASED, BW_OK, BW_FAILURE, BW_CLOSED);
+  assert_heard(&h, 3, BW_CALL_ADMITTED, BW_OK, BW_SUCCESS, BW_CLOSED);
+  assert_heard(&h, 4, BW_CALL_RELEASED, BW_OK, BW_FAILURE, BW_OPEN);
+  assert_heard(&h, 5, BW_CALL_REJECTED, BW_E_OPEN, BW_SUCCESS, BW_OPEN);
+  assert_heard(&h, 6, BW_CALL_RELEASED, BW_E_STALE, BW_SUCCESS, BW_OPEN);
+  assert_heard(&h, 7, BW_CALL_ADMITTED, BW_OK, BW_SUCCESS, BW_HALF_OPEN);
+  assert_heard(&h, 8, BW_CALL_RELEASED, BW_OK, BW_IGNORED, BW_HALF_OPEN);
+  assert_heard(&h, 9, BW_CALL_ADMITTED, BW_OK, BW_SUCCESS, BW_HALF_OPEN);
+  assert_heard(&h, 10, BW_CALL_RELEASED, BW_OK, BW_SUCCESS, BW_CLOSED);
+}
+
 /* The NULL policy: every verb of the breaker, the breaker interface, the
  * limit interface, the pipeline, the budget and the retry delay answers
  * BW_E_INVAL (or its documented neutral value / no-op) for a NULL object,
@@ -2780,6 +2863,7 @@ int main(void) {
       T(time_window_counts_at_any_clock_reading),
       cmocka_unit_test(window_words_count_recycle_and_saturate),
       cmocka_unit_test(every_verb_answers_null_without_crashing),
+      T(a_listener_hears_every_acquire_and_release),
       T(time_window_forgets_outcomes_older_than_the_window),
       T(time_window_buckets_are_aligned_to_the_bucket_length),
       T(time_window_stats_follow_the_clock),

@@ -1167,6 +1167,142 @@ static void creation_survives_every_allocation_failure(void **state) {
   }
 }
 
+/* ==== refusal summaries ================================================== */
+
+/* Refused retries are summarised as retries_refused at most once a second
+ * (the refusal that finds a summary due included) and once more when the
+ * budget is freed; an allowed retry emits nothing. */
+/* budget_exhausted: once per episode of refusals, at the first. */
+static void refused_retries_are_summarised_at_most_once_a_second(void **state) {
+  env_t *e = *state;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_sink_t *sink;
+  bw_budget_config_t cfg;
+  const bwt_event_t *ev;
+  int i;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
+  assert_non_null(sink);
+  bw_budget_config_init(&cfg);
+  cfg.name = "bucket";
+  cfg.max_tokens = 2;
+  cfg.token_ratio = 0.5;
+  cfg.clock = e->clock;
+  cfg.wall_clock = e->clock;
+  cfg.sink = sink;
+  MAKE(e, &cfg);
+
+  bw_budget_on_failure(e->b); /* 1 token of 2: no longer above half */
+  for (i = 0; i < 3; i++)
+    assert_false(bw_budget_try_retry(e->b));
+  /* The first refusal reports the exhaustion at once, the others not. */
+  assert_int_equal(rec->count, 1);
+  ev = bwt_event_at(rec, 0);
+  assert_int_equal(ev->type, BW_EV_BUDGET_EXHAUSTED);
+  assert_string_equal(ev->name, "bucket");
+  assert_string_equal(
+      ev->reason,
+      "the token_bucket budget is spent: retries refused until it refills");
+  assert_int_equal(ev->field_count, 1);
+  assert_field_str(ev, 0, "budget", "token_bucket");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS);
+  bw_clock_manual_advance(e->clock, 1000 * MS - 1);
+  assert_false(bw_budget_try_retry(e->b));
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 0);
+  bw_clock_manual_advance(e->clock, 1);
+  assert_status(bw_budget_try_retry_ex(e->b), BW_E_FULL);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 1);
+  ev = bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 0);
+  assert_int_equal(ev->type, BW_EV_RETRIES_REFUSED);
+  assert_string_equal(ev->name, "bucket");
+  assert_string_equal(ev->reason,
+                      "5 retries refused by the token_bucket budget");
+  assert_int_equal(ev->field_count, 2);
+  assert_field_uint(ev, 0, "count", 5);
+  assert_field_str(ev, 1, "budget", "token_bucket");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1000 * MS);
+  assert_i64_eq(ev->wall_ns, BWT_T0_NS + 1000 * MS);
+
+  bw_budget_on_success(e->b);
+  bw_budget_on_success(e->b); /* 2 tokens: retries allowed again */
+  bw_clock_manual_advance(e->clock, 5 * SEC);
+  assert_true(bw_budget_try_retry(e->b));
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 1);
+  bw_budget_on_failure(e->b);
+  assert_false(bw_budget_try_retry(e->b)); /* due: reported at once */
+  /* An allowed retry re-armed the exhaustion: reported again, first. */
+  assert_int_equal(bwt_count(rec, BW_EV_BUDGET_EXHAUSTED), 2);
+  assert_int_equal(bwt_event_at(rec, 2)->type, BW_EV_BUDGET_EXHAUSTED);
+  assert_i64_eq(bwt_event_at(rec, 2)->mono_ns, BWT_T0_NS + 6000 * MS);
+  assert_int_equal(bwt_event_at(rec, 3)->type, BW_EV_RETRIES_REFUSED);
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 2);
+  assert_field_uint(bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 1), 0, "count", 1);
+  assert_i64_eq(bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 1)->mono_ns,
+                BWT_T0_NS + 6000 * MS);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_false(bw_budget_try_retry(e->b));
+  assert_false(bw_budget_try_retry(e->b));
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 2);
+  bw_budget_free(e->b); /* the two pending, at the free */
+  e->b = NULL;
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 3);
+  ev = bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 2);
+  assert_field_uint(ev, 0, "count", 2);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 6100 * MS);
+
+  /* A ratio budget the same way; nothing refused, nothing sent. */
+  cfg.name = "ratio";
+  cfg.kind = BW_BUDGET_RATIO;
+  cfg.budget_percent = 0;
+  cfg.min_retries_per_sec = 0;
+  cfg.window_ms = 1000;
+  MAKE(e, &cfg);
+  bw_budget_on_request(e->b);
+  assert_false(bw_budget_try_retry(e->b));
+  bw_budget_free(e->b);
+  e->b = NULL;
+  assert_int_equal(bwt_count(rec, BW_EV_RETRIES_REFUSED), 4);
+  ev = bwt_nth_of(rec, BW_EV_RETRIES_REFUSED, 3);
+  assert_string_equal(ev->name, "ratio");
+  assert_field_uint(ev, 0, "count", 1);
+  assert_field_str(ev, 1, "budget", "ratio");
+  assert_int_equal(bwt_count(rec, BW_EV_BUDGET_EXHAUSTED), 3);
+  assert_int_equal(rec->count, 7);
+  MAKE(e, &cfg);
+  bw_budget_free(e->b);
+  e->b = NULL;
+  assert_int_equal(rec->count, 7);
+  bw_sink_free(sink);
+  free(rec);
+}
+
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: no retry, an empty name) for a NULL budget, never a crash;
+ * the void functions and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_budget_stats_t s;
+  bw_error_t err;
+  (void)state;
+  bw_budget_config_init(NULL);
+  assert_status(bw_budget_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_budget_new(NULL, NULL));
+  assert_null(bw_budget_new(NULL, &err));
+  assert_status(err.code, BW_E_INVAL);
+  bw_budget_on_request(NULL);
+  bw_budget_on_success(NULL);
+  bw_budget_on_failure(NULL);
+  assert_false(bw_budget_try_retry(NULL));
+  assert_status(bw_budget_try_retry_ex(NULL), BW_E_INVAL);
+  memset(&s, 0xA5, sizeof s);
+  bw_budget_stats(NULL, &s);
+  assert_u64_eq(s.requests, 0);
+  assert_u64_eq(s.denied, 0);
+  bw_budget_stats(NULL, NULL);
+  assert_string_equal(bw_budget_name(NULL), "");
+  assert_string_equal(bw_budget_kind_name((bw_budget_kind_t)99), "unknown");
+  bw_budget_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -1179,8 +1315,10 @@ int main(void) {
       cmocka_unit_test(fields_of_the_other_kind_are_not_checked),
       cmocka_unit_test(name_is_copied_at_creation),
       cmocka_unit_test(kind_names),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(a_full_bucket_allows_retries_and_asking_costs_nothing),
+      T(refused_retries_are_summarised_at_most_once_a_second),
       T(the_failure_that_brings_tokens_to_half_denies_retries),
       T(successes_refill_by_token_ratio_until_retries_return),
       T(tokens_never_leave_zero_to_max),

@@ -1195,12 +1195,213 @@ static void out_of_memory_fails_cleanly_at_every_allocation(void **state) {
   }
 }
 
+/* ==== refusal summaries ==================================================
+ */
+
+typedef struct summary_env_s {
+  bwt_recorder_t *rec;
+  bw_sink_t *sink;
+} summary_env_t;
+
+static bw_bulkhead_t *make_summarising(env_t *e, summary_env_t *se) {
+  bw_bulkhead_config_t cfg;
+  bw_error_t err;
+  se->rec = calloc(1, sizeof(*se->rec));
+  assert_non_null(se->rec);
+  se->sink = bw_sink_callback_new(bwt_record_cb, se->rec, &err);
+  assert_non_null(se->sink);
+  bw_bulkhead_config_init(&cfg);
+  cfg.name = "agent";
+  cfg.max_concurrent = 1;
+  cfg.max_wait_ms = 2000;
+  cfg.timeout_ms = 0;
+  cfg.max_waiting = 10;
+  cfg.clock = e->clock;
+  cfg.wall_clock = e->clock;
+  cfg.sink = se->sink;
+  bw_bulkhead_free(e->bh);
+  e->bh = bw_bulkhead_new(&cfg, &err);
+  if (e->bh == NULL) fail_msg("bw_bulkhead_new: %s", err.message);
+  return e->bh;
+}
+
+static void assert_bulkhead_rejected(const bwt_event_t *ev, uint64_t full,
+                                     uint64_t deadline, uint64_t waits,
+                                     int64_t at_ns) {
+  assert_int_equal(ev->type, BW_EV_BULKHEAD_REJECTED);
+  assert_string_equal(ev->name, "agent");
+  assert_int_equal(ev->field_count, 5);
+  assert_field_uint(ev, 0, "count", full + deadline + waits);
+  assert_field_uint(ev, 1, "full", full);
+  assert_field_uint(ev, 2, "deadline", deadline);
+  assert_field_uint(ev, 3, "wait_timeouts", waits);
+  assert_field_uint(ev, 4, "max_concurrent", 1);
+  assert_i64_eq(ev->mono_ns, at_ns);
+  assert_i64_eq(ev->wall_ns, at_ns);
+}
+
+/* Every kind of refusal is counted in one summary, at most once a second:
+ * a refusal a second or more after the last summary (or the creation)
+ * reports every refusal since, itself included. */
+static void refusals_are_summarised_at_most_once_a_second(void **state) {
+  env_t *e = *state;
+  summary_env_t se;
+  bw_bulkhead_t *bh = make_summarising(e, &se);
+  bw_permit_t held, p;
+  tagged_t t;
+  grant_log_t log = {0};
+  int64_t wait_ms = 0;
+  bw_deadline_t prev;
+  int i;
+
+  held = take(bh);
+  for (i = 0; i < 3; i++)
+    assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  bw_clock_manual_advance(e->clock, 1000 * MS - 1);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  assert_int_equal(se.rec->count, 0);
+  bw_clock_manual_advance(e->clock, 1);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  assert_int_equal(se.rec->count, 1);
+  assert_bulkhead_rejected(bwt_event_at(se.rec, 0), 5, 0, 0,
+                           BWT_T0_NS + 1000 * MS);
+  assert_string_equal(bwt_event_at(se.rec, 0)->reason,
+                      "5 calls rejected: 5 with every slot taken, 0 past "
+                      "their deadline, 0 waits timed out");
+
+  /* A spent thread deadline and a timed-out wait, half a second later: no
+   * summary yet. */
+  bw_clock_manual_advance(e->clock, 500 * MS);
+  prev = bw_deadline_set(bw_deadline_in(BWT_T0_NS, 0));
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_DEADLINE);
+  bw_deadline_set(prev);
+  assert_status(queue_timed(bh, &t, 1, &log, &p, &wait_ms), BW_BULKHEAD_QUEUED);
+  assert_i64_eq(wait_ms, 2000);
+  bw_clock_manual_advance(e->clock, 500 * MS); /* T0 + 2000 ms: due */
+  assert_status(bw_bulkhead_cancel_timeout(bh, &t.w), BW_OK);
+  assert_int_equal(se.rec->count, 2);
+  assert_bulkhead_rejected(bwt_event_at(se.rec, 1), 0, 1, 1,
+                           BWT_T0_NS + 2000 * MS);
+  bw_clock_manual_advance(e->clock, 1);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  bw_clock_manual_advance(e->clock, 1000 * MS - 1); /* T0 + 3000 ms */
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  assert_int_equal(se.rec->count, 3);
+  assert_bulkhead_rejected(bwt_event_at(se.rec, 2), 2, 0, 0,
+                           BWT_T0_NS + 3000 * MS);
+  assert_status(bw_bulkhead_release(bh, &held), BW_OK);
+  assert_int_equal(log.count, 0);
+  assert_u64_eq(stats(bh).rejected_full, 7);
+  assert_u64_eq(stats(bh).rejected_deadline, 1);
+  assert_u64_eq(stats(bh).wait_timeouts, 1);
+
+  /* Nothing pending: freeing emits nothing. */
+  bw_bulkhead_free(bh);
+  e->bh = NULL;
+  assert_int_equal(se.rec->count, 3);
+  bw_sink_free(se.sink);
+  free(se.rec);
+}
+
+/* Freeing a bulkhead reports the refusals not yet summarised, at the time
+ * of the free. */
+static void freeing_a_bulkhead_reports_the_refusals_not_yet_summarised(
+    void **state) {
+  env_t *e = *state;
+  summary_env_t se;
+  bw_bulkhead_t *bh = make_summarising(e, &se);
+  bw_permit_t held, p;
+  held = take(bh);
+  bw_clock_manual_advance(e->clock, 200 * MS);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_E_FULL);
+  assert_int_equal(se.rec->count, 0);
+  assert_status(bw_bulkhead_release(bh, &held), BW_OK);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  bw_bulkhead_free(bh);
+  e->bh = NULL;
+  assert_int_equal(se.rec->count, 1);
+  assert_bulkhead_rejected(bwt_event_at(se.rec, 0), 2, 0, 0,
+                           BWT_T0_NS + 300 * MS);
+  bw_sink_free(se.sink);
+  free(se.rec);
+}
+
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL object or argument, never a crash; the void
+ * functions and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_bulkhead_config_t cfg;
+  bw_bulkhead_stats_t s;
+  bw_bulkhead_waiter_t w;
+  bw_permit_t p;
+  bw_error_t err;
+  int64_t wait_ms = 7;
+  (void)state;
+  memset(&w, 0, sizeof w);
+  memset(&p, 0, sizeof p);
+  bw_bulkhead_config_init(NULL);
+  assert_false(bw_bulkhead_config_preset(NULL, "payment_agent"));
+  assert_status(bw_bulkhead_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_config_validate(NULL, &err), BW_E_INVAL);
+  assert_null(bw_bulkhead_new(NULL, NULL));
+  assert_null(bw_bulkhead_new(NULL, &err));
+  assert_status(err.code, BW_E_INVAL);
+  bw_bulkhead_config_init(&cfg);
+  cfg.name = NULL;
+  assert_null(bw_bulkhead_new(&cfg, NULL));
+  assert_status(bw_bulkhead_try_acquire(NULL, &p), BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(NULL, &p, &w, never_called, NULL),
+                BW_E_INVAL);
+  assert_status(
+      bw_bulkhead_acquire_timed(NULL, &p, &w, never_called, NULL, &wait_ms),
+      BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel(NULL, &w), BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel_timeout(NULL, &w), BW_E_INVAL);
+  assert_status(bw_bulkhead_release(NULL, &p), BW_E_INVAL);
+  assert_false(bw_bulkhead_expired(NULL, 0));
+  assert_i64_eq(bw_bulkhead_deadline_ns(NULL), INT64_MAX);
+  memset(&s, 0xA5, sizeof s);
+  bw_bulkhead_stats(NULL, &s);
+  assert_u64_eq(s.admitted, 0);
+  assert_u64_eq(s.max_concurrent, 0);
+  bw_bulkhead_stats(NULL, NULL);
+  assert_string_equal(bw_bulkhead_name(NULL), "");
+  assert_null(bw_bulkhead_as_limit(NULL));
+  bw_bulkhead_free(NULL);
+}
+
+/* The same with a real bulkhead and NULL arguments. */
+static void every_verb_answers_null_arguments_without_crashing(void **state) {
+  env_t *e = *state;
+  bw_bulkhead_t *bh = make(e, 1, 0, 10);
+  bw_bulkhead_waiter_t w;
+  bw_permit_t p;
+  memset(&w, 0, sizeof w);
+  assert_status(bw_bulkhead_try_acquire(bh, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(bh, NULL, &w, never_called, NULL),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(bh, &p, NULL, never_called, NULL),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_async(bh, &p, &w, NULL, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_acquire_timed(bh, &p, &w, never_called, NULL, NULL),
+                BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel(bh, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_cancel_timeout(bh, NULL), BW_E_INVAL);
+  assert_status(bw_bulkhead_release(bh, NULL), BW_E_INVAL);
+  bw_bulkhead_stats(bh, NULL);
+  assert_u64_eq(stats(bh).in_use, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(
           defaults_are_the_asyncio_toolkits_fallback_with_a_2_s_slot_wait),
       cmocka_unit_test(presets_are_the_asyncio_toolkits_registry),
       cmocka_unit_test(preset_with_no_name_falls_back_to_the_defaults),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
+      cmocka_unit_test_setup_teardown(
+          every_verb_answers_null_arguments_without_crashing, setup, teardown),
       cmocka_unit_test_setup_teardown(
           bad_configurations_are_refused_naming_the_field, setup, teardown),
       cmocka_unit_test_setup_teardown(boundary_values_are_accepted, setup,
@@ -1257,6 +1458,11 @@ int main(void) {
           teardown),
       cmocka_unit_test_setup_teardown(
           a_timed_acquire_with_no_time_to_wait_refuses_without_queueing, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          refusals_are_summarised_at_most_once_a_second, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          freeing_a_bulkhead_reports_the_refusals_not_yet_summarised, setup,
           teardown),
       cmocka_unit_test_setup_teardown(
           cancel_timeout_counts_a_wait_timeout_not_a_cancellation, setup,

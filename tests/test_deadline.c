@@ -661,8 +661,23 @@ static void from_header_then_the_one_second_refusal(void **state) {
 
 #define T(f) cmocka_unit_test(f)
 
+/* The NULL policy: the functions that take pointers answer BW_E_INVAL for
+ * NULL, never a crash. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  int64_t ms = 7;
+  (void)state;
+  assert_int_equal(bw_deadline_header_parse(NULL, 0, &ms), BW_E_INVAL);
+  assert_int_equal(bw_deadline_header_parse("5", 1, NULL), BW_E_INVAL);
+  assert_int_equal(bw_grpc_timeout_parse(NULL, 0, &ms), BW_E_INVAL);
+  assert_int_equal(bw_grpc_timeout_parse("5m", 2, NULL), BW_E_INVAL);
+  assert_int_equal(bw_deadline_header_format(5, NULL, 0), BW_E_INVAL);
+  assert_int_equal(bw_deadline_from_header(NULL, 0, NULL, 0, 0, 1000, NULL),
+                   BW_E_INVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       T(none_has_all_the_time_in_the_world),
       T(in_adds_milliseconds_to_now),
       T(a_negative_or_zero_duration_expires_at_once),

@@ -1036,8 +1036,42 @@ static void each_change_is_an_event_on_the_sink(void **state) {
   free(rec);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: level 0, "") for a NULL machine, never a crash; the void
+ * functions and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_degrade_stats_t s;
+  bw_degrade_pick_t pk;
+  bw_error_t err;
+  (void)state;
+  memset(&pk, 0, sizeof pk);
+  bw_degrade_config_init(NULL);
+  assert_int_equal(bw_degrade_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_degrade_new(NULL, NULL));
+  assert_null(bw_degrade_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_int_equal(bw_degrade_pick(NULL, &pk), BW_E_INVAL);
+  assert_int_equal(bw_degrade_report(NULL, &pk, BW_SUCCESS), BW_E_INVAL);
+  assert_int_equal(bw_degrade_observe_breaker(NULL, BW_OPEN), BW_E_INVAL);
+  assert_int_equal(bw_degrade_observe_gauge(NULL, BW_REGIME_CRITICAL),
+                   BW_E_INVAL);
+  assert_int_equal(bw_degrade_force_down_to(NULL, 1), BW_E_INVAL);
+  assert_int_equal(bw_degrade_level(NULL), 0);
+  assert_string_equal(bw_degrade_level_name(NULL, 0), "");
+  assert_string_equal(bw_degrade_name(NULL), "");
+  memset(&s, 0xA5, sizeof s);
+  bw_degrade_stats(NULL, &s);
+  assert_int_equal(s.level, 0);
+  assert_int_equal(s.level_count, 0);
+  bw_degrade_stats(NULL, NULL);
+  assert_string_equal(bw_degrade_reason_name((bw_degrade_reason_t)99),
+                      "unknown");
+  bw_degrade_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
       T(defaults_are_the_seeds),
       T(each_change_is_an_event_on_the_sink),

@@ -663,8 +663,32 @@ static void null_sink_emit_and_free_are_no_ops(void **state) {
   bw_sink_free(NULL);
 }
 
+/* The NULL policy: every sink and event function answers NULL (with
+ * BW_E_INVAL in err) or its documented neutral value, never a crash; emit
+ * and free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_error_t err;
+  char buf[8] = "x";
+  (void)state;
+  assert_null(bw_sink_callback_new(NULL, NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_null(bw_sink_json_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_null(bw_sink_tee_new(NULL, NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  bw_sink_emit(NULL, NULL);
+  bw_sink_free(NULL);
+  assert_int_equal(bw_event_format_json(NULL, buf, sizeof buf), 0);
+  assert_string_equal(buf, "");
+  assert_int_equal(bw_event_format_json(NULL, NULL, 0), 0);
+  assert_null(bw_format_iso8601_ms(0, NULL, 0));
+  assert_string_equal(bw_event_type_name((bw_event_type_t)999), "unknown");
+  assert_string_equal(bw_event_type_kind((bw_event_type_t)999), "unknown");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(iso8601_formats_utc_with_milliseconds),
       cmocka_unit_test(iso8601_truncates_sub_millisecond_time),
       cmocka_unit_test(iso8601_floors_times_before_the_epoch),

@@ -494,9 +494,36 @@ static void each_change_is_an_event_on_the_sink(void **state) {
   bw_clock_free(wall);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: no pressure) for a NULL gauge, never a crash; the void
+ * functions and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_gauge_stats_t s;
+  bw_error_t err;
+  (void)state;
+  bw_gauge_config_init(NULL);
+  assert_int_equal(bw_gauge_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_gauge_new(NULL, NULL));
+  assert_null(bw_gauge_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_int_equal(bw_gauge_update(NULL, 0.5), BW_E_INVAL);
+  assert_int_equal(bw_gauge_regime(NULL), BW_REGIME_NORMAL);
+  assert_int_equal(bw_gauge_ceiling(NULL), UINT32_MAX);
+  assert_true(bw_gauge_admits(NULL, UINT32_MAX));
+  assert_string_equal(bw_gauge_name(NULL), "");
+  memset(&s, 0xA5, sizeof s);
+  bw_gauge_stats(NULL, &s);
+  assert_int_equal(s.updates, 0);
+  assert_int_equal(s.ceiling, 0);
+  bw_gauge_stats(NULL, NULL);
+  assert_string_equal(bw_regime_name((bw_regime_t)99), "unknown");
+  bw_gauge_free(NULL);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(config_init_fills_the_seed_defaults),
       T(bad_configuration_is_refused_naming_the_field),
       cmocka_unit_test(regime_names),

@@ -1481,8 +1481,36 @@ static void an_untimed_growth_step_sees_the_memory_run_out(void **state) {
   assert_u64_eq(stats(lim).disproven, 0);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL limiter, never a crash; the void functions and
+ * the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_limiter_stats_t s;
+  bw_permit_t p;
+  bw_error_t err;
+  (void)state;
+  memset(&p, 0, sizeof p);
+  bw_limiter_config_init(NULL);
+  assert_int_equal(bw_limiter_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_limiter_new(NULL, NULL));
+  assert_null(bw_limiter_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_int_equal(bw_limiter_try_acquire(NULL, &p), BW_E_INVAL);
+  assert_int_equal(bw_limiter_release(NULL, &p, BW_LIMIT_SUCCESS), BW_E_INVAL);
+  assert_int_equal(bw_limiter_limit(NULL), 0);
+  memset(&s, 0xA5, sizeof s);
+  bw_limiter_stats(NULL, &s);
+  bw_limiter_stats(NULL, NULL);
+  assert_string_equal(bw_limiter_name(NULL), "");
+  assert_null(bw_limiter_as_limit(NULL));
+  assert_string_equal(bw_limiter_algorithm_name((bw_limiter_algorithm_t)99),
+                      "unknown");
+  bw_limiter_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(defaults),
       T(a_timed_out_call_keeps_its_slot_for_half_its_round_trip),
       T(timed_out_through_the_interface),

@@ -938,6 +938,78 @@ static void test_a_users_refusal_waits_as_hinted_or_ends_the_call(
   assert_contains(err.message, "strategies[0].object's table must be set");
 }
 
+/* ---- events ------------------------------------------------------------ */
+
+/* A call that ends in a failure emits one pipeline_gave_up with its failure
+ * kind, attempts and time taken, at the now_ns it was driven with; a call
+ * that succeeds emits none. */
+static void test_a_give_up_is_an_event(void **state) {
+  env_t *e = *state;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_sink_t *sink;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_call_t c;
+  const bwt_event_t *ev;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
+  assert_non_null(sink);
+  bw_pipeline_config_init(&cfg);
+  cfg.name = "checkout";
+  cfg.sink = sink;
+  cfg.wall_clock = e->clock;
+  bw_pipeline_add_breaker(&cfg, make_breaker(e, 2));
+  bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
+  build(e, &cfg);
+
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_OK, BW_STEP_DONE);
+  assert_int_equal(rec->count, 0);
+
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+  advance_ms(e, 100);
+  RESUME(&c, BW_STEP_ATTEMPT);
+  advance_ms(e, 20);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_EXHAUSTED);
+  assert_int_equal(rec->count, 1);
+  ev = bwt_event_at(rec, 0);
+  assert_int_equal(ev->type, BW_EV_PIPELINE_GAVE_UP);
+  assert_string_equal(ev->name, "checkout");
+  assert_string_equal(ev->reason, "gave up (exhausted) after 2 attempts");
+  assert_int_equal(ev->field_count, 3);
+  assert_field_str(ev, 0, "failure", "exhausted");
+  assert_field_uint(ev, 1, "attempts", 2);
+  assert_field_int(ev, 2, "elapsed_ms", 120);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 120 * MS);
+  assert_i64_eq(ev->wall_ns, BWT_T0_NS + 120 * MS);
+  assert_int_equal(e->fallback_calls, 1);
+
+  BEGIN(&c, BW_STEP_ATTEMPT); /* the second failed call opens the breaker */
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+  advance_ms(e, 100);
+  RESUME(&c, BW_STEP_ATTEMPT);
+  REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_DONE);
+  assert_int_equal(rec->count, 2);
+  assert_field_str(bwt_event_at(rec, 1), 0, "failure", "exhausted");
+  assert_field_uint(bwt_event_at(rec, 1), 1, "attempts", 2);
+  assert_field_int(bwt_event_at(rec, 1), 2, "elapsed_ms", 100);
+  assert_int_equal(bw_breaker_state(e->breaker), BW_OPEN);
+  BEGIN(&c, BW_STEP_DONE); /* refused by the open breaker */
+  assert_int_equal(c.failure, BW_FAILURE_BREAKER);
+  assert_int_equal(rec->count, 3);
+  ev = bwt_event_at(rec, 2);
+  assert_string_equal(ev->reason, "gave up (breaker) after 0 attempts");
+  assert_field_str(ev, 0, "failure", "breaker");
+  assert_field_uint(ev, 1, "attempts", 0);
+  assert_field_int(ev, 2, "elapsed_ms", 0);
+  assert_int_equal(e->fallback_calls, 3);
+  bw_pipeline_free(e->pl);
+  e->pl = NULL;
+  bw_sink_free(sink);
+  free(rec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -953,6 +1025,7 @@ int main(void) {
       T(test_retry_after_hint_and_permanent),
       T(test_budget_failure_reason),
       T(test_no_retry_single_attempt),
+      T(test_a_give_up_is_an_event),
       T(test_idempotency_key_allows_non_idempotent_retry),
       T(test_cancel_leaves_everything_and_stats_conserve),
       T(test_execute_runs_to_the_end),

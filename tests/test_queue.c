@@ -719,8 +719,37 @@ static void enqueue_and_dequeue_never_allocate(void **state) {
   bw_queue_free(NULL);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: empty) for a NULL queue, never a crash; the void functions
+ * and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_queue_stats_t s;
+  bw_queue_item_t it;
+  bw_error_t err;
+  int x = 0;
+  (void)state;
+  bw_queue_config_init(NULL);
+  assert_int_equal(bw_queue_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_queue_new(NULL, NULL));
+  assert_null(bw_queue_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_int_equal(bw_queue_enqueue(NULL, &x, 0, 0, &it), BW_E_INVAL);
+  assert_int_equal(bw_queue_dequeue(NULL, &it), BW_E_INVAL);
+  assert_int_equal(bw_queue_size(NULL), 0);
+  assert_true(bw_queue_pressure(NULL) == 0.0);
+  assert_string_equal(bw_queue_name(NULL), "");
+  memset(&s, 0xA5, sizeof s);
+  bw_queue_stats(NULL, &s);
+  assert_int_equal(s.admitted, 0);
+  bw_queue_stats(NULL, NULL);
+  assert_string_equal(bw_queue_policy_name((bw_queue_policy_t)99), "unknown");
+  assert_string_equal(bw_admission_name(99), "unknown");
+  bw_queue_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(config_init_fills_the_documented_defaults),
       cmocka_unit_test_setup_teardown(
           bad_configuration_is_refused_naming_the_field, setup, teardown),

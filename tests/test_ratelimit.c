@@ -675,6 +675,106 @@ static void creation_survives_every_allocation_failure(void **state) {
   assert_int_equal(n, 3); /* the object and its name */
 }
 
+/* ==== refusal summaries ================================================== */
+
+/* Refusals are summarised as rate_limited at most once a second, the one
+ * that finds a summary due included, and the rest when the limiter is
+ * freed; nothing is emitted when nothing was refused. */
+static void refusals_are_summarised_at_most_once_a_second(void **state) {
+  env_t *e = *state;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_sink_t *sink;
+  bw_ratelimit_config_t cfg;
+  bw_error_t err;
+  const bwt_event_t *ev;
+  int i;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, &err);
+  assert_non_null(sink);
+  bw_ratelimit_config_init(&cfg);
+  cfg.name = "api";
+  cfg.rate_per_sec = 0.5; /* one call every 2 s */
+  cfg.burst = 2;
+  cfg.clock = e->clock;
+  cfg.wall_clock = e->clock;
+  cfg.sink = sink;
+  e->rl = bw_ratelimit_new(&cfg, &err);
+  assert_non_null(e->rl);
+
+  ADMIT(e->rl);
+  ADMIT(e->rl);
+  for (i = 0; i < 4; i++)
+    REFUSE(e->rl, 2000);
+  advance(e, 1000 * MS - 1);
+  REFUSE(e->rl, 1001);
+  assert_int_equal(rec->count, 0);
+  advance(e, 1);
+  REFUSE(e->rl, 1000);
+  assert_int_equal(rec->count, 1);
+  ev = bwt_event_at(rec, 0);
+  assert_int_equal(ev->type, BW_EV_RATE_LIMITED);
+  assert_string_equal(ev->name, "api");
+  assert_string_equal(ev->reason,
+                      "6 calls refused over 0.5 a second (burst 2)");
+  assert_int_equal(ev->field_count, 3);
+  assert_field_uint(ev, 0, "count", 6);
+  assert_string_equal(ev->fields[1].key, "rate_per_sec");
+  assert_int_equal(ev->fields[1].type, BW_FIELD_DOUBLE);
+  assert_true(ev->fields[1].d == 0.5);
+  assert_field_uint(ev, 2, "burst", 2);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1000 * MS);
+  assert_i64_eq(ev->wall_ns, BWT_T0_NS + 1000 * MS);
+
+  advance(e, 999 * MS); /* 999 ms since the summary */
+  REFUSE(e->rl, 1);
+  assert_int_equal(rec->count, 1);
+  advance(e, 1 * MS); /* admitted: no summary on an admission */
+  ADMIT(e->rl);
+  assert_int_equal(rec->count, 1);
+  advance(e, 500 * MS);
+  bw_ratelimit_free(e->rl); /* the one pending refusal, at the free */
+  e->rl = NULL;
+  assert_int_equal(rec->count, 2);
+  ev = bwt_event_at(rec, 1);
+  assert_field_uint(ev, 0, "count", 1);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 2500 * MS);
+
+  e->rl = bw_ratelimit_new(&cfg, &err); /* nothing refused: nothing sent */
+  assert_non_null(e->rl);
+  ADMIT(e->rl);
+  bw_ratelimit_free(e->rl);
+  e->rl = NULL;
+  assert_int_equal(rec->count, 2);
+  bw_sink_free(sink);
+  free(rec);
+}
+
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL object, never a crash; the void functions and
+ * the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_ratelimit_stats_t s;
+  bw_error_t err;
+  int64_t wait_ms = 7;
+  (void)state;
+  bw_ratelimit_config_init(NULL);
+  assert_status(bw_ratelimit_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_ratelimit_new(NULL, NULL));
+  assert_null(bw_ratelimit_new(NULL, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_status(bw_ratelimit_try_acquire(NULL, &wait_ms), BW_E_INVAL);
+  assert_i64_eq(wait_ms, 0);
+  assert_status(bw_ratelimit_try_acquire(NULL, NULL), BW_E_INVAL);
+  assert_i64_eq(bw_ratelimit_reserve_ns(NULL), BW_E_INVAL);
+  memset(&s, 0xA5, sizeof s);
+  bw_ratelimit_stats(NULL, &s);
+  assert_u64_eq(s.admitted, 0);
+  assert_u64_eq(s.limited, 0);
+  bw_ratelimit_stats(NULL, NULL);
+  assert_string_equal(bw_ratelimit_name(NULL), "");
+  bw_ratelimit_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -700,9 +800,11 @@ int main(void) {
       T(a_high_fractional_rate_stays_within_the_documented_bound),
       T(a_huge_pacer_backlog_saturates),
       T(the_verbs_allocate_nothing),
+      T(refusals_are_summarised_at_most_once_a_second),
 #undef T
       cmocka_unit_test(a_clock_that_goes_back_grants_nothing_extra),
       cmocka_unit_test(a_null_limiter_is_refused),
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(creation_survives_every_allocation_failure),
   };
   assert_int_equal(oom_install(), BW_OK);

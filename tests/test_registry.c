@@ -1154,8 +1154,30 @@ static void test_threads(void **state) {
   world_close(&w);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL registry, never a crash; the void functions and
+ * the free are no-ops. (A NULL configuration is not an error here:
+ * bw_registry_new(NULL, ...) builds the defaults.) */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_error_t err;
+  (void)state;
+  bw_registry_config_init(NULL);
+  assert_int_equal(bw_registry_set_breaker_config(NULL, "a", NULL, &err),
+                   BW_E_INVAL);
+  assert_null(bw_registry_breaker(NULL, "a", &err));
+  assert_null(bw_registry_find_breaker(NULL, "a"));
+  bw_registry_put(NULL, NULL);
+  assert_int_equal(bw_registry_evict_idle(NULL), 0);
+  assert_int_equal(bw_registry_size(NULL), 0);
+  bw_registry_foreach_breaker(NULL, NULL, NULL);
+  assert_int_equal(bw_registry_write_prometheus(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_registry_prometheus(NULL, NULL));
+  bw_registry_free(NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(test_seed_configs_applied),
       cmocka_unit_test(test_default_config_when_none_given),
       cmocka_unit_test(test_config_own_sink_wins),

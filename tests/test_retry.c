@@ -2341,8 +2341,43 @@ static void deciding_never_allocates(void **state) {
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value) for a NULL policy or iterator, never a crash; the void
+ * functions and the free are no-ops. bw_retry_policy_name(NULL) is NULL, as
+ * documented and asserted above. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_error_t err;
+  int64_t delay = 5;
+  double dj = 0;
+  (void)state;
+  bw_retry_config_init(NULL);
+  assert_int_equal(bw_retry_config_preset(NULL, "api"), BW_E_INVAL);
+  assert_int_equal(bw_retry_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_retry_policy_new(NULL, NULL));
+  assert_null(bw_retry_policy_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  bw_retry_policy_free(NULL);
+  bw_retry_begin(NULL, NULL, 0);
+  bw_retry_set_deadline(NULL, bw_deadline_none());
+  assert_null(bw_retry_attach_key(NULL, 0));
+  assert_int_equal(bw_retry_next(NULL, BW_VERDICT_TRANSIENT, -1, 0, &delay),
+                   BW_E_INVAL);
+  assert_int_equal(bw_retry_reason(NULL), 0);
+  assert_int_equal(bw_retry_attempts(NULL), 0);
+  assert_int_equal(bw_retry_delay_ms(NULL, 1, NULL, &dj), BW_E_INVAL);
+  assert_int_equal(bw_retry_delay_ms_ex(NULL, 1, NULL, &dj, &delay),
+                   BW_E_INVAL);
+  bw_uuidv7(0, NULL, NULL);
+  assert_int_equal(bw_retry_start(NULL, NULL, 0), BW_E_INVAL);
+  assert_int_equal(bw_retry_check_deadline(NULL, BW_VERDICT_TRANSIENT, 0),
+                   BW_E_INVAL);
+  assert_string_equal(bw_verdict_name((bw_verdict_t)99), "unknown");
+  assert_string_equal(bw_giveup_name((bw_giveup_t)99), "unknown");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       T(verdicts_and_give_up_reasons_have_stable_names),
       T(config_init_fills_the_documented_defaults),
       T(bad_configs_are_refused_naming_the_field),

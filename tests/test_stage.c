@@ -1155,8 +1155,123 @@ static void verbs_never_allocate(void **state) {
   bw_stage_free(s);
 }
 
+/* The NULL policy: every verb answers BW_E_INVAL (or its documented
+ * neutral value: idle) for a NULL stage, never a crash; the void functions
+ * and the free are no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_stage_stats_t s;
+  bw_stage_item_t it;
+  bw_stage_result_t res;
+  bw_batch_config_t bc;
+  bw_batch_plan_t plan;
+  bw_error_t err;
+  int x = 0;
+  (void)state;
+  memset(&it, 0, sizeof it);
+  bw_stage_config_init(NULL);
+  bw_batch_config_init(NULL);
+  bw_batch_config_init(&bc);
+  assert_int_equal(bw_stage_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_int_equal(bw_batch_config_validate(NULL, NULL), BW_E_INVAL);
+  assert_null(bw_stage_new(NULL, NULL));
+  assert_null(bw_stage_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  assert_int_equal(bw_stage_submit(NULL, &x, 0, 0, &res), BW_E_INVAL);
+  assert_int_equal(bw_stage_next(NULL, &it), BW_E_INVAL);
+  assert_int_equal(bw_stage_done(NULL, &it, BW_STAGE_PROCESSED), BW_E_INVAL);
+  assert_true(bw_stage_pressure(NULL) == 0.0);
+  assert_true(bw_stage_effective_pressure(NULL) == 0.0);
+  assert_int_equal(bw_stage_regime(NULL), BW_REGIME_NORMAL);
+  assert_int_equal(bw_stage_retry_after_ms(NULL), 0);
+  assert_true(bw_stage_service_rate(NULL) == 0.0);
+  assert_string_equal(bw_stage_name(NULL), "");
+  memset(&s, 0xA5, sizeof s);
+  bw_stage_stats(NULL, &s);
+  assert_int_equal(s.admitted, 0);
+  bw_stage_stats(NULL, NULL);
+  assert_int_equal(bw_stage_batch_plan(NULL, &bc, &plan, NULL), BW_E_INVAL);
+  assert_int_equal(bw_stage_set_notify(NULL, NULL, NULL), BW_E_INVAL);
+  assert_false(bw_stage_has_on_expired(NULL));
+  assert_string_equal(bw_edge_name((bw_edge_t)99), "unknown");
+  bw_stage_free(NULL);
+}
+
+/* ==== drop summaries ===================================================== */
+
+static void assert_dropped(const bwt_event_t *ev, uint64_t full, uint64_t shed,
+                           uint64_t expired, int64_t at_ns) {
+  assert_int_equal(ev->type, BW_EV_STAGE_DROPPED);
+  assert_string_equal(ev->name, "st");
+  assert_int_equal(ev->field_count, 5);
+  assert_field_uint(ev, 0, "count", full + shed + expired);
+  assert_field_uint(ev, 1, "rejected_ceiling", 0);
+  assert_field_uint(ev, 2, "rejected_full", full);
+  assert_field_uint(ev, 3, "shed", shed);
+  assert_field_uint(ev, 4, "expired", expired);
+  assert_i64_eq(ev->mono_ns, at_ns);
+  assert_i64_eq(ev->wall_ns, at_ns);
+}
+
+/* Refused, shed and expired items are summarised as stage_dropped at most
+ * once a second (the drop that finds a summary due included) and once more
+ * when the stage is freed. */
+static void drops_are_summarised_at_most_once_a_second(void **state) {
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_sink_t *sink;
+  bw_stage_config_t c;
+  bw_stage_t *s;
+  bw_stage_item_t a, d;
+  bw_stage_result_t r;
+  (void)state;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
+  assert_non_null(sink);
+  config(&c, "st", 1, 1);
+  c.wall_clock = clk;
+  c.sink = sink;
+  s = make(&c);
+
+  assert_status(submit(s, 1, 0, NULL), BW_QUEUE_ADMITTED);
+  assert_status(submit(s, 2, 0, NULL), BW_QUEUE_REJECTED);
+  advance_ms(999);
+  assert_status(submit(s, 3, 0, NULL), BW_QUEUE_REJECTED);
+  assert_int_equal(rec->count, 0);
+  advance_ms(1); /* T0 + 1000 ms: due */
+  assert_status(submit(s, 4, 0, &r), BW_QUEUE_REJECTED);
+  assert_int_equal(rec->count, 1);
+  assert_dropped(bwt_event_at(rec, 0), 3, 0, 0, BWT_T0_NS + 1000 * MS);
+  assert_string_equal(bwt_event_at(rec, 0)->reason,
+                      "3 items dropped: 0 refused above the regime's "
+                      "ceiling, 3 refused with the queue full, 0 shed, 0 "
+                      "expired");
+
+  a = take(s, 1);
+  assert_status(bw_stage_submit(s, IT(5), 0, now_ns() + 500 * MS, &r),
+                BW_QUEUE_ADMITTED);
+  advance_ms(600); /* T0 + 1600 ms: item 5 expired */
+  assert_status(bw_stage_done(s, &a, BW_STAGE_PROCESSED), BW_OK);
+  assert_status(bw_stage_next(s, &d), BW_E_DEADLINE);
+  assert_ptr_equal(d.data, IT(5));
+  assert_int_equal(rec->count, 1); /* 600 ms since the last summary */
+  assert_conserved(s);
+  advance_ms(100);
+  bw_stage_free(s); /* the one pending, at the free */
+  assert_int_equal(rec->count, 2);
+  assert_dropped(bwt_event_at(rec, 1), 0, 0, 1, BWT_T0_NS + 1700 * MS);
+
+  s = make(&c); /* nothing dropped: nothing sent */
+  assert_status(submit(s, 1, 0, NULL), BW_QUEUE_ADMITTED);
+  bw_stage_free(s);
+  assert_int_equal(rec->count, 2);
+  bw_sink_free(sink);
+  free(rec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
+      cmocka_unit_test_setup_teardown(
+          drops_are_summarised_at_most_once_a_second, setup, teardown),
       cmocka_unit_test_setup_teardown(defaults_are_documented, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_configs_are_refused_naming_the_field,
                                       setup, teardown),

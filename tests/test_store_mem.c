@@ -578,8 +578,79 @@ static void memory_backends_survive_every_failed_allocation(void **state) {
   oom_walk(idem_scenario);
 }
 
+/* The NULL policy: every verb of the store interfaces, the memory stores,
+ * parking and the reprocessor answers BW_E_INVAL (or NULL, "", "unknown")
+ * for a NULL object, never a crash; the void functions and frees are
+ * no-ops. */
+static void every_verb_answers_null_without_crashing(void **state) {
+  bw_error_t err;
+  uint64_t id = 0, w = 7, r = 9;
+  size_t n = 0;
+  bw_stored_item_t it;
+  bw_dlq_record_t dr;
+  bw_queue_store_stats_t qs;
+  bw_idem_record_t ir;
+  bw_idem_stats_t is;
+  bw_blob_t b;
+  bw_reprocessor_stats_t rs;
+  (void)state;
+  memset(&b, 0, sizeof b);
+  bw_queue_store_config_init(NULL);
+  assert_int_equal(bw_queue_store_config_validate(NULL, &err), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_enqueue(NULL, "a", 1, &id), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_enqueue_batch(NULL, &b, 1, &id, &n),
+                   BW_E_INVAL);
+  assert_int_equal(bw_queue_store_claim(NULL, 1, 10, &it, &n), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_ack(NULL, 1, 1), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_nack(NULL, 1, 1, 0), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_reject(NULL, 1, 1, "x"), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_dlq_list(NULL, 0, 1, &dr, &n), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_dlq_requeue(NULL, 1, &id), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_dlq_delete(NULL, 1), BW_E_INVAL);
+  assert_int_equal(bw_queue_store_stats(NULL, &qs), BW_E_INVAL);
+  assert_string_equal(bw_queue_store_name(NULL), "");
+  assert_string_equal(bw_queue_store_kind(NULL), "");
+  bw_queue_store_free(NULL);
+  bw_queue_store_config_levels(NULL, &w, &r);
+  assert_int_equal(w, 7);
+  assert_int_equal(r, 9);
+  bw_queue_event_warning(NULL, NULL, NULL, 0, 0, 0);
+  bw_queue_event_dead_lettered(NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0);
+  bw_queue_events_warning(NULL, 0);
+  bw_queue_events_dead(NULL, 0, 0, 0, NULL, NULL);
+  bw_queue_events_set_dead_count(NULL, 0);
+  bw_queue_events_emit(NULL, NULL, NULL, 0);
+  bw_stored_items_clear(NULL, 3);
+  bw_dlq_records_clear(NULL, 3);
+  assert_null(bw_mem_queue_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  bw_idem_config_init(NULL);
+  assert_int_equal(bw_idem_config_validate(NULL, &err), BW_E_INVAL);
+  assert_int_equal(bw_idem_begin(NULL, "k", &ir), BW_E_INVAL);
+  assert_int_equal(bw_idem_complete(NULL, "k", 1, 200, "r", 1), BW_E_INVAL);
+  assert_int_equal(bw_idem_abandon(NULL, "k", 1), BW_E_INVAL);
+  assert_int_equal(bw_idem_stats(NULL, &is), BW_E_INVAL);
+  assert_string_equal(bw_idem_store_name(NULL), "");
+  assert_string_equal(bw_idem_store_kind(NULL), "");
+  bw_idem_store_free(NULL);
+  bw_idem_record_clear(NULL);
+  assert_int_equal(bw_idem_key(NULL, 0, NULL, NULL, 0), BW_E_INVAL);
+  assert_null(bw_mem_idem_new(NULL, &err));
+  assert_int_equal(err.code, BW_E_INVAL);
+  bw_park_set_work(NULL, 0);
+  assert_int_equal(bw_park_fallback(NULL, BW_FAILURE_BREAKER, NULL),
+                   BW_E_INVAL);
+  bw_reprocessor_config_init(NULL);
+  assert_null(bw_reprocessor_new(NULL, &err));
+  assert_int_equal(bw_reprocessor_step(NULL, &n), BW_E_INVAL);
+  assert_int_equal(bw_reprocessor_stats(NULL, &rs), BW_E_INVAL);
+  bw_reprocessor_free(NULL);
+  assert_string_equal(bw_idem_state_name((bw_idem_state_t)99), "unknown");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(queue_defaults_are_the_asyncio_toolkits_guard),
       cmocka_unit_test(queue_config_errors_name_the_field),
       cmocka_unit_test(idem_config_defaults_and_errors),

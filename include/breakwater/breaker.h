@@ -73,30 +73,60 @@ typedef enum bw_trip_rule_e {
 /* "consecutive", "count_window", "time_window" or "unknown". */
 BW_EXTERN const char *bw_trip_rule_name(bw_trip_rule_t rule);
 
+/* What a per-call listener is told about (bw_breaker_listener_cb). */
+typedef enum bw_call_event_e {
+  BW_CALL_ADMITTED = 0, /* bw_breaker_acquire answered BW_OK */
+  BW_CALL_REJECTED = 1, /* bw_breaker_acquire answered a rejection */
+  BW_CALL_RELEASED = 2  /* bw_breaker_release, with the call's outcome */
+} bw_call_event_t;
+
+struct bw_breaker_s;
+
+/* A per-call listener (pybreaker's before_call / success / failure hooks):
+ * called once by every bw_breaker_acquire and bw_breaker_release that
+ * reached the breaker (not for a NULL breaker or permit, or an outcome out
+ * of range). `what` says which; `status` is the verb's own answer (acquire:
+ * BW_OK, BW_E_OPEN; release: BW_OK, BW_E_STALE); `outcome` is the released
+ * call's outcome (BW_SUCCESS for an acquire, where it means nothing).
+ *
+ * It runs on the thread that called the verb, synchronously, after the
+ * breaker decided (after any transition and its events) and with none of
+ * the breaker's locks held; calls on many threads run it concurrently. It
+ * may read the breaker (state, stats, name), but must not call the same
+ * breaker's blocking operations (threads.h's bw_breaker_call and the like,
+ * which would re-enter the listener and wait inside it) and should not
+ * acquire or release on it; it must be quick, since it runs inside every
+ * call. Off by default; unset, it costs one predictable branch per verb. */
+typedef void (*bw_breaker_listener_cb)(const struct bw_breaker_s *b,
+                                       bw_call_event_t what, int status,
+                                       bw_outcome_t outcome, void *userdata);
+
 typedef struct bw_breaker_config_s {
-  const char *name;             /* copied; default "breaker" */
-  bw_trip_rule_t trip_rule;     /* default BW_TRIP_CONSECUTIVE */
-  uint32_t failure_threshold;   /* consecutive rule; default 5, >= 1 */
-  double failure_ratio;         /* window rules; default 0.5, in (0, 1] */
-  uint32_t window_size;         /* count window, calls; default 100, >= 1 */
-  int64_t window_ms;            /* time window; default 10000, >= 1 */
-  uint32_t window_buckets;      /* time window; default 10, 1..window_ms */
-  uint32_t minimum_calls;       /* window rules; default 20, >= 1 (and
-                                   <= window_size for the count window) */
-  int64_t slow_call_ms;         /* 0 = off; window rules only; >= 0 */
-  double slow_call_ratio;       /* default 1.0, in (0, 1] */
-  int64_t break_ms;             /* OPEN duration; default 30000, >= 1 */
-  double break_multiplier;      /* growth on consecutive re-opens; default
-                                   1.0 (none), >= 1 */
-  int64_t max_break_ms;         /* growth cap; default 0 = break_ms;
-                                   otherwise >= break_ms */
-  uint32_t half_open_max_calls; /* probes in flight; default 1, >= 1 */
-  uint32_t success_threshold;   /* probe successes to close; default 1 */
-  int64_t half_open_timeout_ms; /* stuck-probe guard; default 60000, >= 1 */
-  bool metrics_only;            /* never reject; default false */
-  const bw_clock_t *clock;      /* default bw_clock_monotonic() */
-  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
-  bw_sink_t *sink;              /* events; default NULL (none) */
+  const char *name;                /* copied; default "breaker" */
+  bw_trip_rule_t trip_rule;        /* default BW_TRIP_CONSECUTIVE */
+  uint32_t failure_threshold;      /* consecutive rule; default 5, >= 1 */
+  double failure_ratio;            /* window rules; default 0.5, in (0, 1] */
+  uint32_t window_size;            /* count window, calls; default 100, >= 1 */
+  int64_t window_ms;               /* time window; default 10000, >= 1 */
+  uint32_t window_buckets;         /* time window; default 10, 1..window_ms */
+  uint32_t minimum_calls;          /* window rules; default 20, >= 1 (and
+                                      <= window_size for the count window) */
+  int64_t slow_call_ms;            /* 0 = off; window rules only; >= 0 */
+  double slow_call_ratio;          /* default 1.0, in (0, 1] */
+  int64_t break_ms;                /* OPEN duration; default 30000, >= 1 */
+  double break_multiplier;         /* growth on consecutive re-opens; default
+                                      1.0 (none), >= 1 */
+  int64_t max_break_ms;            /* growth cap; default 0 = break_ms;
+                                      otherwise >= break_ms */
+  uint32_t half_open_max_calls;    /* probes in flight; default 1, >= 1 */
+  uint32_t success_threshold;      /* probe successes to close; default 1 */
+  int64_t half_open_timeout_ms;    /* stuck-probe guard; default 60000, >= 1 */
+  bool metrics_only;               /* never reject; default false */
+  const bw_clock_t *clock;         /* default bw_clock_monotonic() */
+  const bw_clock_t *wall_clock;    /* event timestamps; default realtime */
+  bw_sink_t *sink;                 /* events; default NULL (none) */
+  bw_breaker_listener_cb listener; /* per-call listener; default NULL */
+  void *listener_userdata;         /* passed to listener */
 } bw_breaker_config_t;
 
 typedef struct bw_breaker_s bw_breaker_t;

@@ -50,22 +50,30 @@ BW_EXTERN const char *bw_budget_kind_name(bw_budget_kind_t kind);
 
 /* Only the fields of the chosen kind are checked (and used). */
 typedef struct bw_budget_config_s {
-  const char *name;           /* copied; default "budget"; 1..BW_NAME_MAX
-                                 bytes */
-  bw_budget_kind_t kind;      /* default TOKEN_BUCKET */
-  double max_tokens;          /* token bucket; default 10, in (0, 1e6], a
-                                 multiple of 0.001 */
-  double token_ratio;         /* token bucket; default 0.1, in (0, max], a
-                                 multiple of 0.001 */
-  double budget_percent;      /* ratio; default 20, in [0, 100] */
-  double min_retries_per_sec; /* ratio; default 3, in [0, 1e9] */
-  int64_t window_ms;          /* ratio; default 10000, in [10, 86400000] */
-  const bw_clock_t *clock;    /* ratio window; default NULL: the coarse
-                                 monotonic clock when window_ms >= 1000 (its
-                                 1-4 ms ticks are noise next to buckets of
-                                 100 ms or more, and it costs a few ns a read
-                                 instead of ~20), the precise one otherwise;
-                                 a clock given must have now_ns */
+  const char *name;             /* copied; default "budget"; 1..BW_NAME_MAX
+                                   bytes */
+  bw_budget_kind_t kind;        /* default TOKEN_BUCKET */
+  double max_tokens;            /* token bucket; default 10, in (0, 1e6], a
+                                   multiple of 0.001 */
+  double token_ratio;           /* token bucket; default 0.1, in (0, max], a
+                                   multiple of 0.001 */
+  double budget_percent;        /* ratio; default 20, in [0, 100] */
+  double min_retries_per_sec;   /* ratio; default 3, in [0, 1e9] */
+  int64_t window_ms;            /* ratio; default 10000, in [10, 86400000] */
+  const bw_clock_t *clock;      /* ratio window; default NULL: the coarse
+                                   monotonic clock when window_ms >= 1000 (its
+                                   1-4 ms ticks are noise next to buckets of
+                                   100 ms or more, and it costs a few ns a read
+                                   instead of ~20), the precise one otherwise;
+                                   a clock given must have now_ns; with a
+                                   sink, a token bucket reads it to time its
+                                   summaries (default: the coarse clock) */
+  const bw_clock_t *wall_clock; /* event timestamps; default NULL: realtime */
+  bw_sink_t *sink; /* retries_refused summaries and budget_exhausted (the
+                      first refusal after an allowed retry or creation;
+                      docs/events.md); default
+                      NULL (none). The clocks and sink must outlive the
+                      budget: its free flushes the last summary */
 } bw_budget_config_t;
 
 typedef struct bw_budget_s bw_budget_t;

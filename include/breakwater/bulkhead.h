@@ -41,6 +41,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 #include "limit.h"
 
 #ifdef __cplusplus
@@ -48,20 +49,25 @@ extern "C" {
 #endif
 
 typedef struct bw_bulkhead_config_s {
-  const char *name;        /* copied; default "bulkhead"; 1..BW_NAME_MAX */
-  uint32_t max_concurrent; /* default 10, 1..1000000 */
-  int64_t max_wait_ms;     /* a blocking acquire's wait (acquire_timed's
-                              bound); default 2000, 0 (never
-                              wait)..86400000 (a day) */
-  int64_t timeout_ms;      /* execution deadline after admission; default
-                              30000; 0 = none of its own (the thread
-                              deadline still applies); 0..86400000 */
-  uint32_t max_waiting;    /* waiters queued at once (threads and
-                              callbacks); default 1000, 0 (no queue)..
-                              1000000 */
-  const bw_clock_t *clock; /* default NULL: bw_clock_monotonic_coarse()
-                              when timeout_ms >= 1000, else
-                              bw_clock_monotonic() (see above) */
+  const char *name;             /* copied; default "bulkhead"; 1..BW_NAME_MAX */
+  uint32_t max_concurrent;      /* default 10, 1..1000000 */
+  int64_t max_wait_ms;          /* a blocking acquire's wait (acquire_timed's
+                                   bound); default 2000, 0 (never
+                                   wait)..86400000 (a day) */
+  int64_t timeout_ms;           /* execution deadline after admission; default
+                                   30000; 0 = none of its own (the thread
+                                   deadline still applies); 0..86400000 */
+  uint32_t max_waiting;         /* waiters queued at once (threads and
+                                   callbacks); default 1000, 0 (no queue)..
+                                   1000000 */
+  const bw_clock_t *clock;      /* default NULL: bw_clock_monotonic_coarse()
+                                   when timeout_ms >= 1000, else
+                                   bw_clock_monotonic() (see above) */
+  const bw_clock_t *wall_clock; /* event timestamps; default NULL: realtime */
+  bw_sink_t *sink; /* bulkhead_rejected summaries (docs/events.md); default
+                      NULL (none). The clock, wall clock and sink must
+                      outlive the bulkhead: its free flushes the last
+                      summary through them */
 } bw_bulkhead_config_t;
 
 typedef struct bw_bulkhead_s bw_bulkhead_t;

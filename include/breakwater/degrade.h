@@ -204,6 +204,10 @@ BW_EXTERN int bw_degrade_observe_gauge(bw_degrade_t *d, bw_regime_t regime);
  * level_count). */
 BW_EXTERN int bw_degrade_force_down_to(bw_degrade_t *d, uint32_t level);
 
+/* The NULL policy: the verbs above answer BW_E_INVAL for a NULL machine;
+ * the queries below read a NULL machine as level 0 named "" (name ""), stats
+ * fill zeros (a NULL out: nothing), and freeing NULL is a no-op. */
+
 /* The current level (one atomic load; no lock). */
 BW_EXTERN uint32_t bw_degrade_level(const bw_degrade_t *d);
 

@@ -42,7 +42,13 @@ extern "C" {
   XX(DEAD_LETTERED, "dead_lettered", "queue")                   \
   XX(REDIS_UNAVAILABLE, "redis_unavailable", "redis")           \
   XX(REDIS_RESTORED, "redis_restored", "redis")                 \
-  XX(LIMIT_CHANGED, "limit_changed", "limiter")
+  XX(LIMIT_CHANGED, "limit_changed", "limiter")                 \
+  XX(BULKHEAD_REJECTED, "bulkhead_rejected", "bulkhead")        \
+  XX(RATE_LIMITED, "rate_limited", "ratelimit")                 \
+  XX(RETRIES_REFUSED, "retries_refused", "budget")              \
+  XX(STAGE_DROPPED, "stage_dropped", "stage")                   \
+  XX(PIPELINE_GAVE_UP, "pipeline_gave_up", "pipeline")          \
+  XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,
@@ -115,7 +121,8 @@ BW_EXTERN void bw_sink_free(bw_sink_t *sink);
 
 /* Formats an event as one JSON object followed by '\n' into buf (always
  * NUL-terminated when size > 0). Returns the length the full line needs, not
- * counting the NUL, like snprintf: a result >= size means it was cut. */
+ * counting the NUL, like snprintf: a result >= size means it was cut. A NULL
+ * event formats as nothing: 0, and buf (when size > 0) is "". */
 BW_EXTERN size_t bw_event_format_json(const bw_event_t *event, char *buf,
                                       size_t size);
 

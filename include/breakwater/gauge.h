@@ -105,6 +105,11 @@ BW_EXTERN int bw_gauge_config_validate(const bw_gauge_config_t *cfg,
 BW_EXTERN bw_gauge_t *bw_gauge_new(const bw_gauge_config_t *cfg,
                                    bw_error_t *err);
 
+/* The NULL policy: a NULL gauge answers BW_E_INVAL to bw_gauge_update and
+ * reads as no pressure (regime NORMAL, ceiling UINT32_MAX, admits every
+ * priority, name ""); stats with a NULL gauge fill zeros, with a NULL out do
+ * nothing; freeing NULL is a no-op. */
+
 /* Feeds a pressure reading and returns the regime after it (>= 0), or
  * BW_E_INVAL (nothing changed) for a NaN, infinite or negative reading.
  * Readings above 1 are accepted (work in flight beyond the queue's bound). */

@@ -146,6 +146,12 @@ typedef struct bw_pipeline_config_s {
    * 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s. */
   uint32_t latency_bucket_count; /* 0..BW_PIPELINE_MAX_BUCKETS */
   int64_t latency_buckets_us[BW_PIPELINE_MAX_BUCKETS];
+  /* pipeline_gave_up events, one per call that ends in a failure (before
+   * the fallback runs; docs/events.md); default NULL (none). Its time is
+   * the now_ns the call was driven with; the sink and wall clock must
+   * outlive the pipeline. */
+  bw_sink_t *sink;
+  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_pipeline_config_t;
 
 /* Fills the documented defaults: no strategy, no fallback. */

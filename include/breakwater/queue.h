@@ -148,6 +148,10 @@ BW_EXTERN int bw_queue_enqueue(bw_queue_t *q, void *data, uint32_t priority,
  * BW_E_INVAL if q or out is NULL. */
 BW_EXTERN int bw_queue_dequeue(bw_queue_t *q, bw_queue_item_t *out);
 
+/* The NULL policy: the verbs above answer BW_E_INVAL for a NULL queue; the
+ * queries below read a NULL queue as empty (size 0, pressure 0, name ""),
+ * stats fill zeros (a NULL out: nothing), and freeing NULL is a no-op. */
+
 /* Items queued now. */
 BW_EXTERN uint32_t bw_queue_size(const bw_queue_t *q);
 /* size / max_size, in [0, 1]: the occupancy a pressure gauge reads. */

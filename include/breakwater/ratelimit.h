@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,11 @@ typedef struct bw_ratelimit_config_s {
                               coarse clock's 1-4 ms ticks would turn a limit
                               of more than burst per tick into one burst per
                               tick); a clock given must have now_ns */
+  const bw_clock_t *wall_clock; /* event timestamps; default NULL: realtime */
+  bw_sink_t *sink; /* rate_limited summaries (docs/events.md); default NULL
+                      (none). The clock, wall clock and sink must outlive
+                      the limiter: its free flushes the last summary
+                      through them */
 } bw_ratelimit_config_t;
 
 typedef struct bw_ratelimit_s bw_ratelimit_t;

@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 #include "gauge.h"
 #include "queue.h"
 
@@ -119,6 +120,11 @@ typedef struct bw_stage_config_s {
   bw_stage_expired_cb on_expired; /* default NULL: next() hands expired
                                      items back as BW_E_DEADLINE */
   void *userdata;                 /* for on_expired */
+  const bw_clock_t *wall_clock;   /* event timestamps; default realtime */
+  bw_sink_t *sink; /* stage_dropped summaries (refused, shed and expired
+                      items, docs/events.md); default NULL (none). The
+                      clocks and sink must outlive the stage: its free
+                      flushes the last summary */
 } bw_stage_config_t;
 
 typedef struct bw_stage_stats_s {
@@ -178,6 +184,11 @@ BW_EXTERN int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out);
  * flight. Complete each item exactly once. */
 BW_EXTERN int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
                             bw_stage_outcome_t outcome);
+
+/* The NULL policy: the verbs answer BW_E_INVAL for a NULL stage; the
+ * queries below read a NULL stage as idle (pressures 0, regime NORMAL,
+ * retry-after 0, service rate 0, name "", no on_expired), stats fill zeros
+ * (a NULL out: nothing), and freeing NULL is a no-op. */
 
 /* Own pressure, (queued + in_flight) / (queue_size + concurrency). */
 BW_EXTERN double bw_stage_pressure(const bw_stage_t *s);

@@ -248,7 +248,7 @@ BW_EXTERN void bw_queue_store_free(bw_queue_store_t *q);
 BW_EXTERN void *bw_store_malloc(size_t size);
 /* For implementers: the guard's integer thresholds for a validated
  * configuration. Warn when the depth reaches *warn_at; re-arm when it is
- * below *rearm_below. */
+ * below *rearm_below. A NULL cfg leaves both untouched. */
 BW_EXTERN void bw_queue_store_config_levels(const bw_queue_store_config_t *cfg,
                                             uint64_t *warn_at,
                                             uint64_t *rearm_below);

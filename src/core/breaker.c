@@ -77,6 +77,8 @@ struct bw_breaker_s {
   const bw_clock_t *clock;
   const bw_clock_t *wall;
   bw_sink_t *sink;
+  bw_breaker_listener_cb listener; /* NULL: none */
+  void *listener_ud;
   char *name;
 
   /* Consecutive failures: written on failures only (a success writes it
@@ -287,6 +289,8 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   b->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
   b->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   b->sink = cfg->sink;
+  b->listener = cfg->listener;
+  b->listener_ud = cfg->listener_userdata;
   if (b->rule == BW_TRIP_COUNT_WINDOW) {
     b->fq.pos = bw_calloc(b->window_size, sizeof(uint64_t));
     if (b->fq.pos == NULL) goto nomem;
@@ -750,6 +754,20 @@ static int bw__acquire_slow(bw_breaker_t *b, bw_permit_t *p, uint64_t w) {
   }
 }
 
+static BW__COLD void bw__listen_acquire(const bw_breaker_t *b, int rc) {
+  b->listener(b, rc == BW_OK ? BW_CALL_ADMITTED : BW_CALL_REJECTED, rc,
+              BW_SUCCESS, b->listener_ud);
+}
+
+/* The slow path and then the listener: a call, so that the hot paths keep
+ * their tail call and their frame. */
+static BW__NOINLINE int bw__acquire_slow_heard(bw_breaker_t *b, bw_permit_t *p,
+                                               uint64_t w) {
+  int rc = bw__acquire_slow(b, p, w);
+  if (BW__UNLIKELY(b->listener != NULL)) bw__listen_acquire(b, rc);
+  return rc;
+}
+
 int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
   if (BW__UNLIKELY((b == NULL) | (p == NULL))) return BW_E_INVAL;
   uint64_t w = atomic_load_explicit(&b->sw, memory_order_acquire);
@@ -763,6 +781,7 @@ int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
     p->kind = BW_PERMIT_NORMAL;
     p->reserved = 0;
     p->context = NULL;
+    if (BW__UNLIKELY(b->listener != NULL)) bw__listen_acquire(b, BW_OK);
     return BW_OK;
   }
   /* The other hot path: rejecting while OPEN costs one clock read and one
@@ -777,10 +796,11 @@ int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
                                                   memory_order_relaxed) >=
                        BW__SUMMARY_NS))
         bw__summary_maybe(b, now, BW_OPEN);
+      if (BW__UNLIKELY(b->listener != NULL)) bw__listen_acquire(b, BW_E_OPEN);
       return BW_E_OPEN;
     }
   }
-  return bw__acquire_slow(b, p, w);
+  return bw__acquire_slow_heard(b, p, w);
 }
 
 /* ---- release
@@ -886,15 +906,13 @@ static int bw__probe_release(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
   return rc;
 }
 
-int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
-                       bw_outcome_t outcome) {
+static inline __attribute__((always_inline)) int bw__release(
+    bw_breaker_t *b, const bw_permit_t *p, bw_outcome_t outcome) {
   bw__stripe_t *s;
   unsigned si;
   uint64_t w;
   int64_t now = 0;
   bool slow = false;
-  if (BW__UNLIKELY((b == NULL) | (p == NULL))) return BW_E_INVAL;
-  if ((unsigned)outcome > (unsigned)BW_IGNORED) return BW_E_INVAL;
   si = bw__stripe();
   s = &b->stripes[si];
   if (b->slow_ns > 0 || b->rule == BW_TRIP_TIME_WINDOW ||
@@ -934,6 +952,21 @@ int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
   default:
     return BW_OK; /* DISABLED: totals only */
   }
+}
+
+static BW__COLD void bw__listen_release(const bw_breaker_t *b, int rc,
+                                        bw_outcome_t outcome) {
+  b->listener(b, BW_CALL_RELEASED, rc, outcome, b->listener_ud);
+}
+
+int bw_breaker_release(bw_breaker_t *b, const bw_permit_t *p,
+                       bw_outcome_t outcome) {
+  int rc;
+  if (BW__UNLIKELY((b == NULL) | (p == NULL))) return BW_E_INVAL;
+  if ((unsigned)outcome > (unsigned)BW_IGNORED) return BW_E_INVAL;
+  rc = bw__release(b, p, outcome);
+  if (BW__UNLIKELY(b->listener != NULL)) bw__listen_release(b, rc, outcome);
+  return rc;
 }
 
 /* ---- queries and operator controls

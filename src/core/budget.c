@@ -18,10 +18,12 @@
  * - Counters (requests, outcomes, decisions) live in per-thread stripes. */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "internal.h"
+#include "summary.h"
 #include "window.h"
 
 /* Tokens are kept in thousandths: the resolution of max_tokens and
@@ -74,6 +76,11 @@ struct bw_budget_s {
                              min_retries_per_sec * window_ms */
   int64_t bucket_ns;      /* ratio: window_ms / 10 in ns */
   const bw_clock_t *clock;
+  const bw_clock_t *wall;
+  bw_sink_t *sink;
+  bw__summary_t summary;  /* refusals, summarised (only with a sink) */
+  _Atomic bool exhausted; /* with a sink: refusing since the last allowed
+                             retry (budget_exhausted emitted) */
   char *name;
   _Atomic uint64_t *win; /* ratio: BW__STRIPES * BW__WIN_STRIDE words */
   /* Ratio: 1 + the highest stripe that ever counted a request here. Read
@@ -255,6 +262,22 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
     atomic_init(&b->tokens, 0);
     bw__ret_init(b);
   }
+  b->sink = cfg->sink;
+  atomic_init(&b->exhausted, false);
+  b->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
+  if (b->clock == NULL && b->sink != NULL)
+    b->clock = cfg->clock != NULL /* a token bucket's summaries */
+                   ? cfg->clock
+                   : bw_clock_monotonic_coarse();
+  if (bw__summary_init(&b->summary,
+                       b->sink != NULL ? bw__clock_now(b->clock) : 0) != 0) {
+    bw_free_aligned((void *)b->win);
+    bw_free(b->name);
+    bw_free_aligned(b);
+    bw_error_set(err, BW_E_NOMEM, "", "cannot create the lock of budget '%s'",
+                 cfg->name);
+    return NULL;
+  }
   return b;
 nomem:
   if (b != NULL) {
@@ -266,8 +289,61 @@ nomem:
   return NULL;
 }
 
+/* Emits the refused retries since the last summary as one retries_refused
+ * event (the summary's lock held). */
+static void bw__budget_summarise_locked(bw_budget_t *b, int64_t now) {
+  uint64_t total = 0, n;
+  for (unsigned i = 0; i < BW__STRIPES; i++)
+    total += BW__LOAD(b->stripes[i].denied);
+  n = bw__summary_take(&b->summary, 0, total);
+  if (n == 0) return;
+  {
+    bw_field_t f[2];
+    char reason[128];
+    f[0].key = "count";
+    f[0].type = BW_FIELD_UINT;
+    f[0].v.u = n;
+    f[1].key = "budget";
+    f[1].type = BW_FIELD_STR;
+    f[1].v.s = bw_budget_kind_name(b->kind);
+    snprintf(reason, sizeof(reason), "%llu retries refused by the %s budget",
+             (unsigned long long)n, bw_budget_kind_name(b->kind));
+    bw_event_emit(b->sink, b->wall, now, BW_EV_RETRIES_REFUSED, b->name, reason,
+                  f, 2, NULL);
+  }
+}
+
+/* After a refusal was counted: budget_exhausted if the budget allowed the
+ * last retry (or none yet), then a summary when one is due. */
+static BW__COLD void bw__budget_refused(bw_budget_t *b) {
+  int64_t now = bw__clock_now(b->clock);
+  bool was = false;
+  if (atomic_compare_exchange_strong(&b->exhausted, &was, true)) {
+    bw_field_t f[1];
+    char reason[96];
+    f[0].key = "budget";
+    f[0].type = BW_FIELD_STR;
+    f[0].v.s = bw_budget_kind_name(b->kind);
+    snprintf(reason, sizeof(reason),
+             "the %s budget is spent: retries refused until it refills",
+             bw_budget_kind_name(b->kind));
+    bw_event_emit(b->sink, b->wall, now, BW_EV_BUDGET_EXHAUSTED, b->name,
+                  reason, f, 1, NULL);
+  }
+  if (!bw__summary_begin(&b->summary, now, false)) return;
+  bw__budget_summarise_locked(b, now);
+  bw__summary_end(&b->summary, now);
+}
+
 void bw_budget_free(bw_budget_t *b) {
   if (b == NULL) return;
+  if (b->sink != NULL) { /* the last summary: the clocks and sink outlive us */
+    int64_t now = bw__clock_now(b->clock);
+    bw__summary_begin(&b->summary, now, true);
+    bw__budget_summarise_locked(b, now);
+    bw__summary_end(&b->summary, now);
+  }
+  bw__summary_destroy(&b->summary);
   bw_free_aligned((void *)b->win);
   bw_free(b->name);
   bw_free_aligned(b);
@@ -719,10 +795,9 @@ __attribute__((noinline)) static bool bw__ratio_try(bw_budget_t *b) {
   return bw__ratio_decide(b, si, cur, req, h);
 }
 
-bool bw_budget_try_retry(bw_budget_t *b) {
+static inline bool bw__try_retry(bw_budget_t *b) {
   unsigned si;
   bool ok;
-  if (BW__UNLIKELY(b == NULL)) return false;
   if (b->kind != BW_BUDGET_TOKEN_BUCKET) return bw__ratio_try(b);
   si = bw__stripe();
   /* tokens > max / 2, in integers: for an odd max in thousandths this is
@@ -732,6 +807,19 @@ bool bw_budget_try_retry(bw_budget_t *b) {
     bw__bump(&b->stripes[si].allowed, si);
   else
     bw__bump(&b->stripes[si].denied, si);
+  return ok;
+}
+
+bool bw_budget_try_retry(bw_budget_t *b) {
+  bool ok;
+  if (BW__UNLIKELY(b == NULL)) return false;
+  ok = bw__try_retry(b);
+  if (BW__UNLIKELY(b->sink != NULL)) {
+    if (!ok)
+      bw__budget_refused(b);
+    else if (atomic_load_explicit(&b->exhausted, memory_order_relaxed))
+      atomic_store_explicit(&b->exhausted, false, memory_order_relaxed);
+  }
   return ok;
 }
 

@@ -19,9 +19,11 @@
 #include "breakwater/bulkhead.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "summary.h"
 
 #define BW__BH_MAX_CONCURRENT 1000000u
 #define BW__BH_MAX_WAITING 1000000u
@@ -48,6 +50,8 @@ struct bw_bulkhead_s {
   int64_t max_wait_ms;
   int64_t timeout_ns; /* 0 = none of its own */
   const bw_clock_t *clock;
+  const bw_clock_t *wall;
+  bw_sink_t *sink;
   char *name;
 
   /* Hot: read by every call, written by every admission and release. */
@@ -61,6 +65,9 @@ struct bw_bulkhead_s {
   _Atomic uint64_t admitted_after_wait;
   _Atomic uint64_t wait_timeouts;
   _Atomic uint64_t cancelled;
+
+  /* Refusals, summarised (only with a sink). */
+  bw__summary_t summary;
 
   bw__bh_stripe_t stripes[BW__STRIPES];
 };
@@ -187,25 +194,90 @@ bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
     bw_error_set(err, BW_E_NOMEM, "", "cannot create the bulkhead's lock");
     return NULL;
   }
+  bh->clock = cfg->clock != NULL        ? cfg->clock
+              : cfg->timeout_ms >= 1000 ? bw_clock_monotonic_coarse()
+                                        : bw_clock_monotonic();
+  /* Summaries are timed from creation; without a sink, no clock reading. */
+  if (bw__summary_init(&bh->summary,
+                       cfg->sink != NULL ? bw__clock_now(bh->clock) : 0) != 0) {
+    pthread_mutex_destroy(&bh->lock);
+    bw_free(bh->name);
+    bw_free_aligned(bh);
+    bw_error_set(err, BW_E_NOMEM, "", "cannot create the bulkhead's lock");
+    return NULL;
+  }
   bh->iface.vt = &bw__bh_vtable;
   bh->max = cfg->max_concurrent;
   bh->max_waiting = cfg->max_waiting;
   bh->max_wait_ms = cfg->max_wait_ms;
   bh->timeout_ns = cfg->timeout_ms * BW_NS_PER_MS;
-  /* An explicit clock is honoured. By default, an execution deadline of a
-   * second or more is timed on the coarse clock (4 ms ticks: under 0.4 %
-   * of the timeout), a shorter one on the precise clock. */
-  bh->clock = cfg->clock != NULL        ? cfg->clock
-              : cfg->timeout_ms >= 1000 ? bw_clock_monotonic_coarse()
-                                        : bw_clock_monotonic();
+  /* The clock (set above): an explicit clock is honoured. By default, an
+   * execution deadline of a second or more is timed on the coarse clock (4
+   * ms ticks: under 0.4 % of the timeout), a shorter one on the precise
+   * clock. */
+  bh->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
+  bh->sink = cfg->sink;
   atomic_init(&bh->in_use, 0);
   atomic_init(&bh->waiting, 0);
   bw_error_clear(err);
   return bh;
 }
 
+/* Emits the refusals since the last summary as one bulkhead_rejected event
+ * (the summary's lock held). */
+static void bw__bh_summarise_locked(bw_bulkhead_t *bh, int64_t now) {
+  uint64_t t[3] = {0, 0, 0}, full, deadline, waits;
+  for (unsigned i = 0; i < BW__STRIPES; i++) {
+    t[0] += BW__LOAD(bh->stripes[i].rejected_full);
+    t[1] += BW__LOAD(bh->stripes[i].rejected_deadline);
+  }
+  t[2] = BW__LOAD(bh->wait_timeouts);
+  full = bw__summary_take(&bh->summary, 0, t[0]);
+  deadline = bw__summary_take(&bh->summary, 1, t[1]);
+  waits = bw__summary_take(&bh->summary, 2, t[2]);
+  if (full + deadline + waits == 0) return;
+  {
+    bw_field_t f[5];
+    char reason[160];
+    const char *keys[4] = {"count", "full", "deadline", "wait_timeouts"};
+    uint64_t v[4] = {full + deadline + waits, full, deadline, waits};
+    for (int i = 0; i < 4; i++) {
+      f[i].key = keys[i];
+      f[i].type = BW_FIELD_UINT;
+      f[i].v.u = v[i];
+    }
+    f[4].key = "max_concurrent";
+    f[4].type = BW_FIELD_UINT;
+    f[4].v.u = bh->max;
+    snprintf(reason, sizeof(reason),
+             "%llu calls rejected: %llu with every slot taken, %llu past "
+             "their deadline, %llu waits timed out",
+             (unsigned long long)v[0], (unsigned long long)full,
+             (unsigned long long)deadline, (unsigned long long)waits);
+    bw_event_emit(bh->sink, bh->wall, now, BW_EV_BULKHEAD_REJECTED, bh->name,
+                  reason, f, 5, NULL);
+  }
+}
+
+/* After a refusal was counted: a summary when one is due. */
+static void bw__bh_refused(bw_bulkhead_t *bh) {
+  int64_t now;
+  if (bh->sink == NULL) return;
+  now = bw__clock_now(bh->clock);
+  if (!bw__summary_begin(&bh->summary, now, false)) return;
+  bw__bh_summarise_locked(bh, now);
+  bw__summary_end(&bh->summary, now);
+}
+
 void bw_bulkhead_free(bw_bulkhead_t *bh) {
   if (bh == NULL) return;
+  if (bh->sink != NULL) { /* the last summary: the clock and sink outlive us */
+    int64_t now = bw__clock_now(bh->clock);
+    bw__summary_begin(&bh->summary, now, true);
+    bw__bh_summarise_locked(bh, now);
+    bw__summary_end(&bh->summary, now);
+  }
+  bw__summary_destroy(&bh->summary);
   pthread_mutex_destroy(&bh->lock);
   bw_free(bh->name);
   bw_free_aligned(bh);
@@ -296,10 +368,14 @@ int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p) {
   int64_t now, td;
   unsigned s;
   if (bh == NULL || p == NULL) return BW_E_INVAL;
-  if (bw__bh_now(bh, &now, &td) != BW_OK) return BW_E_DEADLINE;
+  if (bw__bh_now(bh, &now, &td) != BW_OK) {
+    bw__bh_refused(bh);
+    return BW_E_DEADLINE;
+  }
   s = bw__stripe();
   if (bw__bh_admit_at_once(bh, p, now, td, s)) return BW_OK;
   bw__bump(&bh->stripes[s].rejected_full, s);
+  bw__bh_refused(bh);
   return BW_E_FULL;
 }
 
@@ -399,7 +475,10 @@ static int bw__bh_acquire_queued(bw_bulkhead_t *bh, bw_permit_t *p,
   unsigned s;
   int rc;
   if (bh == NULL || p == NULL || w == NULL || cb == NULL) return BW_E_INVAL;
-  if (bw__bh_now(bh, &now, &td) != BW_OK) return BW_E_DEADLINE;
+  if (bw__bh_now(bh, &now, &td) != BW_OK) {
+    bw__bh_refused(bh);
+    return BW_E_DEADLINE;
+  }
   s = bw__stripe();
   if (bw__bh_admit_at_once(bh, p, now, td, s)) return BW_OK;
   if (wait_ms != NULL) {
@@ -409,6 +488,7 @@ static int bw__bh_acquire_queued(bw_bulkhead_t *bh, bw_permit_t *p,
     if (bh->max_wait_ms == 0) ms = 0;
     if (ms <= 0) {
       bw__bump(&bh->stripes[s].rejected_full, s);
+      bw__bh_refused(bh);
       return BW_E_FULL;
     }
   }
@@ -445,6 +525,7 @@ static int bw__bh_acquire_queued(bw_bulkhead_t *bh, bw_permit_t *p,
   }
   pthread_mutex_unlock(&bh->lock);
   bw__bh_run_ready(ready);
+  if (rc == BW_E_FULL) bw__bh_refused(bh);
   return rc;
 }
 
@@ -482,8 +563,11 @@ int bw_bulkhead_cancel(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
 }
 
 int bw_bulkhead_cancel_timeout(bw_bulkhead_t *bh, bw_bulkhead_waiter_t *w) {
+  int rc;
   if (bh == NULL || w == NULL) return BW_E_INVAL;
-  return bw__bh_remove(bh, w, &bh->wait_timeouts);
+  rc = bw__bh_remove(bh, w, &bh->wait_timeouts);
+  if (rc == BW_OK) bw__bh_refused(bh);
+  return rc;
 }
 
 int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {

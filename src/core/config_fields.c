@@ -116,6 +116,8 @@ static const bw_config_field_t breaker_fields[] = {
     PTR(T, clock, "null", "monotonic clock; null = bw_clock_monotonic()"),
     PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
     PTR(T, sink, "null", "events; null = none"),
+    PTR(T, listener, "null", "per-call listener; null = none"),
+    PTR(T, listener_userdata, "null", "for listener"),
 };
 #undef T
 
@@ -170,6 +172,8 @@ static const bw_config_field_t budget_fields[] = {
         "ratio: retries always allowed per second of window"),
     MS(T, window_ms, 10, DAY_MS, 0, "10000", "ratio: the sliding window"),
     PTR(T, clock, "null", "the ratio window's clock; null = monotonic"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "retries_refused summaries; null = none"),
 };
 #undef T
 
@@ -184,6 +188,8 @@ static const bw_config_field_t bulkhead_fields[] = {
     U32(T, max_waiting, 0, 1000000, 0, "1000",
         "waiters queued at once; 0 = no queue"),
     PTR(T, clock, "null", "null = coarse or precise monotonic (bulkhead.h)"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "bulkhead_rejected summaries; null = none"),
 };
 #undef T
 
@@ -250,6 +256,8 @@ static const bw_config_field_t ratelimit_fields[] = {
     U32(T, burst, 1, U32_MAX, 0, "1",
         "calls at once; burst / rate_per_sec at most a year"),
     PTR(T, clock, "null", "null = bw_clock_monotonic()"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "rate_limited summaries; null = none"),
 };
 #undef T
 
@@ -365,6 +373,8 @@ static const bw_config_field_t stage_fields[] = {
     PTR(T, clock, "null", "null = bw_clock_monotonic()"),
     PTR(T, on_expired, "null", "expired-item callback"),
     PTR(T, userdata, "null", "for on_expired"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "stage_dropped summaries; null = none"),
 };
 #undef GCEIL
 #undef G

@@ -85,6 +85,7 @@ const char *bw_degrade_reason_name(bw_degrade_reason_t reason) {
 }
 
 void bw_degrade_config_init(bw_degrade_config_t *cfg) {
+  if (cfg == NULL) return;
   memset(cfg, 0, sizeof(*cfg));
   cfg->name = "degrade";
   cfg->level_count = 4;
@@ -420,23 +421,27 @@ int bw_degrade_force_down_to(bw_degrade_t *d, uint32_t level) {
 }
 
 uint32_t bw_degrade_level(const bw_degrade_t *d) {
+  if (d == NULL) return 0;
   return atomic_load_explicit(&d->level_atomic, memory_order_acquire);
 }
 
 const char *bw_degrade_level_name(const bw_degrade_t *d, uint32_t level) {
-  return level < d->count ? d->level_names[level] : "";
+  return d != NULL && level < d->count ? d->level_names[level] : "";
 }
 
 const char *bw_degrade_name(const bw_degrade_t *d) {
-  return d->name;
+  return d == NULL ? "" : d->name;
 }
 
 void bw_degrade_stats(const bw_degrade_t *d, bw_degrade_stats_t *out) {
   /* Reading takes the lock too (for one consistent snapshot); the object is
    * not const underneath, only the caller's view of it. */
-  pthread_mutex_t *lock = (pthread_mutex_t *)&d->lock;
+  pthread_mutex_t *lock;
   int64_t now;
+  if (out == NULL) return;
   memset(out, 0, sizeof(*out));
+  if (d == NULL) return;
+  lock = (pthread_mutex_t *)&d->lock;
   pthread_mutex_lock(lock);
   now = bw__clock_now(d->clock);
   out->level = d->level;

@@ -329,6 +329,10 @@ static bool bw__reserved_key(const char *k) {
 size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
   bw__out_t o = {buf, size, 0};
   char ts[40];
+  if (ev == NULL) { /* the NULL policy: nothing to format */
+    if (buf != NULL && size > 0) buf[0] = '\0';
+    return 0;
+  }
   bw__puts(&o, "{\"event\":");
   bw__put_json_str(&o, bw_event_type_name(ev->type));
   bw__put_key(&o, "ts");

@@ -43,6 +43,7 @@ const char *bw_regime_name(bw_regime_t r) {
 }
 
 void bw_gauge_config_init(bw_gauge_config_t *cfg) {
+  if (cfg == NULL) return;
   memset(cfg, 0, sizeof(*cfg));
   cfg->name = "gauge";
   cfg->degraded_at = 0.6;
@@ -196,10 +197,12 @@ int bw_gauge_update(bw_gauge_t *g, double p) {
 }
 
 bw_regime_t bw_gauge_regime(const bw_gauge_t *g) {
+  if (g == NULL) return BW_REGIME_NORMAL;
   return (bw_regime_t)atomic_load_explicit(&g->regime, memory_order_acquire);
 }
 
 uint32_t bw_gauge_ceiling(const bw_gauge_t *g) {
+  if (g == NULL) return UINT32_MAX;
   return g->ceiling[bw_gauge_regime(g)];
 }
 
@@ -208,14 +211,16 @@ bool bw_gauge_admits(const bw_gauge_t *g, uint32_t priority) {
 }
 
 const char *bw_gauge_name(const bw_gauge_t *g) {
-  return g->name;
+  return g == NULL ? "" : g->name;
 }
 
 void bw_gauge_stats(const bw_gauge_t *g, bw_gauge_stats_t *out) {
   bw_gauge_t *m = (bw_gauge_t *)(uintptr_t)g; /* the lock is not state */
   int64_t now;
   int r;
+  if (out == NULL) return;
   memset(out, 0, sizeof(*out));
+  if (g == NULL) return;
   pthread_mutex_lock(&m->lock);
   now = bw__clock_now(g->clock);
   r = atomic_load_explicit(&m->regime, memory_order_relaxed);

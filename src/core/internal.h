@@ -18,6 +18,8 @@
 #define BW__LIKELY(x) __builtin_expect(!!(x), 1)
 #define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define BW__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define BW__NOINLINE __attribute__((noinline))
+#define BW__COLD __attribute__((noinline, cold))
 
 /* Counter stripes: counters that every call bumps are split so that two
  * cores never fight over one cache line. The first BW__EXCL_STRIPES stripes

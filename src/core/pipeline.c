@@ -2,6 +2,7 @@
  * state machine per call (see pipeline.h for the semantics). */
 #include "breakwater/pipeline.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -46,6 +47,8 @@ struct bw_pipeline_s {
   void *fallback_userdata;
   uint32_t nbuckets;                          /* latency bounds */
   int64_t bucket_ns[BW_PIPELINE_MAX_BUCKETS]; /* upper bounds */
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
 };
 
 /* The default latency bounds, 1 ms .. 30 s, in microseconds. */
@@ -423,6 +426,8 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
   }
   pl->fallback = cfg->fallback;
   pl->fallback_userdata = cfg->fallback_userdata;
+  pl->sink = cfg->sink;
+  pl->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
   return pl;
 }
 
@@ -514,6 +519,28 @@ static void leave_unsent(bw_pipeline_call_t *c) {
     leave_as(c, pl->retry_at + 1, pl->count, BW_IGNORED, false);
 }
 
+/* One pipeline_gave_up event for a call that ended in a failure. */
+static void gave_up(const bw_pipeline_call_t *c, int64_t now_ns,
+                    bw_failure_t why) {
+  const bw_pipeline_t *pl = c->pl;
+  bw_field_t f[3];
+  char reason[96];
+  int64_t elapsed = now_ns > c->start_ns ? now_ns - c->start_ns : 0;
+  f[0].key = "failure";
+  f[0].type = BW_FIELD_STR;
+  f[0].v.s = bw_failure_name(why);
+  f[1].key = "attempts";
+  f[1].type = BW_FIELD_UINT;
+  f[1].v.u = c->attempt;
+  f[2].key = "elapsed_ms";
+  f[2].type = BW_FIELD_INT;
+  f[2].v.i = elapsed / BW_NS_PER_MS;
+  snprintf(reason, sizeof(reason), "gave up (%s) after %u attempts",
+           bw_failure_name(why), (unsigned)c->attempt);
+  bw_event_emit(pl->sink, pl->wall, now_ns, BW_EV_PIPELINE_GAVE_UP, pl->name,
+                reason, f, 3, NULL);
+}
+
 static int finish(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
   const bw_pipeline_t *pl = c->pl;
   leave(c, 0, pl->count);
@@ -530,6 +557,7 @@ static int finish(bw_pipeline_call_t *c, bw_failure_t why, int64_t now_ns) {
     b++;
   bw__bump(&st->lat[b], si);
   bw__bump_n(&st->lat_sum_ns, si, (uint64_t)took);
+  if (why != BW_FAILURE_NONE && pl->sink != NULL) gave_up(c, now_ns, why);
   if (why != BW_FAILURE_NONE && pl->fallback != NULL) {
     c->fallback_ran = true;
     c->fallback_rc = pl->fallback(pl->fallback_userdata, why, c);

@@ -86,6 +86,7 @@ const char *bw_admission_name(int a) {
 }
 
 void bw_queue_config_init(bw_queue_config_t *cfg) {
+  if (cfg == NULL) return;
   memset(cfg, 0, sizeof(*cfg));
   cfg->name = "queue";
   cfg->max_size = 0;
@@ -338,21 +339,25 @@ int bw_queue_dequeue(bw_queue_t *q, bw_queue_item_t *out) {
 }
 
 uint32_t bw_queue_size(const bw_queue_t *q) {
+  if (q == NULL) return 0;
   return atomic_load_explicit(&q->size, memory_order_relaxed);
 }
 
 double bw_queue_pressure(const bw_queue_t *q) {
+  if (q == NULL) return 0.0;
   return (double)atomic_load_explicit(&q->size, memory_order_relaxed) /
          (double)q->max_size;
 }
 
 const char *bw_queue_name(const bw_queue_t *q) {
-  return q->name;
+  return q == NULL ? "" : q->name;
 }
 
 void bw_queue_stats(const bw_queue_t *q, bw_queue_stats_t *out) {
   bw_queue_t *m = (bw_queue_t *)(uintptr_t)q; /* the lock is not state */
+  if (out == NULL) return;
   memset(out, 0, sizeof(*out));
+  if (q == NULL) return;
   pthread_mutex_lock(&m->lock);
   out->admitted = q->admitted;
   out->rejected = q->rejected;

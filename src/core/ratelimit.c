@@ -15,9 +15,11 @@
  * but a relative origin makes every reading small and the arithmetic plain.
  * docs/ratelimit.md has the user's view. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "summary.h"
 
 #define BW__FRAC_BITS 4
 #define BW__UNITS_PER_NS (INT64_C(1) << BW__FRAC_BITS)
@@ -42,10 +44,17 @@ struct bw_ratelimit_s {
   int64_t tau_units; /* tolerance (burst - 1) * T */
   int64_t origin_ns; /* clock reading at creation: unit 0 */
   const bw_clock_t *clock;
+  const bw_clock_t *wall;
+  bw_sink_t *sink;
+  double rate;
+  uint32_t burst;
   char *name;
 
   /* The one word every admission writes: its own pair of lines. */
   BW__PAIR_ALIGNED _Atomic uint64_t tat;
+
+  /* Refusals, summarised (only with a sink). */
+  bw__summary_t summary;
 
   bw__rstripe_t stripes[BW__STRIPES];
 };
@@ -103,6 +112,17 @@ bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
   rl->tau_units = (int64_t)(cfg->burst - 1) * rl->t_units;
   rl->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
   rl->origin_ns = bw__clock_now(rl->clock);
+  rl->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
+  rl->sink = cfg->sink;
+  rl->rate = cfg->rate_per_sec;
+  rl->burst = cfg->burst;
+  if (bw__summary_init(&rl->summary, rl->origin_ns) != 0) {
+    bw_free(rl->name);
+    bw_free_aligned(rl);
+    bw_error_set(err, BW_E_NOMEM, "",
+                 "cannot create the lock of rate limiter '%s'", cfg->name);
+    return NULL;
+  }
   /* TAT = now: the whole burst is available at once. */
   atomic_init(&rl->tat, 0);
   return rl;
@@ -116,8 +136,43 @@ nomem:
   return NULL;
 }
 
+/* Emits the refusals since the last summary as one rate_limited event (the
+ * summary's lock held). */
+static void bw__rl_summarise_locked(bw_ratelimit_t *rl, int64_t now) {
+  uint64_t total = 0, n;
+  for (unsigned i = 0; i < BW__STRIPES; i++)
+    total += BW__LOAD(rl->stripes[i].limited);
+  n = bw__summary_take(&rl->summary, 0, total);
+  if (n == 0) return;
+  {
+    bw_field_t f[3];
+    char reason[128];
+    f[0].key = "count";
+    f[0].type = BW_FIELD_UINT;
+    f[0].v.u = n;
+    f[1].key = "rate_per_sec";
+    f[1].type = BW_FIELD_DOUBLE;
+    f[1].v.d = rl->rate;
+    f[2].key = "burst";
+    f[2].type = BW_FIELD_UINT;
+    f[2].v.u = rl->burst;
+    snprintf(reason, sizeof(reason),
+             "%llu calls refused over %g a second (burst %u)",
+             (unsigned long long)n, rl->rate, rl->burst);
+    bw_event_emit(rl->sink, rl->wall, now, BW_EV_RATE_LIMITED, rl->name, reason,
+                  f, 3, NULL);
+  }
+}
+
 void bw_ratelimit_free(bw_ratelimit_t *rl) {
   if (rl == NULL) return;
+  if (rl->sink != NULL) { /* the last summary: the clock and sink outlive us */
+    int64_t now = bw__clock_now(rl->clock);
+    bw__summary_begin(&rl->summary, now, true);
+    bw__rl_summarise_locked(rl, now);
+    bw__summary_end(&rl->summary, now);
+  }
+  bw__summary_destroy(&rl->summary);
   bw_free(rl->name);
   bw_free_aligned(rl);
 }
@@ -167,6 +222,14 @@ int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms) {
       if (wait_ms != NULL)
         *wait_ms =
             (ahead - rl->tau_units + BW__UNITS_PER_MS - 1) / BW__UNITS_PER_MS;
+      if (rl->sink != NULL) {
+        /* The reading in ns, from the same `now` (mod 2^64, as units). */
+        int64_t ns = rl->origin_ns + (int64_t)(now >> BW__FRAC_BITS);
+        if (bw__summary_begin(&rl->summary, ns, false)) {
+          bw__rl_summarise_locked(rl, ns);
+          bw__summary_end(&rl->summary, ns);
+        }
+      }
       return BW_E_FULL;
     }
     if (atomic_compare_exchange_weak_explicit(

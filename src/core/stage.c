@@ -15,6 +15,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "breakwater/stage.h"
@@ -47,7 +48,60 @@ struct bw_stage_s {
   /* An outside runner's wake-up: called under the lock (see the top). */
   bw_stage_notify_fn notify;
   void *notify_userdata;
+  /* Drops (refused, shed, expired), summarised at most once a second. */
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
+  int64_t sum_at;
+  uint64_t sum_taken[4];
 };
+
+/* A summary taken under the lock, emitted after it is dropped. */
+typedef struct bw__stage_sum_s {
+  uint64_t d[4]; /* rejected_ceiling, rejected_full, shed, expired */
+  int64_t now;
+} bw__stage_sum_t;
+
+/* Under the lock: true (and *x filled) when drops since the last summary
+ * are to be reported now: a second has passed since it, or force. */
+static bool bw__stage_sum_due(bw_stage_t *s, int64_t now, bool force,
+                              bw__stage_sum_t *x) {
+  const uint64_t tot[4] = {s->rej_ceiling, s->rej_full, s->shed, s->expired};
+  uint64_t any = 0;
+  if (s->sink == NULL) return false;
+  if (!force && now - s->sum_at < BW_NS_PER_S) return false;
+  s->sum_at = now;
+  for (int i = 0; i < 4; i++) {
+    x->d[i] = tot[i] - s->sum_taken[i];
+    s->sum_taken[i] = tot[i];
+    any |= x->d[i];
+  }
+  x->now = now;
+  return any != 0;
+}
+
+static void bw__stage_sum_emit(const bw_stage_t *s, const bw__stage_sum_t *x) {
+  static const char *const keys[4] = {"rejected_ceiling", "rejected_full",
+                                      "shed", "expired"};
+  bw_field_t f[5];
+  char reason[192];
+  uint64_t n = x->d[0] + x->d[1] + x->d[2] + x->d[3];
+  f[0].key = "count";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = n;
+  for (int i = 0; i < 4; i++) {
+    f[i + 1].key = keys[i];
+    f[i + 1].type = BW_FIELD_UINT;
+    f[i + 1].v.u = x->d[i];
+  }
+  snprintf(reason, sizeof(reason),
+           "%llu items dropped: %llu refused above the regime's ceiling, "
+           "%llu refused with the queue full, %llu shed, %llu expired",
+           (unsigned long long)n, (unsigned long long)x->d[0],
+           (unsigned long long)x->d[1], (unsigned long long)x->d[2],
+           (unsigned long long)x->d[3]);
+  bw_event_emit(s->sink, s->wall, x->now, BW_EV_STAGE_DROPPED, s->name, reason,
+                f, 5, NULL);
+}
 
 const char *bw_edge_name(bw_edge_t e) {
   switch (e) {
@@ -63,6 +117,7 @@ const char *bw_edge_name(bw_edge_t e) {
 }
 
 void bw_stage_config_init(bw_stage_config_t *cfg) {
+  if (cfg == NULL) return;
   memset(cfg, 0, sizeof(*cfg));
   cfg->name = "stage";
   cfg->queue_size = 0;
@@ -195,6 +250,9 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   memcpy(s->ceiling, cfg->gauge.ceiling, sizeof(s->ceiling));
   s->window_ns = cfg->rate_window_ms * BW_NS_PER_MS;
   s->win_start = bw__clock_now(s->clock);
+  s->sink = cfg->sink;
+  s->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
+  s->sum_at = s->win_start;
   s->alpha = cfg->rate_alpha;
   s->min_retry_ms = cfg->min_retry_after_ms;
   s->max_retry_ms = cfg->max_retry_after_ms;
@@ -216,7 +274,12 @@ nomem:
 }
 
 void bw_stage_free(bw_stage_t *s) {
+  bw__stage_sum_t x;
   if (s == NULL) return;
+  /* The last summary: the clocks and sink outlive the stage. */
+  if (s->sink != NULL &&
+      bw__stage_sum_due(s, bw__clock_now(s->clock), true, &x))
+    bw__stage_sum_emit(s, &x);
   pthread_mutex_destroy(&s->lock);
   bw_gauge_free(s->g);
   bw_queue_free(s->q);
@@ -245,6 +308,7 @@ static double bw__publish(bw_stage_t *s) {
 }
 
 double bw_stage_pressure(const bw_stage_t *s) {
+  if (s == NULL) return 0.0;
   return bw__load_pressure(s);
 }
 
@@ -335,11 +399,13 @@ static int64_t bw__retry_after(bw_stage_t *s) {
 }
 
 int64_t bw_stage_retry_after_ms(bw_stage_t *s) {
+  if (s == NULL) return 0;
   return bw__retry_after(s);
 }
 
 double bw_stage_service_rate(bw_stage_t *s) {
   double r;
+  if (s == NULL) return 0.0;
   pthread_mutex_lock(&s->lock);
   bw__fold(s, bw__clock_now(s->clock));
   r = s->measured ? s->rate : 0.0;
@@ -349,6 +415,7 @@ double bw_stage_service_rate(bw_stage_t *s) {
 
 bw_regime_t bw_stage_regime(bw_stage_t *s) {
   bw_regime_t r;
+  if (s == NULL) return BW_REGIME_NORMAL;
   pthread_mutex_lock(&s->lock);
   r = bw__feed(s, NULL);
   pthread_mutex_unlock(&s->lock);
@@ -356,7 +423,7 @@ bw_regime_t bw_stage_regime(bw_stage_t *s) {
 }
 
 const char *bw_stage_name(const bw_stage_t *s) {
-  return s->name;
+  return s == NULL ? "" : s->name;
 }
 
 /* ---- verbs -------------------------------------------------------------- */
@@ -366,11 +433,15 @@ int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
   int rc;
   double eff;
   bw_regime_t regime;
+  bw__stage_sum_t x;
+  bool due = false;
+  int64_t now;
   if (s == NULL || res == NULL) return BW_E_INVAL;
   if (priority >= s->levels) return BW_E_RANGE;
   memset(res, 0, sizeof(*res));
   pthread_mutex_lock(&s->lock);
-  bw__fold(s, bw__clock_now(s->clock));
+  now = bw__clock_now(s->clock);
+  bw__fold(s, now);
   s->submitted++;
   regime = bw__feed(s, &eff);
   if (priority > s->ceiling[regime]) {
@@ -390,7 +461,10 @@ int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
       if (s->notify != NULL) s->notify(s, s->notify_userdata);
     }
   }
+  if (rc == BW_QUEUE_REJECTED || rc == BW_QUEUE_SHED)
+    due = bw__stage_sum_due(s, now, false, &x);
   pthread_mutex_unlock(&s->lock);
+  if (due) bw__stage_sum_emit(s, &x);
   res->outcome = rc;
   res->regime = regime;
   res->pressure = eff;
@@ -407,6 +481,8 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
   bw_queue_item_t qi;
   int64_t now;
   int rc;
+  bool dropped = false, due = false;
+  bw__stage_sum_t x;
   if (s == NULL || out == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&s->lock);
   for (;;) {
@@ -420,6 +496,7 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
     if (rc == BW_E_NOTFOUND) break;
     if (rc == BW_E_DEADLINE) {
       s->expired++;
+      dropped = true;
       bw__publish(s);
       (void)bw__feed(s, NULL);
       if (s->on_expired == NULL) {
@@ -448,7 +525,9 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
     out->start_ns = now;
     break;
   }
+  if (dropped) due = bw__stage_sum_due(s, now, false, &x);
   pthread_mutex_unlock(&s->lock);
+  if (due) bw__stage_sum_emit(s, &x);
   return rc;
 }
 
@@ -483,7 +562,9 @@ int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
 void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out) {
   bw_queue_stats_t qs;
   bw_gauge_stats_t gs;
+  if (out == NULL) return;
   memset(out, 0, sizeof(*out));
+  if (s == NULL) return;
   pthread_mutex_lock(&s->lock);
   bw__fold(s, bw__clock_now(s->clock));
   bw_queue_stats(s->q, &qs);
@@ -516,6 +597,7 @@ void bw_stage_stats(bw_stage_t *s, bw_stage_stats_t *out) {
 /* ---- batch producer ----------------------------------------------------- */
 
 void bw_batch_config_init(bw_batch_config_t *cfg) {
+  if (cfg == NULL) return;
   cfg->chunk_size = 100;
   cfg->degraded_fraction = 0.25;
 }

@@ -66,8 +66,10 @@ static uint64_t ceil_ratio(double r, uint32_t max) {
 
 void bw_queue_store_config_levels(const bw_queue_store_config_t *cfg,
                                   uint64_t *warn_at, uint64_t *rearm_below) {
-  uint64_t w = ceil_ratio(cfg->warn_threshold, cfg->max_size);
-  uint64_t r = ceil_ratio(cfg->warn_rearm_threshold, cfg->max_size);
+  uint64_t w, r;
+  if (cfg == NULL) return; /* the NULL policy: outputs untouched */
+  w = ceil_ratio(cfg->warn_threshold, cfg->max_size);
+  r = ceil_ratio(cfg->warn_rearm_threshold, cfg->max_size);
   if (w < 1) w = 1;
   if (r > w) r = w;
   if (warn_at) *warn_at = w;
