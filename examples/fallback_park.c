@@ -60,11 +60,14 @@ static int replay(void *userdata, const bw_stored_item_t *item) {
  * manual clock (a WAIT moves the clock). Returns the failure kind. */
 static bw_failure_t send(const bw_pipeline_t *pl, int n) {
   char body[32];
+  bw_park_work_t work;
   bw_pipeline_call_t c;
   int step;
 
   snprintf(body, sizeof(body), "notification #%d", n);
-  bw_park_set_work(body, strlen(body)); /* what the fallback parks */
+  work.data = body; /* what the fallback parks if the call fails */
+  work.len = strlen(body);
+  c.user = &work;
   step = bw_pipeline_begin(pl, &c, bw_clock_now(clock_));
   while (step == BW_STEP_ATTEMPT || step == BW_STEP_WAIT) {
     if (step == BW_STEP_WAIT) {
@@ -76,7 +79,6 @@ static bw_failure_t send(const bw_pipeline_t *pl, int n) {
           bw_pipeline_report(&c, v, BW_RETRY_AFTER_NONE, bw_clock_now(clock_));
     }
   }
-  bw_park_set_work(NULL, 0);
   if (c.failure == BW_FAILURE_NONE) delivered_live++;
   return c.failure;
 }

@@ -315,15 +315,26 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
     bw_breaker_release(b, &p, BW_FAILURE);
   }
   assert_state(bw_breaker_state(b), BW_OPEN);
-  /* while open, the fallback parks each notification */
+  /* while open, the fallback parks each notification: the work travels
+   * with the call */
   for (i = 0; i < 10; i++) {
+    bw_park_work_t w;
+    bw_pipeline_call_t call;
     snprintf(work, sizeof(work), "task-%d", i);
-    bw_park_set_work(work, strlen(work));
-    assert_status(bw_park_fallback(q, BW_FAILURE_BREAKER, NULL), BW_OK);
+    w.data = work;
+    w.len = strlen(work);
+    memset(&call, 0, sizeof(call));
+    call.user = &w;
+    assert_status(bw_park_fallback(q, BW_FAILURE_BREAKER, &call), BW_OK);
   }
-  bw_park_set_work(NULL, 0);
-  assert_status(bw_park_fallback(q, BW_FAILURE_BREAKER, NULL), BW_E_INVAL);
-  assert_status(bw_park_fallback(NULL, BW_FAILURE_BREAKER, NULL), BW_E_INVAL);
+  {
+    bw_pipeline_call_t call;
+    memset(&call, 0, sizeof(call)); /* a call without work */
+    assert_status(bw_park_fallback(q, BW_FAILURE_BREAKER, &call), BW_E_INVAL);
+    assert_status(bw_park_fallback(q, BW_FAILURE_BREAKER, NULL), BW_E_INVAL);
+    assert_status(bw_park_fallback(NULL, BW_FAILURE_BREAKER, &call),
+                  BW_E_INVAL);
+  }
 
   /* nothing is drained while the breaker is not CLOSED */
   assert_status(bw_reprocessor_step(rp, &done), BW_E_OPEN);
@@ -403,6 +414,49 @@ static void failed_replays_are_retried_and_bad_ones_dead_lettered(
 /* The whole loop through a real pipeline: its fallback parks every failed
  * call (attempted and failed, or refused by the open breaker), and nothing
  * is replayed until the breaker is CLOSED again. */
+/* The work travels with the call, not with the thread: two calls in flight
+ * on one thread, failing in the other order, each park their own work. */
+static void each_call_parks_its_own_work(void **state) {
+  bw_clock_t *clk = bw_clock_manual_new(BW_NS_PER_S);
+  bw_queue_store_t *q;
+  bw_pipeline_config_t pc;
+  bw_pipeline_t *pl;
+  bw_pipeline_call_t a, b;
+  bw_park_work_t wa = {"work-a", 6}, wb = {"work-b", 6};
+  bw_stored_item_t it[2];
+  size_t n = 0;
+  bw_error_t err;
+  (void)state;
+  q = mem_queue_on(clk, NULL);
+  bw_pipeline_config_init(&pc);
+  pc.fallback = bw_park_fallback;
+  pc.fallback_userdata = q;
+  pl = bw_pipeline_new(&pc, &err);
+  assert_non_null(pl);
+  a.user = &wa;
+  b.user = &wb;
+  assert_int_equal(bw_pipeline_begin(pl, &a, bw_clock_now(clk)),
+                   BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_begin(pl, &b, bw_clock_now(clk)),
+                   BW_STEP_ATTEMPT);
+  assert_int_equal(bw_pipeline_report(&b, BW_VERDICT_PERMANENT,
+                                      BW_RETRY_AFTER_NONE, bw_clock_now(clk)),
+                   BW_STEP_DONE);
+  assert_int_equal(bw_pipeline_report(&a, BW_VERDICT_PERMANENT,
+                                      BW_RETRY_AFTER_NONE, bw_clock_now(clk)),
+                   BW_STEP_DONE);
+  assert_status(a.fallback_rc, BW_OK);
+  assert_status(b.fallback_rc, BW_OK);
+  assert_status(bw_queue_store_claim(q, 2, 1000, it, &n), BW_OK);
+  assert_int_equal(n, 2);
+  assert_memory_equal(it[0].payload, "work-b", 6);
+  assert_memory_equal(it[1].payload, "work-a", 6);
+  bw_stored_items_clear(it, n);
+  bw_pipeline_free(pl);
+  bw_queue_store_free(q);
+  bw_clock_free(clk);
+}
+
 static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
     void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
@@ -435,9 +489,12 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
   assert_non_null(pl);
   for (i = 0; i < 5; i++) {
     bw_pipeline_call_t c;
+    bw_park_work_t w;
     int step;
     snprintf(work, sizeof(work), "n-%d", i);
-    bw_park_set_work(work, strlen(work));
+    w.data = work;
+    w.len = strlen(work);
+    c.user = &w; /* set before begin, which never touches it */
     step = bw_pipeline_begin(pl, &c, bw_clock_now(clk));
     if (step == BW_STEP_ATTEMPT) {
       attempted++;
@@ -448,7 +505,6 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
     assert_true(c.fallback_ran);
     assert_status(c.fallback_rc, BW_OK);
   }
-  bw_park_set_work(NULL, 0);
   assert_int_equal(attempted, 2); /* then the breaker refused the rest */
   replay_config(&rc, q, b, &replay);
   rp = bw_reprocessor_new(&rc, &err);
@@ -637,7 +693,6 @@ static void every_verb_answers_null_without_crashing(void **state) {
   assert_int_equal(bw_idem_key(NULL, 0, NULL, NULL, 0), BW_E_INVAL);
   assert_null(bw_mem_idem_new(NULL, &err));
   assert_int_equal(err.code, BW_E_INVAL);
-  bw_park_set_work(NULL, 0);
   assert_int_equal(bw_park_fallback(NULL, BW_FAILURE_BREAKER, NULL),
                    BW_E_INVAL);
   bw_reprocessor_config_init(NULL);
@@ -659,6 +714,7 @@ int main(void) {
       cmocka_unit_test(execute_runs_once_and_replays_the_result),
       cmocka_unit_test(parked_work_is_replayed_only_once_the_breaker_closes),
       cmocka_unit_test(failed_replays_are_retried_and_bad_ones_dead_lettered),
+      cmocka_unit_test(each_call_parks_its_own_work),
       cmocka_unit_test(a_pipeline_fallback_parks_and_the_reprocessor_replays),
       cmocka_unit_test(reprocessor_config_errors_name_the_field),
       cmocka_unit_test(memory_backends_survive_every_failed_allocation),

@@ -227,6 +227,10 @@ typedef struct bw_pipeline_call_s {
   bw_verdict_t last_verdict;  /* the last attempt's verdict (OK if none) */
   int fallback_rc;            /* DONE after a failure with a fallback */
   bool fallback_ran;
+  /* The caller's own pointer for this call, handed to the fallback with
+   * the call (e.g. the work to park, a bw_park_work_t: store.h). Set it
+   * before bw_pipeline_begin, which never touches it; NULL when unused. */
+  const void *user;
   /* private */
   const bw_pipeline_t *pl;
   uint8_t phase;

@@ -445,15 +445,20 @@ BW_EXTERN bw_idem_store_t *bw_mem_idem_new(const bw_idem_config_t *cfg,
  * depth) is in the reprocessor's stats: nothing parked is forgotten
  * silently. */
 
-/* Sets this thread's work to park if the current call fails (borrowed until
- * the next bw_park_set_work or NULL). */
-BW_EXTERN void bw_park_set_work(const void *data, size_t len);
+/* The work of one call, to park if it fails: set a pipeline call's `user`
+ * to one (pipeline.h) before bw_pipeline_begin. Borrowed: it must stay
+ * valid until the call is DONE. */
+typedef struct bw_park_work_s {
+  const void *data;
+  size_t len;
+} bw_park_work_t;
 
 /* A pipeline fallback (pipeline.h: cfg.fallback = bw_park_fallback,
- * cfg.fallback_userdata = a bw_queue_store_t *): enqueues this thread's
- * work (bw_park_set_work) into the queue. Returns the enqueue's status
- * (BW_E_FULL: the queue guard sent it to the DLQ; BW_E_INVAL: no work set
- * or no queue). */
+ * cfg.fallback_userdata = a bw_queue_store_t *): enqueues the failed call's
+ * work (call->user, a bw_park_work_t) into the queue. Returns the enqueue's
+ * status (BW_E_FULL: the queue guard sent it to the DLQ; BW_E_INVAL: no
+ * queue, no call, or a call without work). Thread-safe: the work travels
+ * with the call, not with the thread. */
 BW_EXTERN int bw_park_fallback(void *userdata, bw_failure_t why,
                                const struct bw_pipeline_call_s *call);
 

@@ -9,36 +9,20 @@
 
 /* ==== parking ============================================================ */
 
-/* The work of one call, to park if the call fails: borrowed from the
- * caller. */
-typedef struct park_work_s {
-  const void *data; /* NULL: none */
-  size_t len;
-} park_work_t;
-
 /* Enqueues `work` into `queue`: the enqueue's status, or BW_E_INVAL when
  * either is missing. */
-static int park(bw_queue_store_t *queue, const park_work_t *work) {
-  if (queue == NULL || work->data == NULL) return BW_E_INVAL;
+static int park(bw_queue_store_t *queue, const bw_park_work_t *work) {
+  if (queue == NULL || work == NULL || work->data == NULL) return BW_E_INVAL;
   return bw_queue_store_enqueue(queue, work->data, work->len, NULL);
 }
 
-/* The public pair is per thread by contract: bw_park_set_work names the work
- * of this thread's current call, and bw_park_fallback is a bw_fallback_fn,
- * whose arguments (userdata, reason, call) have no room for it. This one
- * slot is what joins the two; below them the work is an argument. */
-static _Thread_local park_work_t this_threads_work;
-
-void bw_park_set_work(const void *data, size_t len) {
-  this_threads_work.data = data;
-  this_threads_work.len = data ? len : 0;
-}
-
+/* The work travels with the call (call->user), so a fallback that runs on
+ * any thread parks the right thing. */
 int bw_park_fallback(void *userdata, bw_failure_t why,
                      const struct bw_pipeline_call_s *call) {
   (void)why;
-  (void)call;
-  return park((bw_queue_store_t *)userdata, &this_threads_work);
+  if (call == NULL) return BW_E_INVAL;
+  return park((bw_queue_store_t *)userdata, (const bw_park_work_t *)call->user);
 }
 
 /* ==== the reprocessor ===================================================== */
