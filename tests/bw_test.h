@@ -97,6 +97,18 @@ static inline void bwt__contains(const char *hay, const char *needle,
 #define assert_contains(hay, needle) \
   bwt__contains((hay), (needle), #hay, __FILE__, __LINE__)
 
+static inline void bwt__not_contains(const char *hay, const char *needle,
+                                     const char *ea, const char *file,
+                                     int line) {
+  if (hay == NULL || needle == NULL || strstr(hay, needle) != NULL) {
+    print_error("%s: \"%s\" contains \"%s\"\n", ea, hay ? hay : "(null)",
+                needle ? needle : "(null)");
+    _fail(file, line);
+  }
+}
+#define assert_not_contains(hay, needle) \
+  bwt__not_contains((hay), (needle), #hay, __FILE__, __LINE__)
+
 /* ---- event recorder ---------------------------------------------------------
  */
 

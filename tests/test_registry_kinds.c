@@ -11,26 +11,9 @@
 #include <cmocka.h>
 
 #include "breakwater/breakwater.h"
+#include "bw_test.h"
 #include "oom.h"
 #include "registry_all.h"
-
-#define assert_contains(hay, needle)                                           \
-  do {                                                                         \
-    const char *h_ = (hay), *n_ = (needle);                                    \
-    if (h_ == NULL || strstr(h_, n_) == NULL) {                                \
-      print_error("expected to find:\n%s\nin:\n%s\n", n_, h_ ? h_ : "(null)"); \
-      fail();                                                                  \
-    }                                                                          \
-  } while (0)
-
-#define assert_not_contains(hay, needle)                \
-  do {                                                  \
-    const char *h_ = (hay), *n_ = (needle);             \
-    if (strstr(h_, n_) != NULL) {                       \
-      print_error("did not expect to find:\n%s\n", n_); \
-      fail();                                           \
-    }                                                   \
-  } while (0)
 
 /* The asyncio toolkit's BulkheadRegistry: get(name) creates on first use
  * and returns the same object after; stats() reads it. */

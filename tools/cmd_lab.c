@@ -140,16 +140,8 @@ int bw_cmd_lab(int argc, char **argv) {
   int status =
       bw_storm_emit("breakwater lab storm", &o, &meta, rows, nmodes, &timeline);
   bw_storm_timeline_free(&timeline);
-  if (o.metrics != NULL &&
-      bw_storm_obs_write_metrics(&obs, o.metrics, omsg, sizeof omsg) != 0) {
-    fprintf(stderr, "breakwater lab storm: --metrics: %s\n", omsg);
+  if (bw_storm_outputs_finish("breakwater lab storm", o.metrics, &obs, o.events,
+                              events_fp, events) != 0)
     status = 1;
-  }
-  bw_storm_obs_free(&obs);
-  if (bw_storm_events_close(o.events, events_fp, events, omsg, sizeof omsg) !=
-      0) {
-    fprintf(stderr, "breakwater lab storm: --events: %s\n", omsg);
-    status = 1;
-  }
   return status;
 }

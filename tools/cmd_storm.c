@@ -120,16 +120,8 @@ int bw_cmd_storm(int argc, char **argv) {
   meta.url = o.url;
   status |= bw_storm_emit("breakwater storm", &o, &meta, rows, done, &timeline);
   bw_storm_timeline_free(&timeline);
-  if (o.metrics != NULL &&
-      bw_storm_obs_write_metrics(&obs, o.metrics, msg, sizeof msg) != 0) {
-    fprintf(stderr, "breakwater storm: --metrics: %s\n", msg);
+  if (bw_storm_outputs_finish("breakwater storm", o.metrics, &obs, o.events,
+                              events_fp, events) != 0)
     status = 1;
-  }
-  bw_storm_obs_free(&obs);
-  if (bw_storm_events_close(o.events, events_fp, events, msg, sizeof msg) !=
-      0) {
-    fprintf(stderr, "breakwater storm: --events: %s\n", msg);
-    status = 1;
-  }
   return status;
 }

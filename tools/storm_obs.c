@@ -174,3 +174,22 @@ int bw_storm_events_close(const char *path, FILE *fp, bw_sink_t *sink,
   }
   return 0;
 }
+
+int bw_storm_outputs_finish(const char *prog, const char *metrics,
+                            bw_storm_obs_t *obs, const char *events,
+                            FILE *events_fp, bw_sink_t *events_sink) {
+  char msg[512];
+  int status = 0;
+  if (metrics != NULL &&
+      bw_storm_obs_write_metrics(obs, metrics, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: --metrics: %s\n", prog, msg);
+    status = 1;
+  }
+  bw_storm_obs_free(obs);
+  if (bw_storm_events_close(events, events_fp, events_sink, msg, sizeof msg) !=
+      0) {
+    fprintf(stderr, "%s: --events: %s\n", prog, msg);
+    status = 1;
+  }
+  return status;
+}

@@ -36,4 +36,11 @@ int bw_storm_events_open(const char *path, FILE **fp, bw_sink_t **sink,
 int bw_storm_events_close(const char *path, FILE *fp, bw_sink_t *sink,
                           char *err, size_t err_size);
 
+/* The end of a run: writes --metrics (when asked), frees obs, closes
+ * --events, and reports each failure on stderr as "PROG: --FLAG: why".
+ * 0, or 1 when either output failed. */
+int bw_storm_outputs_finish(const char *prog, const char *metrics,
+                            bw_storm_obs_t *obs, const char *events,
+                            FILE *events_fp, bw_sink_t *events_sink);
+
 #endif
