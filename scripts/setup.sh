@@ -6,8 +6,12 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev clang-format cppcheck git
   libevent-dev libcurl4-openssl-dev libsqlite3-dev sqlite3 libhiredis-dev redis-server gnuplot-nox
   help2man python3-jsonschema
+  # configuration files (INI, parsed by inih)
+  libinih-dev
   # the Python binding (python/): Debian's interpreter, cffi, pip, pytest, gunicorn
   python3-dev python3-cffi python3-pip python3-setuptools python3-pytest gunicorn
+  # the peers the Python benchmarks compare against
+  python3-circuitbreaker python3-tenacity
   # promtool (`promtool check metrics`) and a real exposition parser, for the
   # Prometheus tests
   prometheus python3-prometheus-client
