@@ -12,6 +12,7 @@ from ._errors import (BreakerOpen, BudgetExhausted, BulkheadFull,
                       DeadlineExceeded, LimiterFull, RateLimited)
 from ._ffi import NS_PER_S, configure, error_from, ffi, lib
 from ._guard import Classifier, Guard, Permit, check_classifier, new_permit
+from .events import Sink, sink_ptr
 
 _BREAKER_STATS = ["generation", "consecutive_failures", "calls", "successes",
                   "failures", "ignored", "stale", "admitted", "rejected",
@@ -99,7 +100,8 @@ class Breaker(_BreakerBase):
     ``@breaker`` or through :meth:`acquire` and a :class:`Permit`."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 ignore: Classifier = None, **fields: Any) -> None:
+                 ignore: Classifier = None, sink: Optional[Sink] = None,
+                 **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
@@ -108,12 +110,18 @@ class Breaker(_BreakerBase):
         keep: list = []
         configure(lib.BW_CONFIG_BREAKER, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_breaker_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "breaker")
-        self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock)
-        self.name = ffi.string(lib.bw_breaker_name(ptr)).decode()
+        self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock, sink)
+        self._bind()
+
+    def _bind(self) -> None:
+        """Name and C entry points of the breaker at self._ptr."""
+        self.name = ffi.string(lib.bw_breaker_name(self._ptr)).decode()
+        self._iface = lib.bw_breaker_iface(self._ptr)
         self._acq, self._rel = lib.bw_breaker_acquire, lib.bw_breaker_release
         self._state, self._retry_in = lib.bw_breaker_state, lib.bw_breaker_retry_in_ms
         self._poll, self._stats = lib.bw_breaker_poll, lib.bw_breaker_stats
@@ -136,7 +144,7 @@ class SharedBreaker(_BreakerBase):
 
     def __init__(self, name: str, *, segment: Optional[str] = None,
                  size: Optional[int] = None, ignore: Classifier = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         segment = _default_segment() if segment is None else segment
@@ -145,6 +153,7 @@ class SharedBreaker(_BreakerBase):
         if "\x00" in segment:
             raise ValueError("segment must not contain a NUL character")
         self._ignore = check_classifier("ignore", ignore)
+        c_sink = sink_ptr(sink)  # checked before the segment is opened
         self.segment = segment
         err = ffi.new("bw_error_t *")
         sc = ffi.new("bw_shm_config_t *")
@@ -170,16 +179,19 @@ class SharedBreaker(_BreakerBase):
         except BaseException:
             lib.bw_shm_close(shm)
             raise
+        cfg.sink = c_sink
         ptr = lib.bw_shm_breaker_new(shm, cfg, err)
         if ptr == ffi.NULL:
             lib.bw_shm_close(shm)
             raise error_from(err, "shared breaker")
 
-        def free(p: Any, shm: Any = shm) -> None:
+        def free(p: Any, shm: Any = shm, sink: Any = sink) -> None:
             lib.bw_shm_breaker_free(p)
             lib.bw_shm_close(shm)
         self._ptr = ffi.gc(ptr, free)
+        self._clock = resolve(None)  # the system-wide monotonic clock
         self.name = ffi.string(lib.bw_shm_breaker_name(ptr)).decode()
+        self._iface = lib.bw_shm_breaker_iface(ptr)
         self._acq, self._rel = lib.bw_shm_breaker_acquire, lib.bw_shm_breaker_release
         self._state, self._retry_in = lib.bw_shm_breaker_state, lib.bw_shm_breaker_retry_in_ms
         self._poll, self._stats = lib.bw_shm_breaker_poll, lib.bw_shm_breaker_stats
@@ -239,7 +251,7 @@ class Bulkhead(Guard):
     :class:`BulkheadFull`."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         cfg = ffi.new("bw_bulkhead_config_t *")
@@ -247,12 +259,14 @@ class Bulkhead(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_BULKHEAD, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_bulkhead_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "bulkhead")
-        self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock, sink)
         self.name = ffi.string(lib.bw_bulkhead_name(ptr)).decode()
+        self.max_wait_ms: int = cfg.max_wait_ms
 
     def _refused(self, rc: int) -> Exception:
         if rc == lib.BW_E_DEADLINE:
@@ -315,7 +329,8 @@ class Limiter(Guard):
     drops (TimeoutError as timed out) unless ``ignore`` matches."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 ignore: Classifier = None, **fields: Any) -> None:
+                 ignore: Classifier = None, sink: Optional[Sink] = None,
+                 **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
@@ -324,11 +339,12 @@ class Limiter(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_LIMITER, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_limiter_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "limiter")
-        self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock, sink)
         self.name = ffi.string(lib.bw_limiter_name(ptr)).decode()
 
     def acquire(self) -> Permit:
@@ -362,7 +378,7 @@ class RateLimiter(Guard):
     clock instead)."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         cfg = ffi.new("bw_ratelimit_config_t *")
@@ -370,11 +386,12 @@ class RateLimiter(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_RATELIMIT, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_ratelimit_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "ratelimit")
-        self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock, sink)
         self.name = ffi.string(lib.bw_ratelimit_name(ptr)).decode()
 
     def acquire(self) -> Permit:
@@ -411,7 +428,7 @@ class Budget(Guard):
     :meth:`spend_retry` asks for a retry."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         cfg = ffi.new("bw_budget_config_t *")
@@ -419,11 +436,12 @@ class Budget(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_BUDGET, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_budget_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "budget")
-        self._ptr = _gc(ptr, lib.bw_budget_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_budget_free, self._clock, sink)
         self.name = ffi.string(lib.bw_budget_name(ptr)).decode()
 
     def acquire(self) -> Permit:

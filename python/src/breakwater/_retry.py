@@ -14,6 +14,7 @@ from ._errors import BudgetExhausted, DeadlineExceeded, Rejected
 from ._ffi import configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import Budget
+from .events import Sink, sink_ptr
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -132,7 +133,8 @@ class Retry:
     def __init__(self, name: Optional[str] = None, *, retry_on: Classifier = Exception,
                  budget: Optional[Budget] = None, clock: Optional[Clock] = None,
                  preset: Optional[str] = None,
-                 sleep: Optional[Callable[[float], Any]] = None, **fields: Any) -> None:
+                 sleep: Optional[Callable[[float], Any]] = None,
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if budget is not None and not isinstance(budget, Budget):
@@ -154,11 +156,12 @@ class Retry:
         configure(lib.BW_CONFIG_RETRY, cfg, {"name": name, **fields}, keep)
         if budget is not None:
             cfg.budget = budget._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_retry_policy_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "retry")
-        self._policy = ffi.gc(ptr, lambda p, b=budget: (lib.bw_retry_policy_free(p), b))
+        self._policy = ffi.gc(ptr, lambda p, b=budget, s=sink: (lib.bw_retry_policy_free(p), b, s))
         self.name = ffi.string(lib.bw_retry_policy_name(ptr)).decode()
 
     # ---- waiting ------------------------------------------------------------
