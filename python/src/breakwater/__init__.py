@@ -23,6 +23,7 @@ from ._retry import Attempt, Retry
 from . import events
 from .events import Sink
 from ._pipeline import Pipeline, PipelineAttempt, Timeout
+from ._registry import Registry, default_registry
 
 __version__ = "0.1.0"
 core_version: str = _c_ffi.string(_c_lib.bw_version()).decode()
@@ -32,7 +33,7 @@ __all__ = [
     "BudgetExhausted", "Bulkhead", "BulkheadFull", "Clock", "ConfigError",
     "DeadlineExceeded", "HEADER", "Limiter", "LimiterFull", "ManualClock",
     "Permit", "Pipeline", "PipelineAttempt", "RateLimited", "RateLimiter",
-    "Rejected", "Retry", "SharedBreaker", "Sink", "Timeout",
-    "check", "core_version", "deadline", "events",
+    "Registry", "Rejected", "Retry", "SharedBreaker", "Sink", "Timeout",
+    "check", "core_version", "deadline", "default_registry", "events",
     "from_header", "headers", "parse_header", "remaining", "to_header",
 ]
