@@ -24,6 +24,7 @@ from . import events
 from .events import Sink
 from ._pipeline import Pipeline, PipelineAttempt, Timeout
 from ._registry import Registry, default_registry
+from ._queue import QueueGuard, RedisUnavailable
 
 __version__ = "0.1.0"
 core_version: str = _c_ffi.string(_c_lib.bw_version()).decode()
@@ -32,7 +33,8 @@ __all__ = [
     "Attempt", "Breaker", "BreakerOpen", "BreakwaterError", "Budget",
     "BudgetExhausted", "Bulkhead", "BulkheadFull", "Clock", "ConfigError",
     "DeadlineExceeded", "HEADER", "Limiter", "LimiterFull", "ManualClock",
-    "Permit", "Pipeline", "PipelineAttempt", "RateLimited", "RateLimiter",
+    "Permit", "Pipeline", "PipelineAttempt", "QueueGuard", "RateLimited",
+    "RateLimiter", "RedisUnavailable",
     "Registry", "Rejected", "Retry", "SharedBreaker", "Sink", "Timeout",
     "check", "core_version", "deadline", "default_registry", "events",
     "from_header", "headers", "parse_header", "remaining", "to_header",
