@@ -1,6 +1,8 @@
 """A real gunicorn (Debian's), 4 sync workers on 127.0.0.1, serving a WSGI
 app through one SharedBreaker: failures count across workers, and once the
-breaker trips every worker refuses. Started and stopped by the test."""
+breaker trips every worker refuses; a worker killed (kill -9) while holding
+the half-open probe does not wedge the others (the probe is a lease).
+Started and stopped by the test."""
 import concurrent.futures
 import http.client
 import os
