@@ -2,17 +2,22 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import os
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional, TypeVar
 
 from ._clock import Clock, resolve
 from ._deadline import thread_deadline
 from ._errors import (BreakerOpen, BudgetExhausted, BulkheadFull,
                       DeadlineExceeded, LimiterFull, RateLimited)
 from ._ffi import NS_PER_S, configure, error_from, ffi, lib
-from ._guard import Classifier, Guard, Permit, check_classifier, new_permit
+from ._guard import (OUTCOMES, Classifier, Guard, Permit, check_classifier,
+                     new_permit)
 from .events import Sink, sink_ptr
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _BREAKER_STATS = ["generation", "consecutive_failures", "calls", "successes",
                   "failures", "ignored", "stale", "admitted", "rejected",
@@ -56,6 +61,69 @@ class _BreakerBase(Guard):
         if outcome == lib.BW_TIMED_OUT:
             outcome = lib.BW_FAILURE
         self._rel(self._ptr, permit._c, outcome)
+
+    def __call__(self, fn: F) -> F:
+        """Decorates a function or a coroutine function: each call is
+        admitted (or refused with :class:`BreakerOpen`) and its outcome
+        reported, as ``with breaker:`` would.
+
+        The hot path of a protected call: two C calls and no allocation
+        (C permits are reused from a free list private to the decorated
+        function; a permit is owned by one call from pop to append)."""
+        if not callable(fn):
+            raise TypeError(f"{type(self).__name__} decorates callables, not {type(fn).__name__}")
+        acq, rel, ptr, new = self._acq, self._rel, self._ptr, ffi.new
+        ok, success, failure = lib.BW_OK, lib.BW_SUCCESS, lib.BW_FAILURE
+        outcome_name, codes = self._outcome_name, OUTCOMES
+        pool: list = []
+
+        def outcome(exc: BaseException) -> int:
+            code = codes[outcome_name(exc)]
+            return failure if code == lib.BW_TIMED_OUT else code
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    p = pool.pop()
+                except IndexError:
+                    p = new("bw_permit_t *")
+                if acq(ptr, p) != ok:
+                    pool.append(p)
+                    raise self._open()
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as exc:
+                    rel(ptr, p, outcome(exc))
+                    pool.append(p)
+                    raise
+                rel(ptr, p, success)
+                pool.append(p)
+                return result
+            return awrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                p = pool.pop()
+            except IndexError:
+                p = new("bw_permit_t *")
+            if acq(ptr, p) != ok:
+                pool.append(p)
+                raise self._open()
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                rel(ptr, p, outcome(exc))
+                pool.append(p)
+                raise
+            rel(ptr, p, success)
+            pool.append(p)
+            return result
+        return wrapper  # type: ignore[return-value]
+
+    def _open(self) -> BreakerOpen:
+        return BreakerOpen(self.name, self.retry_in)
 
     @property
     def state(self) -> str:

@@ -8,7 +8,8 @@ import time
 from typing import (Any, AsyncIterator, Awaitable, Callable, Iterator,
                     Optional, TypeVar)
 
-from ._clock import Clock, resolve
+from ._clock import _MONOTONIC, Clock, resolve
+from ._deadline import _stack as _deadline_stack
 from ._deadline import deadline_ns
 from ._errors import BudgetExhausted, DeadlineExceeded, Rejected
 from ._ffi import configure, error_from, ffi, lib
@@ -46,14 +47,14 @@ class Attempt:
 class _Run:
     """One logical call: the C iterator and the state between attempts."""
 
-    def __init__(self, retry: "Retry") -> None:
+    def __init__(self, retry: "Retry", start_ns: Optional[int] = None) -> None:
         self.retry = retry
         self.it = ffi.new("bw_retry_t *")
         self.delay = ffi.new("int64_t *")
         self.done = False
         self.next_delay_ms: Optional[int] = None
         clock = retry.clock
-        now = clock.now_ns()
+        now = clock.now_ns() if start_ns is None else start_ns
         at = deadline_ns(clock)
         if at is not None and now >= at:
             raise DeadlineExceeded("deadline passed before the first attempt")
@@ -210,16 +211,66 @@ class Retry:
             n += 1
 
     # ---- calls and decorators ---------------------------------------------
+    # The first attempt of a call runs before the C iterator exists when
+    # that changes nothing: without a budget (whose request count begins
+    # with the iterator) and without a current deadline (checked before the
+    # first attempt), a successful call never touches the C core. The
+    # iterator starts at the first failure, with the first attempt's start
+    # time, so max_elapsed_ms counts from the same instant.
+    def _lazy(self) -> bool:
+        return self.budget is None and not _deadline_stack.get()
+
+    def _start_ns(self) -> int:
+        return time.monotonic_ns() if self.clock is _MONOTONIC else self.clock.now_ns()
+
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Calls fn(*args, **kwargs), retrying transient failures."""
+        if self._lazy():
+            t0 = self._start_ns()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                run = _Run(self, t0)
+                if not run.report(exc):
+                    raise
+            return self._again(run, fn, args, kwargs)
         for attempt in self:
             with attempt:
                 return fn(*args, **kwargs)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _again(self, run: _Run, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """The attempts after a first failure that will be retried."""
+        while True:
+            ms, run.next_delay_ms = run.next_delay_ms, None
+            self._wait_sync(ms)  # type: ignore[arg-type]
+            run.before_next()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                if not run.report(exc):
+                    raise
+
     async def call_async(self, fn: Callable[..., Awaitable[Any]], *args: Any,
                          **kwargs: Any) -> Any:
         """Awaits fn(*args, **kwargs), retrying transient failures."""
+        if self._lazy():
+            t0 = self._start_ns()
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                run = _Run(self, t0)
+                if not run.report(exc):
+                    raise
+            while True:
+                ms, run.next_delay_ms = run.next_delay_ms, None
+                await self._wait_async(ms)  # type: ignore[arg-type]
+                run.before_next()
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as exc:
+                    if not run.report(exc):
+                        raise
         async for attempt in self:
             with attempt:
                 return await fn(*args, **kwargs)
