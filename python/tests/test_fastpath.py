@@ -166,3 +166,43 @@ def test_retry_fast_path_success_and_slow_paths():
             return "third"
         return await plain.call_async(g), len(n)
     assert asyncio.run(main()) == ("third", 3)
+
+
+def _is_c_hot_path(f):
+    return type(f).__module__ == "breakwater._hot" or type(f).__name__ == "Guarded"
+
+
+@pytest.mark.parametrize("with_sink", [False, True])
+def test_broken_ignore_predicate_counts_a_failure_and_keeps_the_error(with_sink):
+    """Both decorator paths (the C hot path without a sink, the Python one
+    with a sink) release the permit even when the classifier raises."""
+    events = []
+    b = bw.Breaker("broken", trip_rule="consecutive", failure_threshold=1,
+                   half_open_max_calls=1, ignore=lambda e: 1 / 0,
+                   sink=bw.Sink(events.append) if with_sink else None)
+
+    @b
+    def call():
+        raise Down()
+    assert _is_c_hot_path(call) is (not with_sink and bw._policies._hot is not None)
+    with pytest.raises(Down):
+        call()
+    s = b.stats()
+    assert s["failures"] == 1 and b.state == "open"
+    assert (events[0]["event"] == "circuit_opened") if with_sink else events == []
+
+
+def test_c_hot_path_is_used_without_a_sink_only():
+    if bw._policies._hot is None:
+        pytest.skip("built without breakwater._hot")
+
+    def f():
+        return 1
+    assert _is_c_hot_path(bw.Breaker()(f))
+    assert not _is_c_hot_path(bw.Breaker(sink=bw.Sink(print))(f))
+    assert not _is_c_hot_path(bw.Registry(sink=bw.Sink(print)).breaker("r")(f))
+    assert _is_c_hot_path(bw.Registry().breaker("r")(f))
+
+    async def g():
+        return 1
+    assert not _is_c_hot_path(bw.Breaker()(g))

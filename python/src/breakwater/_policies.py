@@ -36,7 +36,20 @@ def _gc(ptr: Any, free: Any, *keep: Any) -> Any:
     return ffi.gc(ptr, lambda p: (free(p), keep))
 
 
+try:
+    from . import _hot  # the C hot path of breaker decorators (csrc/hot.c)
+    if _hot.PERMIT_SIZE != ffi.sizeof("bw_permit_t"):  # pragma: no cover
+        _hot = None
+except ImportError:  # pragma: no cover - built without it: the cffi path
+    _hot = None
+
+
+def _address(fn_name: str) -> int:
+    return int(ffi.cast("uintptr_t", ffi.addressof(lib, fn_name)))
+
+
 class _BreakerBase(Guard):
+    _hot_ok = False  # the C hot path applies (in-process breakers only)
     _acq: Any
     _rel: Any
     _state: Any
@@ -72,13 +85,19 @@ class _BreakerBase(Guard):
         function; a permit is owned by one call from pop to append)."""
         if not callable(fn):
             raise TypeError(f"{type(self).__name__} decorates callables, not {type(fn).__name__}")
+        hot = self._hot_path(fn)
+        if hot is not None:
+            return hot
         acq, rel, ptr, new = self._acq, self._rel, self._ptr, ffi.new
         ok, success, failure = lib.BW_OK, lib.BW_SUCCESS, lib.BW_FAILURE
         outcome_name, codes = self._outcome_name, OUTCOMES
         pool: list = []
 
         def outcome(exc: BaseException) -> int:
-            code = codes[outcome_name(exc)]
+            try:
+                code = codes[outcome_name(exc)]
+            except Exception:  # a broken ignore predicate: a failure, as in C
+                return failure
             return failure if code == lib.BW_TIMED_OUT else code
 
         if inspect.iscoroutinefunction(fn):
@@ -125,6 +144,24 @@ class _BreakerBase(Guard):
     def _open(self) -> BreakerOpen:
         return BreakerOpen(self.name, self.retry_in)
 
+    def _outcome_code(self, exc: BaseException) -> int:
+        code = OUTCOMES[self._outcome_name(exc)]
+        return lib.BW_FAILURE if code == lib.BW_TIMED_OUT else code
+
+    def _hot_path(self, fn: Any) -> Any:
+        """The C hot path (breakwater._hot) for a plain function on an
+        in-process breaker without a sink: acquire and release are called
+        with the GIL held, which is safe only when nothing they do can wait
+        for Python — a sink's callback needs the GIL and may run while the
+        breaker holds a lock (and a shared breaker may wait on a lease)."""
+        if (_hot is None or not self._hot_ok or getattr(self, "_sink", None) is not None
+                or inspect.iscoroutinefunction(fn)):
+            return None
+        g = _hot.Guarded(fn, self._outcome_code, self._open, self,
+                         _address("bw_breaker_acquire"), _address("bw_breaker_release"),
+                         int(ffi.cast("uintptr_t", self._ptr)))
+        return functools.update_wrapper(g, fn)
+
     @property
     def state(self) -> str:
         """"closed", "open", "half_open", "isolated" or "disabled" (after
@@ -167,6 +204,8 @@ class Breaker(_BreakerBase):
     failures. Use it as ``with breaker:``, ``async with breaker:``,
     ``@breaker`` or through :meth:`acquire` and a :class:`Permit`."""
 
+    _hot_ok = True
+
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  ignore: Classifier = None, sink: Optional[Sink] = None,
                  **fields: Any) -> None:
@@ -184,6 +223,7 @@ class Breaker(_BreakerBase):
         if ptr == ffi.NULL:
             raise error_from(err, "breaker")
         self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock, sink)
+        self._sink = sink
         self._bind()
 
     def _bind(self) -> None:

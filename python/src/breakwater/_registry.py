@@ -137,6 +137,7 @@ class Registry:
         def wrap(ptr: Any) -> Breaker:
             b = Breaker.__new__(Breaker)
             b._clock, b._ignore, b._ptr = self._clock, ignore, ptr
+            b._sink = self._sink  # the registry's sink is the breaker's
             b._bind()
             return b
         return self._get("breaker", name, create, wrap)

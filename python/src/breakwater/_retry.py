@@ -223,6 +223,10 @@ class Retry:
     def _start_ns(self) -> int:
         return time.monotonic_ns() if self.clock is _MONOTONIC else self.clock.now_ns()
 
+    def _start_ns_fn(self) -> Callable[[], int]:
+        # time.monotonic_ns reads CLOCK_MONOTONIC, the C default clock's source
+        return time.monotonic_ns if self.clock is _MONOTONIC else self.clock.now_ns
+
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Calls fn(*args, **kwargs), retrying transient failures."""
         if self._lazy():
@@ -251,6 +255,19 @@ class Retry:
                 if not run.report(exc):
                     raise
 
+    async def _again_async(self, run: _Run, fn: Callable[..., Awaitable[Any]],
+                           args: Any, kwargs: Any) -> Any:
+        """The attempts after a first failure that will be retried (async)."""
+        while True:
+            ms, run.next_delay_ms = run.next_delay_ms, None
+            await self._wait_async(ms)  # type: ignore[arg-type]
+            run.before_next()
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                if not run.report(exc):
+                    raise
+
     async def call_async(self, fn: Callable[..., Awaitable[Any]], *args: Any,
                          **kwargs: Any) -> Any:
         """Awaits fn(*args, **kwargs), retrying transient failures."""
@@ -262,15 +279,7 @@ class Retry:
                 run = _Run(self, t0)
                 if not run.report(exc):
                     raise
-            while True:
-                ms, run.next_delay_ms = run.next_delay_ms, None
-                await self._wait_async(ms)  # type: ignore[arg-type]
-                run.before_next()
-                try:
-                    return await fn(*args, **kwargs)
-                except Exception as exc:
-                    if not run.report(exc):
-                        raise
+            return await self._again_async(run, fn, args, kwargs)
         async for attempt in self:
             with attempt:
                 return await fn(*args, **kwargs)
@@ -279,15 +288,36 @@ class Retry:
     def __call__(self, fn: F) -> F:
         if not callable(fn):
             raise TypeError(f"Retry decorates callables, not {type(fn).__name__}")
+        # call / call_async's lazy first attempt, inlined (one frame less)
+        stack_get, start_ns = _deadline_stack.get, self._start_ns_fn()
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
-                return await self.call_async(fn, *args, **kwargs)
+                if self.budget is not None or stack_get():
+                    return await self.call_async(fn, *args, **kwargs)
+                t0 = start_ns()
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as exc:
+                    run = _Run(self, t0)
+                    if not run.report(exc):
+                        raise
+                return await self._again_async(run, fn, args, kwargs)
             return awrapper  # type: ignore[return-value]
+
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return self.call(fn, *args, **kwargs)
+            if self.budget is not None or stack_get():
+                return self.call(fn, *args, **kwargs)
+            t0 = start_ns()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                run = _Run(self, t0)
+                if not run.report(exc):
+                    raise
+            return self._again(run, fn, args, kwargs)
         return wrapper  # type: ignore[return-value]
 
     def __repr__(self) -> str:
