@@ -397,8 +397,11 @@ class Pipeline:
                     run.cancel()
                     raise
                 run.resume()
-            else:
+            elif step == _DONE:
                 break
+            else:  # pragma: no cover - a driver bug, never silently a success
+                run.cancel()
+                raise RuntimeError(f"pipeline '{self.name}': step {step}")
         if run.c.failure == lib.BW_FAILURE_NONE:
             return result
         return self._give_up(run)
@@ -434,8 +437,11 @@ class Pipeline:
                     run.cancel()
                     raise
                 run.resume()
-            else:
+            elif step == _DONE:
                 break
+            else:  # pragma: no cover - a driver bug, never silently a success
+                run.cancel()
+                raise RuntimeError(f"pipeline '{self.name}': step {step}")
         if run.c.failure == lib.BW_FAILURE_NONE:
             return result
         out = self._give_up(run)
@@ -444,6 +450,9 @@ class Pipeline:
         return out
 
     def __iter__(self) -> Iterator[PipelineAttempt]:
+        """``for attempt in pipeline: with attempt: ...`` — one logical call;
+        refusals and waits happen between the attempts, a final failure is
+        raised from the last ``with attempt:`` (or from the loop)."""
         run = _Run(self)
         try:
             while run.step != _DONE:
@@ -464,6 +473,8 @@ class Pipeline:
             raise run.failure()
 
     async def __aiter__(self) -> AsyncIterator[PipelineAttempt]:
+        """``async for attempt in pipeline: with attempt: ...`` — waits are
+        awaited (asyncio.sleep), never blocking the loop."""
         run = _Run(self)
         try:
             while run.step != _DONE:

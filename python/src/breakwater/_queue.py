@@ -186,6 +186,7 @@ class QueueGuard:
             lib.bw_free(out[0])
 
     async def dequeue_async(self, consumer: str) -> Optional[bytes]:
+        """:meth:`dequeue` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.dequeue, consumer)
 
     def ack(self, consumer: str, item: Payload) -> bool:
