@@ -35,6 +35,9 @@ const char *bw_version(void);
 #define BW_E_NOTFOUND -6
 #define BW_E_STALE -9
 #define BW_E_DEADLINE -12
+#define BW_E_IO ...
+#define BW_E_LIMIT ...
+void bw_free(void *ptr);
 typedef enum { BW_SUCCESS = 0, BW_FAILURE = 1, BW_IGNORED = 2,
                BW_TIMED_OUT = 3 } bw_outcome_t;
 
@@ -70,7 +73,8 @@ int bw_deadline_header_parse(const char *value, size_t len,
 typedef enum { BW_CLOSED, BW_OPEN, BW_HALF_OPEN, BW_ISOLATED, BW_DISABLED,
                ... } bw_state_t;
 const char *bw_state_name(bw_state_t state);
-typedef struct { const bw_clock_t *clock; ...; } bw_breaker_config_t;
+typedef struct bw_sink_s bw_sink_t;
+typedef struct { const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_breaker_config_t;
 typedef struct { bw_state_t state; uint64_t generation;
   uint32_t consecutive_failures; uint64_t calls; uint64_t successes;
   uint64_t failures; uint64_t ignored; uint64_t stale; uint64_t admitted;
@@ -118,7 +122,7 @@ void bw_shm_breaker_free(bw_shm_breaker_t *b);
 
 /* retry */
 typedef struct bw_budget_s bw_budget_t;
-typedef struct { bw_budget_t *budget; ...; } bw_retry_config_t;
+typedef struct { bw_budget_t *budget; bw_sink_t *sink; ...; } bw_retry_config_t;
 typedef struct bw_retry_policy_s bw_retry_policy_t;
 typedef struct { uint32_t attempts; ...; } bw_retry_t;
 #define BW_RETRY_DONE 0
@@ -148,7 +152,7 @@ bw_giveup_t bw_retry_reason(const bw_retry_t *r);
 uint32_t bw_retry_attempts(const bw_retry_t *r);
 
 /* budget */
-typedef struct { const bw_clock_t *clock; ...; } bw_budget_config_t;
+typedef struct { const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_budget_config_t;
 typedef struct { uint64_t requests; uint64_t successes; uint64_t failures;
   uint64_t allowed; uint64_t denied; double tokens; uint64_t window_requests;
   uint64_t window_retries; } bw_budget_stats_t;
@@ -163,7 +167,7 @@ void bw_budget_free(bw_budget_t *b);
 const char *bw_budget_name(const bw_budget_t *b);
 
 /* bulkhead */
-typedef struct { const bw_clock_t *clock; ...; } bw_bulkhead_config_t;
+typedef struct { const bw_clock_t *clock; bw_sink_t *sink; int64_t max_wait_ms; ...; } bw_bulkhead_config_t;
 typedef struct bw_bulkhead_s bw_bulkhead_t;
 typedef struct bw_bulkhead_waiter_s { ...; } bw_bulkhead_waiter_t;
 typedef void (*bw_bulkhead_grant_cb)(bw_bulkhead_waiter_t *w,
@@ -192,7 +196,7 @@ extern "Python" void _bw_py_bulkhead_grant(bw_bulkhead_waiter_t *w,
                                           void *userdata);
 
 /* adaptive limiter */
-typedef struct { const bw_clock_t *clock; ...; } bw_limiter_config_t;
+typedef struct { const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_limiter_config_t;
 typedef struct bw_limiter_s bw_limiter_t;
 typedef struct { uint32_t limit; double estimate; uint32_t in_flight;
   uint64_t admitted; uint64_t rejected; uint64_t successes; uint64_t drops;
@@ -207,7 +211,7 @@ void bw_limiter_free(bw_limiter_t *lim);
 const char *bw_limiter_name(const bw_limiter_t *lim);
 
 /* GCRA rate limiter */
-typedef struct { const bw_clock_t *clock; ...; } bw_ratelimit_config_t;
+typedef struct { const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_ratelimit_config_t;
 typedef struct bw_ratelimit_s bw_ratelimit_t;
 typedef struct { uint64_t admitted; uint64_t limited; uint64_t reserved;
   uint64_t reserved_waiting; } bw_ratelimit_stats_t;
@@ -219,13 +223,110 @@ int64_t bw_ratelimit_reserve_ns(bw_ratelimit_t *rl);
 void bw_ratelimit_stats(const bw_ratelimit_t *rl, bw_ratelimit_stats_t *out);
 void bw_ratelimit_free(bw_ratelimit_t *rl);
 const char *bw_ratelimit_name(const bw_ratelimit_t *rl);
+
+/* interfaces a pipeline takes */
+typedef struct bw_limit_s bw_limit_t;
+typedef struct bw_breaker_if_s bw_breaker_if_t;
+bw_limit_t *bw_bulkhead_as_limit(bw_bulkhead_t *bh);
+bw_limit_t *bw_limiter_as_limit(bw_limiter_t *lim);
+bw_breaker_if_t *bw_breaker_iface(bw_breaker_t *b);
+bw_breaker_if_t *bw_shm_breaker_iface(bw_shm_breaker_t *b);
+
+/* pipeline */
+typedef enum { BW_FAILURE_NONE = 0, BW_FAILURE_BREAKER = 1,
+  BW_FAILURE_LIMIT = 2, BW_FAILURE_RATELIMIT = 3, BW_FAILURE_BUDGET = 4,
+  BW_FAILURE_EXHAUSTED = 5, BW_FAILURE_PERMANENT = 6,
+  BW_FAILURE_DEADLINE = 7, BW_FAILURE_RETRY_AFTER = 8,
+  BW_FAILURE_NOT_IDEMPOTENT = 9, BW_FAILURE_ELAPSED = 10,
+  BW_FAILURE__COUNT = 11 } bw_failure_t;
+const char *bw_failure_name(bw_failure_t f);
+typedef struct { const char *name; bw_sink_t *sink; ...; } bw_pipeline_config_t;
+typedef struct bw_pipeline_s bw_pipeline_t;
+typedef struct { uint32_t attempt; int64_t delay_ms;
+  int64_t attempt_timeout_ms; bw_deadline_t deadline; bw_failure_t failure;
+  bw_verdict_t last_verdict; uint8_t index; ...; } bw_pipeline_call_t;
+typedef struct { uint64_t calls; uint64_t attempts; uint64_t successes;
+  uint64_t failures[11]; uint64_t cancelled; ...; } bw_pipeline_stats_t;
+#define BW_STEP_ATTEMPT 0
+#define BW_STEP_WAIT 1
+#define BW_STEP_DONE 2
+#define BW_PIPELINE_MAX_STRATEGIES 8
+void bw_pipeline_config_init(bw_pipeline_config_t *cfg);
+int bw_pipeline_add_deadline(bw_pipeline_config_t *cfg, int64_t ms);
+int bw_pipeline_add_ratelimit(bw_pipeline_config_t *cfg, bw_ratelimit_t *rl,
+                              int64_t max_wait_ms);
+int bw_pipeline_add_limit(bw_pipeline_config_t *cfg, bw_limit_t *l,
+                          int64_t max_wait_ms);
+int bw_pipeline_add_breaker_if(bw_pipeline_config_t *cfg, bw_breaker_if_t *b);
+int bw_pipeline_add_retry(bw_pipeline_config_t *cfg, const bw_retry_policy_t *p);
+int bw_pipeline_add_timeout(bw_pipeline_config_t *cfg, int64_t ms);
+int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg, bw_error_t *err);
+bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg, bw_error_t *err);
+void bw_pipeline_free(bw_pipeline_t *pl);
+const char *bw_pipeline_name(const bw_pipeline_t *pl);
+int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
+                         bw_deadline_t outer, int64_t now_ns);
+int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,
+                       int64_t retry_after_ms, int64_t now_ns);
+int bw_pipeline_report_timeout(bw_pipeline_call_t *c, int64_t now_ns);
+int bw_pipeline_resume(bw_pipeline_call_t *c, int64_t now_ns);
+void bw_pipeline_cancel(bw_pipeline_call_t *c);
+void bw_pipeline_stats(const bw_pipeline_t *pl, bw_pipeline_stats_t *out);
+
+/* events */
+typedef enum { BW_FIELD_INT = 0, BW_FIELD_UINT = 1, BW_FIELD_DOUBLE = 2,
+  BW_FIELD_STR = 3, BW_FIELD_BOOL = 4 } bw_field_type_t;
+typedef struct bw_event_s bw_event_t;
+typedef void (*bw_event_cb)(const bw_event_t *event, void *userdata);
+bw_sink_t *bw_sink_callback_new(bw_event_cb cb, void *userdata, bw_error_t *err);
+void bw_sink_free(bw_sink_t *sink);
+size_t bw_event_format_json(const bw_event_t *event, char *buf, size_t size);
+extern "Python" void _bw_py_event(const bw_event_t *event, void *userdata);
+
+/* registry */
+typedef struct bw_registry_s bw_registry_t;
+typedef struct { size_t max_objects; int64_t idle_evict_ms;
+  const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_registry_config_t;
+typedef enum { BW_REGISTRY_BREAKER = 0, BW_REGISTRY_BREAKER_IF = 1,
+  BW_REGISTRY_BULKHEAD = 2, BW_REGISTRY_LIMITER = 3,
+  BW_REGISTRY_RATELIMIT = 4, BW_REGISTRY_RETRY = 5, BW_REGISTRY_BUDGET = 6,
+  BW_REGISTRY_PIPELINE = 7, ... } bw_registry_kind_t;
+void bw_registry_config_init(bw_registry_config_t *cfg);
+bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg, bw_error_t *err);
+int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
+                                   const bw_breaker_config_t *cfg,
+                                   bw_error_t *err);
+bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
+                                  bw_error_t *err);
+void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b);
+bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg, const char *name,
+                                    const bw_bulkhead_config_t *cfg,
+                                    bw_error_t *err);
+bw_limiter_t *bw_registry_limiter(bw_registry_t *reg, const char *name,
+                                  const bw_limiter_config_t *cfg,
+                                  bw_error_t *err);
+bw_ratelimit_t *bw_registry_ratelimit(bw_registry_t *reg, const char *name,
+                                      const bw_ratelimit_config_t *cfg,
+                                      bw_error_t *err);
+bw_retry_policy_t *bw_registry_retry(bw_registry_t *reg, const char *name,
+                                     const bw_retry_config_t *cfg,
+                                     bw_error_t *err);
+bw_budget_t *bw_registry_budget(bw_registry_t *reg, const char *name,
+                                const bw_budget_config_t *cfg, bw_error_t *err);
+int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
+                           const char *name, void *obj, bw_error_t *err);
+size_t bw_registry_count(bw_registry_t *reg, bw_registry_kind_t kind);
+char *bw_registry_prometheus(bw_registry_t *reg, size_t *len);
+void bw_registry_free(bw_registry_t *reg);
 """
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "breakwater._bw",
-    "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n",
+    "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n"
+    "#include <breakwater/pipeline.h>\n#include <breakwater/registry.h>\n"
+    "#include <breakwater/event.h>\n",
     include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
     library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
     libraries=[f[2:] for f in _pkg("--libs-only-l")],

@@ -1,7 +1,30 @@
-"""Build script: the cffi extension breakwater._bw (see breakwater_build.py).
+"""Build script for the extensions of breakwater's Python binding:
 
-Metadata lives in pyproject.toml; this file only declares the cffi module,
-which setuptools compiles against the breakwater found by pkg-config."""
-from setuptools import setup
+- breakwater._bw (cffi, API mode; breakwater_build.py): the binding itself;
+- breakwater._redis_c (cffi; breakwater_redis_build.py): the Redis queue
+  guard, only when pkg-config finds breakwater-redis;
+- breakwater._hot (the CPython C API; csrc/hot.c): the breaker decorator's
+  hot path, compiled against the installed headers, linking nothing.
 
-setup(cffi_modules=["breakwater_build.py:ffibuilder"])
+Metadata lives in pyproject.toml; the libraries and headers are found by
+pkg-config."""
+import os
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import breakwater_redis_build  # noqa: E402
+
+modules = ["breakwater_build.py:ffibuilder"]
+if breakwater_redis_build.available():
+    modules.append("breakwater_redis_build.py:ffibuilder")
+
+cflags = subprocess.run(["pkg-config", "--cflags-only-I", "breakwater"], check=True,
+                        capture_output=True, text=True).stdout.split()
+hot = Extension("breakwater._hot", ["csrc/hot.c"],
+                include_dirs=[f[2:] for f in cflags],
+                extra_compile_args=["-std=c11", "-Wall", "-Wextra"])
+
+setup(cffi_modules=modules, ext_modules=[hot])

@@ -11,3 +11,58 @@ def segment():
     name = f"/bw-pytest-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     yield name
     breakwater.SharedBreaker.unlink(name)
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ping(port, timeout=0.5):
+    import socket
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A private redis-server on a free loopback port, without persistence,
+    stopped afterwards. Yields its port. Skips (reported) when redis-server
+    or the Redis component is missing."""
+    import shutil
+    import subprocess
+    import time
+    from breakwater import _queue
+    if _queue.lib is None:
+        pytest.skip("built without the Redis component (breakwater-redis)")
+    exe = os.environ.get("BW_REDIS_SERVER") or shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server not installed")
+    port = _free_port()
+    log = open(tmp_path / "redis.log", "w+")
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while not _ping(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail(f"redis-server did not start on {port}:\n{log.read()}")
+            time.sleep(0.02)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()

@@ -35,3 +35,17 @@ def test_names_come_from_the_core():
     assert bw.Retry().name == "retry"
     assert bw.Retry(preset="tenacity").name == "tenacity"
     assert bw.Retry("mine", preset="tenacity").name == "mine"
+
+
+def test_new_objects_document_their_methods():
+    """help() on what issue 20's second part added is useful: every public
+    method and property has a docstring."""
+    for cls in (bw.Pipeline, bw.PipelineAttempt, bw.Timeout, bw.Registry,
+                bw.QueueGuard, bw.Sink):
+        assert inspect.getdoc(cls), cls
+        for name, member in inspect.getmembers(cls):
+            if name.startswith("_") and name not in ("__call__", "__iter__", "__aiter__"):
+                continue
+            if callable(member) or isinstance(member, property):
+                assert inspect.getdoc(member), f"{cls.__name__}.{name}"
+    assert inspect.getdoc(bw.events.to_logging) and inspect.getdoc(bw.default_registry)

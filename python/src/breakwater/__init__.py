@@ -20,6 +20,11 @@ from ._guard import Permit
 from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker)
 from ._retry import Attempt, Retry
+from . import events
+from .events import Sink
+from ._pipeline import Pipeline, PipelineAttempt, Timeout
+from ._registry import Registry, default_registry
+from ._queue import QueueGuard, RedisUnavailable
 
 __version__ = "0.1.0"
 core_version: str = _c_ffi.string(_c_lib.bw_version()).decode()
@@ -28,7 +33,9 @@ __all__ = [
     "Attempt", "Breaker", "BreakerOpen", "BreakwaterError", "Budget",
     "BudgetExhausted", "Bulkhead", "BulkheadFull", "Clock", "ConfigError",
     "DeadlineExceeded", "HEADER", "Limiter", "LimiterFull", "ManualClock",
-    "Permit", "RateLimited", "RateLimiter", "Rejected", "Retry",
-    "SharedBreaker", "check", "core_version", "deadline", "from_header",
-    "headers", "parse_header", "remaining", "to_header",
+    "Permit", "Pipeline", "PipelineAttempt", "QueueGuard", "RateLimited",
+    "RateLimiter", "RedisUnavailable",
+    "Registry", "Rejected", "Retry", "SharedBreaker", "Sink", "Timeout",
+    "check", "core_version", "deadline", "default_registry", "events",
+    "from_header", "headers", "parse_header", "remaining", "to_header",
 ]

@@ -46,10 +46,12 @@ class LimiterFull(Rejected):
 
 
 class RateLimited(Rejected):
-    """The rate limiter refused the call; ``retry_in`` seconds until a slot."""
+    """The rate limiter refused the call; ``retry_in`` seconds until a slot
+    (None when not known: a pipeline's rate limiter)."""
 
-    def __init__(self, name: str, retry_in: float) -> None:
-        super().__init__(f"rate limit '{name}' reached (retry in {retry_in:.3f} s)")
+    def __init__(self, name: str, retry_in: Optional[float]) -> None:
+        when = "" if retry_in is None else f" (retry in {retry_in:.3f} s)"
+        super().__init__(f"rate limit '{name}' reached{when}")
         self.name = name
         self.retry_in = retry_in
 

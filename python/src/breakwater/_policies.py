@@ -2,16 +2,22 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import os
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional, TypeVar
 
 from ._clock import Clock, resolve
 from ._deadline import thread_deadline
 from ._errors import (BreakerOpen, BudgetExhausted, BulkheadFull,
                       DeadlineExceeded, LimiterFull, RateLimited)
 from ._ffi import NS_PER_S, configure, error_from, ffi, lib
-from ._guard import Classifier, Guard, Permit, check_classifier, new_permit
+from ._guard import (OUTCOMES, Classifier, Guard, Permit, check_classifier,
+                     new_permit)
+from .events import Sink, sink_ptr
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _BREAKER_STATS = ["generation", "consecutive_failures", "calls", "successes",
                   "failures", "ignored", "stale", "admitted", "rejected",
@@ -30,7 +36,20 @@ def _gc(ptr: Any, free: Any, *keep: Any) -> Any:
     return ffi.gc(ptr, lambda p: (free(p), keep))
 
 
+try:
+    from . import _hot  # the C hot path of breaker decorators (csrc/hot.c)
+    if _hot.PERMIT_SIZE != ffi.sizeof("bw_permit_t"):  # pragma: no cover
+        _hot = None
+except ImportError:  # pragma: no cover - built without it: the cffi path
+    _hot = None
+
+
+def _address(fn_name: str) -> int:
+    return int(ffi.cast("uintptr_t", ffi.addressof(lib, fn_name)))
+
+
 class _BreakerBase(Guard):
+    _hot_ok = False  # the C hot path applies (in-process breakers only)
     _acq: Any
     _rel: Any
     _state: Any
@@ -55,6 +74,93 @@ class _BreakerBase(Guard):
         if outcome == lib.BW_TIMED_OUT:
             outcome = lib.BW_FAILURE
         self._rel(self._ptr, permit._c, outcome)
+
+    def __call__(self, fn: F) -> F:
+        """Decorates a function or a coroutine function: each call is
+        admitted (or refused with :class:`BreakerOpen`) and its outcome
+        reported, as ``with breaker:`` would.
+
+        The hot path of a protected call: two C calls and no allocation
+        (C permits are reused from a free list private to the decorated
+        function; a permit is owned by one call from pop to append)."""
+        if not callable(fn):
+            raise TypeError(f"{type(self).__name__} decorates callables, not {type(fn).__name__}")
+        hot = self._hot_path(fn)
+        if hot is not None:
+            return hot
+        acq, rel, ptr, new = self._acq, self._rel, self._ptr, ffi.new
+        ok, success, failure = lib.BW_OK, lib.BW_SUCCESS, lib.BW_FAILURE
+        outcome_name, codes = self._outcome_name, OUTCOMES
+        pool: list = []
+
+        def outcome(exc: BaseException) -> int:
+            try:
+                code = codes[outcome_name(exc)]
+            except Exception:  # a broken ignore predicate: a failure, as in C
+                return failure
+            return failure if code == lib.BW_TIMED_OUT else code
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    p = pool.pop()
+                except IndexError:
+                    p = new("bw_permit_t *")
+                if acq(ptr, p) != ok:
+                    pool.append(p)
+                    raise self._open()
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as exc:
+                    rel(ptr, p, outcome(exc))
+                    pool.append(p)
+                    raise
+                rel(ptr, p, success)
+                pool.append(p)
+                return result
+            return awrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                p = pool.pop()
+            except IndexError:
+                p = new("bw_permit_t *")
+            if acq(ptr, p) != ok:
+                pool.append(p)
+                raise self._open()
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                rel(ptr, p, outcome(exc))
+                pool.append(p)
+                raise
+            rel(ptr, p, success)
+            pool.append(p)
+            return result
+        return wrapper  # type: ignore[return-value]
+
+    def _open(self) -> BreakerOpen:
+        return BreakerOpen(self.name, self.retry_in)
+
+    def _outcome_code(self, exc: BaseException) -> int:
+        code = OUTCOMES[self._outcome_name(exc)]
+        return lib.BW_FAILURE if code == lib.BW_TIMED_OUT else code
+
+    def _hot_path(self, fn: Any) -> Any:
+        """The C hot path (breakwater._hot) for a plain function on an
+        in-process breaker without a sink: acquire and release are called
+        with the GIL held, which is safe only when nothing they do can wait
+        for Python — a sink's callback needs the GIL and may run while the
+        breaker holds a lock (and a shared breaker may wait on a lease)."""
+        if (_hot is None or not self._hot_ok or getattr(self, "_sink", None) is not None
+                or inspect.iscoroutinefunction(fn)):
+            return None
+        g = _hot.Guarded(fn, self._outcome_code, self._open, self,
+                         _address("bw_breaker_acquire"), _address("bw_breaker_release"),
+                         int(ffi.cast("uintptr_t", self._ptr)))
+        return functools.update_wrapper(g, fn)
 
     @property
     def state(self) -> str:
@@ -98,8 +204,11 @@ class Breaker(_BreakerBase):
     failures. Use it as ``with breaker:``, ``async with breaker:``,
     ``@breaker`` or through :meth:`acquire` and a :class:`Permit`."""
 
+    _hot_ok = True
+
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 ignore: Classifier = None, **fields: Any) -> None:
+                 ignore: Classifier = None, sink: Optional[Sink] = None,
+                 **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
@@ -108,12 +217,19 @@ class Breaker(_BreakerBase):
         keep: list = []
         configure(lib.BW_CONFIG_BREAKER, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_breaker_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "breaker")
-        self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock)
-        self.name = ffi.string(lib.bw_breaker_name(ptr)).decode()
+        self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock, sink)
+        self._sink = sink
+        self._bind()
+
+    def _bind(self) -> None:
+        """Name and C entry points of the breaker at self._ptr."""
+        self.name = ffi.string(lib.bw_breaker_name(self._ptr)).decode()
+        self._iface = lib.bw_breaker_iface(self._ptr)
         self._acq, self._rel = lib.bw_breaker_acquire, lib.bw_breaker_release
         self._state, self._retry_in = lib.bw_breaker_state, lib.bw_breaker_retry_in_ms
         self._poll, self._stats = lib.bw_breaker_poll, lib.bw_breaker_stats
@@ -136,7 +252,7 @@ class SharedBreaker(_BreakerBase):
 
     def __init__(self, name: str, *, segment: Optional[str] = None,
                  size: Optional[int] = None, ignore: Classifier = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         segment = _default_segment() if segment is None else segment
@@ -145,6 +261,7 @@ class SharedBreaker(_BreakerBase):
         if "\x00" in segment:
             raise ValueError("segment must not contain a NUL character")
         self._ignore = check_classifier("ignore", ignore)
+        c_sink = sink_ptr(sink)  # checked before the segment is opened
         self.segment = segment
         err = ffi.new("bw_error_t *")
         sc = ffi.new("bw_shm_config_t *")
@@ -170,16 +287,19 @@ class SharedBreaker(_BreakerBase):
         except BaseException:
             lib.bw_shm_close(shm)
             raise
+        cfg.sink = c_sink
         ptr = lib.bw_shm_breaker_new(shm, cfg, err)
         if ptr == ffi.NULL:
             lib.bw_shm_close(shm)
             raise error_from(err, "shared breaker")
 
-        def free(p: Any, shm: Any = shm) -> None:
+        def free(p: Any, shm: Any = shm, sink: Any = sink) -> None:
             lib.bw_shm_breaker_free(p)
             lib.bw_shm_close(shm)
         self._ptr = ffi.gc(ptr, free)
+        self._clock = resolve(None)  # the system-wide monotonic clock
         self.name = ffi.string(lib.bw_shm_breaker_name(ptr)).decode()
+        self._iface = lib.bw_shm_breaker_iface(ptr)
         self._acq, self._rel = lib.bw_shm_breaker_acquire, lib.bw_shm_breaker_release
         self._state, self._retry_in = lib.bw_shm_breaker_state, lib.bw_shm_breaker_retry_in_ms
         self._poll, self._stats = lib.bw_shm_breaker_poll, lib.bw_shm_breaker_stats
@@ -239,7 +359,7 @@ class Bulkhead(Guard):
     :class:`BulkheadFull`."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         cfg = ffi.new("bw_bulkhead_config_t *")
@@ -247,12 +367,14 @@ class Bulkhead(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_BULKHEAD, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_bulkhead_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "bulkhead")
-        self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock, sink)
         self.name = ffi.string(lib.bw_bulkhead_name(ptr)).decode()
+        self.max_wait_ms: int = cfg.max_wait_ms
 
     def _refused(self, rc: int) -> Exception:
         if rc == lib.BW_E_DEADLINE:
@@ -315,7 +437,8 @@ class Limiter(Guard):
     drops (TimeoutError as timed out) unless ``ignore`` matches."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 ignore: Classifier = None, **fields: Any) -> None:
+                 ignore: Classifier = None, sink: Optional[Sink] = None,
+                 **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
@@ -324,11 +447,12 @@ class Limiter(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_LIMITER, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_limiter_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "limiter")
-        self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock, sink)
         self.name = ffi.string(lib.bw_limiter_name(ptr)).decode()
 
     def acquire(self) -> Permit:
@@ -362,7 +486,7 @@ class RateLimiter(Guard):
     clock instead)."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         cfg = ffi.new("bw_ratelimit_config_t *")
@@ -370,11 +494,12 @@ class RateLimiter(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_RATELIMIT, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_ratelimit_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "ratelimit")
-        self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock, sink)
         self.name = ffi.string(lib.bw_ratelimit_name(ptr)).decode()
 
     def acquire(self) -> Permit:
@@ -411,7 +536,7 @@ class Budget(Guard):
     :meth:`spend_retry` asks for a retry."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
-                 **fields: Any) -> None:
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         cfg = ffi.new("bw_budget_config_t *")
@@ -419,11 +544,12 @@ class Budget(Guard):
         keep: list = []
         configure(lib.BW_CONFIG_BUDGET, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_budget_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "budget")
-        self._ptr = _gc(ptr, lib.bw_budget_free, self._clock)
+        self._ptr = _gc(ptr, lib.bw_budget_free, self._clock, sink)
         self.name = ffi.string(lib.bw_budget_name(ptr)).decode()
 
     def acquire(self) -> Permit:

@@ -8,12 +8,14 @@ import time
 from typing import (Any, AsyncIterator, Awaitable, Callable, Iterator,
                     Optional, TypeVar)
 
-from ._clock import Clock, resolve
+from ._clock import _MONOTONIC, Clock, resolve
+from ._deadline import _stack as _deadline_stack
 from ._deadline import deadline_ns
 from ._errors import BudgetExhausted, DeadlineExceeded, Rejected
 from ._ffi import configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import Budget
+from .events import Sink, sink_ptr
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,14 +47,14 @@ class Attempt:
 class _Run:
     """One logical call: the C iterator and the state between attempts."""
 
-    def __init__(self, retry: "Retry") -> None:
+    def __init__(self, retry: "Retry", start_ns: Optional[int] = None) -> None:
         self.retry = retry
         self.it = ffi.new("bw_retry_t *")
         self.delay = ffi.new("int64_t *")
         self.done = False
         self.next_delay_ms: Optional[int] = None
         clock = retry.clock
-        now = clock.now_ns()
+        now = clock.now_ns() if start_ns is None else start_ns
         at = deadline_ns(clock)
         if at is not None and now >= at:
             raise DeadlineExceeded("deadline passed before the first attempt")
@@ -132,7 +134,8 @@ class Retry:
     def __init__(self, name: Optional[str] = None, *, retry_on: Classifier = Exception,
                  budget: Optional[Budget] = None, clock: Optional[Clock] = None,
                  preset: Optional[str] = None,
-                 sleep: Optional[Callable[[float], Any]] = None, **fields: Any) -> None:
+                 sleep: Optional[Callable[[float], Any]] = None,
+                 sink: Optional[Sink] = None, **fields: Any) -> None:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if budget is not None and not isinstance(budget, Budget):
@@ -154,11 +157,12 @@ class Retry:
         configure(lib.BW_CONFIG_RETRY, cfg, {"name": name, **fields}, keep)
         if budget is not None:
             cfg.budget = budget._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_retry_policy_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "retry")
-        self._policy = ffi.gc(ptr, lambda p, b=budget: (lib.bw_retry_policy_free(p), b))
+        self._policy = ffi.gc(ptr, lambda p, b=budget, s=sink: (lib.bw_retry_policy_free(p), b, s))
         self.name = ffi.string(lib.bw_retry_policy_name(ptr)).decode()
 
     # ---- waiting ------------------------------------------------------------
@@ -207,16 +211,75 @@ class Retry:
             n += 1
 
     # ---- calls and decorators ---------------------------------------------
+    # The first attempt of a call runs before the C iterator exists when
+    # that changes nothing: without a budget (whose request count begins
+    # with the iterator) and without a current deadline (checked before the
+    # first attempt), a successful call never touches the C core. The
+    # iterator starts at the first failure, with the first attempt's start
+    # time, so max_elapsed_ms counts from the same instant.
+    def _lazy(self) -> bool:
+        return self.budget is None and not _deadline_stack.get()
+
+    def _start_ns(self) -> int:
+        return time.monotonic_ns() if self.clock is _MONOTONIC else self.clock.now_ns()
+
+    def _start_ns_fn(self) -> Callable[[], int]:
+        # time.monotonic_ns reads CLOCK_MONOTONIC, the C default clock's source
+        return time.monotonic_ns if self.clock is _MONOTONIC else self.clock.now_ns
+
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Calls fn(*args, **kwargs), retrying transient failures."""
+        if self._lazy():
+            t0 = self._start_ns()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                run = _Run(self, t0)
+                if not run.report(exc):
+                    raise
+            return self._again(run, fn, args, kwargs)
         for attempt in self:
             with attempt:
                 return fn(*args, **kwargs)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _again(self, run: _Run, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """The attempts after a first failure that will be retried."""
+        while True:
+            ms, run.next_delay_ms = run.next_delay_ms, None
+            self._wait_sync(ms)  # type: ignore[arg-type]
+            run.before_next()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                if not run.report(exc):
+                    raise
+
+    async def _again_async(self, run: _Run, fn: Callable[..., Awaitable[Any]],
+                           args: Any, kwargs: Any) -> Any:
+        """The attempts after a first failure that will be retried (async)."""
+        while True:
+            ms, run.next_delay_ms = run.next_delay_ms, None
+            await self._wait_async(ms)  # type: ignore[arg-type]
+            run.before_next()
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                if not run.report(exc):
+                    raise
+
     async def call_async(self, fn: Callable[..., Awaitable[Any]], *args: Any,
                          **kwargs: Any) -> Any:
         """Awaits fn(*args, **kwargs), retrying transient failures."""
+        if self._lazy():
+            t0 = self._start_ns()
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                run = _Run(self, t0)
+                if not run.report(exc):
+                    raise
+            return await self._again_async(run, fn, args, kwargs)
         async for attempt in self:
             with attempt:
                 return await fn(*args, **kwargs)
@@ -225,15 +288,36 @@ class Retry:
     def __call__(self, fn: F) -> F:
         if not callable(fn):
             raise TypeError(f"Retry decorates callables, not {type(fn).__name__}")
+        # call / call_async's lazy first attempt, inlined (one frame less)
+        stack_get, start_ns = _deadline_stack.get, self._start_ns_fn()
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
-                return await self.call_async(fn, *args, **kwargs)
+                if self.budget is not None or stack_get():
+                    return await self.call_async(fn, *args, **kwargs)
+                t0 = start_ns()
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as exc:
+                    run = _Run(self, t0)
+                    if not run.report(exc):
+                        raise
+                return await self._again_async(run, fn, args, kwargs)
             return awrapper  # type: ignore[return-value]
+
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return self.call(fn, *args, **kwargs)
+            if self.budget is not None or stack_get():
+                return self.call(fn, *args, **kwargs)
+            t0 = start_ns()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                run = _Run(self, t0)
+                if not run.report(exc):
+                    raise
+            return self._again(run, fn, args, kwargs)
         return wrapper  # type: ignore[return-value]
 
     def __repr__(self) -> str:

@@ -1,0 +1,85 @@
+"""cffi API-mode builder for ``breakwater._redis_c``: the Redis queue guard
+(include/breakwater/store_redis.h), linked to the installed
+``libbreakwater_redis`` found through pkg-config (module
+``breakwater-redis``). A separate extension so that the core binding builds
+without the Redis component; setup.py adds it only when pkg-config finds
+the module."""
+import subprocess
+
+from cffi import FFI
+
+MODULES = ["breakwater-redis"]
+
+
+def available():
+    """True when pkg-config knows the breakwater-redis module."""
+    try:
+        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
+    except OSError:
+        return False
+
+
+def _pkg(*args):
+    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+CDEF = r"""
+typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
+typedef struct bw_sink_s bw_sink_t;
+typedef struct bw_clock_s bw_clock_t;
+void bw_free(void *ptr);
+#define BW_OK 0
+#define BW_E_INVAL ...
+#define BW_E_NOMEM ...
+#define BW_E_FULL ...
+#define BW_E_NOTFOUND ...
+#define BW_E_IO ...
+
+typedef struct { const char *host; int port; const char *username;
+  const char *password; int db; bool tls; int64_t connect_timeout_ms;
+  int64_t command_timeout_ms; int64_t backoff_initial_ms;
+  int64_t backoff_max_ms; const char *key_prefix; ...; } bw_redis_config_t;
+typedef struct { bw_redis_config_t redis; const char *name;
+  uint32_t max_size; double warn_threshold; double warn_rearm_threshold;
+  uint32_t dlq_max; const bw_clock_t *wall_clock; bw_sink_t *sink; ...; }
+  bw_redis_queue_config_t;
+typedef struct bw_redis_queue_s bw_redis_queue_t;
+typedef struct { uint64_t admitted; uint64_t dead_lettered;
+  uint64_t warnings; uint64_t dequeued; uint64_t acked; uint64_t recovered;
+  uint64_t errors; uint64_t dlq_dropped; } bw_redis_queue_stats_t;
+void bw_redis_queue_config_init(bw_redis_queue_config_t *cfg);
+bw_redis_queue_t *bw_redis_queue_new(const bw_redis_queue_config_t *cfg,
+                                     bw_error_t *err);
+int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload,
+                           size_t len, uint64_t *size_out);
+int bw_redis_queue_dequeue(bw_redis_queue_t *q, const char *consumer,
+                           void **payload, size_t *len);
+int bw_redis_queue_ack(bw_redis_queue_t *q, const char *consumer,
+                       const void *payload, size_t len);
+int bw_redis_queue_recover(bw_redis_queue_t *q, const char *consumer,
+                           uint64_t *moved);
+int bw_redis_queue_size(bw_redis_queue_t *q, uint64_t *size);
+int bw_redis_queue_dlq_size(bw_redis_queue_t *q, uint64_t *size);
+int bw_redis_queue_dlq_get(bw_redis_queue_t *q, uint64_t index, char **json);
+void bw_redis_queue_stats(const bw_redis_queue_t *q,
+                          bw_redis_queue_stats_t *out);
+void bw_redis_queue_free(bw_redis_queue_t *q);
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(CDEF)
+if available():
+    ffibuilder.set_source(
+        "breakwater._redis_c",
+        "#include <breakwater/store_redis.h>\n",
+        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
+        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
+        libraries=[f[2:] for f in _pkg("--libs-only-l")],
+        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
+        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
+    )
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,523 @@
+"""Pipelines: policies stacked outermost first, driven by the C core's
+sans-I/O state machine (bw_pipeline_t, docs/pipeline.md)."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import time
+from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Iterator,
+                    List, Optional, Sequence, Tuple, TypeVar)
+
+from ._clock import Clock, resolve
+from ._deadline import _check_seconds, deadline, deadline_ns
+from ._errors import (BreakerOpen, BreakwaterError, BudgetExhausted,
+                      BulkheadFull, DeadlineExceeded, LimiterFull,
+                      RateLimited, Rejected)
+from ._ffi import error_from, ffi, lib
+from ._guard import Classifier, check_classifier, matches
+from ._policies import (Budget, Bulkhead, Limiter, RateLimiter,
+                        SharedBreaker, _BreakerBase)
+from ._retry import Retry
+from .events import Sink, sink_ptr
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ATTEMPT, _WAIT, _DONE = lib.BW_STEP_ATTEMPT, lib.BW_STEP_WAIT, lib.BW_STEP_DONE
+_OK, _TRANSIENT = lib.BW_VERDICT_OK, lib.BW_VERDICT_TRANSIENT
+_PERMANENT, _REJECTED = lib.BW_VERDICT_PERMANENT, lib.BW_VERDICT_REJECTED
+_NO_HINT = lib.BW_RETRY_AFTER_NONE
+_REFUSALS = (lib.BW_FAILURE_BREAKER, lib.BW_FAILURE_LIMIT, lib.BW_FAILURE_RATELIMIT)
+
+
+class Timeout:
+    """A pipeline strategy: each attempt's time limit, in seconds (after the
+    :class:`Retry` when there is one). Coroutine attempts are cancelled when
+    it runs out (``asyncio.wait_for``) and reported as timed out; a plain
+    function cannot be interrupted, so it sees the limit as its current
+    :class:`deadline` (``breakwater.remaining()``, ``to_header()``) and an
+    attempt that raises ``TimeoutError`` counts as timed out."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = _check_seconds("seconds", seconds)
+
+    def __repr__(self) -> str:
+        return f"Timeout({self.seconds!r})"
+
+
+def _ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
+
+
+class _Run:
+    """One logical call through a pipeline: the C call and the last error."""
+
+    __slots__ = ("pl", "c", "last", "step")
+
+    def __init__(self, pl: "Pipeline") -> None:
+        self.pl = pl
+        self.c = ffi.new("bw_pipeline_call_t *")
+        self.last: Optional[BaseException] = None
+        at = deadline_ns(pl._clock) if pl._deadline_aware else None
+        outer = pl._no_deadline if at is None else _deadline_of(at)
+        self.step = lib.bw_pipeline_begin_at(pl._ptr, self.c, outer, pl._now(pl._cclock))
+
+    def ok(self) -> None:
+        self.last = None
+        self.step = lib.bw_pipeline_report(self.c, _OK, _NO_HINT,
+                                           self.pl._now(self.pl._cclock))
+
+    def failed(self, exc: BaseException) -> None:
+        """Reports an attempt's exception (an Exception: the others cancel)."""
+        pl = self.pl
+        self.last = exc
+        now = pl._now(pl._cclock)
+        verdict = pl._verdict(exc)
+        if verdict == _TRANSIENT and isinstance(exc, TimeoutError):
+            self.step = lib.bw_pipeline_report_timeout(self.c, now)
+            return
+        hint = _NO_HINT
+        ra = getattr(exc, "retry_after", None)
+        if isinstance(ra, (int, float)) and not isinstance(ra, bool) and ra >= 0:
+            hint = int(ra * 1000)
+        self.step = lib.bw_pipeline_report(self.c, verdict, hint, now)
+
+    def resume(self) -> None:
+        self.step = lib.bw_pipeline_resume(self.c, self.pl._now(self.pl._cclock))
+
+    def cancel(self) -> None:
+        lib.bw_pipeline_cancel(self.c)
+
+    def attempt_deadline(self) -> Optional[float]:
+        """The attempt's time limit in seconds, or None."""
+        ms = self.c.attempt_timeout_ms
+        return None if ms < 0 else ms / 1000.0
+
+    def failure(self) -> BaseException:
+        """The exception for a call that ended with a failure."""
+        pl, c, last = self.pl, self.c, self.last
+        f = c.failure
+        why = ffi.string(lib.bw_failure_name(f)).decode()
+        if f in _REFUSALS:
+            exc: BaseException = pl._refusal(f, c.index)
+        elif f == lib.BW_FAILURE_BUDGET:
+            exc = BudgetExhausted(f"pipeline '{pl.name}': the retry budget refused a retry")
+        elif f == lib.BW_FAILURE_DEADLINE:
+            exc = DeadlineExceeded(f"pipeline '{pl.name}': the deadline passed")
+        elif last is not None:
+            exc = last  # exhausted, permanent, retry_after, elapsed, ...
+        else:  # pragma: no cover - every other failure follows an attempt
+            exc = BreakwaterError(f"pipeline '{pl.name}' gave up ({why})")
+        if exc is not last and last is not None:
+            exc.__cause__ = last
+        try:
+            exc.breakwater_giveup = why  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        return exc
+
+
+def _deadline_of(at_ns: int) -> Any:
+    d = ffi.new("bw_deadline_t *")
+    d.at_ns = at_ns
+    return d[0]
+
+
+class PipelineAttempt:
+    """One attempt of ``for attempt in pipeline:``; use it as ``with
+    attempt:`` (or ``async with``). Its exit reports the outcome: an
+    exception that will be retried is swallowed, a final one is raised."""
+
+    __slots__ = ("_run", "number", "_reported")
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self.number: int = run.c.attempt
+        self._reported = False
+
+    @property
+    def timeout(self) -> Optional[float]:
+        """This attempt's time limit in seconds, or None."""
+        return self._run.attempt_deadline()
+
+    def __enter__(self) -> "PipelineAttempt":
+        return self
+
+    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        run = self._run
+        self._reported = True
+        if exc is None:
+            run.ok()
+            return False
+        if not isinstance(exc, Exception):  # cancelled or interrupted
+            run.cancel()
+            return False
+        run.failed(exc)
+        if run.step != _DONE:
+            return True  # retried: the loop waits and tries again
+        final = run.failure()
+        if final is exc:
+            return False
+        raise final
+
+    async def __aenter__(self) -> "PipelineAttempt":
+        return self
+
+    async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        return self.__exit__(et, exc, tb)
+
+
+class Pipeline:
+    """Policies stacked in the order given, outermost first (Polly's
+    builder), run by the C core's pipeline: one state machine decides every
+    admission, wait, attempt and retry.
+
+    ``Pipeline([limiter, breaker, retry, Timeout(2)])`` — the strategies are
+    the policy objects themselves: :class:`Breaker`, :class:`SharedBreaker`,
+    :class:`Bulkhead`, :class:`Limiter`, :class:`RateLimiter`,
+    :class:`Retry` (at most one; its budget included), a
+    :class:`deadline` (the whole call's time; before the retry) and
+    :class:`Timeout` (each attempt's; after the retry). A bulkhead waits up
+    to its ``max_wait_ms`` for a slot; limiters and rate limiters refuse at
+    once unless given as ``(policy, max_wait_seconds)``. Strategies before
+    the retry are entered once per call, those after it once per attempt.
+
+    Outcomes: no exception is a success. An exception matching ``ignore``
+    (the pipeline's or a member breaker's / limiter's) is *permanent*: not
+    retried, and neither a success nor a failure for the breakers (a 4xx).
+    With a :class:`Retry`, exceptions matching its ``retry_on`` are
+    *transient* (retried, failures for the breakers) and the others
+    permanent; without one every other exception is transient (a failure).
+    ``TimeoutError`` from a transient attempt counts as timed out.
+
+    Failures raise: :class:`BreakerOpen`, :class:`BulkheadFull` /
+    :class:`LimiterFull`, :class:`RateLimited` (a strategy refused, never
+    retried), :class:`BudgetExhausted`, :class:`DeadlineExceeded` (each
+    ``from`` the last error), or the last attempt's own exception. Every
+    raised exception carries ``breakwater_giveup`` (the C failure name).
+    With ``fallback=fn``, ``fn(exc)`` runs instead and its value is returned
+    (awaited if it is awaitable, in the async forms).
+
+    Use: ``@pipeline`` (sync and async functions), ``pipeline.call(fn, ...)``,
+    ``await pipeline.call_async(fn, ...)``, or ``for attempt in pipeline:
+    with attempt: ...`` (``async for``). Waits sleep (``asyncio.sleep`` in
+    the async forms; a :class:`ManualClock` is advanced instead). The
+    current :class:`deadline` bounds the call."""
+
+    def __init__(self, strategies: Sequence[Any], *, name: Optional[str] = None,
+                 clock: Optional[Clock] = None, ignore: Classifier = None,
+                 fallback: Optional[Callable[[BaseException], Any]] = None,
+                 sink: Optional[Sink] = None,
+                 sleep: Optional[Callable[[float], Any]] = None) -> None:
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if isinstance(strategies, (str, bytes)) or not isinstance(strategies, (list, tuple)):
+            raise TypeError("strategies must be a list of policies, outermost first")
+        if fallback is not None and not callable(fallback):
+            raise TypeError("fallback must be callable")
+        if sleep is not None and not callable(sleep):
+            raise TypeError("sleep must be callable")
+        if clock is not None:
+            clock = resolve(clock)
+        self._ignore = check_classifier("ignore", ignore)
+        self._fallback = fallback
+        self._sleep = sleep
+        cfg = ffi.new("bw_pipeline_config_t *")
+        lib.bw_pipeline_config_init(cfg)
+        keep: List[Any] = []
+        if name is not None:
+            if "\x00" in name:
+                raise ValueError("name must not contain a NUL character")
+            cname = ffi.new("char[]", name.encode())
+            keep.append(cname)
+            cfg.name = cname
+        cfg.sink = sink_ptr(sink)
+        members: List[Any] = []
+        ignores: List[Classifier] = []
+        clocks: List[Clock] = []
+        self._retry: Optional[Retry] = None
+        for i, entry in enumerate(strategies):
+            policy, wait = entry, None
+            if isinstance(entry, tuple):
+                if len(entry) != 2:
+                    raise TypeError(f"strategies[{i}]: a tuple is (policy, max_wait_seconds)")
+                policy, wait = entry
+                if not isinstance(policy, (Bulkhead, Limiter, RateLimiter)):
+                    raise TypeError(f"strategies[{i}]: only a bulkhead, limiter or rate "
+                                    "limiter takes a max wait")
+                wait = _check_seconds(f"strategies[{i}] max wait", wait)
+            rc = self._add(cfg, i, policy, wait)
+            if rc == lib.BW_E_LIMIT:
+                raise ValueError(f"strategies: at most "
+                                 f"{lib.BW_PIPELINE_MAX_STRATEGIES} strategies")
+            if rc != lib.BW_OK:  # pragma: no cover - objects are never NULL here
+                raise ValueError(f"strategies[{i}]: refused ({rc})")
+            members.append(policy)
+            ign = getattr(policy, "_ignore", None)
+            if ign is not None:
+                ignores.append(ign)
+            c = getattr(policy, "_clock", None) if not isinstance(policy, Retry) else policy.clock
+            if c is not None and not isinstance(policy, SharedBreaker):
+                clocks.append(c)
+        self._clock = self._pick_clock(clock, clocks)
+        self._member_ignores = tuple(ignores)
+        self._deadline_aware = True
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_pipeline_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "pipeline")
+        keep_members = (tuple(members), sink)
+        self._ptr = ffi.gc(ptr, lambda p, k=keep_members: (lib.bw_pipeline_free(p), k))
+        self.strategies: Tuple[Any, ...] = tuple(members)
+        self.name = ffi.string(lib.bw_pipeline_name(ptr)).decode()
+        self._now = lib.bw_clock_now
+        self._cclock = self._clock._ptr
+        self._no_deadline = _deadline_of(lib.BW_DEADLINE_NONE_NS)
+
+    # ---- construction -----------------------------------------------------
+    def _add(self, cfg: Any, i: int, policy: Any, wait: Optional[float]) -> int:
+        if isinstance(policy, _BreakerBase):
+            return lib.bw_pipeline_add_breaker_if(cfg, policy._iface)
+        if isinstance(policy, Bulkhead):
+            ms = policy.max_wait_ms if wait is None else _ms(wait)
+            return lib.bw_pipeline_add_limit(cfg, lib.bw_bulkhead_as_limit(policy._ptr), ms)
+        if isinstance(policy, Limiter):
+            return lib.bw_pipeline_add_limit(cfg, lib.bw_limiter_as_limit(policy._ptr),
+                                             0 if wait is None else _ms(wait))
+        if isinstance(policy, RateLimiter):
+            return lib.bw_pipeline_add_ratelimit(cfg, policy._ptr,
+                                                 0 if wait is None else _ms(wait))
+        if isinstance(policy, Retry):
+            if self._retry is not None:
+                raise ValueError(f"strategies[{i}]: at most one retry")
+            self._retry = policy
+            return lib.bw_pipeline_add_retry(cfg, policy._policy)
+        if isinstance(policy, deadline):
+            return lib.bw_pipeline_add_deadline(cfg, _ms(policy.seconds))
+        if isinstance(policy, Timeout):
+            return lib.bw_pipeline_add_timeout(cfg, _ms(policy.seconds))
+        if isinstance(policy, Budget):
+            raise TypeError(f"strategies[{i}]: a Budget is not a strategy; give it to "
+                            "the Retry (Retry(budget=...))")
+        raise TypeError(f"strategies[{i}]: not a breakwater policy "
+                        f"({type(policy).__name__})")
+
+    @staticmethod
+    def _pick_clock(clock: Optional[Clock], clocks: List[Clock]) -> Clock:
+        """Time passed to the C pipeline must be on its strategies' clock."""
+        distinct = {id(c): c for c in clocks}
+        if clock is not None:
+            if any(c is not clock for c in distinct.values()):
+                raise ValueError("clock: every strategy must use the pipeline's clock")
+            return clock
+        if len(distinct) > 1:
+            raise ValueError("clock: the strategies use different clocks")
+        return next(iter(distinct.values())) if distinct else resolve(None)
+
+    # ---- classification and failures -------------------------------------
+    def _verdict(self, exc: BaseException) -> int:
+        if isinstance(exc, Rejected):
+            return _REJECTED
+        if matches(self._ignore, exc) or any(matches(i, exc) for i in self._member_ignores):
+            return _PERMANENT
+        if self._retry is not None and not matches(self._retry.retry_on, exc):
+            return _PERMANENT
+        return _TRANSIENT
+
+    def _refusal(self, failure: int, index: int) -> BaseException:
+        # On a refusal the C call's (private) index is the strategy that
+        # refused; fall back on the first strategy of the failure's kind.
+        member = self.strategies[index] if index < len(self.strategies) else None
+        kinds = {lib.BW_FAILURE_BREAKER: (_BreakerBase,),
+                 lib.BW_FAILURE_LIMIT: (Bulkhead, Limiter),
+                 lib.BW_FAILURE_RATELIMIT: (RateLimiter,)}[failure]
+        if not isinstance(member, kinds):
+            member = next((m for m in self.strategies if isinstance(m, kinds)), None)
+        if isinstance(member, _BreakerBase):
+            return BreakerOpen(member.name, member.retry_in)
+        if isinstance(member, Bulkhead):
+            return BulkheadFull(f"bulkhead '{member.name}' is full (pipeline '{self.name}')")
+        if isinstance(member, Limiter):
+            return LimiterFull(f"limiter '{member.name}' is at its limit (pipeline '{self.name}')")
+        name = member.name if member is not None else self.name
+        return RateLimited(name, None)
+
+    def _give_up(self, run: _Run) -> Any:
+        exc = run.failure()
+        if self._fallback is not None:
+            return self._fallback(exc)
+        raise exc
+
+    # ---- waits --------------------------------------------------------------
+    def _wait_sync(self, ms: int) -> None:
+        if self._sleep is not None:
+            self._sleep(ms / 1000.0)
+        elif self._clock.is_manual:
+            self._clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
+        else:
+            time.sleep(ms / 1000.0)
+
+    async def _wait_async(self, ms: int) -> None:
+        if self._sleep is not None:
+            res = self._sleep(ms / 1000.0)
+            if inspect.isawaitable(res):
+                await res
+        elif self._clock.is_manual:
+            self._clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
+            await asyncio.sleep(0)
+        else:
+            await asyncio.sleep(ms / 1000.0)
+
+    # ---- calls ----------------------------------------------------------------
+    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Calls fn(*args, **kwargs) through the pipeline."""
+        run = _Run(self)
+        result = None
+        while True:
+            step = run.step
+            if step == _ATTEMPT:
+                limit = run.attempt_deadline()
+                try:
+                    if limit is None:
+                        result = fn(*args, **kwargs)
+                    else:
+                        with deadline(limit, clock=self._clock):
+                            result = fn(*args, **kwargs)
+                except Exception as exc:
+                    run.failed(exc)
+                    continue
+                except BaseException:
+                    run.cancel()
+                    raise
+                run.ok()
+            elif step == _WAIT:
+                try:
+                    self._wait_sync(run.c.delay_ms)
+                except BaseException:
+                    run.cancel()
+                    raise
+                run.resume()
+            elif step == _DONE:
+                break
+            else:  # pragma: no cover - a driver bug, never silently a success
+                run.cancel()
+                raise RuntimeError(f"pipeline '{self.name}': step {step}")
+        if run.c.failure == lib.BW_FAILURE_NONE:
+            return result
+        return self._give_up(run)
+
+    async def call_async(self, fn: Callable[..., Awaitable[Any]], *args: Any,
+                         **kwargs: Any) -> Any:
+        """Awaits fn(*args, **kwargs) through the pipeline; an attempt past
+        its time limit is cancelled (asyncio.wait_for) and counts as timed
+        out."""
+        run = _Run(self)
+        result = None
+        while True:
+            step = run.step
+            if step == _ATTEMPT:
+                limit = run.attempt_deadline()
+                try:
+                    if limit is None:
+                        result = await fn(*args, **kwargs)
+                    else:
+                        async with deadline(limit, clock=self._clock):
+                            result = await asyncio.wait_for(fn(*args, **kwargs), limit)
+                except Exception as exc:
+                    run.failed(exc)
+                    continue
+                except BaseException:
+                    run.cancel()
+                    raise
+                run.ok()
+            elif step == _WAIT:
+                try:
+                    await self._wait_async(run.c.delay_ms)
+                except BaseException:
+                    run.cancel()
+                    raise
+                run.resume()
+            elif step == _DONE:
+                break
+            else:  # pragma: no cover - a driver bug, never silently a success
+                run.cancel()
+                raise RuntimeError(f"pipeline '{self.name}': step {step}")
+        if run.c.failure == lib.BW_FAILURE_NONE:
+            return result
+        out = self._give_up(run)
+        if inspect.isawaitable(out):
+            out = await out
+        return out
+
+    def __iter__(self) -> Iterator[PipelineAttempt]:
+        """``for attempt in pipeline: with attempt: ...`` — one logical call;
+        refusals and waits happen between the attempts, a final failure is
+        raised from the last ``with attempt:`` (or from the loop)."""
+        run = _Run(self)
+        try:
+            while run.step != _DONE:
+                if run.step == _WAIT:
+                    self._wait_sync(run.c.delay_ms)
+                    run.resume()
+                    continue
+                attempt = PipelineAttempt(run)
+                yield attempt
+                if not attempt._reported:
+                    raise RuntimeError("each pipeline attempt must be used as `with attempt:`")
+        except GeneratorExit:
+            run.cancel()
+            raise
+        # Ended outside an attempt's exit (refused at the start, or at a
+        # resume: a deadline or a breaker between attempts): raise here.
+        if run.c.failure != lib.BW_FAILURE_NONE:
+            raise run.failure()
+
+    async def __aiter__(self) -> AsyncIterator[PipelineAttempt]:
+        """``async for attempt in pipeline: with attempt: ...`` — waits are
+        awaited (asyncio.sleep), never blocking the loop."""
+        run = _Run(self)
+        try:
+            while run.step != _DONE:
+                if run.step == _WAIT:
+                    await self._wait_async(run.c.delay_ms)
+                    run.resume()
+                    continue
+                attempt = PipelineAttempt(run)
+                yield attempt
+                if not attempt._reported:
+                    raise RuntimeError("each pipeline attempt must be used as `with attempt:`")
+        except GeneratorExit:
+            run.cancel()
+            raise
+        # Ended outside an attempt's exit (refused at the start, or at a
+        # resume: a deadline or a breaker between attempts): raise here.
+        if run.c.failure != lib.BW_FAILURE_NONE:
+            raise run.failure()
+
+    def __call__(self, fn: F) -> F:
+        """Decorates a function or a coroutine function."""
+        if not callable(fn):
+            raise TypeError(f"Pipeline decorates callables, not {type(fn).__name__}")
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                return await self.call_async(fn, *args, **kwargs)
+            return awrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return self.call(fn, *args, **kwargs)
+        return wrapper  # type: ignore[return-value]
+
+    def stats(self) -> Dict[str, Any]:
+        """Counters since creation: calls, attempts, successes, cancelled,
+        and failures by kind (``{"breaker": 2, "exhausted": 1, ...}``)."""
+        s = ffi.new("bw_pipeline_stats_t *")
+        lib.bw_pipeline_stats(self._ptr, s)
+        failures = {ffi.string(lib.bw_failure_name(k)).decode(): s.failures[k]
+                    for k in range(1, lib.BW_FAILURE__COUNT)}
+        return {"calls": s.calls, "attempts": s.attempts, "successes": s.successes,
+                "cancelled": s.cancelled, "failures": failures}
+
+    def __repr__(self) -> str:
+        return f"<Pipeline {self.name!r} {list(self.strategies)!r}>"

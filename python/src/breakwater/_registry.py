@@ -1,0 +1,308 @@
+"""A named registry over bw_registry_t: get-or-create by name per kind, and
+Prometheus text for everything in it (docs/registry.md)."""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from ._clock import Clock, resolve
+from ._ffi import configure, error_from, ffi, lib
+from ._guard import Classifier, check_classifier
+from ._pipeline import Pipeline
+from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
+                        SharedBreaker)
+from ._retry import Retry
+from .events import Sink, sink_ptr
+
+
+def _name(name: Any) -> bytes:
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    if "\x00" in name:
+        raise ValueError("name must not contain a NUL character")
+    return name.encode()
+
+
+class _Owner:
+    """Owns the C registry: frees it (after putting back the breaker holds)
+    when the last of the Registry and the objects it created goes. It
+    refers to no Python wrapper, so it is never part of a reference cycle,
+    and its clock and sink are freed only after it."""
+
+    __slots__ = ("ptr", "held", "keep", "__weakref__")
+
+    def __init__(self, ptr: Any, clock: Clock, sink: Optional[Sink]) -> None:
+        held: list = []
+        self.held = held
+        self.keep: list = []  # budgets borrowed by the retry policies it owns
+
+        def free(p: Any, held: list = held, keep: Tuple[Any, ...] = (clock, sink)) -> None:
+            for b in held:
+                lib.bw_registry_put(p, b)
+            lib.bw_registry_free(p)
+        self.ptr = ffi.gc(ptr, free)
+
+
+class Registry:
+    """Policies by name, created on first use: ``registry.breaker("payments",
+    failure_threshold=5)`` returns the breaker named "payments", creating it
+    with those fields the first time; later calls return the same object
+    (their fields are ignored, as the C registry does). One namespace per
+    kind: a bulkhead and a limiter may share a name.
+
+    Objects created elsewhere (a :class:`SharedBreaker`, a
+    :class:`Pipeline`, or any other policy) join with :meth:`add`.
+    :meth:`prometheus` returns the Prometheus text exposition (format
+    0.0.4) of every object. ``clock`` and ``sink`` are the defaults of what
+    the registry creates. Thread-safe."""
+
+    def __init__(self, *, clock: Optional[Clock] = None, sink: Optional[Sink] = None,
+                 max_objects: int = 0, idle_evict_ms: Any = None) -> None:
+        self._clock = resolve(clock)
+        self._sink = sink
+        if isinstance(max_objects, bool) or not isinstance(max_objects, int):
+            raise TypeError("max_objects must be an int")
+        if max_objects < 0:
+            raise ValueError("max_objects must be >= 0 (0: unbounded)")
+        cfg = ffi.new("bw_registry_config_t *")
+        lib.bw_registry_config_init(cfg)
+        cfg.max_objects = max_objects
+        if idle_evict_ms is not None:
+            if isinstance(idle_evict_ms, bool) or not isinstance(idle_evict_ms, int):
+                raise TypeError("idle_evict_ms must be an int (milliseconds)")
+            cfg.idle_evict_ms = idle_evict_ms
+        cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
+        err = ffi.new("bw_error_t *")
+        ptr = lib.bw_registry_new(cfg, err)
+        if ptr == ffi.NULL:
+            raise error_from(err, "registry")
+        self._owner = _Owner(ptr, self._clock, sink)
+        self._ptr = self._owner.ptr
+        # Objects added with add(): the C registry borrows them, so they live
+        # as long as this Registry (prometheus() and add() go through it).
+        self._added: list = []
+        self._lock = threading.Lock()
+        self._objects: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
+            weakref.WeakValueDictionary()
+        self._made: Dict[Tuple[str, str], Any] = {}  # C objects by (kind, name)
+
+    # ---- get-or-create ------------------------------------------------------
+    def _get(self, kind: str, name: Any, create: Callable[[bytes], Any],
+             wrap: Callable[[Any], Any]) -> Any:
+        """The live wrapper of (kind, name), or a new one around the C
+        object, created on first use. Wrappers point at the registry (which
+        owns the C object); the registry holds them weakly, so there is no
+        reference cycle (a cycle could let the collector free the clock
+        before the registry)."""
+        key = (kind, name)
+        cname = _name(name)
+        with self._lock:
+            obj = self._objects.get(key)
+            if obj is None:
+                ptr = self._made.get(key)
+                if ptr is None:
+                    ptr = create(cname)
+                    self._made[key] = ptr
+                obj = wrap(ptr)
+                obj._registry = self._owner  # keeps the C object's owner alive
+                self._objects[key] = obj
+            return obj
+
+    def _config(self, kind: int, ctype: str, init: Any, fields: Dict[str, Any],
+                keep: list) -> Any:
+        cfg = ffi.new(ctype)
+        init(cfg)
+        configure(kind, cfg, fields, keep)
+        return cfg
+
+    def breaker(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Breaker:
+        """The in-process breaker named ``name`` (created on first use)."""
+        ignore = check_classifier("ignore", ignore)
+
+        def create(cname: bytes) -> Any:
+            keep: list = []
+            cfg = self._config(lib.BW_CONFIG_BREAKER, "bw_breaker_config_t *",
+                               lib.bw_breaker_config_init, fields, keep)
+            err = ffi.new("bw_error_t *")
+            if lib.bw_registry_set_breaker_config(self._ptr, cname, cfg, err) != lib.BW_OK:
+                raise error_from(err, "breaker")
+            ptr = lib.bw_registry_breaker(self._ptr, cname, err)
+            if ptr == ffi.NULL:
+                raise error_from(err, "breaker")
+            self._owner.held.append(ptr)  # one hold, put back when the registry goes
+            return ptr
+
+        def wrap(ptr: Any) -> Breaker:
+            b = Breaker.__new__(Breaker)
+            b._clock, b._ignore, b._ptr = self._clock, ignore, ptr
+            b._sink = self._sink  # the registry's sink is the breaker's
+            b._bind()
+            return b
+        return self._get("breaker", name, create, wrap)
+
+    def _simple(self, kind: str, cls: Any, ckind: int, ctype: str, init: Any,
+                create_c: Any, cname_of: Any, name: str, fields: Dict[str, Any],
+                extra: Callable[[Any, Any], None]) -> Any:
+        def create(cname: bytes) -> Any:
+            keep: list = []
+            cfg = self._config(ckind, ctype, init, fields, keep)
+            err = ffi.new("bw_error_t *")
+            ptr = create_c(self._ptr, cname, cfg, err)
+            if ptr == ffi.NULL:
+                raise error_from(err, kind)
+            return ptr
+
+        def wrap(ptr: Any) -> Any:
+            obj = cls.__new__(cls)
+            obj._clock, obj._ptr = self._clock, ptr
+            obj.name = ffi.string(cname_of(ptr)).decode()
+            extra(obj, ptr)
+            return obj
+        return self._get(kind, name, create, wrap)
+
+    def bulkhead(self, name: str, **fields: Any) -> Bulkhead:
+        """The bulkhead named ``name`` (created on first use)."""
+        probe = ffi.new("bw_bulkhead_config_t *")  # its max_wait_ms, for pipelines
+        lib.bw_bulkhead_config_init(probe)
+        configure(lib.BW_CONFIG_BULKHEAD, probe, fields, [])
+        max_wait_ms = probe.max_wait_ms
+        def extra(o: Any, ptr: Any) -> None:
+            o.max_wait_ms = max_wait_ms
+        return self._simple("bulkhead", Bulkhead, lib.BW_CONFIG_BULKHEAD,
+                            "bw_bulkhead_config_t *", lib.bw_bulkhead_config_init,
+                            lib.bw_registry_bulkhead, lib.bw_bulkhead_name, name,
+                            fields, extra)
+
+    def limiter(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Limiter:
+        """The adaptive concurrency limiter named ``name``."""
+        ignore = check_classifier("ignore", ignore)
+
+        def extra(o: Any, ptr: Any) -> None:
+            o._ignore = ignore
+        return self._simple("limiter", Limiter, lib.BW_CONFIG_LIMITER,
+                            "bw_limiter_config_t *", lib.bw_limiter_config_init,
+                            lib.bw_registry_limiter, lib.bw_limiter_name, name,
+                            fields, extra)
+
+    def rate_limiter(self, name: str, **fields: Any) -> RateLimiter:
+        """The GCRA rate limiter named ``name``."""
+        return self._simple("ratelimit", RateLimiter, lib.BW_CONFIG_RATELIMIT,
+                            "bw_ratelimit_config_t *", lib.bw_ratelimit_config_init,
+                            lib.bw_registry_ratelimit, lib.bw_ratelimit_name, name,
+                            fields, lambda o, c: None)
+
+    def budget(self, name: str, **fields: Any) -> Budget:
+        """The retry budget named ``name``."""
+        return self._simple("budget", Budget, lib.BW_CONFIG_BUDGET,
+                            "bw_budget_config_t *", lib.bw_budget_config_init,
+                            lib.bw_registry_budget, lib.bw_budget_name, name,
+                            fields, lambda o, c: None)
+
+    def retry(self, name: str, *, retry_on: Classifier = Exception,
+              budget: Optional[Budget] = None,
+              sleep: Optional[Callable[[float], Any]] = None, **fields: Any) -> Retry:
+        """The retry policy named ``name``. Its ``budget`` (a Budget from
+        this registry, or one that outlives it) is given to the C policy."""
+        retry_on = check_classifier("retry_on", retry_on)
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a breakwater Budget, not {type(budget).__name__}")
+        if sleep is not None and not callable(sleep):
+            raise TypeError("sleep must be callable")
+
+        def create(cname: bytes) -> Any:
+            keep: list = []
+            cfg = self._config(lib.BW_CONFIG_RETRY, "bw_retry_config_t *",
+                               lib.bw_retry_config_init, fields, keep)
+            if budget is not None:
+                cfg.budget = budget._ptr
+                if getattr(budget, "_registry", None) is not self._owner:
+                    self._owner.keep.append(budget)  # borrowed by the C policy
+            err = ffi.new("bw_error_t *")
+            ptr = lib.bw_registry_retry(self._ptr, cname, cfg, err)
+            if ptr == ffi.NULL:
+                raise error_from(err, "retry")
+            return ptr
+
+        def wrap(ptr: Any) -> Retry:
+            r = Retry.__new__(Retry)
+            r.retry_on, r.clock, r.budget, r._sleep = retry_on, self._clock, budget, sleep
+            r._policy = ptr
+            r.name = ffi.string(lib.bw_retry_policy_name(ptr)).decode()
+            return r
+        return self._get("retry", name, create, wrap)
+
+    # ---- objects made elsewhere ---------------------------------------------
+    _KINDS = ((SharedBreaker, "breaker_if"), (Bulkhead, "bulkhead"), (Limiter, "limiter"),
+              (RateLimiter, "ratelimit"), (Budget, "budget"), (Retry, "retry"),
+              (Pipeline, "pipeline"))
+
+    def add(self, obj: Any, name: Optional[str] = None) -> Any:
+        """Puts a policy created elsewhere into the registry (its metrics
+        then appear in :meth:`prometheus`) under its own name or ``name``;
+        the registry keeps it alive. A :class:`SharedBreaker` joins as a
+        breaker; an in-process :class:`Breaker` cannot be added (create it
+        with :meth:`breaker`). Returns obj. ValueError (field "name") when
+        the name is taken in that kind."""
+        if isinstance(obj, Breaker):
+            raise TypeError("an in-process Breaker cannot be added: use registry.breaker(name, ...)")
+        for cls, kind in self._KINDS:
+            if isinstance(obj, cls):
+                break
+        else:
+            raise TypeError(f"not a breakwater policy: {type(obj).__name__}")
+        if getattr(obj, "_registry", None) is self._owner:
+            return obj
+        cname = _name(obj.name if name is None else name)
+        cptr = {"breaker_if": lambda: obj._iface, "retry": lambda: obj._policy}.get(
+            kind, lambda: obj._ptr)()
+        ckind = {"breaker_if": lib.BW_REGISTRY_BREAKER_IF, "bulkhead": lib.BW_REGISTRY_BULKHEAD,
+                 "limiter": lib.BW_REGISTRY_LIMITER, "ratelimit": lib.BW_REGISTRY_RATELIMIT,
+                 "budget": lib.BW_REGISTRY_BUDGET, "retry": lib.BW_REGISTRY_RETRY,
+                 "pipeline": lib.BW_REGISTRY_PIPELINE}[kind]
+        err = ffi.new("bw_error_t *")
+        with self._lock:
+            if lib.bw_registry_put_object(self._ptr, ckind, cname, cptr, err) != lib.BW_OK:
+                raise error_from(err, "add")
+            self._added.append(obj)
+        return obj
+
+    # ---- reading ------------------------------------------------------------
+    def prometheus(self) -> str:
+        """The Prometheus text exposition (format 0.0.4) of every object."""
+        n = ffi.new("size_t *")
+        text = lib.bw_registry_prometheus(self._ptr, n)
+        if text == ffi.NULL:
+            raise MemoryError("prometheus text")
+        try:
+            return ffi.unpack(text, n[0]).decode("utf-8", "replace")
+        finally:
+            lib.bw_free(text)
+
+    def count(self, kind: str = "breaker") -> int:
+        """Live objects of a kind: "breaker", "breaker_if", "bulkhead",
+        "limiter", "ratelimit", "retry", "budget" or "pipeline"."""
+        kinds = {"breaker": lib.BW_REGISTRY_BREAKER, "breaker_if": lib.BW_REGISTRY_BREAKER_IF,
+                 "bulkhead": lib.BW_REGISTRY_BULKHEAD, "limiter": lib.BW_REGISTRY_LIMITER,
+                 "ratelimit": lib.BW_REGISTRY_RATELIMIT, "retry": lib.BW_REGISTRY_RETRY,
+                 "budget": lib.BW_REGISTRY_BUDGET, "pipeline": lib.BW_REGISTRY_PIPELINE}
+        if kind not in kinds:
+            raise ValueError(f"kind must be one of {', '.join(kinds)} (got {kind!r})")
+        return lib.bw_registry_count(self._ptr, kinds[kind])
+
+    def __repr__(self) -> str:
+        return f"<Registry {len(self._objects)} created>"
+
+
+_default: Optional[Registry] = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The process-wide default registry (created on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Registry()
+        return _default

@@ -1,0 +1,133 @@
+"""Registry: get-or-create by name per kind over bw_registry_t, objects
+added from elsewhere, and registry.prometheus() — parsed with
+prometheus_client's own parser."""
+import gc
+
+import pytest
+
+import breakwater as bw
+
+
+class Down(Exception):
+    pass
+
+
+def parse(text):
+    parser = pytest.importorskip("prometheus_client.parser")
+    samples = {}
+    for family in parser.text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def value(samples, metric, **labels):
+    key = (metric, tuple(sorted(labels.items())))
+    assert key in samples, f"{metric}{labels} not in {sorted(k for k in samples if metric in k[0])}"
+    return samples[key]
+
+
+def test_get_or_create_by_name_per_kind():
+    reg = bw.Registry(clock=bw.ManualClock())
+    b = reg.breaker("payments", failure_threshold=3, trip_rule="consecutive")
+    assert isinstance(b, bw.Breaker) and b.name == "payments"
+    assert reg.breaker("payments") is b           # the same object, fields ignored
+    assert reg.breaker("search") is not b
+    bh = reg.bulkhead("payments", max_concurrent=2)  # its own namespace
+    assert isinstance(bh, bw.Bulkhead) and bh.name == "payments"
+    assert reg.bulkhead("payments") is bh
+    assert isinstance(reg.limiter("payments", initial_limit=5), bw.Limiter)
+    assert isinstance(reg.rate_limiter("payments", rate_per_sec=10), bw.RateLimiter)
+    budget = reg.budget("payments")
+    r = reg.retry("payments", max_attempts=2, base_ms=1, jitter="none", budget=budget,
+                  retry_on=Down)
+    assert isinstance(r, bw.Retry) and r.budget is budget
+    assert reg.count("breaker") == 2 and reg.count("bulkhead") == 1
+    assert reg.count("limiter") == reg.count("ratelimit") == reg.count("retry") == 1
+    # they work, and the breaker's fields were applied (3 consecutive)
+    for _ in range(3):
+        with pytest.raises(Down):
+            with b:
+                raise Down()
+    assert b.state == "open"
+    with bh:
+        assert bh.stats()["in_use"] == 1
+    assert bw.default_registry() is bw.default_registry()
+
+
+def test_objects_outlive_the_registry_reference():
+    reg = bw.Registry()
+    b = reg.breaker("kept")
+    del reg
+    gc.collect()
+    with b:        # the breaker keeps its registry (which owns it) alive
+        pass
+    assert b.stats()["successes"] == 1
+
+
+def test_prometheus_text_parses():
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    b = reg.breaker("payment_api", trip_rule="consecutive", failure_threshold=2)
+    for _ in range(2):
+        with pytest.raises(Down):
+            with b:
+                raise Down()
+    with pytest.raises(bw.BreakerOpen):
+        with b:
+            pass
+    bh = reg.bulkhead("rooms", max_concurrent=4)
+    with bh:
+        text = reg.prometheus()
+    assert isinstance(text, str) and text.endswith("\n")
+    samples = parse(text)
+    assert any(name.startswith("breakwater_") for name, _ in samples)
+    # the breaker's counters, labelled by its name
+    counted = {k: v for k, v in samples.items()
+               if ("name", "payment_api") in k[1] and "breaker" in k[0]}
+    assert counted, text
+    assert 2.0 in counted.values()   # two failures
+    held = {k: v for k, v in samples.items() if ("name", "rooms") in k[1]}
+    assert held, text
+
+
+def test_added_objects_appear_in_prometheus(segment):
+    reg = bw.Registry()
+    sb = bw.SharedBreaker("shared_pay", segment=segment, failure_threshold=5)
+    assert reg.add(sb) is sb
+    bh = reg.add(bw.Bulkhead("outside", max_concurrent=3))
+    pl = reg.add(bw.Pipeline([bw.Breaker("pb")], name="checkout"))
+    pl.call(lambda: None)
+    assert reg.count("breaker_if") == 1 and reg.count("pipeline") == 1
+    text = reg.prometheus()
+    for name in ("shared_pay", "outside", "checkout"):
+        assert f'"{name}"' in text, name
+    parse(text)
+    with pytest.raises(bw.ConfigError) as e:
+        reg.add(bw.Bulkhead("outside"))   # the name is taken in that kind
+    assert e.value.field == "name"
+    del bh
+
+
+def test_bad_registry_input():
+    reg = bw.Registry()
+    with pytest.raises(TypeError):
+        reg.breaker(42)
+    with pytest.raises(bw.ConfigError) as e:
+        reg.breaker("")
+    with pytest.raises(bw.ConfigError) as e:
+        reg.bulkhead("b", max_concurrent=0)
+    assert e.value.field == "max_concurrent"
+    assert reg.count("bulkhead") == 0
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        reg.breaker("x", failure_treshold=3)
+    with pytest.raises(TypeError):
+        reg.add(bw.Breaker())
+    with pytest.raises(TypeError):
+        reg.add("bulkhead")
+    with pytest.raises(ValueError):
+        reg.count("nothing")
+    with pytest.raises(ValueError):
+        bw.Registry(max_objects=-1)
+    with pytest.raises(TypeError):
+        bw.Registry(sink=print)
