@@ -24,6 +24,9 @@ fi
 libdir=$(ls -d "$prefix"/lib*/ | head -n 1)
 libdir=${libdir%/}
 export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+# The tests run on a copy of python/: they find the repository's docs (the
+# events schema) through this.
+export BREAKWATER_SOURCE_DIR="$root"
 pkg-config --exists breakwater breakwater-shm ||
   { say "no breakwater / breakwater-shm pkg-config module under $libdir"; exit 1; }
 
