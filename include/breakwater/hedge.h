@@ -17,8 +17,8 @@
  *       send_another_copy();
  *       if (in_ms >= 0) arm_timer(in_ms);      // more hedges allowed
  *     }
- *   on_good_answer(latency):                   // the first one wins
- *     bw_hedge_record(hedge, latency_ns);      // feeds the p95 tracker
+ *   on_good_answer:                            // the first one wins
+ *     bw_hedge_record(hedge, now - that_copy_sent_ns);  // the p95 tracker
  *     cancel the other copies and the timer;
  *
  * Rules, in the order bw_hedge_fire applies them:
@@ -35,9 +35,11 @@
  * The delay: FIXED (delay_ms), or QUANTILE: the `quantile` (default 0.95) of
  * the last `window` latencies given to bw_hedge_record (nearest rank),
  * clamped to [min_delay_ms, max_delay_ms]; while fewer than min_samples
- * were recorded, delay_ms. Record the latency a caller saw for each call
- * that got a good answer (first send to the winning answer), so the delay
- * follows what the dependency does now.
+ * were recorded, delay_ms. Record the winning answer's own latency (from
+ * the send of the copy that won to its answer): the dependency's latency,
+ * not the caller's. A caller's latency includes the hedge delay, and a
+ * tracker fed with it chases its own delay upward whenever the slow share
+ * is near 1 - quantile.
  *
  * A hedge policy is thread-safe (the tracker takes a mutex; the quantile is
  * recomputed at most once per record); an iterator belongs to one call and
@@ -147,8 +149,8 @@ BW_EXTERN bool bw_hedge_denied(const bw_hedge_call_t *c);
 /* Copies sent after the first so far (0 for NULL). */
 BW_EXTERN uint32_t bw_hedge_sent(const bw_hedge_call_t *c);
 
-/* Records the latency of a call that got a good answer (ns >= 0; negative
- * values are refused: BW_E_RANGE). BW_E_INVAL for NULL h. */
+/* Records the latency of a winning answer, from its own copy's send (ns >=
+ * 0; negative values are refused: BW_E_RANGE). BW_E_INVAL for NULL h. */
 BW_EXTERN int bw_hedge_record(bw_hedge_t *h, int64_t latency_ns);
 /* The delay a call begun now would get, in ms (0 for NULL). */
 BW_EXTERN int64_t bw_hedge_delay_ms(bw_hedge_t *h);
