@@ -3,6 +3,7 @@
  * tracker. Time is an input (and the budget's clock a manual one): every
  * value is exact. */
 #include "bw_test.h"
+#include "oom.h"
 
 #define MS BW_NS_PER_MS
 
@@ -300,6 +301,42 @@ static void every_verb_answers_null_without_crashing(void **state) {
   bw_hedge_free(h);
 }
 
+static int oom_scenario(void) {
+  bw_hedge_config_t c;
+  bw_error_t err;
+  bw_hedge_t *h;
+  bw_hedge_config_init(&c);
+  h = bw_hedge_new(&c, &err);
+  if (h == NULL) {
+    assert_status(err.code, BW_E_NOMEM);
+    return BW_E_NOMEM;
+  }
+  bw_hedge_record(h, 1); /* no allocation after creation */
+  bw_hedge_free(h);
+  return BW_OK;
+}
+
+static void creation_survives_every_allocation_failure(void **state) {
+  long n;
+  (void)state;
+  for (n = 1; n < 1000; n++) {
+    long live = oom_live(), injected;
+    int rc;
+    oom_fail_at(n, false);
+    rc = oom_scenario();
+    injected = oom_injected();
+    oom_fail_at(0, false);
+    assert_int_equal(oom_live(), live); /* nothing leaked */
+    if (injected == 0) {
+      assert_status(rc, BW_OK);
+      break;
+    }
+    assert_status(rc, BW_E_NOMEM);
+  }
+  /* The object, its name, the ring and its scratch copy. */
+  assert_int_equal(n, 5);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -311,6 +348,8 @@ int main(void) {
       cmocka_unit_test(the_quantile_delay_is_clamped),
       cmocka_unit_test(hedges_spend_the_budget_and_a_refusal_ends_hedging),
       cmocka_unit_test(every_verb_answers_null_without_crashing),
+      cmocka_unit_test(creation_survives_every_allocation_failure),
   };
+  assert_int_equal(oom_install(), BW_OK);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

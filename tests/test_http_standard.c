@@ -6,6 +6,7 @@
  * gRPC pushback stops the retry, and that the breaker opens after its
  * threshold — exact values, no sleeps. */
 #include "bw_test.h"
+#include "oom.h"
 
 #define MS BW_NS_PER_MS
 #define SEC BW_NS_PER_S
@@ -295,12 +296,47 @@ static void every_verb_answers_null_without_crashing(void **state) {
   bw_http_standard_free(NULL);
 }
 
+static int oom_scenario(void) {
+  bw_http_standard_config_t c;
+  bw_error_t err;
+  bw_http_standard_t *s;
+  bw_http_standard_config_init(&c);
+  s = bw_http_standard_new(&c, &err);
+  if (s == NULL) {
+    assert_status(err.code, BW_E_NOMEM);
+    return BW_E_NOMEM;
+  }
+  bw_http_standard_free(s);
+  return BW_OK;
+}
+
+static void creation_survives_every_allocation_failure(void **state) {
+  long n;
+  (void)state;
+  for (n = 1; n < 1000; n++) {
+    long live = oom_live(), injected;
+    int rc;
+    oom_fail_at(n, false);
+    rc = oom_scenario();
+    injected = oom_injected();
+    oom_fail_at(0, false);
+    assert_int_equal(oom_live(), live); /* nothing leaked */
+    if (injected == 0) {
+      assert_status(rc, BW_OK);
+      break;
+    }
+    assert_status(rc, BW_E_NOMEM);
+  }
+  assert_true(n > 5); /* the preset and each of its five parts */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
       cmocka_unit_test(a_bad_part_is_refused_naming_the_part_and_field),
       cmocka_unit_test(parts_can_be_turned_off),
       cmocka_unit_test(every_verb_answers_null_without_crashing),
+      cmocka_unit_test(creation_survives_every_allocation_failure),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(the_strategies_are_deadline_limit_breaker_retry_timeout),
       T(a_503_with_retry_after_waits_that_long),
@@ -309,5 +345,6 @@ int main(void) {
       T(the_breaker_opens_after_its_threshold),
 #undef T
   };
+  assert_int_equal(oom_install(), BW_OK);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
