@@ -28,8 +28,9 @@ typedef struct env_s {
   char body[256];
 } env_t;
 
-/* The first seed whose first two answers are: tail, then fast. */
-static uint64_t tail_then_fast_seed(const bw_sim_partner_config_t *pc) {
+/* The first seed whose first two answers are: tail, then fast (or, with
+ * both_slow, tail and tail). */
+static uint64_t find_seed(const bw_sim_partner_config_t *pc, bool both_slow) {
   for (uint64_t seed = 1; seed < 1000; seed++) {
     bw_sim_partner_config_t c = *pc;
     bw_sim_partner_t *p;
@@ -39,9 +40,10 @@ static uint64_t tail_then_fast_seed(const bw_sim_partner_config_t *pc) {
     a = bw_sim_partner_admit(p, 0);
     b = bw_sim_partner_admit(p, 0);
     bw_sim_partner_free(p);
-    if (a.latency_ms == c.tail_ms && b.latency_ms < c.tail_ms) return seed;
+    if (a.latency_ms == c.tail_ms && (b.latency_ms == c.tail_ms) == both_slow)
+      return seed;
   }
-  fail_msg("no seed gives a tail answer then a fast one");
+  fail_msg("no seed gives the answers wanted");
   return 0;
 }
 
@@ -59,7 +61,7 @@ static int setup(void **state) {
   sc.partner.ok_min_ms = sc.partner.ok_max_ms = 5;
   sc.partner.tail_ratio = 0.5;
   sc.partner.tail_ms = 3000;
-  sc.partner.seed = tail_then_fast_seed(&sc.partner);
+  sc.partner.seed = find_seed(&sc.partner, false);
   e->srv = bw_partner_server_new(e->base, &sc, &err);
   if (e->srv == NULL) {
     fprintf(stderr, "partner: %s\n", err.message);
@@ -197,6 +199,67 @@ static void a_non_idempotent_request_is_not_hedged(void **state) {
   assert_u64_eq(ps.client_resets, 0);
 }
 
+/* Freeing the driver with two copies of a request in flight cancels the
+ * call (done runs once, cancelled) and cleans up both easy handles (ASan
+ * and the partner's count of abandoned answers show it). */
+static void freeing_the_driver_cancels_every_copy(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t sc;
+  bw_partner_server_t *slow;
+  bw_curl_request_t req = post(e, true);
+  bw_curl_stats_t cs;
+  bw_partner_server_stats_t ps;
+  bw_error_t err;
+  struct timeval tv = {5, 0};
+  struct event *guard;
+  bw_partner_server_config_init(&sc);
+  sc.log = false;
+  sc.partner.ok_min_ms = sc.partner.ok_max_ms = 5;
+  sc.partner.tail_ratio = 0.5;
+  sc.partner.tail_ms = 1500;
+  sc.partner.seed = find_seed(&sc.partner, true);
+  slow = bw_partner_server_new(e->base, &sc, &err);
+  assert_non_null(slow);
+  snprintf(e->url, sizeof e->url, "http://127.0.0.1:%u/charges",
+           (unsigned)bw_partner_server_port(slow));
+  req.url = e->url;
+  assert_status(bw_curl_request_hedged(e->http, e->pl, &req, e->hedge,
+                                       bw_deadline_none(), on_done, e),
+                BW_OK);
+  /* Run until the hedge went out (both copies are 1.5 s slow). */
+  guard = evtimer_new(e->base, guard_cb, e->base);
+  evtimer_add(guard, &tv);
+  for (int i = 0; i < 100000; i++) {
+    bw_partner_server_stats(slow, &ps);
+    if (ps.network_calls == 2) break;
+    if (event_base_loop(e->base, EVLOOP_ONCE) != 0) break;
+  }
+  event_free(guard);
+  bw_curl_stats(e->http, &cs);
+  assert_u64_eq(cs.hedges, 1);
+  assert_int_equal(e->done, 0);
+  bw_curl_free(e->http);
+  e->http = NULL;
+  assert_int_equal(e->done, 1);
+  assert_true(e->res.cancelled);
+  /* Both answers, 1.5 s later, find their client gone. */
+  {
+    struct timeval tv2 = {6, 0};
+    guard = evtimer_new(e->base, guard_cb, e->base);
+    evtimer_add(guard, &tv2);
+    for (int i = 0; i < 100000; i++) {
+      bw_partner_server_stats(slow, &ps);
+      if (ps.partner.in_flight == 0 && ps.abandoned + ps.client_resets >= 2)
+        break;
+      if (event_base_loop(e->base, EVLOOP_ONCE) != 0) break;
+    }
+    event_free(guard);
+  }
+  bw_partner_server_stats(slow, &ps);
+  assert_u64_eq(ps.abandoned + ps.client_resets, 2);
+  bw_partner_server_free(slow);
+}
+
 static void a_null_hedge_is_refused(void **state) {
   env_t *e = *state;
   bw_curl_request_t req = post(e, true);
@@ -214,6 +277,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(the_hedge_answers_first_and_the_slow_copy_is_cancelled),
       T(a_non_idempotent_request_is_not_hedged),
+      T(freeing_the_driver_cancels_every_copy),
       T(a_null_hedge_is_refused),
   };
 #undef T
