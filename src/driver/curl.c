@@ -551,6 +551,10 @@ static void bw__hedge_on_timer(evutil_socket_t fd, short kind, void *arg) {
   (void)fd;
   (void)kind;
   if (r->easy == NULL) return; /* the primary is gone: the attempt is ending */
+  /* Less than a ms of the attempt left: a copy could not run, so do not
+   * spend the budget on one. */
+  if (r->hedging->until_ns >= 0 && r->hedging->until_ns - now < BW_NS_PER_MS)
+    return;
   if (bw_hedge_fire(&r->hedging->hc, now, &in_ms) != BW_HEDGE_SEND) return;
   if (bw__hedge_send(r, now) && in_ms >= 0) bw__hedge_timer_add(r, in_ms);
 }
