@@ -3,7 +3,10 @@
  * component, which needs libcurl and the core only).
  *
  * The partner (tools/partner_server.h) runs in-process on its own thread
- * and event loop, on a free 127.0.0.1 port, as in http_call.c. The region
+ * and event loop, on a free 127.0.0.1 port, as in http_call.c. The
+ * pipeline is the standard preset (breakwater/http_standard.h: a 30 s
+ * deadline, an adaptive limit, a breaker outside a budgeted retry that
+ * honours Retry-After and pushback, a per-attempt timeout). The region
  * between the snippet markers below is the README's easy-handle example,
  * byte for byte (after its indentation): scripts/check_snippets.sh, run by
  * ctest, compares the two.
@@ -44,15 +47,11 @@ static void *serve(void *arg) {
 /* One charge, as the README shows it. */
 static int charge(const char *url) {
   /* snippet:begin */
-  bw_retry_config_t rc; /* 1 + 2 retries, honouring Retry-After */
-  bw_retry_config_preset(&rc, "polly-lab");
-  bw_retry_policy_t *retry = bw_retry_policy_new(&rc, NULL);
-  bw_pipeline_config_t pc;
-  bw_pipeline_config_init(&pc);
-  bw_pipeline_add_deadline(&pc, 3000); /* the whole call: 3 s */
-  bw_pipeline_add_retry(&pc, retry);
-  bw_pipeline_add_timeout(&pc, 400); /* each attempt: 400 ms */
-  bw_pipeline_t *pl = bw_pipeline_new(&pc, NULL);
+  bw_http_standard_config_t cfg; /* Polly's standard handler, and more */
+  bw_http_standard_config_init(&cfg);
+  cfg.attempt_timeout_ms = 400; /* every field can be overridden */
+  bw_http_standard_t *std = bw_http_standard_new(&cfg, NULL);
+  const bw_pipeline_t *pl = bw_http_standard_pipeline(std);
 
   CURL *easy = curl_easy_init(); /* your handle: URL, method, body, TLS */
   curl_easy_setopt(easy, CURLOPT_URL, url);
@@ -62,8 +61,7 @@ static int charge(const char *url) {
   printf("%s, HTTP %d\n", bw_failure_name(failure), res.status);
   bw_curl_result_clear(&res);
   curl_easy_cleanup(easy);
-  bw_pipeline_free(pl);
-  bw_retry_policy_free(retry);
+  bw_http_standard_free(std);
   /* snippet:end */
   return failure;
 }

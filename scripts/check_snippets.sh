@@ -5,7 +5,10 @@
 # in README.md must be, line for line, the region of that file between
 # "/* snippet:begin */" and "/* snippet:end */" with the region's common
 # indentation removed. The example itself is built (and run) by the build and
-# scripts/test.sh, so the README shows code that compiles and runs.
+# scripts/test.sh, so the README shows code that compiles and runs. A marker
+#   <!-- snippet: examples/NAME.c max-bw-lines=N -->
+# also caps the snippet's lines of breakwater code (lines that name a bw_ or
+# BW_ identifier) at N: the README promises a short example, and keeps it.
 # usage: check_snippets.sh [SOURCE_DIR]; exit 1 with a diff on a mismatch.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -19,8 +22,13 @@ dedent() { # strips the common leading spaces of non-empty lines
          if (min == "" || RLENGTH < min) min = RLENGTH } }
        END { for (i = 1; i <= NR; i++) print substr(l[i], min + 1) }'
 }
-while IFS= read -r file; do
+while IFS= read -r spec; do
   count=$((count + 1))
+  file=${spec%% *}
+  cap=""
+  case "$spec" in
+    *" max-bw-lines="*) cap=${spec##* max-bw-lines=} ;;
+  esac
   src=$root/$file
   if [ ! -f "$src" ]; then
     echo "check_snippets: README.md names $file, which does not exist" >&2
@@ -28,7 +36,7 @@ while IFS= read -r file; do
     continue
   fi
   # the README's block: the first fence after the marker, to its closing fence
-  awk -v f="$file" '
+  awk -v f="$spec" '
     $0 == "<!-- snippet: " f " -->" { mark = 1; next }
     mark && !in_block && /^```/ { in_block = 1; next }
     in_block && /^```/ { exit }
@@ -43,6 +51,13 @@ while IFS= read -r file; do
          "$work/readme" "$work/example" >&2; then
     echo "check_snippets: README.md's snippet differs from $file" >&2
     status=1
+  elif [ -n "$cap" ]; then
+    n=$(grep -c '\b[bB][wW]_' "$work/example" || true)
+    if [ "$n" -gt "$cap" ]; then
+      echo "check_snippets: $file's snippet has $n lines of breakwater code," \
+           "more than the README's promise of $cap" >&2
+      status=1
+    fi
   fi
 done < <(sed -n 's/^<!-- snippet: \(.*\) -->$/\1/p' "$readme")
 if [ "$count" -eq 0 ]; then

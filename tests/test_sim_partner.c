@@ -12,6 +12,9 @@
 /* 429s among 100,000 over-capacity requests with seed 2026 (expected 60,000,
  * sd 155). */
 #define SEED2026_429 59998
+/* Tail answers among 100,000 with tail_ratio 0.05 and seed 2026 (expected
+ * 5,000, sd 69). */
+#define SEED2026_TAIL 4902
 
 static bw_sim_partner_t *partner(const bw_sim_partner_config_t *cfg) {
   bw_error_t err;
@@ -325,6 +328,68 @@ static void null_partner_is_handled(void **state) {
   bw_sim_partner_free(NULL);
 }
 
+/* The slow tail (hedging's case): with probability tail_ratio an answer
+ * under capacity takes tail_ms instead. Without a tail nothing more is
+ * drawn, so every existing seed keeps its answers. */
+static void a_slow_tail_replaces_the_ok_latency(void **state) {
+  bw_sim_partner_config_t cfg, tail;
+  bw_sim_partner_t *a, *b;
+  bw_error_t err;
+  uint64_t slow = 0;
+  (void)state;
+  bw_sim_partner_config_init(&cfg);
+  assert_dbl_eq(cfg.tail_ratio, 0.0, 0);
+  assert_i64_eq(cfg.tail_ms, 2000);
+  tail = cfg;
+  tail.tail_ratio = 1.5;
+  assert_status(bw_sim_partner_config_validate(&tail, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "tail_ratio");
+  assert_string_equal(err.message, "tail_ratio must be in [0, 1] (got 1.5)");
+  tail.tail_ratio = 0.05;
+  tail.tail_ms = -1;
+  assert_status(bw_sim_partner_config_validate(&tail, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "tail_ms");
+  assert_string_equal(err.message, "tail_ms must be in [0, 86400000] (got -1)");
+  /* No tail: the same answers whatever tail_ms says. */
+  tail = cfg;
+  tail.tail_ms = 7;
+  a = partner(&cfg);
+  b = partner(&tail);
+  for (int i = 0; i < 1000; i++) {
+    bw_sim_reply_t x = bw_sim_partner_admit(a, 0);
+    bw_sim_reply_t y = bw_sim_partner_admit(b, 0);
+    assert_i64_eq(x.latency_ms, y.latency_ms);
+    bw_sim_partner_done(a);
+    bw_sim_partner_done(b);
+  }
+  assert_u64_eq(stats(b).tail, 0);
+  bw_sim_partner_free(a);
+  bw_sim_partner_free(b);
+  /* Every answer in the tail. */
+  tail.tail_ratio = 1.0;
+  tail.tail_ms = 2000;
+  a = partner(&tail);
+  for (int i = 0; i < 100; i++) {
+    bw_sim_reply_t x = bw_sim_partner_admit(a, 0);
+    assert_int_equal(x.status, 200);
+    assert_i64_eq(x.latency_ms, 2000);
+    bw_sim_partner_done(a);
+  }
+  assert_u64_eq(stats(a).tail, 100);
+  bw_sim_partner_free(a);
+  /* 5 % of 100,000 with seed 2026: expected 5,000, sd 69. */
+  tail.tail_ratio = 0.05;
+  tail.seed = 2026;
+  a = partner(&tail);
+  for (int i = 0; i < 100000; i++) {
+    if (bw_sim_partner_admit(a, 0).latency_ms == 2000) slow++;
+    bw_sim_partner_done(a);
+  }
+  assert_u64_eq(stats(a).tail, slow);
+  assert_u64_eq(slow, SEED2026_TAIL);
+  bw_sim_partner_free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults_are_the_polly_labs_numbers),
@@ -336,6 +401,7 @@ int main(void) {
       cmocka_unit_test(throttle_ratio_zero_makes_slow_200s),
       cmocka_unit_test(same_seed_same_answers_other_seed_other_answers),
       cmocka_unit_test(null_partner_is_handled),
+      cmocka_unit_test(a_slow_tail_replaces_the_ok_latency),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,9 @@ static const bw_cmd_t commands[] = {
 #ifdef BW_HAVE_STORM
     {"storm", "the payment partner storm over real HTTP, mode by mode",
      bw_cmd_storm, bw_cmd_storm_help},
-    {"lab", "the same storm in virtual time: breakwater lab storm", bw_cmd_lab,
-     bw_cmd_lab_help},
+    {"lab",
+     "virtual time: the storm (lab storm), hedging a slow tail (lab hedge)",
+     bw_cmd_lab, bw_cmd_lab_help},
 #endif
     {"partner", "run the simulated payment partner as an HTTP server",
      bw_cmd_partner, bw_cmd_partner_help},

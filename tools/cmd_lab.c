@@ -18,7 +18,9 @@ void bw_cmd_lab_help(FILE *out) {
   bw_storm_opts_init(&o);
   size_t n = bw_storm_opts_flags(flags, &o, false);
   fprintf(out,
-          "usage: breakwater lab storm [flags]\n\n"
+          "usage: breakwater lab storm [flags]\n"
+          "       breakwater lab hedge [flags]  (hedging against a slow tail: "
+          "breakwater lab hedge --help)\n\n"
           "The payment partner storm in virtual time: N logical requests "
           "against\n"
           "the simulated partner, under each mode's real policy objects\n"
@@ -48,10 +50,12 @@ int bw_cmd_lab(int argc, char **argv) {
     bw_cmd_lab_help(stdout);
     return 0;
   }
+  if (argc >= 1 && strcmp(argv[0], "hedge") == 0)
+    return bw_cmd_lab_hedge(argc - 1, argv + 1);
   if (argc < 1 || strcmp(argv[0], "storm") != 0) {
     fprintf(stderr, "breakwater lab: %s\n",
-            argc < 1 ? "a lab experiment is needed: storm"
-                     : "unknown experiment (the lab has: storm)");
+            argc < 1 ? "a lab experiment is needed: storm or hedge"
+                     : "unknown experiment (the lab has: storm, hedge)");
     fprintf(stderr, "Run 'breakwater help lab' for the flags.\n");
     return BW_CLI_EXIT_USAGE;
   }

@@ -34,6 +34,9 @@ void bw_cmd_storm_help(FILE *out);
 /* The lab: the storm in virtual time (cmd_lab.c). */
 int bw_cmd_lab(int argc, char **argv);
 void bw_cmd_lab_help(FILE *out);
+/* `breakwater lab hedge` (cmd_lab_hedge.c). */
+int bw_cmd_lab_hedge(int argc, char **argv);
+void bw_cmd_lab_hedge_help(FILE *out);
 
 /* The configuration kinds and their fields (cmd_config.c). */
 int bw_cmd_config(int argc, char **argv);

@@ -8,7 +8,7 @@
 #include "breakwater/sim.h"
 #include "cli.h"
 
-#define BW_PARTNER_KNOB_FLAGS 7
+#define BW_PARTNER_KNOB_FLAGS 9
 
 /* The upper bound of the tools' millisecond flags: a day. */
 #define BW_TOOL_DAY_MS INT64_C(86400000)
@@ -20,7 +20,8 @@
   BW_CLI_I64("seed", (target), 1, INT64_MAX, "N", (help))
 
 /* The partner model's knobs as flags (--capacity, --ok-min-ms, --ok-max-ms,
- * --slow-min-ms, --slow-max-ms, --throttle-ratio, --retry-after-s), shared
+ * --slow-min-ms, --slow-max-ms, --throttle-ratio, --retry-after-s,
+ * --tail-ratio, --tail-ms), shared
  * by `partner`, `storm` and `lab storm`; targets point into *p, whose
  * current values are the defaults. `prefix` starts each help line ("" or
  * "partner: "); help[] holds the texts (it must outlive the flags). Returns

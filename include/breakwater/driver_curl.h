@@ -91,6 +91,8 @@ typedef struct bw_curl_stats_s {
   uint64_t calls_failed;
   uint64_t calls_cancelled;
   uint64_t calls_in_progress;
+  uint64_t hedges;     /* hedged copies sent (in network_calls too) */
+  uint64_t hedge_wins; /* attempts whose OK answer was a copy's */
 } bw_curl_stats_t;
 
 /* Fills the defaults. NULL is ignored. */
@@ -126,6 +128,26 @@ BW_EXTERN int bw_curl_request_at(bw_curl_t *http, const bw_pipeline_t *pl,
                                  const bw_curl_request_t *req,
                                  bw_deadline_t outer, bw_curl_done_fn done,
                                  void *userdata);
+
+/* bw_curl_request_at with hedging (hedge.h; borrowed, it must outlive the
+ * call): each attempt the pipeline asks for starts as one transfer, and
+ * each time the policy's timer fires with no answer yet, another copy of
+ * it (the same request, its own X-Timeout-Budget, the same Idempotency-Key)
+ * joins the multi handle, within the attempt's time limit. The first copy
+ * with an OK verdict wins: the others are removed from the multi and
+ * cleaned up (their connections closed). A copy that fails while another
+ * is out is dropped; the last one's failure is the attempt's. The pipeline
+ * sees one attempt; res->network_attempts and the stats count every copy
+ * (hedges, hedge_wins). The winning copy's latency is recorded in the
+ * policy (bw_hedge_record). Non-idempotent requests (req->idempotent false)
+ * are hedged only if the policy says non_idempotent. BW_E_INVAL also for a
+ * NULL hedge. */
+struct bw_hedge_s;
+BW_EXTERN int bw_curl_request_hedged(bw_curl_t *http, const bw_pipeline_t *pl,
+                                     const bw_curl_request_t *req,
+                                     struct bw_hedge_s *hedge,
+                                     bw_deadline_t outer, bw_curl_done_fn done,
+                                     void *userdata);
 
 /* Counters. NULL arguments are ignored. */
 BW_EXTERN void bw_curl_stats(const bw_curl_t *http, bw_curl_stats_t *out);

@@ -32,6 +32,7 @@
 #include "breaker.h"
 #include "budget.h"
 #include "bulkhead.h"
+#include "hedge.h"
 #include "limiter.h"
 #include "pipeline.h"
 #include "retry.h"
@@ -146,6 +147,44 @@ BW_EXTERN void bw_lab_run_config_init(bw_lab_run_config_t *cfg);
  * samples. BW_OK; BW_E_INVAL (err names the field); BW_E_NOMEM. */
 BW_EXTERN int bw_lab_run_virtual(const bw_lab_run_config_t *cfg,
                                  bw_lab_results_t *out, bw_error_t *err);
+
+/* ==== the hedging case ================================================== */
+
+/* Hedging against a partner with a slow tail: the same requests (Poisson
+ * arrivals, the same partner seed) run twice on fresh schedulers, without
+ * and with a hedge policy (hedge.h) whose hedges a ratio budget of its own
+ * caps at budget_percent of requests. `breakwater lab hedge` runs it;
+ * docs/lab.md shows the figures. */
+typedef struct bw_lab_hedge_config_s {
+  bw_sim_partner_config_t partner; /* init: the Polly lab's partner with a
+                                      5 % tail of 2000 ms (tail_ratio 0.05,
+                                      tail_ms 2000) */
+  uint32_t requests;               /* default 10000 */
+  double rate_per_s;       /* default 100 (far under the capacity: the tail,
+                              not overload, makes the p99) */
+  int64_t timeout_ms;      /* per copy; default 10000 */
+  uint64_t seed;           /* the partner's and the arrivals' generators
+                              derive from it; default 4, != 0 */
+  bw_hedge_config_t hedge; /* init: bw_hedge_config_init (the p95 of the
+                              last 200 latencies, one hedge); its budget
+                              and budget_requests are the lab's */
+  double budget_percent;   /* hedges at most this % of requests (a ratio
+                              budget over 10 s, no floor); default 10, in
+                              [0, 100]; -1 = no budget */
+} bw_lab_hedge_config_t;
+
+typedef struct bw_lab_hedge_results_s {
+  bw_sim_hedge_results_t off; /* no hedging */
+  bw_sim_hedge_results_t on;  /* hedged */
+  int64_t final_delay_ms;     /* the hedge's delay at the end of the run */
+} bw_lab_hedge_results_t;
+
+/* Fills the defaults above. NULL is ignored. */
+BW_EXTERN void bw_lab_hedge_config_init(bw_lab_hedge_config_t *cfg);
+/* Runs both. BW_OK; BW_E_INVAL with err naming the field ("partner.tail_ms",
+ * "hedge.quantile", "budget_percent", ...); BW_E_NOMEM. */
+BW_EXTERN int bw_lab_hedge_run(const bw_lab_hedge_config_t *cfg,
+                               bw_lab_hedge_results_t *out, bw_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -134,6 +134,12 @@ typedef struct bw_sim_partner_config_s {
   int64_t retry_after_s; /* Retry-After sent with a 429, in seconds; default
                             -1 = no header; 0..86400 */
   uint64_t seed;         /* the model's generator; default 4 */
+  /* A slow tail (hedging's case): an answer under capacity takes tail_ms
+   * instead of its ok latency with probability tail_ratio (one more draw
+   * per request under capacity, made only when tail_ratio > 0, so a model
+   * without a tail draws exactly as before). */
+  double tail_ratio; /* default 0 (no tail), in [0, 1] */
+  int64_t tail_ms;   /* default 2000, 0..86400000 */
 } bw_sim_partner_config_t;
 
 /* One admitted request's fate, decided at arrival. */
@@ -148,6 +154,7 @@ typedef struct bw_sim_partner_stats_s {
   uint64_t status_200;
   uint64_t status_429;
   uint64_t over_capacity; /* requests that arrived above capacity */
+  uint64_t tail;          /* answers that took tail_ms */
   uint64_t completed;     /* bw_sim_partner_done calls */
   uint32_t in_flight;     /* received - completed */
   uint32_t max_in_flight; /* the highest in_flight ever seen */
@@ -456,6 +463,57 @@ BW_EXTERN void bw_sim_gate_config_init(bw_sim_gate_config_t *cfg);
 BW_EXTERN int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner,
                               bw_limit_t *gate, const bw_sim_gate_config_t *cfg,
                               bw_sim_gate_results_t *out, bw_error_t *err);
+
+/* ==== the hedged client ================================================ */
+
+/* `requests` logical requests arriving as a Poisson process, each sent to
+ * the partner and, when a hedge policy is given (hedge.h), hedged: after
+ * the policy's delay with no good answer, another copy is sent (the policy
+ * decides how many and asks its budget). The first 200 wins: the request
+ * ends there, the winning copy's own latency (its send to its answer) is
+ * given to bw_hedge_record, and the copies still out are abandoned (the partner
+ * keeps each in flight until its own latency ends, as it does for a
+ * timeout). A copy that fails (a 429, or no answer within timeout_ms) while
+ * none other is out sends the next hedge at once if the policy still
+ * allows one; otherwise the request fails. Without a hedge policy this is
+ * the baseline: one copy per request. Every copy is one network call. */
+struct bw_hedge_s;
+typedef struct bw_sim_hedge_config_s {
+  uint32_t requests;        /* default 10000, 1..BW_SIM_MAX_REQUESTS */
+  double rate_per_s;        /* Poisson arrivals; default 100, in [1e-6, 1e9] */
+  int64_t timeout_ms;       /* per copy; default 10000, 1..86400000 */
+  uint64_t seed;            /* the arrivals' generator; default 4 */
+  struct bw_hedge_s *hedge; /* NULL: no hedging (borrowed) */
+  bool idempotent;          /* default true: what bw_hedge_begin is told */
+} bw_sim_hedge_config_t;
+
+/* Conservation: requests = successes + failed; network_calls = requests +
+ * hedges; hedge_wins <= hedges. */
+typedef struct bw_sim_hedge_results_s {
+  uint64_t requests;
+  uint64_t successes;     /* ended on a 200 */
+  uint64_t failed;        /* every copy failed (429 or timeout) */
+  uint64_t network_calls; /* copies sent */
+  uint64_t hedges;        /* copies sent after the first */
+  uint64_t hedge_wins;    /* requests whose winning answer was a hedge's */
+  uint64_t hedges_denied; /* requests whose hedge the budget refused */
+  uint64_t partner_tail;  /* partner answers that took its tail_ms */
+  int64_t latency_p50_ns; /* arrival to end, every request, nearest rank */
+  int64_t latency_p95_ns;
+  int64_t latency_p99_ns;
+  int64_t latency_max_ns;
+} bw_sim_hedge_results_t;
+
+/* Fills the documented defaults. NULL is ignored. */
+BW_EXTERN void bw_sim_hedge_config_init(bw_sim_hedge_config_t *cfg);
+/* Runs the requests on `sim` (at its current time; the hedge's budget, if
+ * any, must read bw_sim_clock(sim)) against `partner` until every request
+ * ended and the partner is idle. BW_OK; BW_E_INVAL with err naming the field
+ * (NULL sim, partner, cfg or out; a field out of range); BW_E_NOMEM (the
+ * run is stopped: free the scheduler). */
+BW_EXTERN int bw_sim_hedge_run(bw_sim_t *sim, bw_sim_partner_t *partner,
+                               const bw_sim_hedge_config_t *cfg,
+                               bw_sim_hedge_results_t *out, bw_error_t *err);
 
 #ifdef __cplusplus
 }

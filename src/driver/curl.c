@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "breakwater/driver_curl.h"
+#include "breakwater/hedge.h"
 #include "breakwater/ext.h"
 #include "curl_common.h"
 
@@ -44,6 +45,30 @@ struct bw_curl_s {
   bw_curl_stats_t st;
 };
 
+/* A hedged copy of the attempt in progress (hedging, below): its own easy
+ * handle, headers, body and hints; the primary's are in the request. */
+typedef struct bw__leg_s {
+  bw__req_t *r;
+  CURL *easy; /* NULL when the slot is free */
+  struct curl_slist *headers;
+  bw__curl_hint_t hint_in;
+  char *buf; /* max_body + 1 bytes, allocated with the first copy */
+  size_t len;
+  bool truncated;
+  int64_t sent_ns;
+} bw__leg_t;
+
+/* A request's hedging state (NULL hedge: none). */
+typedef struct bw__hedging_s {
+  bw_hedge_t *hedge;
+  bw_hedge_call_t hc;
+  struct event *timer;    /* the next hedge, armed while one may go */
+  int64_t sent_ns;        /* the primary's send */
+  int64_t until_ns;       /* the attempt's end (its time limit), or -1 */
+  bw_deadline_t deadline; /* the call's, for the copies' X-Timeout-Budget */
+  bw__leg_t legs[BW_HEDGE_MAX_HEDGES];
+} bw__hedging_t;
+
 struct bw__req_s {
   bw_curl_t *http;
   bw_ev_call_t *call;
@@ -71,6 +96,7 @@ struct bw__req_s {
   uint32_t network_attempts;
   bool in_failed; /* on http->failed */
   bw__req_t *next_failed;
+  bw__hedging_t *hedging; /* bw_curl_request_hedged only */
 };
 
 /* ---- libcurl, once per process ----------------------------------------- */
@@ -198,7 +224,13 @@ static size_t bw__curl_header_cb(char *line, size_t size, size_t nmemb,
   return n;
 }
 
+static void bw__hedge_end(bw__req_t *r);
+static void bw__hedge_arm(bw__req_t *r, const bw_pipeline_call_t *pc,
+                          int64_t now);
+static bool bw__hedge_finished(bw__req_t *r, CURL *easy, CURLcode code);
+
 static void bw__attempt_end(bw__req_t *r) {
+  bw__hedge_end(r); /* the copies leave with the attempt */
   if (r->easy != NULL) {
     curl_multi_remove_handle(r->http->multi, r->easy);
     curl_easy_cleanup(r->easy);
@@ -289,6 +321,7 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
   }
   r->network_attempts++;
   h->st.network_calls++;
+  if (r->hedging != NULL) bw__hedge_arm(r, pc, now);
 }
 
 /* A transfer finished: classify it and report it to the call. */
@@ -344,7 +377,9 @@ static void bw__check_done(bw_curl_t *h) {
     char *p = NULL;
     if (m->msg != CURLMSG_DONE) continue;
     curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
-    if (p != NULL) bw__req_finished((bw__req_t *)(void *)p, m->data.result);
+    if (p != NULL && !bw__hedge_finished((bw__req_t *)(void *)p, m->easy_handle,
+                                         m->data.result))
+      bw__req_finished((bw__req_t *)(void *)p, m->data.result);
   }
 }
 
@@ -362,6 +397,11 @@ static void bw__req_free(bw__req_t *r) {
     if (*pp == r) *pp = r->next_failed;
   }
   bw__attempt_end(r);
+  if (r->hedging != NULL) {
+    for (int i = 0; i < (int)BW_HEDGE_MAX_HEDGES; i++)
+      bw_free(r->hedging->legs[i].buf);
+    bw_free(r->hedging);
+  }
   curl_slist_free_all(r->user_headers);
   bw_free(r->method);
   bw_free(r->url);
@@ -399,6 +439,201 @@ static void bw__req_done(void *userdata, const bw_ev_result_t *er) {
   h->st.calls_in_progress--;
   if (r->done != NULL) r->done(r->ud, &res);
   bw__req_free(r);
+}
+
+/* ---- hedging ------------------------------------------------------------
+ *
+ * With bw_curl_request_hedged each ATTEMPT of the pipeline may run as
+ * several copies: the primary (r->easy, set up above) and, each time the
+ * hedge policy's timer fires with no answer yet, a duplicate of it
+ * (curl_easy_duphandle: the same URL, method, body and options) with its
+ * own headers, body buffer and hints, added to the same multi. The first
+ * copy to finish with an OK verdict wins: it becomes the attempt's result
+ * and every other copy is removed from the multi and cleaned up (the
+ * server sees its connection closed). A copy that fails while another is
+ * still out is dropped; the last one out, if it fails, is the attempt's
+ * result. The pipeline sees one attempt either way. */
+
+static size_t bw__leg_write_cb(char *data, size_t size, size_t nmemb,
+                               void *userp) {
+  bw__leg_t *l = userp;
+  return bw__curl_body_append(l->buf, &l->len, l->r->http->max_body,
+                              &l->truncated, data, size * nmemb);
+}
+
+static size_t bw__leg_header_cb(char *line, size_t size, size_t nmemb,
+                                void *userp) {
+  bw__leg_t *l = userp;
+  size_t n = size * nmemb;
+  bw__curl_hint_line(&l->hint_in, line, n, l->r->http->wall);
+  return n;
+}
+
+static void bw__leg_drop(bw__leg_t *l) {
+  if (l->easy != NULL) {
+    curl_multi_remove_handle(l->r->http->multi, l->easy);
+    curl_easy_cleanup(l->easy);
+    l->easy = NULL;
+  }
+  curl_slist_free_all(l->headers);
+  l->headers = NULL;
+}
+
+/* Drops every copy and the timer (the attempt ended). */
+static void bw__hedge_end(bw__req_t *r) {
+  bw__hedging_t *g = r->hedging;
+  if (g == NULL) return;
+  if (g->timer != NULL) {
+    event_free(g->timer);
+    g->timer = NULL;
+  }
+  for (int i = 0; i < (int)BW_HEDGE_MAX_HEDGES; i++)
+    bw__leg_drop(&g->legs[i]);
+}
+
+static void bw__hedge_timer_add(bw__req_t *r, int64_t in_ms) {
+  struct timeval tv;
+  tv.tv_sec = (time_t)(in_ms / 1000);
+  tv.tv_usec = (suseconds_t)((in_ms % 1000) * 1000);
+  evtimer_add(r->hedging->timer, &tv);
+}
+
+/* Sends one more copy of the attempt in progress. false when it could not
+ * (no time left, out of memory): the attempt goes on without it. */
+static bool bw__hedge_send(bw__req_t *r, int64_t now) {
+  bw__hedging_t *g = r->hedging;
+  bw_curl_t *h = r->http;
+  bw__leg_t *l = NULL;
+  bool ok = true;
+  for (int i = 0; i < (int)BW_HEDGE_MAX_HEDGES && l == NULL; i++)
+    if (g->legs[i].easy == NULL) l = &g->legs[i];
+  if (l == NULL || r->easy == NULL) return false;
+  if (g->until_ns >= 0 && g->until_ns - now < BW_NS_PER_MS) return false;
+  if (l->buf == NULL && (l->buf = bw_malloc((size_t)h->max_body + 1)) == NULL)
+    return false;
+  l->r = r;
+  l->len = 0;
+  l->buf[0] = '\0';
+  l->truncated = false;
+  bw__curl_hint_reset(&l->hint_in);
+  /* Its own X-Timeout-Budget: what is left now, not at the primary's send. */
+  l->headers =
+      bw__curl_attempt_headers(r->user_headers, g->deadline, now, r->key, &ok);
+  l->easy = ok ? curl_easy_duphandle(r->easy) : NULL;
+  if (l->easy == NULL) {
+    bw__leg_drop(l);
+    return false;
+  }
+  curl_easy_setopt(l->easy, CURLOPT_HTTPHEADER, l->headers);
+  curl_easy_setopt(l->easy, CURLOPT_WRITEFUNCTION, bw__leg_write_cb);
+  curl_easy_setopt(l->easy, CURLOPT_WRITEDATA, (void *)l);
+  curl_easy_setopt(l->easy, CURLOPT_HEADERFUNCTION, bw__leg_header_cb);
+  curl_easy_setopt(l->easy, CURLOPT_HEADERDATA, (void *)l);
+  if (g->until_ns >= 0) /* the copy ends when the attempt must */
+    curl_easy_setopt(l->easy, CURLOPT_TIMEOUT_MS,
+                     (long)((g->until_ns - now) / BW_NS_PER_MS));
+  if (curl_multi_add_handle(h->multi, l->easy) != CURLM_OK) {
+    curl_easy_cleanup(l->easy);
+    l->easy = NULL;
+    bw__leg_drop(l);
+    return false;
+  }
+  l->sent_ns = now;
+  r->network_attempts++;
+  h->st.network_calls++;
+  h->st.hedges++;
+  return true;
+}
+
+static void bw__hedge_on_timer(evutil_socket_t fd, short kind, void *arg) {
+  bw__req_t *r = arg;
+  int64_t now = bw_clock_now(r->http->clock), in_ms = -1;
+  (void)fd;
+  (void)kind;
+  if (r->easy == NULL) return; /* the primary is gone: the attempt is ending */
+  /* Less than a ms of the attempt left: a copy could not run, so do not
+   * spend the budget on one. */
+  if (r->hedging->until_ns >= 0 && r->hedging->until_ns - now < BW_NS_PER_MS)
+    return;
+  if (bw_hedge_fire(&r->hedging->hc, now, &in_ms) != BW_HEDGE_SEND) return;
+  if (bw__hedge_send(r, now) && in_ms >= 0) bw__hedge_timer_add(r, in_ms);
+}
+
+/* The attempt's primary was just added: begin the hedge iterator and arm
+ * its timer. */
+static void bw__hedge_arm(bw__req_t *r, const bw_pipeline_call_t *pc,
+                          int64_t now) {
+  bw__hedging_t *g = r->hedging;
+  int64_t in_ms;
+  g->sent_ns = now;
+  g->deadline = pc->deadline;
+  g->until_ns = pc->attempt_timeout_ms > 0
+                    ? now + pc->attempt_timeout_ms * BW_NS_PER_MS
+                    : -1;
+  if (bw_hedge_begin(g->hedge, &g->hc, r->idempotent, now, &in_ms) !=
+      BW_HEDGE_ARM)
+    return;
+  g->timer = evtimer_new(r->http->base, bw__hedge_on_timer, r);
+  if (g->timer != NULL) bw__hedge_timer_add(r, in_ms);
+}
+
+/* A transfer of a hedged request finished. Returns true when it was
+ * handled here (a copy dropped, or nothing left to do), false when the
+ * request's primary slot now holds the attempt's result and
+ * bw__req_finished must report it. */
+static bool bw__hedge_finished(bw__req_t *r, CURL *easy, CURLcode code) {
+  bw__hedging_t *g = r->hedging;
+  bw__leg_t *won = NULL;
+  long status = 0;
+  unsigned others = 0;
+  int64_t sent_ns;
+  if (g == NULL) return false;
+  for (int i = 0; i < (int)BW_HEDGE_MAX_HEDGES; i++) {
+    if (g->legs[i].easy == easy)
+      won = &g->legs[i];
+    else if (g->legs[i].easy != NULL)
+      others++;
+  }
+  if (won == NULL && easy != r->easy) return true; /* not ours any more */
+  if (won != NULL && r->easy != NULL) others++;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  if (bw_curl_verdict((int)code, (int)status) != BW_VERDICT_OK && others > 0) {
+    /* A failed copy while another is still out: drop it, wait for that. */
+    if (won != NULL) {
+      bw__leg_drop(won);
+    } else {
+      curl_multi_remove_handle(r->http->multi, r->easy);
+      curl_easy_cleanup(r->easy);
+      r->easy = NULL;
+    }
+    return true;
+  }
+  sent_ns = g->sent_ns;
+  if (won != NULL) {
+    /* The copy's result becomes the attempt's: its handle, body and hints
+     * take the primary's place (the primary, if still out, is dropped). */
+    char *buf = r->buf;
+    if (r->easy != NULL) {
+      curl_multi_remove_handle(r->http->multi, r->easy);
+      curl_easy_cleanup(r->easy);
+    }
+    r->easy = won->easy;
+    r->buf = won->buf;
+    r->len = won->len;
+    r->truncated = won->truncated;
+    r->hint_in = won->hint_in;
+    won->buf = buf;
+    won->easy = NULL;
+    sent_ns = won->sent_ns;
+    curl_slist_free_all(won->headers);
+    won->headers = NULL;
+    if (bw_curl_verdict((int)code, (int)status) == BW_VERDICT_OK)
+      r->http->st.hedge_wins++;
+  }
+  if (bw_curl_verdict((int)code, (int)status) == BW_VERDICT_OK)
+    bw_hedge_record(g->hedge, bw_clock_now(r->http->clock) - sent_ns);
+  return false; /* bw__req_finished reports r->easy; attempt_end drops the
+                   rest */
 }
 
 /* ---- the driver --------------------------------------------------------- */
@@ -500,9 +735,10 @@ static char *bw__dup(const char *s, size_t n) {
   return d;
 }
 
-int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
-                       const bw_curl_request_t *req, bw_deadline_t outer,
-                       bw_curl_done_fn done, void *userdata) {
+static int bw__request_start(bw_curl_t *h, const bw_pipeline_t *pl,
+                             const bw_curl_request_t *req, bw_hedge_t *hedge,
+                             bw_deadline_t outer, bw_curl_done_fn done,
+                             void *userdata) {
   bw_ev_ops_t ops;
   bw__req_t *r;
   const char *method;
@@ -534,6 +770,11 @@ int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
   }
   for (i = 0; i < req->header_count; i++)
     r->user_headers = bw__curl_append(r->user_headers, req->headers[i], &ok);
+  if (hedge != NULL) {
+    r->hedging = bw_calloc(1, sizeof(*r->hedging));
+    if (r->hedging != NULL) r->hedging->hedge = hedge;
+    ok = ok && r->hedging != NULL;
+  }
   if (!ok || r->method == NULL || r->url == NULL || r->buf == NULL) {
     bw__req_free(r);
     return BW_E_NOMEM;
@@ -553,6 +794,20 @@ int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
     bw__req_free(r);
   }
   return rc;
+}
+
+int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
+                       const bw_curl_request_t *req, bw_deadline_t outer,
+                       bw_curl_done_fn done, void *userdata) {
+  return bw__request_start(h, pl, req, NULL, outer, done, userdata);
+}
+
+int bw_curl_request_hedged(bw_curl_t *h, const bw_pipeline_t *pl,
+                           const bw_curl_request_t *req, bw_hedge_t *hedge,
+                           bw_deadline_t outer, bw_curl_done_fn done,
+                           void *userdata) {
+  if (hedge == NULL) return BW_E_INVAL;
+  return bw__request_start(h, pl, req, hedge, outer, done, userdata);
 }
 
 int bw_curl_request(bw_curl_t *h, const bw_pipeline_t *pl,

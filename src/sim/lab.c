@@ -1,6 +1,7 @@
 /* The lab: the Polly lab's modes as policy kits, and one mode's virtual run. */
 #include "breakwater/lab.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "breakwater/ext.h"
@@ -368,4 +369,107 @@ done:
   if (rc != BW_OK && err != NULL && err->code == BW_OK)
     bw_error_set(err, rc, "", "%s", bw_strerror(rc));
   return rc;
+}
+
+/* ---- the hedging case --------------------------------------------------- */
+
+void bw_lab_hedge_config_init(bw_lab_hedge_config_t *cfg) {
+  if (cfg == NULL) return;
+  memset(cfg, 0, sizeof *cfg);
+  bw_sim_partner_config_init(&cfg->partner);
+  cfg->partner.tail_ratio = 0.05;
+  cfg->partner.tail_ms = 2000;
+  cfg->requests = 10000;
+  cfg->rate_per_s = 100.0;
+  cfg->timeout_ms = 10000;
+  cfg->seed = 4;
+  bw_hedge_config_init(&cfg->hedge);
+  cfg->budget_percent = 10.0;
+}
+
+/* A part's error: its field prefixed ("partner.tail_ms"). */
+static int prefixed(bw_error_t *err, int rc, const char *part) {
+  if (err != NULL) {
+    char field[sizeof err->field + 16];
+    snprintf(field, sizeof field, "%s.%s", part, err->field);
+    memcpy(err->field, field, sizeof err->field - 1);
+    err->field[sizeof err->field - 1] = '\0';
+  }
+  return rc;
+}
+
+/* One run on a fresh scheduler and partner; hedged when hedge is true. */
+static int hedge_once(const bw_lab_hedge_config_t *cfg, bool hedged,
+                      bw_sim_hedge_results_t *out, int64_t *final_delay_ms,
+                      bw_error_t *err) {
+  bw_sim_t *sim = NULL;
+  bw_sim_partner_t *p = NULL;
+  bw_budget_t *budget = NULL;
+  bw_hedge_t *hedge = NULL;
+  bw_sim_hedge_config_t hc;
+  bw_sim_partner_config_t pc = cfg->partner;
+  int rc = BW_E_NOMEM;
+  pc.seed = cfg->seed;
+  if ((sim = bw_sim_new(NULL, err)) == NULL) goto out;
+  if ((p = bw_sim_partner_new(&pc, err)) == NULL) goto out;
+  bw_sim_hedge_config_init(&hc);
+  hc.requests = cfg->requests;
+  hc.rate_per_s = cfg->rate_per_s;
+  hc.timeout_ms = cfg->timeout_ms;
+  /* The arrivals' stream differs from the partner's, from the same seed. */
+  hc.seed = cfg->seed ^ UINT64_C(0x9e3779b97f4a7c15);
+  if (hedged) {
+    bw_hedge_config_t h = cfg->hedge;
+    if (cfg->budget_percent >= 0) {
+      bw_budget_config_t bc;
+      bw_budget_config_init(&bc);
+      bc.name = "hedge";
+      bc.kind = BW_BUDGET_RATIO;
+      bc.budget_percent = cfg->budget_percent;
+      bc.min_retries_per_sec = 0;
+      bc.window_ms = 10000;
+      bc.clock = bw_sim_clock(sim);
+      if ((budget = bw_budget_new(&bc, err)) == NULL) goto out;
+    }
+    h.budget = budget;
+    h.budget_requests = true;
+    if ((hedge = bw_hedge_new(&h, err)) == NULL) goto out;
+    hc.hedge = hedge;
+  }
+  rc = bw_sim_hedge_run(sim, p, &hc, out, err);
+  if (final_delay_ms != NULL) *final_delay_ms = bw_hedge_delay_ms(hedge);
+out:
+  bw_sim_free(sim);
+  bw_hedge_free(hedge);
+  bw_budget_free(budget);
+  bw_sim_partner_free(p);
+  return rc;
+}
+
+int bw_lab_hedge_run(const bw_lab_hedge_config_t *cfg,
+                     bw_lab_hedge_results_t *out, bw_error_t *err) {
+  bw_sim_partner_config_t pc;
+  int rc;
+  bw_error_clear(err);
+  if (cfg == NULL || out == NULL)
+    return bw_error_set(err, BW_E_INVAL, cfg == NULL ? "cfg" : "out",
+                        "cfg and out must not be NULL");
+  if (cfg->seed == 0)
+    return bw_error_set(err, BW_E_INVAL, "seed",
+                        "seed must not be 0 (runs must be reproducible)");
+  if (!(cfg->budget_percent == -1.0 ||
+        (cfg->budget_percent >= 0.0 && cfg->budget_percent <= 100.0)))
+    return bw_error_set(err, BW_E_INVAL, "budget_percent",
+                        "budget_percent must be -1 (no budget) or in [0, 100] "
+                        "(got %g)",
+                        cfg->budget_percent);
+  pc = cfg->partner;
+  pc.seed = cfg->seed;
+  if ((rc = bw_sim_partner_config_validate(&pc, err)) != BW_OK)
+    return prefixed(err, rc, "partner");
+  if ((rc = bw_hedge_config_validate(&cfg->hedge, err)) != BW_OK)
+    return prefixed(err, rc, "hedge");
+  memset(out, 0, sizeof *out);
+  if ((rc = hedge_once(cfg, false, &out->off, NULL, err)) != BW_OK) return rc;
+  return hedge_once(cfg, true, &out->on, &out->final_delay_ms, err);
 }

@@ -27,6 +27,8 @@ void bw_sim_partner_config_init(bw_sim_partner_config_t *cfg) {
   cfg->throttle_ratio = 0.6;
   cfg->retry_after_s = -1;
   cfg->seed = 4;
+  cfg->tail_ratio = 0.0;
+  cfg->tail_ms = 2000;
 }
 
 int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
@@ -66,6 +68,14 @@ int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "throttle_ratio",
                         "throttle_ratio must be in [0, 1] (got %g)",
                         cfg->throttle_ratio);
+  if (!(cfg->tail_ratio >= 0.0 && cfg->tail_ratio <= 1.0))
+    return bw_error_set(err, BW_E_INVAL, "tail_ratio",
+                        "tail_ratio must be in [0, 1] (got %g)",
+                        cfg->tail_ratio);
+  if (cfg->tail_ms < 0 || cfg->tail_ms > INT64_C(86400000))
+    return bw_error_set(err, BW_E_INVAL, "tail_ms",
+                        "tail_ms must be in [0, 86400000] (got %lld)",
+                        (long long)cfg->tail_ms);
   if (cfg->retry_after_s < -1 || cfg->retry_after_s > PARTNER_MAX_RETRY_AFTER_S)
     return bw_error_set(err, BW_E_INVAL, "retry_after_s",
                         "retry_after_s must be -1 (no header) or in [0, %d] "
@@ -110,6 +120,13 @@ bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p, int64_t now_ns) {
   if (p->st.in_flight <= p->cfg.capacity) {
     r.status = 200;
     r.latency_ms = bw_rand_range(&p->rng, p->cfg.ok_min_ms, p->cfg.ok_max_ms);
+    /* The slow tail: drawn only when there is one, so that a model without
+     * it keeps its sequence. */
+    if (p->cfg.tail_ratio > 0.0 &&
+        bw_rand_double(&p->rng) < p->cfg.tail_ratio) {
+      r.latency_ms = p->cfg.tail_ms;
+      p->st.tail++;
+    }
   } else {
     p->st.over_capacity++;
     r.latency_ms =

@@ -1,0 +1,106 @@
+/* breakwater — the standard HTTP pipeline in one call: what Polly's
+ * AddStandardResilienceHandler builds, with breakwater's extras.
+ *
+ *   bw_http_standard_config_t cfg;
+ *   bw_http_standard_config_init(&cfg);      // every field overridable:
+ *   cfg.breaker.break_ms = 10000;            // the sub-configs are the
+ *   bw_http_standard_t *std =                // objects' own config structs
+ *       bw_http_standard_new(&cfg, &err);
+ *   bw_curl_easy_perform(bw_http_standard_pipeline(std), easy, &res);
+ *   bw_http_standard_free(std);
+ *
+ * The pipeline, outermost first (each part can be turned off):
+ *   1. deadline      the whole call, retries and waits included: 30 s
+ *                    (Polly's total request timeout; the reference
+ *                    toolkit's default budget)
+ *   2. limit         an adaptive concurrency limiter (AIMD, up to 1000 in
+ *                    flight: Polly's concurrency limiter, but adaptive);
+ *                    a call waits up to limit_wait_ms for a slot
+ *   3. breaker       outside the retry, so a logical call counts once:
+ *                    failure ratio 0.1 over 30 s, at least 100 calls, 5 s
+ *                    break (Polly's standard breaker)
+ *   4. retry         4 attempts (Polly: 3 retries), exponential from 2 s
+ *                    with decorrelated jitter, capped at 30 s; 408, 429 and
+ *                    5xx and transport errors retried, other 4xx never
+ *                    (bw_http_classify); Retry-After and gRPC's
+ *                    grpc-retry-pushback-ms honoured (the drivers read
+ *                    them); a ratio retry budget (retries at most 20 % of
+ *                    requests, at least 3 a second: Envoy's)
+ *   5. timeout       each attempt: 10 s (Polly's attempt timeout)
+ * Non-idempotent requests: the curl drivers send an Idempotency-Key (one per
+ * logical call, the same on every attempt) when the request says it is not
+ * idempotent (bw_curl_easy_options_t.idempotent, bw_curl_request_t), which
+ * is what lets the retry retry it.
+ *
+ * `clock` and `sink`, when set, replace the sub-configs' own: every part
+ * then reads that clock and emits to that sink. The object owns
+ * its breaker, limiter, retry policy, budget and pipeline; the pipeline is
+ * thread-safe and shared freely (pipeline.h). */
+#ifndef BREAKWATER_HTTP_STANDARD_H
+#define BREAKWATER_HTTP_STANDARD_H
+
+#include "breaker.h"
+#include "budget.h"
+#include "common.h"
+#include "limiter.h"
+#include "pipeline.h"
+#include "retry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bw_http_standard_config_s {
+  const char *name;            /* the pipeline's; default "http" */
+  int64_t deadline_ms;         /* default 30000; 0 = no deadline */
+  bool use_limiter;            /* default true */
+  bw_limiter_config_t limiter; /* AIMD, max_limit 1000, name "http" */
+  int64_t limit_wait_ms;       /* default 1000: a slot wait, within the
+                                  deadline; 0 = refuse at once */
+  bool use_breaker;            /* default true */
+  bw_breaker_config_t breaker; /* time window, 0.1 over 30 s, 100 calls,
+                                  5 s break, name "http" */
+  bool use_retry;              /* default true */
+  bw_retry_config_t retry;     /* 4 attempts, exponential 2 s, decorrelated
+                                  jitter, cap 30 s, name "http" (its budget
+                                  field is set to the budget below) */
+  bool use_budget;             /* default true (needs use_retry) */
+  bw_budget_config_t budget;   /* ratio 20 %, 3/s, 10 s window, name "http" */
+  int64_t attempt_timeout_ms;  /* default 10000; 0 = none */
+  const bw_clock_t *clock;     /* default NULL: each part's own (monotonic);
+                                  set: the limiter, breaker and budget read
+                                  it (a manual clock in tests, a simulator's) */
+  bw_sink_t *sink;             /* default NULL: each part's own (none); set:
+                                  every part emits to it */
+} bw_http_standard_config_t;
+
+typedef struct bw_http_standard_s bw_http_standard_t;
+
+/* Fills the defaults above. NULL is ignored. */
+BW_EXTERN void bw_http_standard_config_init(bw_http_standard_config_t *cfg);
+/* Checks every part without creating anything: BW_OK, or BW_E_INVAL with
+ * err's field prefixed by the part ("breaker.failure_ratio",
+ * "retry.base_ms", "deadline_ms", "budget": use_budget without use_retry). */
+BW_EXTERN int bw_http_standard_config_validate(
+    const bw_http_standard_config_t *cfg, bw_error_t *err);
+/* Builds the objects and the pipeline. NULL with err set (BW_E_INVAL as
+ * validate says, or BW_E_NOMEM; nothing is left allocated). */
+BW_EXTERN bw_http_standard_t *bw_http_standard_new(
+    const bw_http_standard_config_t *cfg, bw_error_t *err);
+/* Frees everything it owns (NULL is fine). No call may be in progress. */
+BW_EXTERN void bw_http_standard_free(bw_http_standard_t *s);
+
+/* The parts (NULL for NULL s or a part turned off). Borrowed: they live
+ * until bw_http_standard_free. */
+BW_EXTERN const bw_pipeline_t *bw_http_standard_pipeline(
+    const bw_http_standard_t *s);
+BW_EXTERN bw_breaker_t *bw_http_standard_breaker(const bw_http_standard_t *s);
+BW_EXTERN bw_limiter_t *bw_http_standard_limiter(const bw_http_standard_t *s);
+BW_EXTERN bw_retry_policy_t *bw_http_standard_retry(
+    const bw_http_standard_t *s);
+BW_EXTERN bw_budget_t *bw_http_standard_budget(const bw_http_standard_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BREAKWATER_HTTP_STANDARD_H */
