@@ -517,6 +517,163 @@ static void all_or_nothing(void **state) {
                       "directory");
 }
 
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  assert_non_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+#define RELOAD_V1                                                  \
+  "[breaker.payment_api]\nfailure_threshold = 3\nbreak_ms = 60s\n" \
+  "success_threshold = 3\n"                                        \
+  "[bulkhead.payment_agent]\nmax_concurrent = 5\n"                 \
+  "[retry.payment_api]\nmax_attempts = 2\n"                        \
+  "[pipeline.payment_api]\nstrategies = bulkhead.payment_agent, "  \
+  "retry.payment_api, breaker.payment_api\n"
+
+/* Loosening a breaker by editing the file: thresholds applied live,
+ * fields fixed at creation reported, other kinds kept, new sections made
+ * (a new pipeline may stack a live breaker). */
+static void reload_applies_thresholds_and_reports_the_rest(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path, RELOAD_V1);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  bw_pipeline_t *old = bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL);
+  write_file(path,
+             "[breaker.payment_api]\nfailure_threshold = 5\nbreak_ms = 90s\n"
+             "success_threshold = 3\ntrip_rule = count_window\n"
+             "minimum_calls = 10\n"
+             "[bulkhead.payment_agent]\nmax_concurrent = 8\n"
+             "[retry.payment_api]\nmax_attempts = 2\n"
+             "[pipeline.payment_api]\nstrategies = bulkhead.payment_agent, "
+             "retry.payment_api, breaker.payment_api\n"
+             "[retry.geo_api]\n"
+             "[pipeline.geo_api]\nstrategies = retry.geo_api, "
+             "breaker.payment_api\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "retry.payment_api: kept as made: a live retry is not reconfigured "
+      "(restart to apply a change)\n"
+      "retry.geo_api: created\n"
+      "breaker.payment_api.trip_rule: consecutive -> count_window: not "
+      "applied: fixed at creation (restart to apply)\n"
+      "breaker.payment_api.failure_threshold: 3 -> 5: applied\n"
+      "breaker.payment_api.minimum_calls: 20 -> 10: applied\n"
+      "breaker.payment_api.break_ms: 60000 -> 90000: applied\n"
+      "bulkhead.payment_agent: kept as made: a live bulkhead is not "
+      "reconfigured (restart to apply a change)\n"
+      "pipeline.payment_api: kept as made: a live pipeline is not "
+      "reconfigured (restart to apply a change)\n"
+      "pipeline.geo_api: created\n");
+  assert_u64_eq(r.created, 2);
+  assert_u64_eq(r.applied, 3);
+  assert_u64_eq(r.not_applied, 1);
+  assert_u64_eq(r.kept, 3);
+  bw_config_reload_clear(&r);
+  assert_null(r.report);
+  /* The live breaker now takes 5 failures in a row and breaks for 90 s. */
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payment_api");
+  for (int i = 0; i < 5; i++) {
+    bw_permit_t p;
+    assert_state(bw_breaker_state(b), BW_CLOSED);
+    assert_status(bw_breaker_acquire(b, &p), BW_OK);
+    bw_breaker_release(b, &p, BW_FAILURE);
+  }
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_i64_eq(bw_breaker_retry_in_ms(b), 90000);
+  bw_registry_put(fx->reg, b);
+  assert_ptr_equal(bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL),
+                   old);
+  assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "geo_api"));
+  /* The same file again: nothing more to apply. */
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_u64_eq(r.created, 0);
+  assert_u64_eq(r.applied, 0);
+  assert_u64_eq(r.not_applied, 1); /* the trip rule, still */
+  bw_config_reload_clear(&r);
+  remove(path);
+}
+
+/* A broken file changes nothing. */
+static void reload_of_a_bad_file_changes_nothing(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_bad.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path, RELOAD_V1);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[breaker.payment_api]\nfailure_threshold = 10\n"
+             "[retry.new_one]\n"
+             "[bulkhead.payment_agent]\nmax_concurrent = 0\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_E_INVAL);
+  assert_string_equal(d.message,
+                      "test_config_file_reload_bad.ini:5: "
+                      "bulkhead.payment_agent.max_concurrent: max_concurrent "
+                      "must be an integer in [1, 1000000] (got '0')");
+  assert_null(r.report);
+  assert_u64_eq(r.applied + r.created + r.kept + r.not_applied, 0);
+  assert_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "new_one"));
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payment_api");
+  bw_breaker_config_t c;
+  bw_breaker_config_of(b, &c);
+  assert_u64_eq(c.failure_threshold, 3);
+  bw_registry_put(fx->reg, b);
+  remove(path);
+}
+
+/* Values the live breaker cannot take together with its fixed fields:
+ * none of them is applied, each says why. */
+static void reload_applies_a_breaker_whole_or_not_at_all(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_whole.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path,
+             "[breaker.x]\ntrip_rule = count_window\nwindow_size = 10\n"
+             "minimum_calls = 5\n");
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[breaker.x]\ntrip_rule = count_window\n"
+             "window_size = 100\nminimum_calls = 50\n"
+             "failure_ratio = 0.7\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "breaker.x.failure_ratio: 0.5 -> 0.7: not applied: with the live "
+      "breaker's fixed fields, minimum_calls must be <= window_size (got 50 "
+      "> 10): the window could never hold enough calls\n"
+      "breaker.x.window_size: 10 -> 100: not applied: fixed at creation "
+      "(restart to apply)\n"
+      "breaker.x.minimum_calls: 5 -> 50: not applied: with the live "
+      "breaker's fixed fields, minimum_calls must be <= window_size (got 50 "
+      "> 10): the window could never hold enough calls\n");
+  assert_u64_eq(r.applied, 0);
+  assert_u64_eq(r.not_applied, 3);
+  bw_config_reload_clear(&r);
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "x");
+  bw_breaker_config_t c;
+  bw_breaker_config_of(b, &c);
+  assert_dbl_eq(c.failure_ratio, 0.5, 0);
+  assert_u64_eq(c.minimum_calls, 5);
+  bw_registry_put(fx->reg, b);
+  remove(path);
+}
+
 static void every_verb_answers_null_without_crashing(void **state) {
   fixture_t *fx = *state;
   bw_config_diag_t d;
@@ -537,6 +694,12 @@ static void every_verb_answers_null_without_crashing(void **state) {
   assert_status(bw_registry_load_file(NULL, AGENTS, &err), BW_E_INVAL);
   assert_status(bw_registry_load_file(fx->reg, NULL, &err), BW_E_INVAL);
   assert_status(bw_registry_load_file_ex(fx->reg, AGENTS, NULL, NULL), BW_OK);
+  bw_config_reload_t r;
+  assert_status(bw_registry_reload(NULL, AGENTS, &r, &err), BW_E_INVAL);
+  assert_null(r.report);
+  assert_status(bw_registry_reload(fx->reg, NULL, &r, &err), BW_E_INVAL);
+  assert_status(bw_registry_reload(fx->reg, AGENTS, NULL, NULL), BW_OK);
+  bw_config_reload_clear(NULL);
 }
 
 int main(void) {
@@ -555,6 +718,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(references_become_objects, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(all_or_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          reload_applies_thresholds_and_reports_the_rest, setup, teardown),
+      cmocka_unit_test_setup_teardown(reload_of_a_bad_file_changes_nothing,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          reload_applies_a_breaker_whole_or_not_at_all, setup, teardown),
       cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
                                       setup, teardown),
   };

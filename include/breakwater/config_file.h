@@ -132,6 +132,54 @@ BW_EXTERN int bw_registry_load_file_ex(bw_registry_t *reg, const char *path,
                                        const bw_config_file_options_t *opt,
                                        bw_config_diag_t *diag);
 
+/* ---- reload --------------------------------------------------------------
+ *
+ * What bw_registry_reload did. report holds one line per event, each ending
+ * in '\n' (NULL when there was none):
+ *   breaker.payment_api.failure_threshold: 3 -> 5: applied
+ *   breaker.payment_api.window_size: 100 -> 200: not applied: fixed at
+ *     creation (restart to apply)
+ *   bulkhead.payment_agent: kept as made: a live bulkhead is not
+ *     reconfigured (restart to apply a change)
+ *   retry.geo_api: created
+ * Release with bw_config_reload_clear. */
+typedef struct bw_config_reload_s {
+  size_t created;     /* objects new in the file, made */
+  size_t applied;     /* field changes applied to live breakers */
+  size_t not_applied; /* field changes a live breaker cannot take */
+  size_t kept;        /* live objects of kinds without a live setter */
+  char *report;
+} bw_config_reload_t;
+
+/* Frees report and zeroes r (NULL is fine). */
+BW_EXTERN void bw_config_reload_clear(bw_config_reload_t *r);
+
+/* Reads and validates `path` again (default options) and brings the
+ * registry to it, all or nothing: on any error in the file nothing
+ * changes (diag / err as bw_registry_load_file). Then:
+ * - an object the registry does not have is made (as bw_config_file_apply;
+ *   a new pipeline may stack live objects of the file's names);
+ * - a live breaker is reconfigured (bw_breaker_reconfigure): every changed
+ *   threshold is applied, and every changed field fixed at creation
+ *   (trip_rule, window_size, window_ms, window_buckets, slow_call_ms on or
+ *   off) is reported not applied; if the file's values cannot be taken
+ *   together by that breaker (a rule between fields, with its fixed ones),
+ *   none of its changes is applied and each is reported with the reason;
+ * - a live object of any other kind (retry, budget, bulkhead, limiter,
+ *   ratelimit, queue, stage, degrade, pipeline) is kept as it was made and
+ *   reported (those kinds have no live setter yet);
+ * - objects of the registry that the file does not name are left alone.
+ * Only an allocation failure or a full capped registry can stop it
+ * half-way, as for bw_config_file_apply (then no breaker was changed yet).
+ * report (may be NULL) is filled also on error (with nothing in it). */
+BW_EXTERN int bw_registry_reload(bw_registry_t *reg, const char *path,
+                                 bw_config_reload_t *report, bw_error_t *err);
+/* The same with options and the full diagnostic. */
+BW_EXTERN int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
+                                    const bw_config_file_options_t *opt,
+                                    bw_config_reload_t *report,
+                                    bw_config_diag_t *diag);
+
 #ifdef __cplusplus
 }
 #endif

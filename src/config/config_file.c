@@ -917,3 +917,233 @@ int bw_registry_load_file(bw_registry_t *reg, const char *path,
   }
   return rc;
 }
+
+/* ---- reload ------------------------------------------------------------- */
+
+void bw_config_reload_clear(bw_config_reload_t *r) {
+  if (r == NULL) return;
+  bw_free(r->report);
+  memset(r, 0, sizeof *r);
+}
+
+typedef struct report_s {
+  bw_config_reload_t *r;
+  size_t len, cap;
+  bool oom;
+} report_t;
+
+static void report_line(report_t *rp, const char *fmt, ...)
+    BW_PRINTF_LIKE(2, 3);
+
+static void report_line(report_t *rp, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0 || rp->oom) return;
+  if ((size_t)n > sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  line[n] = '\0';
+  if (rp->len + (size_t)n + 1 > rp->cap) {
+    size_t cap = rp->cap ? rp->cap * 2 : 1024;
+    while (cap < rp->len + (size_t)n + 1)
+      cap *= 2;
+    char *p = bw_realloc(rp->r->report, cap);
+    if (p == NULL) {
+      rp->oom = true;
+      return;
+    }
+    rp->r->report = p;
+    rp->cap = cap;
+  }
+  memcpy(rp->r->report + rp->len, line, (size_t)n + 1);
+  rp->len += (size_t)n;
+}
+
+/* Is `field` one a live breaker cannot change (bw_breaker_reconfigure)? */
+static bool breaker_fixed(const char *field) {
+  return strcmp(field, "trip_rule") == 0 || strcmp(field, "window_size") == 0 ||
+         strcmp(field, "window_ms") == 0 ||
+         strcmp(field, "window_buckets") == 0;
+}
+
+/* Plans a live breaker's changes: the lines, and in *merged the file's
+ * values with the fixed ones kept as they are. false: none can be applied
+ * (the lines say why). */
+static bool plan_breaker(const section_t *s, const bw_breaker_t *b,
+                         bw_breaker_config_t *merged, report_t *rp) {
+  const bw_breaker_config_t *want = (const void *)s->cfg;
+  bw_breaker_config_t now;
+  bw_error_t err;
+  size_t n;
+  const bw_config_field_t *fl = bw_config_fields(BW_CONFIG_BREAKER, &n);
+  bw_breaker_config_of(b, &now);
+  *merged = *want;
+  merged->name = now.name;
+  merged->clock = now.clock;
+  merged->wall_clock = now.wall_clock;
+  merged->sink = now.sink;
+  merged->listener = now.listener;
+  merged->listener_userdata = now.listener_userdata;
+  merged->trip_rule = now.trip_rule;
+  merged->window_size = now.window_size;
+  merged->window_ms = now.window_ms;
+  merged->window_buckets = now.window_buckets;
+  bool slow_flips = (want->slow_call_ms > 0) != (now.slow_call_ms > 0);
+  if (slow_flips) merged->slow_call_ms = now.slow_call_ms;
+  bool ok = bw_breaker_config_validate(merged, &err) == BW_OK;
+  for (size_t i = 0; i < n; i++) {
+    char a[128], z[128];
+    if (fl[i].type == BW_CONFIG_T_POINTER || strcmp(fl[i].name, "name") == 0)
+      continue;
+    bw_config_get(BW_CONFIG_BREAKER, &now, fl[i].name, a, sizeof a, NULL);
+    bw_config_get(BW_CONFIG_BREAKER, want, fl[i].name, z, sizeof z, NULL);
+    if (strcmp(a, z) == 0) continue;
+    bool fixed = breaker_fixed(fl[i].name) ||
+                 (slow_flips && strcmp(fl[i].name, "slow_call_ms") == 0);
+    if (fixed) {
+      rp->r->not_applied++;
+      report_line(rp,
+                  "breaker.%s.%s: %s -> %s: not applied: %s (restart to "
+                  "apply)",
+                  s->name, fl[i].name, a, z,
+                  strcmp(fl[i].name, "slow_call_ms") == 0
+                      ? "slow-call detection is turned on or off at creation"
+                      : "fixed at creation");
+    } else if (!ok) {
+      rp->r->not_applied++;
+      report_line(rp,
+                  "breaker.%s.%s: %s -> %s: not applied: with the live "
+                  "breaker's fixed fields, %s",
+                  s->name, fl[i].name, a, z, err.message);
+    } else {
+      rp->r->applied++;
+      report_line(rp, "breaker.%s.%s: %s -> %s: applied", s->name, fl[i].name,
+                  a, z);
+    }
+  }
+  return ok;
+}
+
+int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
+                          const bw_config_file_options_t *opt,
+                          bw_config_reload_t *report, bw_config_diag_t *diag) {
+  bw_config_reload_t local_report;
+  bw_config_diag_t local_diag;
+  report_t rp;
+  bw_config_file_t *f;
+  void **objs = NULL;
+  bool *live = NULL, *keep_hold = NULL;
+  bw_breaker_config_t *merged = NULL;
+  bool *apply = NULL;
+  int rc = BW_OK;
+  if (report == NULL) report = &local_report;
+  if (diag == NULL) diag = &local_diag;
+  memset(report, 0, sizeof *report);
+  memset(&rp, 0, sizeof rp);
+  rp.r = report;
+  if (reg == NULL)
+    return diag_set(diag, path != NULL ? path : "(null)", BW_E_INVAL, 0, "",
+                    "reg must not be NULL");
+  f = bw_config_file_read(path, opt, diag);
+  if (f == NULL) return diag->code;
+  size_t n = f->n ? f->n : 1;
+  objs = bw_calloc(n, sizeof *objs);
+  live = bw_calloc(n, sizeof *live);
+  keep_hold = bw_calloc(n, sizeof *keep_hold);
+  apply = bw_calloc(n, sizeof *apply);
+  merged = bw_calloc(n, sizeof *merged);
+  if (objs == NULL || live == NULL || keep_hold == NULL || apply == NULL ||
+      merged == NULL) {
+    rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
+    goto done;
+  }
+  /* The plan: what is live, what each live breaker takes. Nothing changes
+   * yet. */
+  for (size_t k = 0; k < NKINDS; k++) {
+    for (size_t j = 0; j < f->nobjs; j++) {
+      size_t i = f->objs[j];
+      const section_t *s = &f->s[i];
+      if (s->kind != k) continue;
+      objs[i] = bw_registry_find(reg, kinds[k].rk, s->name);
+      if (objs[i] == NULL) {
+        report->created++;
+        report_line(&rp, "%s.%s: created", kinds[k].name, s->name);
+        continue;
+      }
+      live[i] = true;
+      if (kinds[k].ck == BW_CONFIG_BREAKER) {
+        apply[i] = plan_breaker(s, objs[i], &merged[i], &rp);
+      } else {
+        report->kept++;
+        report_line(&rp,
+                    "%s.%s: kept as made: a live %s is not reconfigured "
+                    "(restart to apply a change)",
+                    kinds[k].name, s->name, kinds[k].name);
+      }
+    }
+  }
+  if (rp.oom) {
+    rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
+    goto done;
+  }
+  /* New objects first (the only step that can fail: memory, a full
+   * registry), then the breakers' new thresholds. */
+  for (size_t k = 0; k < NKINDS; k++) {
+    for (size_t j = 0; j < f->nobjs; j++) {
+      size_t i = f->objs[j];
+      const section_t *s = &f->s[i];
+      bw_error_t err;
+      char key[64];
+      if (s->kind != k || live[i]) continue;
+      if (kinds[k].ck == PIPELINE)
+        for (uint32_t t = 0; t < s->nitems; t++)
+          if (s->items[t].type == ITEM_OBJECT)
+            keep_hold[s->items[t].ref] = true; /* it now points at it */
+      objs[i] = make(reg, f, s, objs, &err);
+      if (objs[i] == NULL) {
+        snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
+        rc = diag_set(diag, f->file, err.code, s->line, key, "%s", err.message);
+        goto done;
+      }
+    }
+  }
+  for (size_t j = 0; j < f->nobjs; j++) {
+    size_t i = f->objs[j];
+    if (live[i] && apply[i]) bw_breaker_reconfigure(objs[i], &merged[i], NULL);
+  }
+done:
+  if (objs != NULL && live != NULL && keep_hold != NULL)
+    for (size_t j = 0; j < f->nobjs; j++) {
+      size_t i = f->objs[j];
+      if (live[i] && kinds[f->s[i].kind].ck == BW_CONFIG_BREAKER &&
+          !(rc == BW_OK && keep_hold[i]))
+        bw_registry_put(reg, objs[i]);
+    }
+  if (rc != BW_OK) bw_config_reload_clear(report);
+  if (report == &local_report) bw_config_reload_clear(report);
+  bw_free(objs);
+  bw_free(live);
+  bw_free(keep_hold);
+  bw_free(apply);
+  bw_free(merged);
+  bw_config_file_free(f);
+  return rc;
+}
+
+int bw_registry_reload(bw_registry_t *reg, const char *path,
+                       bw_config_reload_t *report, bw_error_t *err) {
+  bw_config_diag_t d;
+  int rc = bw_registry_reload_ex(reg, path, NULL, report, &d);
+  if (rc == BW_OK) {
+    bw_error_clear(err);
+    return BW_OK;
+  }
+  if (err != NULL) {
+    err->code = rc;
+    copy_trunc(err->field, sizeof err->field, d.key);
+    copy_trunc(err->message, sizeof err->message, d.message);
+  }
+  return rc;
+}
