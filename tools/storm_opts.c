@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef BW_HAVE_CONFIG_FILE
+#include "breakwater/config_file.h"
+#endif
+
 void bw_storm_opts_init(bw_storm_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->mode = "all";
@@ -75,11 +79,54 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
                       "(default: start one in-process on a free port)"),
         BW_CLI_I64("max-duration-s", &o->max_duration_s, 1, 3600, "S",
                    "stop a mode that runs longer than this (default 300)"),
+        BW_CLI_STRING("config", &o->config, "FILE",
+                      "breakwater mode: run the pipeline [pipeline.storm] "
+                      "of this configuration file (docs/lab.md)"),
     };
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
       f[n++] = more[i];
   }
   return n;
+}
+
+int bw_storm_check_config(const char *path, const char *mode, char *err,
+                          size_t err_size) {
+  if (strcmp(mode, "breakwater") != 0 && strcmp(mode, "all") != 0) {
+    snprintf(err, err_size,
+             "--config sets the breakwater mode's pipeline: use --mode "
+             "breakwater or all (got '%s')",
+             mode);
+    return -1;
+  }
+#ifdef BW_HAVE_CONFIG_FILE
+  bw_config_diag_t d;
+  bw_config_file_t *f = bw_config_file_read(path, NULL, &d);
+  if (f == NULL) {
+    snprintf(err, err_size, "--config: %s", d.message);
+    return -1;
+  }
+  bool found = false;
+  for (size_t i = 0; !found && i < bw_config_file_count(f); i++) {
+    const char *kind, *name;
+    bw_config_file_object(f, i, &kind, &name);
+    found = strcmp(kind, "pipeline") == 0 && strcmp(name, "storm") == 0;
+  }
+  bw_config_file_free(f);
+  if (!found) {
+    snprintf(err, err_size,
+             "--config: %s has no [pipeline.storm] (the pipeline the "
+             "breakwater mode runs)",
+             path);
+    return -1;
+  }
+  return 0;
+#else
+  snprintf(err, err_size,
+           "--config: this build reads no configuration files (the config "
+           "component needs inih, libinih-dev): '%s'",
+           path);
+  return -1;
+#endif
 }
 
 /* "ok_max_ms" -> "--ok-max-ms". */
@@ -104,6 +151,9 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
              o->arrival);
     return -1;
   }
+  if (o->config != NULL &&
+      bw_storm_check_config(o->config, o->mode, err, err_size) != 0)
+    return -1;
   *partner = o->partner;
   partner->seed = (uint64_t)o->seed;
   bw_error_t e;

@@ -35,6 +35,7 @@ typedef struct bw_storm_opts_s {
   /* real runs only */
   const char *url;
   int64_t max_duration_s;
+  const char *config; /* breakwater mode: [pipeline.storm] of this file */
 } bw_storm_opts_t;
 
 #define BW_STORM_MAX_FLAGS 32
@@ -45,6 +46,12 @@ void bw_storm_opts_init(bw_storm_opts_t *o);
 /* The flag table (targets point into *o); real adds --url and
  * --max-duration-s. Returns the count. */
 size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real);
+/* --config FILE: only for the breakwater mode (or all), and FILE must be
+ * valid and define [pipeline.storm]. 0, or -1 with the reason in err
+ * (FILE:LINE: key: rule for a bad file). */
+int bw_storm_check_config(const char *path, const char *mode, char *err,
+                          size_t err_size);
+
 /* Checks what the flags alone cannot: the mode and arrival names, the
  * partner's configuration (through bw_sim_partner_config_validate). Fills
  * modes[] (1 or BW_LAB__COUNT) and the partner config. 0, or -1 with a
