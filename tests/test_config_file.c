@@ -249,6 +249,34 @@ static void environment_overrides_the_file(void **state) {
                       "(got '0')");
   assert_int_equal(d.line, 0);
   unsetenv("BREAKWATER_PAYMENT_API_BREAKER_FAILURE_THRESHOLD");
+
+  /* A variable that names an object the file lacks is an error too: a
+   * typo in the name, or the wrong kind. Others under the prefix are not
+   * the file's business. */
+  setenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS", "1s", 1);
+  assert_null(parse(text, &d));
+  assert_int_equal(d.code, BW_E_NOTFOUND);
+  assert_string_equal(d.message,
+                      "t.ini: BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS names a "
+                      "breaker that the file does not define (the environment "
+                      "overrides PREFIX_NAME_KIND_FIELD of the file's "
+                      "[KIND.NAME] sections only)");
+  unsetenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS");
+  setenv("BREAKWATER_PAYMENT_API_BULKHEAD_MAX_CONCURRENT", "3", 1);
+  assert_null(parse(text, &d));
+  assert_contains(d.message, "names a bulkhead that the file does not");
+  unsetenv("BREAKWATER_PAYMENT_API_BULKHEAD_MAX_CONCURRENT");
+  setenv("BREAKWATER_BIN", "/usr/bin/x", 1);
+  f = parse(text, &d);
+  assert_non_null(f);
+  bw_config_file_free(f);
+  unsetenv("BREAKWATER_BIN");
+  opt.env_prefix = "OPS";
+  setenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS", "1s", 1);
+  f = bw_config_file_parse(text, strlen(text), "t.ini", &opt, &d);
+  assert_non_null(f); /* another prefix */
+  bw_config_file_free(f);
+  unsetenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS");
   unsetenv("OPS_PAYMENT_API_BREAKER_BREAK_MS");
 }
 

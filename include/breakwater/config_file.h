@@ -30,6 +30,8 @@
  * An object's value is, last word first: the environment
  * (PREFIX_NAME_KIND_FIELD, bw_config_from_env's rule, prefix BREAKWATER by
  * default), its own section, the [KIND.default] section, the kind's _init.
+ * A variable PREFIX_X_KIND_FIELD for which the file has no [kind.x] is an
+ * error, as is one that names no field.
  *
  * Every error names the file, the line, the key and the rule:
  *   agents.ini:12: breaker.payment_api.failure_threshold: failure_threshold

@@ -587,6 +587,73 @@ static int resolve_pipeline(const bw_config_file_t *f, section_t *s,
   return BW_OK;
 }
 
+/* ---- the environment: no variable may name an object the file lacks ----- */
+
+extern char **environ;
+
+/* The stem of an object's variables, "PREFIX_NAME_KIND_", into buf. */
+static bool env_stem_of(const char *prefix, bw_config_kind_t ck,
+                        const char *instance, char *buf, size_t size) {
+  if (bw_config_env_name(prefix, ck, instance, "name", buf, size) != BW_OK)
+    return false;
+  size_t n = strlen(buf);
+  if (n < 4) return false;
+  buf[n - 4] = '\0'; /* drop "NAME" */
+  return true;
+}
+
+/* bw_config_from_env refuses an unknown field of a known object; this
+ * refuses a variable that names an object the file does not define (a
+ * typo in the name, or the wrong kind), which would otherwise be ignored:
+ * PREFIX_X_KIND_FIELD for a KIND of the file's sections and no
+ * [kind.x]. Not checked with an empty prefix. */
+static int env_unknown_objects(const bw_config_file_t *f, const char *prefix,
+                               bw_config_diag_t *diag) {
+  char pre[256];
+  size_t plen;
+  if (prefix == NULL || prefix[0] == '\0' ||
+      !env_stem_of(prefix, BW_CONFIG_BREAKER, NULL, pre, sizeof pre))
+    return BW_OK;
+  plen = strlen(pre);
+  if (plen < 8) return BW_OK;
+  plen -= 8; /* drop "BREAKER_": "PREFIX_" */
+  for (char **e = environ; e != NULL && *e != NULL; e++) {
+    const char *var = *e;
+    const char *eq = strchr(var, '=');
+    size_t vlen = eq != NULL ? (size_t)(eq - var) : strlen(var);
+    if (vlen <= plen || memcmp(var, pre, plen) != 0) continue;
+    for (size_t k = 0; k < NKINDS; k++) {
+      char seg[40], stem[256];
+      int ck = kinds[k].ck;
+      if (ck == PIPELINE) continue;
+      /* "_KIND_" as the variable spells it. */
+      if (!env_stem_of(NULL, (bw_config_kind_t)ck, NULL, stem, sizeof stem))
+        continue;
+      snprintf(seg, sizeof seg, "_%s", stem);
+      bool has = false;
+      for (size_t at = plen; !has && at + strlen(seg) <= vlen; at++)
+        has = memcmp(var + at, seg, strlen(seg)) == 0;
+      if (!has) continue;
+      bool known = false;
+      for (size_t j = 0; !known && j < f->nobjs; j++) {
+        const section_t *o = &f->s[f->objs[j]];
+        if (o->kind != k) continue;
+        if (env_stem_of(prefix, (bw_config_kind_t)ck, o->name, stem,
+                        sizeof stem) &&
+            strlen(stem) <= vlen && memcmp(var, stem, strlen(stem)) == 0)
+          known = true;
+      }
+      if (known) break; /* its fields were checked by bw_config_from_env */
+      return diag_set(diag, f->file, BW_E_NOTFOUND, 0, "",
+                      "%.*s names a %s that the file does not define (the "
+                      "environment overrides PREFIX_NAME_KIND_FIELD of the "
+                      "file's [KIND.NAME] sections only)",
+                      (int)(vlen > 200 ? 200 : vlen), var, kinds[k].name);
+    }
+  }
+  return BW_OK;
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 bw_config_file_t *bw_config_file_parse(const char *text, size_t len,
@@ -662,6 +729,7 @@ bw_config_file_t *bw_config_file_parse(const char *text, size_t len,
     if (rc != BW_OK) goto fail;
     f->objs[f->nobjs++] = i;
   }
+  if (env_unknown_objects(f, opt->env_prefix, diag) != BW_OK) goto fail;
   return f;
 fail:
   bw_config_file_free(f);
