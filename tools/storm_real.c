@@ -15,12 +15,9 @@
 #include <time.h>
 
 #include "breakwater/driver_curl.h"
-#include "breakwater/registry.h"
-#ifdef BW_HAVE_CONFIG_FILE
-#include "breakwater/config_file.h"
-#endif
 #include "partner_server.h"
 #include "storm_metrics.h"
+#include "storm_opts.h"
 
 typedef struct storm_s storm_t;
 
@@ -127,7 +124,7 @@ struct storm_s {
   partner_thread_t pt;      /* the embedded partner (pt.srv), or none */
   bw_partner_server_t *srv; /* pt.srv: NULL with --url */
   bw_lab_kit_t kit;
-  bw_registry_t *reg; /* --config: owns the kit's objects */
+  bw_storm_file_kit_t file_kit; /* --config: file_kit.reg owns the kit */
   char url[512];
   char charges[560];
   req_t *reqs;
@@ -543,53 +540,6 @@ out:
 /* ---- one mode -------------------------------------------------------------
  */
 
-/* --config: the breakwater mode's objects from the file, in a registry on
- * the monotonic clock with the run's sink. The kit shows the pipeline
- * [pipeline.storm] and the file's objects named storm (breaker, limiter,
- * retry, budget, bulkhead), which the timeline and --metrics report. */
-static int kit_from_file(storm_t *s, const bw_storm_real_config_t *cfg,
-                         char *err, size_t err_size) {
-#ifdef BW_HAVE_CONFIG_FILE
-  bw_registry_config_t rc;
-  bw_config_diag_t d;
-  bw_error_t e;
-  bw_registry_config_init(&rc);
-  rc.sink = cfg->sink;
-  if ((s->reg = bw_registry_new(&rc, &e)) == NULL) {
-    snprintf(err, err_size, "%s", e.message);
-    return -1;
-  }
-  if (bw_registry_load_file_ex(s->reg, cfg->config_file, NULL, &d) != BW_OK) {
-    snprintf(err, err_size, "--config: %s", d.message);
-    return -1;
-  }
-  memset(&s->kit, 0, sizeof s->kit);
-  s->kit.mode = BW_LAB_BREAKWATER;
-  s->kit.pipeline = bw_registry_find(s->reg, BW_REGISTRY_PIPELINE, "storm");
-  if (s->kit.pipeline == NULL) {
-    snprintf(err, err_size, "--config: %s has no [pipeline.storm]",
-             cfg->config_file);
-    return -1;
-  }
-  /* Held by the file's load already: this second hold goes back at once,
-   * the pointer stays valid until the registry is freed. */
-  s->kit.breaker = bw_registry_find_breaker(s->reg, "storm");
-  if (s->kit.breaker != NULL) bw_registry_put(s->reg, s->kit.breaker);
-  s->kit.limiter = bw_registry_find(s->reg, BW_REGISTRY_LIMITER, "storm");
-  s->kit.retry = bw_registry_find(s->reg, BW_REGISTRY_RETRY, "storm");
-  s->kit.budget = bw_registry_find(s->reg, BW_REGISTRY_BUDGET, "storm");
-  s->kit.bulkhead = bw_registry_find(s->reg, BW_REGISTRY_BULKHEAD, "storm");
-  return 0;
-#else
-  (void)s;
-  snprintf(err, err_size,
-           "--config: this build reads no configuration files: "
-           "'%s'",
-           cfg->config_file);
-  return -1;
-#endif
-}
-
 int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
                       bw_storm_timeline_t *timeline, char *err,
                       size_t err_size) {
@@ -690,7 +640,12 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   kc.oracle_limit = cfg->partner.capacity;
   kc.sink = cfg->sink;
   if (cfg->config_file != NULL && cfg->mode == BW_LAB_BREAKWATER) {
-    if (kit_from_file(&s, cfg, err, err_size) != 0) goto out;
+    s.file_kit.path = cfg->config_file;
+    if (bw_storm_file_kit_make(&s.file_kit, kc.clock, cfg->sink, &s.kit, &e) !=
+        BW_OK) {
+      snprintf(err, err_size, "%s", e.message);
+      goto out;
+    }
   } else if (bw_lab_kit_init(&s.kit, &kc, &e) != BW_OK) {
     snprintf(err, err_size, "%s: %s", e.field, e.message);
     goto out;
@@ -818,12 +773,10 @@ out:
   partner_stop(&s.pt);
   if (cfg->on_kit != NULL && s.kit.pipeline != NULL)
     cfg->on_kit(cfg->kit_userdata, &s.kit);
-  if (s.reg != NULL) {
-    /* The file's objects belong to the registry. */
-    memset(&s.kit, 0, sizeof s.kit);
-    bw_registry_free(s.reg);
-  }
-  bw_lab_kit_destroy(&s.kit);
+  if (s.file_kit.path != NULL)
+    bw_storm_file_kit_free(&s.file_kit, &s.kit);
+  else
+    bw_lab_kit_destroy(&s.kit);
   if (s.base != NULL) event_base_free(s.base);
   free(s.reqs);
   free(s.lat);
