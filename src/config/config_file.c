@@ -623,7 +623,7 @@ static int env_unknown_objects(const bw_config_file_t *f, const char *prefix,
     size_t vlen = eq != NULL ? (size_t)(eq - var) : strlen(var);
     if (vlen <= plen || memcmp(var, pre, plen) != 0) continue;
     for (size_t k = 0; k < NKINDS; k++) {
-      char seg[40], stem[256];
+      char seg[260], stem[256];
       int ck = kinds[k].ck;
       if (ck == PIPELINE) continue;
       /* "_KIND_" as the variable spells it. */
