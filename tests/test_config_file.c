@@ -412,6 +412,29 @@ static void long_line_is_refused(void **state) {
   assert_string_equal(d.message, "t.ini:2: a line is at most 198 bytes");
 }
 
+/* A file of many sections is refused past the cap, and quickly: lookups
+ * are linear, so the cap bounds the work. */
+static void section_count_is_capped(void **state) {
+  (void)state;
+  size_t size = 4097 * 24, len = 0;
+  char *text = malloc(size);
+  bw_config_diag_t d;
+  assert_non_null(text);
+  for (int i = 0; i < 4097; i++)
+    len += (size_t)snprintf(text + len, size - len, "[breaker.b%d]\n", i);
+  assert_null(bw_config_file_parse(text, len, "t.ini", NULL, &d));
+  assert_string_equal(d.message,
+                      "t.ini:4097: [breaker.b4096]: a file has at "
+                      "most 4096 sections");
+  /* 4096 are fine. */
+  len -= strlen("[breaker.b4096]\n");
+  bw_config_file_t *f = bw_config_file_parse(text, len, "t.ini", NULL, &d);
+  assert_non_null(f);
+  assert_u64_eq(bw_config_file_count(f), 4096);
+  bw_config_file_free(f);
+  free(text);
+}
+
 /* Comments, blank lines, indentation, CRLF, a BOM and ':' are INI. */
 static void ini_dialect(void **state) {
   (void)state;
@@ -741,6 +764,7 @@ int main(void) {
       cmocka_unit_test(environment_overrides_the_file),
       cmocka_unit_test(bad_input_names_file_line_key_and_rule),
       cmocka_unit_test(long_line_is_refused),
+      cmocka_unit_test(section_count_is_capped),
       cmocka_unit_test(ini_dialect),
       cmocka_unit_test(write_reads_back),
       cmocka_unit_test_setup_teardown(references_become_objects, setup,

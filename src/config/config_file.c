@@ -25,6 +25,9 @@
 
 #define MAX_FILE_BYTES (1024 * 1024)
 #define MAX_INSTANCE 40
+/* Sections in a file: lookups by name are linear, so this bounds the work a
+ * hostile file can cause (quadratic in it) to well under a second. */
+#define MAX_SECTIONS 4096
 
 /* ---- kinds a section may name ------------------------------------------ */
 
@@ -261,6 +264,9 @@ static int section_begin(parse_t *p, const char *name, size_t len) {
     return parse_fail(p, BW_E_INVAL, shown,
                       "duplicate section (first at line %u)",
                       p->f->s[prev].line);
+  if (p->f->n == MAX_SECTIONS)
+    return parse_fail(p, BW_E_INVAL, shown, "a file has at most %d sections",
+                      MAX_SECTIONS);
   if (p->f->n == p->f->cap) {
     size_t cap = p->f->cap ? p->f->cap * 2 : 8;
     section_t *s = bw_realloc(p->f->s, cap * sizeof *s);
