@@ -12,7 +12,10 @@
 # inbound deadline), the header-line matcher of the curl driver
 # (bw_http_header_value), the partner metrics text that
 # `breakwater storm --url` reads (tools/storm_metrics.c), and configuration
-# by name: every value an operator or a binding may hand bw_config_set.
+# by name: every value an operator or a binding may hand bw_config_set, and
+# configuration files (src/config: the INI reader over inih, sections,
+# defaults, references, pipelines; linked with the whole core, since a file
+# makes objects of every kind).
 #
 # Works from any directory. Each harness links only the sources it needs
 # (and, for a component's harness, its libraries through pkg-config; a
@@ -69,6 +72,7 @@ harnesses=(
   "storm_metrics:tools/storm_metrics.c"
   "config_value:src/core/config_fields.c src/core/config_parse.c src/core/error.c"
   "redis_reply:src/store/redis/reply.c:hiredis"
+  "config_file:src/config/config_file.c $(cd "$root" && echo src/core/*.c):inih"
 )
 
 failed=()
@@ -94,7 +98,7 @@ for h in "${harnesses[@]}"; do
   bin="$out/fuzz_$name"
   echo "==> fuzz_$name: build"
   "$cc" "${cflags[@]}" "$root/fuzz/fuzz_$name.c" "${srcs[@]/#/$root/}" \
-    ${libs[@]+"${libs[@]}"} -o "$bin"
+    ${libs[@]+"${libs[@]}"} -lm -pthread -o "$bin"
 
   work="$out/corpus/$name"
   mkdir -p "$work"

@@ -17,7 +17,7 @@ static const bw_cmd_t commands[] = {
 #endif
     {"partner", "run the simulated payment partner as an HTTP server",
      bw_cmd_partner, bw_cmd_partner_help},
-    {"config", "configuration kinds and fields: show KIND, check KIND",
+    {"config", "configuration: show KIND, check KIND, check FILE",
      bw_cmd_config, bw_cmd_config_help},
 };
 

@@ -5,11 +5,20 @@
  *   breakwater config check KIND [--prefix P] [--instance I] [FIELD=VALUE...]
  *                                   the defaults, then the environment
  *                                   (P_I_KIND_FIELD), then the arguments,
- *                                   validated; prints the result */
+ *                                   validated; prints the result
+ *   breakwater config check FILE [--prefix P | --no-env]
+ *                                   an INI file (breakwater/config_file.h),
+ *                                   validated; prints the effective
+ *                                   configuration, or FILE:LINE: key: rule
+ *                                   on stderr and exit 2 */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "breakwater/config.h"
+#ifdef BW_HAVE_CONFIG_FILE
+#include "breakwater/config_file.h"
+#endif
 #include "cli.h"
 #include "commands.h"
 
@@ -17,14 +26,20 @@ void bw_cmd_config_help(FILE *out) {
   fprintf(out,
           "usage: breakwater config show KIND\n"
           "       breakwater config check KIND [--prefix P] [--instance I] "
-          "[FIELD=VALUE ...]\n\n"
+          "[FIELD=VALUE ...]\n"
+          "       breakwater config check FILE [--prefix P | --no-env]\n\n"
           "show: every field of a configuration kind, with its type, "
           "default,\nrange and help.\n"
-          "check: the kind's defaults, then its environment variables "
+          "check KIND: the kind's defaults, then its environment variables "
           "(with\n--prefix: P_I_KIND_FIELD, docs/configuration.md), then "
           "FIELD=VALUE\narguments, validated as the library will; prints "
           "the result, or the\nerror naming the field and the rule (exit "
-          "2).\n\n");
+          "2).\n"
+          "check FILE: an INI configuration file ([KIND.NAME] sections, "
+          "docs/configuration.md),\nwith the environment's overrides "
+          "(PREFIX_NAME_KIND_FIELD, --prefix, default\nBREAKWATER; --no-env: "
+          "none); prints the effective configuration, or\nFILE:LINE: key: "
+          "rule on stderr (exit 2).\n\n");
   fprintf(out, "kinds:");
   for (unsigned k = 0; k < BW_CONFIG__COUNT; k++)
     fprintf(out, " %s", bw_config_kind_name((bw_config_kind_t)k));
@@ -145,6 +160,53 @@ static int check(bw_config_kind_t kind, int argc, char **argv) {
   return 0;
 }
 
+/* check FILE: the file's effective configuration, or its first error. */
+static int check_file(const char *path, int argc, char **argv) {
+#ifdef BW_HAVE_CONFIG_FILE
+  const char *prefix = "BREAKWATER";
+  bool no_env = false;
+  char msg[256];
+  bw_cli_flag_t flags[] = {
+      BW_CLI_STRING("prefix", &prefix, "P",
+                    "environment overrides are P_NAME_KIND_FIELD (default "
+                    "BREAKWATER)"),
+      BW_CLI_BOOL("no-env", &no_env, "ignore the environment"),
+  };
+  bw_config_file_options_t opt;
+  bw_config_diag_t diag;
+  int rc = bw_cli_parse(flags, 2, argc, argv, NULL, 0, NULL, msg, sizeof msg);
+  if (rc == BW_CLI_HELP) {
+    bw_cmd_config_help(stdout);
+    return 0;
+  }
+  if (rc != BW_CLI_OK) {
+    fprintf(stderr, "breakwater config check: %s\n", msg);
+    return BW_CLI_EXIT_USAGE;
+  }
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = no_env ? NULL : prefix;
+  bw_config_file_t *f = bw_config_file_read(path, &opt, &diag);
+  if (f == NULL) {
+    fprintf(stderr, "%s\n", diag.message);
+    return BW_CLI_EXIT_USAGE;
+  }
+  printf("; %s: valid, %zu objects; effective values (environment: %s)\n\n",
+         path, bw_config_file_count(f),
+         opt.env_prefix != NULL ? opt.env_prefix : "not read");
+  rc = bw_config_file_write(f, stdout) == BW_OK ? 0 : 1;
+  bw_config_file_free(f);
+  return rc;
+#else
+  (void)argc;
+  (void)argv;
+  fprintf(stderr,
+          "breakwater config check: '%s' is not a kind, and this build "
+          "reads no files (the config component needs inih, libinih-dev)\n",
+          path);
+  return BW_CLI_EXIT_USAGE;
+#endif
+}
+
 static void list_kinds(FILE *out) {
   fprintf(out, "kinds:");
   for (unsigned k = 0; k < BW_CONFIG__COUNT; k++)
@@ -161,8 +223,8 @@ int bw_cmd_config(int argc, char **argv) {
   }
   if (argc < 1) {
     fprintf(stderr,
-            "breakwater config: a subcommand is needed: show KIND "
-            "or check KIND\n");
+            "breakwater config: a subcommand is needed: show KIND, "
+            "check KIND or check FILE\n");
     return BW_CLI_EXIT_USAGE;
   }
   if (strcmp(argv[0], "show") != 0 && strcmp(argv[0], "check") != 0) {
@@ -176,7 +238,18 @@ int bw_cmd_config(int argc, char **argv) {
     list_kinds(stderr);
     return BW_CLI_EXIT_USAGE;
   }
-  if (kind_of(argv[1], &kind) != 0) return BW_CLI_EXIT_USAGE;
+  /* check ARG: a kind's name, else a file. */
+  if (strcmp(argv[0], "check") == 0 &&
+      bw_config_kind_parse(argv[1], &kind, NULL) != BW_OK) {
+    if (access(argv[1], F_OK) == 0 || strchr(argv[1], '.') != NULL ||
+        strchr(argv[1], '/') != NULL)
+      return check_file(argv[1], argc - 2, argv + 2);
+  }
+  if (kind_of(argv[1], &kind) != 0) {
+    if (strcmp(argv[0], "check") == 0)
+      fprintf(stderr, "breakwater config check: nor is '%s' a file\n", argv[1]);
+    return BW_CLI_EXIT_USAGE;
+  }
   if (strcmp(argv[0], "show") == 0) {
     if (argc > 2) {
       fprintf(stderr, "breakwater config show: unexpected argument '%s'\n",

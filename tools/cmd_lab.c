@@ -111,6 +111,12 @@ int bw_cmd_lab(int argc, char **argv) {
     cfg.seed = (uint64_t)o.seed;
     cfg.max_limit = o.max_limit;
     cfg.sink = events;
+    bw_storm_file_kit_t fk = {o.config, NULL};
+    if (o.config != NULL && modes[i] == BW_LAB_BREAKWATER) {
+      cfg.make_kit = bw_storm_file_kit_make;
+      cfg.free_kit = bw_storm_file_kit_free;
+      cfg.make_kit_userdata = &fk;
+    }
     if (o.metrics != NULL) {
       cfg.on_kit = bw_storm_obs_kit;
       cfg.kit_userdata = &obs;

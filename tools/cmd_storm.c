@@ -91,6 +91,7 @@ int bw_cmd_storm(int argc, char **argv) {
     cfg.mode_index = i;
     cfg.mode_count = nmodes;
     cfg.sink = events;
+    cfg.config_file = o.config;
     if (o.metrics != NULL) {
       cfg.on_kit = bw_storm_obs_kit;
       cfg.kit_userdata = &obs;

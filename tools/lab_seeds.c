@@ -99,6 +99,12 @@ static int run_one(const bw_storm_opts_t *o, bw_lab_mode_t mode,
   cfg.attempt_timeout_ms = o->timeout_ms;
   cfg.seed = seed;
   cfg.max_limit = o->max_limit;
+  bw_storm_file_kit_t fk = {o->config, NULL};
+  if (o->config != NULL && mode == BW_LAB_BREAKWATER) {
+    cfg.make_kit = bw_storm_file_kit_make;
+    cfg.free_kit = bw_storm_file_kit_free;
+    cfg.make_kit_userdata = &fk;
+  }
   if (bw_lab_run_virtual(&cfg, &r, &err) != BW_OK) {
     fprintf(stderr, "\nbreakwater lab storm: seed %" PRIu64 ": %s%s%s\n", seed,
             err.field, err.field[0] != '\0' ? ": " : "", err.message);

@@ -2,11 +2,16 @@
 #include "storm_opts.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifdef BW_HAVE_CONFIG_FILE
+#include "breakwater/config_file.h"
+#endif
 
 void bw_storm_opts_init(bw_storm_opts_t *o) {
   memset(o, 0, sizeof *o);
@@ -41,7 +46,11 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
       BW_CLI_U32("max-limit", &o->max_limit, 1, 1000000, "N",
                  "breakwater mode: the adaptive limit's ceiling (default "
                  "1000)"),
+      BW_CLI_STRING("config", &o->config, "FILE",
+                    "breakwater mode: run the pipeline [pipeline.storm] of "
+                    "this configuration file (docs/lab.md)"),
   };
+  o->virtual_lab = !real;
   for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
     f[n++] = common[i];
   n += bw_partner_knob_flags(f + n, &o->partner, "partner: ", o->partner_help);
@@ -82,6 +91,120 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   return n;
 }
 
+int bw_storm_check_config(const char *path, const char *mode, bool virtual_lab,
+                          char *err, size_t err_size) {
+  if (strcmp(mode, "breakwater") != 0 && strcmp(mode, "all") != 0) {
+    snprintf(err, err_size,
+             "--config sets the breakwater mode's pipeline: use --mode "
+             "breakwater or all (got '%s')",
+             mode);
+    return -1;
+  }
+#ifdef BW_HAVE_CONFIG_FILE
+  bw_config_diag_t d;
+  bw_config_file_t *f = bw_config_file_read(path, NULL, &d);
+  if (f == NULL) {
+    snprintf(err, err_size, "--config: %s", d.message);
+    return -1;
+  }
+  bool found = false;
+  const char *unseeded = NULL;
+  for (size_t i = 0; i < bw_config_file_count(f); i++) {
+    const char *kind, *name;
+    bw_config_file_object(f, i, &kind, &name);
+    if (strcmp(kind, "pipeline") == 0 && strcmp(name, "storm") == 0)
+      found = true;
+    const bw_retry_config_t *r =
+        bw_config_file_config(f, BW_CONFIG_RETRY, name);
+    if (strcmp(kind, "retry") == 0 && r != NULL && r->seed == 0 &&
+        unseeded == NULL)
+      unseeded = name;
+  }
+  if (virtual_lab && unseeded != NULL) {
+    snprintf(err, err_size,
+             "--config: [retry.%s] needs a seed in the virtual lab (its runs "
+             "are reproducible; seed 0 is unpredictable jitter)",
+             unseeded);
+    bw_config_file_free(f);
+    return -1;
+  }
+  bw_config_file_free(f);
+  if (!found) {
+    snprintf(err, err_size,
+             "--config: %s has no [pipeline.storm] (the pipeline the "
+             "breakwater mode runs)",
+             path);
+    return -1;
+  }
+  return 0;
+#else
+  snprintf(err, err_size,
+           "--config: this build reads no configuration files (the config "
+           "component needs inih, libinih-dev): '%s'",
+           path);
+  return -1;
+#endif
+}
+
+/* err's code, field "config" and message. Returns code. */
+static int kit_error(bw_error_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int kit_error(bw_error_t *err, int code, const char *fmt, ...) {
+  va_list ap;
+  if (err == NULL) return code;
+  err->code = code;
+  snprintf(err->field, sizeof err->field, "config");
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int bw_storm_file_kit_make(void *userdata, const bw_clock_t *clock,
+                           bw_sink_t *sink, bw_lab_kit_t *kit,
+                           bw_error_t *err) {
+  bw_storm_file_kit_t *fk = userdata;
+#ifdef BW_HAVE_CONFIG_FILE
+  bw_registry_config_t rc;
+  bw_config_diag_t d;
+  bw_registry_config_init(&rc);
+  rc.clock = clock;
+  rc.sink = sink;
+  if ((fk->reg = bw_registry_new(&rc, err)) == NULL) return err->code;
+  int code = bw_registry_load_file_ex(fk->reg, fk->path, NULL, &d);
+  if (code != BW_OK) return kit_error(err, code, "--config: %.190s", d.message);
+  memset(kit, 0, sizeof *kit);
+  kit->mode = BW_LAB_BREAKWATER;
+  kit->pipeline = bw_registry_find(fk->reg, BW_REGISTRY_PIPELINE, "storm");
+  if (kit->pipeline == NULL)
+    return kit_error(err, BW_E_INVAL,
+                     "--config: %.120s has no [pipeline.storm]", fk->path);
+  /* The file's load holds its breakers: this second hold goes back at
+   * once; the pointer stays valid until the registry is freed. */
+  kit->breaker = bw_registry_find_breaker(fk->reg, "storm");
+  if (kit->breaker != NULL) bw_registry_put(fk->reg, kit->breaker);
+  kit->limiter = bw_registry_find(fk->reg, BW_REGISTRY_LIMITER, "storm");
+  kit->retry = bw_registry_find(fk->reg, BW_REGISTRY_RETRY, "storm");
+  kit->budget = bw_registry_find(fk->reg, BW_REGISTRY_BUDGET, "storm");
+  kit->bulkhead = bw_registry_find(fk->reg, BW_REGISTRY_BULKHEAD, "storm");
+  return BW_OK;
+#else
+  (void)clock;
+  (void)sink;
+  (void)kit;
+  return kit_error(
+      err, BW_E_INVAL,
+      "--config: this build reads no configuration files: '%.120s'", fk->path);
+#endif
+}
+
+void bw_storm_file_kit_free(void *userdata, bw_lab_kit_t *kit) {
+  bw_storm_file_kit_t *fk = userdata;
+  memset(kit, 0, sizeof *kit); /* the registry owns every object */
+  bw_registry_free(fk->reg);
+  fk->reg = NULL;
+}
+
 /* "ok_max_ms" -> "--ok-max-ms". */
 int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
                         int *nmodes, bw_sim_partner_config_t *partner,
@@ -104,6 +227,10 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
              o->arrival);
     return -1;
   }
+  if (o->config != NULL &&
+      bw_storm_check_config(o->config, o->mode, o->virtual_lab, err,
+                            err_size) != 0)
+    return -1;
   *partner = o->partner;
   partner->seed = (uint64_t)o->seed;
   bw_error_t e;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "breakwater/lab.h"
+#include "breakwater/registry.h"
 #include "cli.h"
 #include "partner_flags.h"
 #include "storm_report.h"
@@ -35,6 +36,8 @@ typedef struct bw_storm_opts_s {
   /* real runs only */
   const char *url;
   int64_t max_duration_s;
+  const char *config; /* breakwater mode: [pipeline.storm] of this file */
+  bool virtual_lab;   /* set by bw_storm_opts_flags: the lab, not real */
 } bw_storm_opts_t;
 
 #define BW_STORM_MAX_FLAGS 32
@@ -45,6 +48,25 @@ void bw_storm_opts_init(bw_storm_opts_t *o);
 /* The flag table (targets point into *o); real adds --url and
  * --max-duration-s. Returns the count. */
 size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real);
+/* --config FILE: only for the breakwater mode (or all), and FILE must be
+ * valid and define [pipeline.storm]; in the virtual lab every retry of the
+ * file needs a seed (its runs are reproducible). 0, or -1 with the reason
+ * in err (FILE:LINE: key: rule for a bad file). */
+int bw_storm_check_config(const char *path, const char *mode, bool virtual_lab,
+                          char *err, size_t err_size);
+
+/* --config: the breakwater mode's kit from the file, in a registry on the
+ * run's clock and sink (bw_lab_make_kit_fn / bw_lab_free_kit_fn, also used
+ * by the real storm). The kit shows [pipeline.storm] and the file's
+ * objects named storm (breaker, limiter, retry, budget, bulkhead). */
+typedef struct bw_storm_file_kit_s {
+  const char *path;
+  bw_registry_t *reg; /* owns the kit's objects while the run lasts */
+} bw_storm_file_kit_t;
+int bw_storm_file_kit_make(void *userdata, const bw_clock_t *clock,
+                           bw_sink_t *sink, bw_lab_kit_t *kit, bw_error_t *err);
+void bw_storm_file_kit_free(void *userdata, bw_lab_kit_t *kit);
+
 /* Checks what the flags alone cannot: the mode and arrival names, the
  * partner's configuration (through bw_sim_partner_config_validate). Fills
  * modes[] (1 or BW_LAB__COUNT) and the partner config. 0, or -1 with a

@@ -17,6 +17,7 @@
 #include "breakwater/driver_curl.h"
 #include "partner_server.h"
 #include "storm_metrics.h"
+#include "storm_opts.h"
 
 typedef struct storm_s storm_t;
 
@@ -123,6 +124,7 @@ struct storm_s {
   partner_thread_t pt;      /* the embedded partner (pt.srv), or none */
   bw_partner_server_t *srv; /* pt.srv: NULL with --url */
   bw_lab_kit_t kit;
+  bw_storm_file_kit_t file_kit; /* --config: file_kit.reg owns the kit */
   char url[512];
   char charges[560];
   req_t *reqs;
@@ -637,7 +639,14 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
    * --capacity given for a --url one. */
   kc.oracle_limit = cfg->partner.capacity;
   kc.sink = cfg->sink;
-  if (bw_lab_kit_init(&s.kit, &kc, &e) != BW_OK) {
+  if (cfg->config_file != NULL && cfg->mode == BW_LAB_BREAKWATER) {
+    s.file_kit.path = cfg->config_file;
+    if (bw_storm_file_kit_make(&s.file_kit, kc.clock, cfg->sink, &s.kit, &e) !=
+        BW_OK) {
+      snprintf(err, err_size, "%s", e.message);
+      goto out;
+    }
+  } else if (bw_lab_kit_init(&s.kit, &kc, &e) != BW_OK) {
     snprintf(err, err_size, "%s: %s", e.field, e.message);
     goto out;
   }
@@ -764,7 +773,10 @@ out:
   partner_stop(&s.pt);
   if (cfg->on_kit != NULL && s.kit.pipeline != NULL)
     cfg->on_kit(cfg->kit_userdata, &s.kit);
-  bw_lab_kit_destroy(&s.kit);
+  if (s.file_kit.path != NULL)
+    bw_storm_file_kit_free(&s.file_kit, &s.kit);
+  else
+    bw_lab_kit_destroy(&s.kit);
   if (s.base != NULL) event_base_free(s.base);
   free(s.reqs);
   free(s.lat);

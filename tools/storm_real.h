@@ -31,6 +31,10 @@ typedef struct bw_storm_real_config_s {
                                  to POST /reset) to go idle; 0 =
                                  BW_STORM_IDLE_WAIT_MS */
   bw_sink_t *sink;            /* optional: the kit's events */
+  const char *config_file;    /* breakwater mode: run the pipeline
+                                 [pipeline.storm] of this file (checked by
+                                 bw_storm_check_config) instead of the
+                                 lab's; NULL: the lab's */
   bw_lab_kit_fn on_kit;       /* optional: the kit at the end of a run */
   void *kit_userdata;
 } bw_storm_real_config_t;

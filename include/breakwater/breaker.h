@@ -213,6 +213,31 @@ BW_EXTERN void bw_breaker_reset(bw_breaker_t *b);
 BW_EXTERN void bw_breaker_disable(bw_breaker_t *b);
 BW_EXTERN void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on);
 
+/* Changes a live breaker's thresholds (an operator loosening it during an
+ * incident, a reloaded configuration file): failure_threshold,
+ * failure_ratio, minimum_calls, slow_call_ms (its value; not on or off),
+ * slow_call_ratio, break_ms, break_multiplier, max_break_ms,
+ * half_open_max_calls, success_threshold, half_open_timeout_ms and
+ * metrics_only (as bw_breaker_set_metrics_only). cfg is validated whole.
+ * What the breaker's memory was laid out for is fixed at creation:
+ * trip_rule, window_size (count window), window_ms and window_buckets (time
+ * window), and turning slow_call_ms on or off; a cfg that changes one of
+ * them is refused (BW_E_INVAL, err naming it) and nothing changes. The
+ * identity and wiring fields (name, clocks, sink, listener) are not read.
+ * The state, counts and windows are kept: the new values decide from the
+ * next outcome on (a breaker already OPEN keeps its current break; the next
+ * opening uses the new break_ms). Each field changes atomically; a decision
+ * made while a reconfigure runs may see some fields old and some new.
+ * BW_OK; BW_E_INVAL (NULL, invalid cfg, a fixed field). */
+BW_EXTERN int bw_breaker_reconfigure(bw_breaker_t *b,
+                                     const bw_breaker_config_t *cfg,
+                                     bw_error_t *err);
+/* Fills cfg with the breaker's configuration now (after any reconfigure):
+ * what bw_breaker_new was given, with name pointing at the breaker's own,
+ * and the clocks resolved (never NULL). NULL b or cfg: nothing. */
+BW_EXTERN void bw_breaker_config_of(const bw_breaker_t *b,
+                                    bw_breaker_config_t *cfg);
+
 /* The breaker's name (owned by the breaker). */
 BW_EXTERN const char *bw_breaker_name(const bw_breaker_t *b);
 

@@ -13,9 +13,9 @@
  *     fprintf(stderr, "%s\n", err.message);   // names the field and rule
  *
  * One generic entry point, keyed by a kind, rather than one setter per
- * struct: a binding, the environment loader, the command and a future file
- * loader all walk the same table, and a new kind is one table, not a new
- * function in every one of them.
+ * struct: a binding, the environment loader, the command and the file
+ * loader (breakwater/config_file.h) all walk the same table, and a new kind is
+ * one table, not a new function in every one of them.
  *
  * Two moments of checking. bw_config_set checks what one value can tell on
  * its own: its syntax, its type and the field's own range (the range its

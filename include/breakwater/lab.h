@@ -109,6 +109,15 @@ typedef void (*bw_lab_sample_fn)(void *userdata, const bw_lab_sample_t *s);
  * call. */
 typedef void (*bw_lab_kit_fn)(void *userdata, const bw_lab_kit_t *kit);
 
+/* Builds a run's kit instead of its mode's own (the breakwater command's
+ * --config: the breakwater mode from a configuration file), on the run's
+ * virtual clock and sink. BW_OK with kit->pipeline set, or an error code
+ * with err filled; free_kit is called in both cases at the end. */
+typedef int (*bw_lab_make_kit_fn)(void *userdata, const bw_clock_t *clock,
+                                  bw_sink_t *sink, bw_lab_kit_t *kit,
+                                  bw_error_t *err);
+typedef void (*bw_lab_free_kit_fn)(void *userdata, bw_lab_kit_t *kit);
+
 typedef struct bw_lab_run_config_s {
   bw_lab_mode_t mode;
   bw_sim_partner_config_t
@@ -127,6 +136,9 @@ typedef struct bw_lab_run_config_s {
   bw_lab_kit_fn on_kit; /* optional: the kit at the end of a run that
                            completed */
   void *kit_userdata;
+  bw_lab_make_kit_fn make_kit; /* optional: the kit, instead of the mode's */
+  bw_lab_free_kit_fn free_kit; /* required with make_kit */
+  void *make_kit_userdata;
 } bw_lab_run_config_t;
 
 /* What a run produced: the simulator's results plus the kit's view. */

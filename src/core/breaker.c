@@ -59,21 +59,25 @@ struct bw_breaker_s {
   _Atomic int64_t open_until_ns;
   _Atomic bool metrics_only;
   bw_trip_rule_t rule;
-  uint32_t failure_threshold;
-  uint32_t minimum_calls;
+  /* Thresholds that bw_breaker_reconfigure may change while calls run:
+   * atomics, read relaxed (each field is read whole; a decision made during
+   * a reconfigure may see some fields old and some new). */
+  _Atomic uint32_t failure_threshold;
+  _Atomic uint32_t minimum_calls;
   uint32_t window_size;
   uint32_t buckets;
-  uint32_t half_open_max;
-  uint32_t success_threshold;
-  double failure_ratio;
-  double slow_ratio;
-  double break_multiplier;
-  int64_t slow_ns; /* 0 = slow-call rule off */
+  _Atomic uint32_t half_open_max;
+  _Atomic uint32_t success_threshold;
+  _Atomic double failure_ratio;
+  _Atomic double slow_ratio;
+  _Atomic double break_multiplier;
+  _Atomic int64_t slow_ns; /* 0 = slow-call rule off (on/off is fixed) */
   int64_t window_ns;
   int64_t bucket_ns;
-  int64_t break_ns;
-  int64_t max_break_ns;
-  int64_t ho_timeout_ns;
+  _Atomic int64_t break_ns;
+  _Atomic int64_t max_break_ns;
+  _Atomic int64_t max_break_ms; /* as configured: 0 = break_ms */
+  _Atomic int64_t ho_timeout_ns;
   const bw_clock_t *clock;
   const bw_clock_t *wall;
   bw_sink_t *sink;
@@ -261,6 +265,38 @@ int bw_breaker_config_validate(const bw_breaker_config_t *c, bw_error_t *err) {
   return BW_OK;
 }
 
+/* The fields bw_breaker_reconfigure may change (slow_ns's on/off is fixed:
+ * a permit issued with slow detection off has no start time). */
+static void bw__set_thresholds(bw_breaker_t *b, const bw_breaker_config_t *c) {
+  atomic_store_explicit(&b->failure_threshold, c->failure_threshold,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->minimum_calls, c->minimum_calls,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->half_open_max, c->half_open_max_calls,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->success_threshold, c->success_threshold,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->failure_ratio, c->failure_ratio,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->slow_ratio, c->slow_call_ratio,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->break_multiplier, c->break_multiplier,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->slow_ns, c->slow_call_ms * BW_NS_PER_MS,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->break_ns, c->break_ms * BW_NS_PER_MS,
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->max_break_ms, c->max_break_ms,
+                        memory_order_relaxed);
+  atomic_store_explicit(
+      &b->max_break_ns,
+      (c->max_break_ms ? c->max_break_ms : c->break_ms) * BW_NS_PER_MS,
+      memory_order_relaxed);
+  atomic_store_explicit(&b->ho_timeout_ns,
+                        c->half_open_timeout_ms * BW_NS_PER_MS,
+                        memory_order_relaxed);
+}
+
 bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   bw_breaker_t *b;
   int64_t now;
@@ -271,21 +307,11 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   b->name = bw_strdup(cfg->name);
   if (b->name == NULL) goto nomem;
   b->rule = cfg->trip_rule;
-  b->failure_threshold = cfg->failure_threshold;
-  b->minimum_calls = cfg->minimum_calls;
   b->window_size = cfg->window_size;
   b->buckets = cfg->window_buckets;
-  b->half_open_max = cfg->half_open_max_calls;
-  b->success_threshold = cfg->success_threshold;
-  b->failure_ratio = cfg->failure_ratio;
-  b->slow_ratio = cfg->slow_call_ratio;
-  b->break_multiplier = cfg->break_multiplier;
-  b->slow_ns = cfg->slow_call_ms * BW_NS_PER_MS;
   b->window_ns = cfg->window_ms * BW_NS_PER_MS;
-  b->break_ns = cfg->break_ms * BW_NS_PER_MS;
-  b->max_break_ns =
-      (cfg->max_break_ms ? cfg->max_break_ms : cfg->break_ms) * BW_NS_PER_MS;
-  b->ho_timeout_ns = cfg->half_open_timeout_ms * BW_NS_PER_MS;
+  atomic_init(&b->slow_ns, cfg->slow_call_ms * BW_NS_PER_MS);
+  bw__set_thresholds(b, cfg);
   b->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
   b->wall = cfg->wall_clock ? cfg->wall_clock : bw_clock_realtime();
   b->sink = cfg->sink;
@@ -294,7 +320,7 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   if (b->rule == BW_TRIP_COUNT_WINDOW) {
     b->fq.pos = bw_calloc(b->window_size, sizeof(uint64_t));
     if (b->fq.pos == NULL) goto nomem;
-    if (b->slow_ns > 0) {
+    if (BW__LOAD(b->slow_ns) > 0) {
       b->sq.pos = bw_calloc(b->window_size, sizeof(uint64_t));
       if (b->sq.pos == NULL) goto nomem;
     }
@@ -319,7 +345,7 @@ bw_breaker_t *bw_breaker_new(const bw_breaker_config_t *cfg, bw_error_t *err) {
   now = bw__clock_now(b->clock);
   atomic_init(&b->sw, BW__PACK(BW_CLOSED, 1));
   atomic_init(&b->metrics_only, cfg->metrics_only);
-  atomic_init(&b->current_break_ns, b->break_ns);
+  atomic_init(&b->current_break_ns, BW__LOAD(b->break_ns));
   atomic_init(&b->state_since_ns, now);
   atomic_init(&b->summary_at_ns, now);
   return b;
@@ -568,8 +594,9 @@ static void bw__to_open(bw_breaker_t *b, uint64_t w, int64_t now,
   bw_state_t from = BW__ST(w);
   int64_t brk;
   b->consecutive_opens++;
-  brk = bw_breaker_break_after(b->break_ns, b->break_multiplier,
-                               (uint64_t)b->consecutive_opens, b->max_break_ns);
+  brk = bw_breaker_break_after(
+      BW__LOAD(b->break_ns), BW__LOAD(b->break_multiplier),
+      (uint64_t)b->consecutive_opens, BW__LOAD(b->max_break_ns));
   if (from != BW_CLOSED) bw__flush_summary(b, now, from);
   atomic_store_explicit(&b->current_break_ns, brk, memory_order_relaxed);
   atomic_store_explicit(&b->open_until_ns, now + brk, memory_order_relaxed);
@@ -603,7 +630,7 @@ static void bw__clear_for_close(bw_breaker_t *b) {
   b->consecutive_opens = 0;
   atomic_store_explicit(&b->ho_in_flight, 0, memory_order_relaxed);
   atomic_store_explicit(&b->ho_successes, 0, memory_order_relaxed);
-  atomic_store_explicit(&b->current_break_ns, b->break_ns,
+  atomic_store_explicit(&b->current_break_ns, BW__LOAD(b->break_ns),
                         memory_order_relaxed);
 }
 
@@ -616,7 +643,7 @@ static void bw__to_closed(bw_breaker_t *b, uint64_t w, int64_t now,
   BW__INC(b->closes);
   bw__enter(b, now, BW__ST(w), BW_CLOSED, BW__GEN(w));
   snprintf(reason, sizeof(reason), "%u probe successes (success_threshold %u)",
-           n, b->success_threshold);
+           n, BW__LOAD(b->success_threshold));
   bw__emit_transition(b, now, BW_EV_CIRCUIT_CLOSED, reason, BW_HALF_OPEN, -1,
                       ctx);
 }
@@ -637,7 +664,7 @@ static void bw__check_trip(bw_breaker_t *b, uint64_t w, bw__window_t win,
   char reason[160];
   char span[72];
   double fr, sr;
-  if (win.calls < b->minimum_calls || win.calls == 0) return;
+  if (win.calls < BW__LOAD(b->minimum_calls) || win.calls == 0) return;
   fr = (double)win.failures / (double)win.calls;
   sr = (double)win.slow / (double)win.calls;
   if (b->rule == BW_TRIP_COUNT_WINDOW)
@@ -647,13 +674,14 @@ static void bw__check_trip(bw_breaker_t *b, uint64_t w, bw__window_t win,
     snprintf(span, sizeof(span), "over %lld ms (%llu calls)",
              (long long)(b->window_ns / BW_NS_PER_MS),
              (unsigned long long)win.calls);
-  if (win.failures > 0 && fr >= b->failure_ratio) {
+  if (win.failures > 0 && fr >= BW__LOAD(b->failure_ratio)) {
     snprintf(reason, sizeof(reason), "failure ratio %.2f >= %.2f %s", fr,
-             b->failure_ratio, span);
+             BW__LOAD(b->failure_ratio), span);
     bw__trip(b, w, reason, ctx);
-  } else if (b->slow_ns > 0 && win.slow > 0 && sr >= b->slow_ratio) {
+  } else if (BW__LOAD(b->slow_ns) > 0 && win.slow > 0 &&
+             sr >= BW__LOAD(b->slow_ratio)) {
     snprintf(reason, sizeof(reason), "slow call ratio %.2f >= %.2f %s", sr,
-             b->slow_ratio, span);
+             BW__LOAD(b->slow_ratio), span);
     bw__trip(b, w, reason, ctx);
   }
 }
@@ -685,14 +713,14 @@ static int bw__reject(bw_breaker_t *b, bw_permit_t *p, uint64_t w,
  * next caller becomes a probe), so it is not stuck. */
 static bool bw__stuck(const bw_breaker_t *b, int64_t now) {
   return atomic_load_explicit(&b->ho_in_flight, memory_order_relaxed) >=
-             b->half_open_max &&
-         now - b->ho_progress_ns >= b->ho_timeout_ns;
+             BW__LOAD(b->half_open_max) &&
+         now - b->ho_progress_ns >= BW__LOAD(b->ho_timeout_ns);
 }
 
 static void bw__open_stuck(bw_breaker_t *b, uint64_t w, int64_t now) {
   char reason[80];
   snprintf(reason, sizeof(reason), "half-open probes stuck for %lld ms",
-           (long long)(b->ho_timeout_ns / BW_NS_PER_MS));
+           (long long)(BW__LOAD(b->ho_timeout_ns) / BW_NS_PER_MS));
   bw__to_open(b, w, now, reason, NULL);
 }
 
@@ -723,7 +751,7 @@ static int bw__acquire_slow(bw_breaker_t *b, bw_permit_t *p, uint64_t w) {
       if (atomic_load_explicit(&b->sw, memory_order_acquire) == w) {
         uint32_t n =
             atomic_load_explicit(&b->ho_in_flight, memory_order_relaxed);
-        if (n < b->half_open_max) {
+        if (n < BW__LOAD(b->half_open_max)) {
           atomic_store_explicit(&b->ho_in_flight, n + 1, memory_order_relaxed);
           b->ho_progress_ns = now;
           admitted = true;
@@ -777,7 +805,7 @@ int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
   if (BW__LIKELY(st == BW_CLOSED || st == BW_DISABLED)) {
     bw__admit(b);
     p->generation = BW__GEN(w);
-    p->start_ns = b->slow_ns > 0 ? bw__clock_now(b->clock) : 0;
+    p->start_ns = BW__LOAD(b->slow_ns) > 0 ? bw__clock_now(b->clock) : 0;
     p->kind = BW_PERMIT_NORMAL;
     p->reserved = 0;
     p->context = NULL;
@@ -817,11 +845,11 @@ static void bw__closed_record(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
     } else {
       uint32_t n =
           atomic_fetch_add_explicit(&b->consec, 1, memory_order_relaxed) + 1;
-      if (n >= b->failure_threshold) {
+      if (n >= BW__LOAD(b->failure_threshold)) {
         char reason[96];
         snprintf(reason, sizeof(reason),
                  "%u consecutive failures (failure_threshold %u)", n,
-                 b->failure_threshold);
+                 BW__LOAD(b->failure_threshold));
         bw__trip(b, w, reason, ctx);
       }
     }
@@ -893,13 +921,13 @@ static int bw__probe_release(bw_breaker_t *b, uint64_t w, bw_outcome_t o,
       snprintf(reason, sizeof(reason),
                "probe slow in half-open (%lld ms >= slow_call_ms %lld)",
                (long long)(took_ns / BW_NS_PER_MS),
-               (long long)(b->slow_ns / BW_NS_PER_MS));
+               (long long)(BW__LOAD(b->slow_ns) / BW_NS_PER_MS));
       bw__to_open(b, w, now, reason, ctx);
     } else if (o == BW_SUCCESS) {
       uint32_t ok =
           atomic_load_explicit(&b->ho_successes, memory_order_relaxed) + 1;
       atomic_store_explicit(&b->ho_successes, ok, memory_order_relaxed);
-      if (ok >= b->success_threshold) bw__to_closed(b, w, now, ctx);
+      if (ok >= BW__LOAD(b->success_threshold)) bw__to_closed(b, w, now, ctx);
     }
   }
   pthread_mutex_unlock(&b->tlock);
@@ -915,11 +943,11 @@ static inline __attribute__((always_inline)) int bw__release(
   bool slow = false;
   si = bw__stripe();
   s = &b->stripes[si];
-  if (b->slow_ns > 0 || b->rule == BW_TRIP_TIME_WINDOW ||
+  int64_t slow_ns = BW__LOAD(b->slow_ns);
+  if (slow_ns > 0 || b->rule == BW_TRIP_TIME_WINDOW ||
       p->kind == BW_PERMIT_PROBE)
     now = bw__clock_now(b->clock);
-  if (b->slow_ns > 0 && outcome != BW_IGNORED &&
-      now - p->start_ns >= b->slow_ns)
+  if (slow_ns > 0 && outcome != BW_IGNORED && now - p->start_ns >= slow_ns)
     slow = true;
   /* Totals first: every release counts exactly once, whatever it decides. */
   if (outcome == BW_SUCCESS)
@@ -1071,6 +1099,74 @@ void bw_breaker_reset(bw_breaker_t *b) {
 void bw_breaker_disable(bw_breaker_t *b) {
   if (b == NULL) return;
   bw__operator(b, BW_DISABLED, BW_EV_CIRCUIT_DISABLED);
+}
+
+void bw_breaker_config_of(const bw_breaker_t *b, bw_breaker_config_t *cfg) {
+  if (b == NULL || cfg == NULL) return;
+  bw_breaker_config_init(cfg);
+  cfg->name = b->name;
+  cfg->trip_rule = b->rule;
+  cfg->failure_threshold = BW__LOAD(b->failure_threshold);
+  cfg->failure_ratio = BW__LOAD(b->failure_ratio);
+  cfg->window_size = b->window_size;
+  cfg->window_ms = b->window_ns / BW_NS_PER_MS;
+  cfg->window_buckets = b->buckets;
+  cfg->minimum_calls = BW__LOAD(b->minimum_calls);
+  cfg->slow_call_ms = BW__LOAD(b->slow_ns) / BW_NS_PER_MS;
+  cfg->slow_call_ratio = BW__LOAD(b->slow_ratio);
+  cfg->break_ms = BW__LOAD(b->break_ns) / BW_NS_PER_MS;
+  cfg->break_multiplier = BW__LOAD(b->break_multiplier);
+  cfg->max_break_ms = BW__LOAD(b->max_break_ms);
+  cfg->half_open_max_calls = BW__LOAD(b->half_open_max);
+  cfg->success_threshold = BW__LOAD(b->success_threshold);
+  cfg->half_open_timeout_ms = BW__LOAD(b->ho_timeout_ns) / BW_NS_PER_MS;
+  cfg->metrics_only = BW__LOAD(b->metrics_only);
+  cfg->clock = b->clock;
+  cfg->wall_clock = b->wall;
+  cfg->sink = b->sink;
+  cfg->listener = b->listener;
+  cfg->listener_userdata = b->listener_ud;
+}
+
+int bw_breaker_reconfigure(bw_breaker_t *b, const bw_breaker_config_t *cfg,
+                           bw_error_t *err) {
+  int rc;
+  if (b == NULL || cfg == NULL)
+    return bw_error_set(err, BW_E_INVAL, b == NULL ? "b" : "cfg",
+                        "%s must not be NULL", b == NULL ? "b" : "cfg");
+  if ((rc = bw_breaker_config_validate(cfg, err)) != BW_OK) return rc;
+  /* What the breaker's memory was laid out for stays as it was made. */
+  if (cfg->trip_rule != b->rule)
+    return bw_error_set(err, BW_E_INVAL, "trip_rule",
+                        "trip_rule is fixed at creation (%s; got %s)",
+                        bw_trip_rule_name(b->rule),
+                        bw_trip_rule_name(cfg->trip_rule));
+  if (b->rule == BW_TRIP_COUNT_WINDOW && cfg->window_size != b->window_size)
+    return bw_error_set(err, BW_E_INVAL, "window_size",
+                        "window_size is fixed at creation (%u; got %u)",
+                        b->window_size, cfg->window_size);
+  if (b->rule == BW_TRIP_TIME_WINDOW &&
+      (cfg->window_ms * BW_NS_PER_MS != b->window_ns ||
+       cfg->window_buckets != b->buckets))
+    return bw_error_set(
+        err, BW_E_INVAL,
+        cfg->window_buckets != b->buckets ? "window_buckets" : "window_ms",
+        "window_ms and window_buckets are fixed at creation (%lld ms in %u; "
+        "got %lld ms in %u)",
+        (long long)(b->window_ns / BW_NS_PER_MS), b->buckets,
+        (long long)cfg->window_ms, cfg->window_buckets);
+  if ((cfg->slow_call_ms > 0) != (BW__LOAD(b->slow_ns) > 0))
+    return bw_error_set(err, BW_E_INVAL, "slow_call_ms",
+                        "slow_call_ms cannot be turned %s after creation "
+                        "(only its threshold can change)",
+                        cfg->slow_call_ms > 0 ? "on" : "off");
+  /* One reconfigure at a time; decisions keep running meanwhile. */
+  pthread_mutex_lock(&b->tlock);
+  bw__set_thresholds(b, cfg);
+  pthread_mutex_unlock(&b->tlock);
+  bw_breaker_set_metrics_only(b, cfg->metrics_only);
+  bw_error_clear(err);
+  return BW_OK;
 }
 
 void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {

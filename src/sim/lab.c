@@ -308,7 +308,20 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
   kc.max_limit = cfg->max_limit;
   kc.oracle_limit = pcfg.capacity; /* the ideal knows it */
   kc.sink = cfg->sink;
-  if ((rc = bw_lab_kit_init(&kit, &kc, err)) != BW_OK) goto done;
+  if (cfg->make_kit != NULL) {
+    if (cfg->free_kit == NULL) {
+      rc = bw_error_set(err, BW_E_INVAL, "free_kit",
+                        "free_kit is required with make_kit");
+      goto done;
+    }
+    rc = cfg->make_kit(cfg->make_kit_userdata, kc.clock, cfg->sink, &kit, err);
+    if (rc == BW_OK && kit.pipeline == NULL)
+      rc = bw_error_set(err, BW_E_INVAL, "make_kit",
+                        "make_kit must set the kit's pipeline");
+    if (rc != BW_OK) goto done;
+  } else if ((rc = bw_lab_kit_init(&kit, &kc, err)) != BW_OK) {
+    goto done;
+  }
   if ((partner = bw_sim_partner_new(&pcfg, err)) == NULL) {
     rc = BW_E_NOMEM;
     goto done;
@@ -362,7 +375,10 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
 done:
   /* The kit first: its objects read the scheduler's clock. Then the
    * scheduler: pending events point into the client. */
-  bw_lab_kit_destroy(&kit);
+  if (cfg->make_kit != NULL && cfg->free_kit != NULL)
+    cfg->free_kit(cfg->make_kit_userdata, &kit);
+  else
+    bw_lab_kit_destroy(&kit);
   bw_sim_free(sim);
   bw_sim_client_free(client);
   bw_sim_partner_free(partner);

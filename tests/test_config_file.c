@@ -1,0 +1,783 @@
+/* Configuration files (breakwater/config_file.h): the agents example loads
+ * into a registry with the reference toolkit's values, seen in what the
+ * objects do on a manual clock; inheritance and the environment's
+ * overrides; every kind of bad input is refused with FILE:LINE: key: rule;
+ * a refused file adds nothing to the registry. */
+#include "bw_test.h"
+
+#include <stdlib.h>
+
+#include "breakwater/config_file.h"
+
+#ifndef BW_SOURCE_DIR
+#error BW_SOURCE_DIR must be defined (tests/CMakeLists.txt)
+#endif
+#define AGENTS BW_SOURCE_DIR "/examples/config/agents.ini"
+
+typedef struct fixture_s {
+  bw_clock_t *clock;
+  bw_registry_t *reg;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *fx = calloc(1, sizeof *fx);
+  bw_registry_config_t rc;
+  if (fx == NULL) return -1;
+  fx->clock = bw_clock_manual_new(BWT_T0_NS);
+  bw_registry_config_init(&rc);
+  rc.clock = fx->clock;
+  fx->reg = bw_registry_new(&rc, NULL);
+  if (fx->clock == NULL || fx->reg == NULL) return -1;
+  *state = fx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *fx = *state;
+  bw_registry_free(fx->reg);
+  bw_clock_free(fx->clock);
+  free(fx);
+  return 0;
+}
+
+static bw_config_file_t *parse(const char *text, bw_config_diag_t *d) {
+  return bw_config_file_parse(text, strlen(text), "t.ini", NULL, d);
+}
+
+/* The breaker named `name` opens after exactly `failures` failures in a
+ * row, stays open exactly break_ms, and closes after exactly `successes`
+ * probe successes (one probe at a time). */
+static void breaker_behaves(fixture_t *fx, const char *name, uint32_t failures,
+                            uint32_t successes, int64_t break_ms) {
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, name);
+  bw_permit_t p;
+  assert_non_null(b);
+  for (uint32_t i = 0; i < failures; i++) {
+    assert_state(bw_breaker_state(b), BW_CLOSED);
+    assert_status(bw_breaker_acquire(b, &p), BW_OK);
+    bw_breaker_release(b, &p, BW_FAILURE);
+  }
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_i64_eq(bw_breaker_retry_in_ms(b), break_ms);
+  bw_clock_manual_advance(fx->clock, (break_ms - 1) * BW_NS_PER_MS);
+  assert_status(bw_breaker_acquire(b, &p), BW_E_OPEN);
+  bw_clock_manual_advance(fx->clock, BW_NS_PER_MS);
+  for (uint32_t i = 0; i < successes; i++) {
+    assert_status(bw_breaker_acquire(b, &p), BW_OK);
+    assert_state(bw_breaker_state(b), BW_HALF_OPEN);
+    bw_breaker_release(b, &p, BW_SUCCESS);
+  }
+  assert_state(bw_breaker_state(b), BW_CLOSED);
+  bw_registry_put(fx->reg, b);
+}
+
+static void bulkhead_is(fixture_t *fx, const char *name, uint32_t max,
+                        int64_t timeout_ms) {
+  bw_bulkhead_t *bh = bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, name);
+  bw_bulkhead_stats_t st;
+  bw_permit_t p[32];
+  assert_non_null(bh);
+  bw_bulkhead_stats(bh, &st);
+  assert_u64_eq(st.max_concurrent, max);
+  for (uint32_t i = 0; i < max; i++)
+    assert_status(bw_bulkhead_try_acquire(bh, &p[i]), BW_OK);
+  assert_status(bw_bulkhead_try_acquire(bh, &p[max]), BW_E_FULL);
+  /* The execution deadline runs from admission. */
+  assert_i64_eq(bw_bulkhead_deadline_ns(&p[0]) - p[0].start_ns,
+                timeout_ms * BW_NS_PER_MS);
+  for (uint32_t i = 0; i < max; i++)
+    bw_bulkhead_release(bh, &p[i]);
+}
+
+static void agents_file_makes_the_reference_toolkit(void **state) {
+  fixture_t *fx = *state;
+  bw_error_t err;
+  assert_status(bw_registry_load_file(fx->reg, AGENTS, &err), BW_OK);
+  assert_u64_eq(bw_registry_size(fx->reg), 4);
+  assert_u64_eq(bw_registry_count(fx->reg, BW_REGISTRY_BULKHEAD), 4);
+  assert_u64_eq(bw_registry_count(fx->reg, BW_REGISTRY_RETRY), 4);
+  assert_u64_eq(bw_registry_count(fx->reg, BW_REGISTRY_PIPELINE), 4);
+  breaker_behaves(fx, "hotel_api", 5, 2, 30000);
+  breaker_behaves(fx, "payment_api", 3, 3, 60000);
+  breaker_behaves(fx, "search_agent", 10, 1, 15000);
+  bulkhead_is(fx, "booking_agent", 10, 30000);
+  bulkhead_is(fx, "search_agent", 20, 10000);
+  bulkhead_is(fx, "payment_agent", 5, 15000);
+  bulkhead_is(fx, "recovery_worker", 3, 120000);
+  /* The file's pipeline is the registry's. */
+  bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "payment_api", NULL, &err);
+  assert_non_null(pl);
+  assert_ptr_equal(
+      pl, bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "payment_api"));
+  assert_string_equal(bw_pipeline_name(pl), "payment_api");
+}
+
+/* The payment pipeline stacks the file's objects: once its breaker is
+ * open, a call is refused by it (never retried), with no attempt made. */
+static void agents_pipeline_uses_the_files_breaker(void **state) {
+  fixture_t *fx = *state;
+  bw_error_t err;
+  bw_pipeline_call_t c;
+  bw_permit_t p;
+  assert_status(bw_registry_load_file(fx->reg, AGENTS, &err), BW_OK);
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payment_api");
+  for (int i = 0; i < 3; i++) {
+    assert_status(bw_breaker_acquire(b, &p), BW_OK);
+    bw_breaker_release(b, &p, BW_FAILURE);
+  }
+  bw_registry_put(fx->reg, b);
+  bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "payment_api", NULL, &err);
+  assert_int_equal(bw_pipeline_begin(pl, &c, bw_clock_now(fx->clock)),
+                   BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_BREAKER);
+}
+
+static void agents_effective_values(void **state) {
+  (void)state;
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  bw_config_file_t *f = bw_config_file_read(AGENTS, &opt, &d);
+  assert_non_null(f);
+  assert_u64_eq(bw_config_file_count(f), 16);
+  const bw_retry_config_t *r =
+      bw_config_file_config(f, BW_CONFIG_RETRY, "payment_api");
+  assert_non_null(r);
+  assert_u64_eq(r->max_attempts, 2);
+  assert_i64_eq(r->base_ms, 2000);
+  assert_i64_eq(r->max_ms, 30000); /* [retry.default] */
+  assert_int_equal(r->jitter, BW_JITTER_FULL);
+  assert_dbl_eq(r->multiplier, 2, 0);
+  r = bw_config_file_config(f, BW_CONFIG_RETRY, "search_agent");
+  assert_u64_eq(r->max_attempts, 4);
+  assert_i64_eq(r->base_ms, 500);
+  /* The Polly lab's pipeline. */
+  r = bw_config_file_config(f, BW_CONFIG_RETRY, "polly");
+  assert_u64_eq(r->max_attempts, 3);
+  assert_int_equal(r->jitter, BW_JITTER_DECORRELATED);
+  assert_i64_eq(r->base_ms, 200);
+  assert_i64_eq(r->max_ms, 1500);
+  assert_false(r->honor_retry_after);
+  const bw_breaker_config_t *b =
+      bw_config_file_config(f, BW_CONFIG_BREAKER, "polly");
+  assert_int_equal(b->trip_rule, BW_TRIP_TIME_WINDOW);
+  assert_dbl_eq(b->failure_ratio, 0.5, 0);
+  assert_i64_eq(b->window_ms, 10000);
+  assert_u64_eq(b->minimum_calls, 20);
+  assert_i64_eq(b->break_ms, 15000);
+  assert_null(bw_config_file_config(f, BW_CONFIG_BREAKER, "default"));
+  assert_null(bw_config_file_config(f, BW_CONFIG_BULKHEAD, "hotel_api"));
+  const char *kind, *name;
+  assert_status(bw_config_file_object(f, 0, &kind, &name), BW_OK);
+  assert_string_equal(kind, "breaker");
+  assert_string_equal(name, "hotel_api");
+  assert_status(bw_config_file_object(f, 15, &kind, &name), BW_OK);
+  assert_string_equal(kind, "pipeline");
+  assert_string_equal(name, "polly");
+  assert_status(bw_config_file_object(f, 16, &kind, &name), BW_E_RANGE);
+  bw_config_file_free(f);
+}
+
+/* [KIND.default] holds the defaults; a section overrides them; an empty
+ * section is an object with the defaults. */
+static void defaults_then_instance(void **state) {
+  (void)state;
+  bw_config_diag_t d;
+  bw_config_file_t *f = parse(
+      "[breaker.a]\n"
+      "[breaker.default]\n"
+      "failure_threshold = 7\n"
+      "break_ms = 5s\n"
+      "[breaker.b]\n"
+      "failure_threshold = 2\n",
+      &d);
+  assert_non_null(f);
+  assert_u64_eq(bw_config_file_count(f), 2);
+  const bw_breaker_config_t *a =
+      bw_config_file_config(f, BW_CONFIG_BREAKER, "a");
+  const bw_breaker_config_t *b =
+      bw_config_file_config(f, BW_CONFIG_BREAKER, "b");
+  assert_u64_eq(a->failure_threshold, 7);
+  assert_i64_eq(a->break_ms, 5000);
+  assert_string_equal(a->name, "a");
+  assert_u64_eq(b->failure_threshold, 2);
+  assert_i64_eq(b->break_ms, 5000);
+  assert_u64_eq(b->success_threshold, 1); /* the kind's _init */
+  bw_config_file_free(f);
+}
+
+/* The environment has the last word (PREFIX_NAME_KIND_FIELD); a custom
+ * prefix; no prefix reads nothing; an unknown variable is an error. */
+static void environment_overrides_the_file(void **state) {
+  (void)state;
+  const char *text = "[breaker.payment_api]\nfailure_threshold = 3\n";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_file_options_init(&opt);
+  assert_string_equal(opt.env_prefix, "BREAKWATER");
+  setenv("BREAKWATER_PAYMENT_API_BREAKER_FAILURE_THRESHOLD", "4", 1);
+  setenv("OPS_PAYMENT_API_BREAKER_BREAK_MS", "2m", 1);
+  bw_config_file_t *f = parse(text, &d);
+  assert_non_null(f);
+  const bw_breaker_config_t *c =
+      bw_config_file_config(f, BW_CONFIG_BREAKER, "payment_api");
+  assert_u64_eq(c->failure_threshold, 4);
+  assert_i64_eq(c->break_ms, 30000);
+  bw_config_file_free(f);
+
+  opt.env_prefix = "OPS";
+  f = bw_config_file_parse(text, strlen(text), "t.ini", &opt, &d);
+  c = bw_config_file_config(f, BW_CONFIG_BREAKER, "payment_api");
+  assert_u64_eq(c->failure_threshold, 3);
+  assert_i64_eq(c->break_ms, 120000);
+  bw_config_file_free(f);
+
+  opt.env_prefix = NULL;
+  f = bw_config_file_parse(text, strlen(text), "t.ini", &opt, &d);
+  c = bw_config_file_config(f, BW_CONFIG_BREAKER, "payment_api");
+  assert_u64_eq(c->failure_threshold, 3);
+  assert_i64_eq(c->break_ms, 30000);
+  bw_config_file_free(f);
+
+  setenv("BREAKWATER_PAYMENT_API_BREAKER_FAILURE_THRESHOLD", "0", 1);
+  assert_null(parse(text, &d));
+  assert_string_equal(d.message,
+                      "t.ini: [breaker.payment_api] from the environment: "
+                      "BREAKWATER_PAYMENT_API_BREAKER_FAILURE_THRESHOLD: "
+                      "failure_threshold must be an integer in [1, 4294967295] "
+                      "(got '0')");
+  assert_int_equal(d.line, 0);
+  unsetenv("BREAKWATER_PAYMENT_API_BREAKER_FAILURE_THRESHOLD");
+
+  /* A variable that names an object the file lacks is an error too: a
+   * typo in the name, or the wrong kind. Others under the prefix are not
+   * the file's business. */
+  setenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS", "1s", 1);
+  assert_null(parse(text, &d));
+  assert_int_equal(d.code, BW_E_NOTFOUND);
+  assert_string_equal(d.message,
+                      "t.ini: BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS names a "
+                      "breaker that the file does not define (the environment "
+                      "overrides PREFIX_NAME_KIND_FIELD of the file's "
+                      "[KIND.NAME] sections only)");
+  unsetenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS");
+  setenv("BREAKWATER_PAYMENT_API_BULKHEAD_MAX_CONCURRENT", "3", 1);
+  assert_null(parse(text, &d));
+  assert_contains(d.message, "names a bulkhead that the file does not");
+  unsetenv("BREAKWATER_PAYMENT_API_BULKHEAD_MAX_CONCURRENT");
+  setenv("BREAKWATER_BIN", "/usr/bin/x", 1);
+  f = parse(text, &d);
+  assert_non_null(f);
+  bw_config_file_free(f);
+  unsetenv("BREAKWATER_BIN");
+  opt.env_prefix = "OPS";
+  setenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS", "1s", 1);
+  f = bw_config_file_parse(text, strlen(text), "t.ini", &opt, &d);
+  assert_non_null(f); /* another prefix */
+  bw_config_file_free(f);
+  unsetenv("BREAKWATER_PAYMNT_API_BREAKER_BREAK_MS");
+  unsetenv("OPS_PAYMENT_API_BREAKER_BREAK_MS");
+}
+
+typedef struct bad_s {
+  const char *text;
+  size_t len; /* 0: strlen */
+  int code;
+  const char *message;
+} bad_t;
+
+static const bad_t bad[] = {
+    {"[breaker.a]\nfailure_treshold = 3\n", 0, BW_E_NOTFOUND,
+     "t.ini:2: breaker.a.failure_treshold: breaker has no field "
+     "'failure_treshold' (did you mean failure_threshold?)"},
+    {"[breaker.a]\nfailure_threshold = 0\n", 0, BW_E_INVAL,
+     "t.ini:2: breaker.a.failure_threshold: failure_threshold must be an "
+     "integer in [1, 4294967295] (got '0')"},
+    {"[breaker.a]\nbreak_ms = 30x\n", 0, BW_E_INVAL,
+     "t.ini:2: breaker.a.break_ms: break_ms must be a duration in [1, "
+     "2305843009213] ms, as 250ms, 30s, 2m or 1h (a bare number is ms) (got "
+     "'30x')"},
+    {"[breaker.a]\nbreak_ms = 30s\nbreak_ms = 40s\n", 0, BW_E_INVAL,
+     "t.ini:3: breaker.a.break_ms: duplicate key (first at line 2)"},
+    {"[breaker.a]\n[retry.b]\n\n[breaker.a]\n", 0, BW_E_INVAL,
+     "t.ini:4: [breaker.a]: duplicate section (first at line 1)"},
+    {"[brekaer.a]\n", 0, BW_E_NOTFOUND,
+     "t.ini:1: [brekaer.a]: unknown kind 'brekaer' (kinds: breaker, retry, "
+     "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
+     "pipeline)"},
+    {"[queue.a]\n", 0, BW_E_NOTFOUND,
+     "t.ini:1: [queue.a]: unknown kind 'queue' (kinds: breaker, retry, "
+     "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
+     "pipeline)"},
+    {"failure_threshold = 3\n[breaker.a]\n", 0, BW_E_INVAL,
+     "t.ini:1: failure_threshold: a key before any section: a configuration "
+     "file is [KIND.NAME] sections of key = value lines"},
+    {"[breaker.a]\nthis is not ini\n", 0, BW_E_INVAL,
+     "t.ini:2: expected [KIND.NAME], key = value, a comment or a blank line"},
+    {"[breaker.a]\nx\0y = 1\n", 17, BW_E_INVAL,
+     "t.ini:2: not a text file (a NUL byte): an INI file is expected"},
+    {"\x7f"
+     "ELF\x02\x01\x01",
+     0, BW_E_INVAL,
+     "t.ini:1: expected [KIND.NAME], key = value, a comment or a blank line"},
+    {"[breaker.default]\ntrip_rule = count_window\nminimum_calls = 500\n"
+     "[breaker.a]\n",
+     0, BW_E_INVAL,
+     "t.ini:3: breaker.a.minimum_calls: minimum_calls must be <= window_size "
+     "(got 500 > 100): the window could never hold enough calls"},
+    {"[pipeline.p]\nstrategies = breaker.nope\n", 0, BW_E_NOTFOUND,
+     "t.ini:2: pipeline.p.strategies: strategy 1: no [breaker.nope] section "
+     "in the file"},
+    {"[retry.r]\n[pipeline.p]\nstrategies = retry.r, deadline 5s\n", 0,
+     BW_E_INVAL,
+     "t.ini:3: pipeline.p.strategies: strategies[1]: a deadline must come "
+     "before the retry (strategies[0]); use a timeout for each attempt"},
+    {"[pipeline.p]\nstrategies = deadline 5s,, timeout 1s\n", 0, BW_E_INVAL,
+     "t.ini:2: pipeline.p.strategies: strategy 2 is empty (strategies are "
+     "separated by ',')"},
+    {"[breaker.a]\n[pipeline.p]\nstrategies = breaker.a wait 1s\n", 0,
+     BW_E_INVAL,
+     "t.ini:3: pipeline.p.strategies: strategy 1 ('breaker.a wait 1s'): only "
+     "a bulkhead, limiter or ratelimit takes 'wait D', D a duration as 2s"},
+    {"[pipeline.p]\nstrategies = deadline 0\n", 0, BW_E_INVAL,
+     "t.ini:2: pipeline.p.strategies: strategy 1: deadline takes one "
+     "duration >= 1 ms, as 2s or 250ms (got 'deadline 0')"},
+    {"[pipeline.p]\nstrategies = stage.s\n", 0, BW_E_INVAL,
+     "t.ini:2: pipeline.p.strategies: strategy 1 ('stage.s'): a pipeline "
+     "stacks deadline D, timeout D, breaker.NAME, retry.NAME, bulkhead.NAME, "
+     "limiter.NAME or ratelimit.NAME"},
+    {"[pipeline.p]\n", 0, BW_E_INVAL,
+     "t.ini:1: pipeline.p.strategies: a pipeline needs its strategies, "
+     "outermost first"},
+    {"[pipeline.p]\nfoo = 1\n", 0, BW_E_NOTFOUND,
+     "t.ini:2: pipeline.p.foo: pipeline has no key 'foo' (its one key is "
+     "strategies)"},
+    {"[retry.r]\nbudget = nope\n", 0, BW_E_NOTFOUND,
+     "t.ini:2: retry.r.budget: no [budget.nope] section in the file"},
+    {"[pipeline.default]\n", 0, BW_E_INVAL,
+     "t.ini:1: [pipeline.default]: pipelines have no defaults: each names "
+     "its strategies"},
+    {"[breaker.a]\nname = b\n", 0, BW_E_INVAL,
+     "t.ini:2: breaker.a.name: the section names the object: name cannot be "
+     "set"},
+    {"[breaker.a]\nclock = x\n", 0, BW_E_INVAL,
+     "t.ini:2: breaker.a.clock: clock is a pointer (a clock, sink, callback "
+     "or object): it cannot be set by name, only in code"},
+    {"[]\n", 0, BW_E_INVAL,
+     "t.ini:1: []: a section is [KIND.NAME] (KIND one of breaker, retry, "
+     "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
+     "pipeline)"},
+    {"\n[breaker.a\n", 0, BW_E_INVAL,
+     "t.ini:2: a section header ends with ']'"},
+    {"[breaker.a b]\n", 0, BW_E_INVAL,
+     "t.ini:1: [breaker.a b]: a name is letters, digits, '_' and '-' only"},
+    {"[breaker.a] x\n", 0, BW_E_INVAL,
+     "t.ini:1: nothing but a comment may follow a section header"},
+    {"[breaker.abcdefghijabcdefghijabcdefghijabcdefghijX]\n", 0, BW_E_INVAL,
+     "t.ini:1: [breaker.abcdefghijabcdefghijabcdefghijabcdefghijX]: the name "
+     "after 'breaker.' must be 1 to 40 bytes"},
+    {"[breaker.a]\nbreak_ms =\n", 0, BW_E_INVAL,
+     "t.ini:2: breaker.a.break_ms: break_ms must be a duration in [1, "
+     "2305843009213] ms, as 250ms, 30s, 2m or 1h (a bare number is ms) (got "
+     "'')"},
+};
+
+static void bad_input_names_file_line_key_and_rule(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    bw_config_diag_t d;
+    size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
+    bw_config_file_t *f =
+        bw_config_file_parse(bad[i].text, len, "t.ini", NULL, &d);
+    if (f != NULL) print_error("case %zu was accepted\n", i);
+    assert_null(f);
+    if (strcmp(d.message, bad[i].message) != 0)
+      print_error("case %zu:\n  got  %s\n  want %s\n", i, d.message,
+                  bad[i].message);
+    assert_string_equal(d.message, bad[i].message);
+    assert_int_equal(d.code, bad[i].code);
+  }
+}
+
+/* A line longer than inih's buffer is refused, never cut in two. */
+static void long_line_is_refused(void **state) {
+  (void)state;
+  char text[400];
+  bw_config_diag_t d;
+  memset(text, 'a', sizeof text);
+  memcpy(text, "[breaker.a]\nx = ", 16);
+  text[sizeof text - 1] = '\0';
+  assert_null(parse(text, &d));
+  assert_string_equal(d.message, "t.ini:2: a line is at most 198 bytes");
+}
+
+/* A file of many sections is refused past the cap, and quickly: lookups
+ * are linear, so the cap bounds the work. */
+static void section_count_is_capped(void **state) {
+  (void)state;
+  size_t size = 4097 * 24, len = 0;
+  char *text = malloc(size);
+  bw_config_diag_t d;
+  assert_non_null(text);
+  for (int i = 0; i < 4097; i++)
+    len += (size_t)snprintf(text + len, size - len, "[breaker.b%d]\n", i);
+  assert_null(bw_config_file_parse(text, len, "t.ini", NULL, &d));
+  assert_string_equal(d.message,
+                      "t.ini:4097: [breaker.b4096]: a file has at "
+                      "most 4096 sections");
+  /* 4096 are fine. */
+  len -= strlen("[breaker.b4096]\n");
+  bw_config_file_t *f = bw_config_file_parse(text, len, "t.ini", NULL, &d);
+  assert_non_null(f);
+  assert_u64_eq(bw_config_file_count(f), 4096);
+  bw_config_file_free(f);
+  free(text);
+}
+
+/* Comments, blank lines, indentation, CRLF, a BOM and ':' are INI. */
+static void ini_dialect(void **state) {
+  (void)state;
+  bw_config_diag_t d;
+  bw_config_file_t *f = parse(
+      "\xEF\xBB\xBF; comment\r\n"
+      "# another\r\n"
+      "\r\n"
+      "  [breaker.a]   ; trailing comment\r\n"
+      "    failure_threshold: 4 ; inline\r\n"
+      "\tbreak_ms = 1.5s\r\n",
+      &d);
+  assert_non_null(f);
+  const bw_breaker_config_t *a =
+      bw_config_file_config(f, BW_CONFIG_BREAKER, "a");
+  assert_u64_eq(a->failure_threshold, 4);
+  assert_i64_eq(a->break_ms, 1500);
+  bw_config_file_free(f);
+  /* An empty file defines nothing, and that is valid. */
+  f = bw_config_file_parse("", 0, "t.ini", NULL, &d);
+  assert_non_null(f);
+  assert_u64_eq(bw_config_file_count(f), 0);
+  bw_config_file_free(f);
+}
+
+/* The effective configuration written out reads back to itself. */
+static void write_reads_back(void **state) {
+  (void)state;
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  char *one = NULL, *two = NULL;
+  size_t n1 = 0, n2 = 0;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  bw_config_file_t *f = bw_config_file_read(AGENTS, &opt, &d);
+  assert_non_null(f);
+  FILE *m = open_memstream(&one, &n1);
+  assert_status(bw_config_file_write(f, m), BW_OK);
+  fclose(m);
+  bw_config_file_free(f);
+  f = bw_config_file_parse(one, n1, "written", &opt, &d);
+  if (f == NULL) print_error("%s\n", d.message);
+  assert_non_null(f);
+  m = open_memstream(&two, &n2);
+  assert_status(bw_config_file_write(f, m), BW_OK);
+  fclose(m);
+  assert_string_equal(one, two);
+  assert_contains(one,
+                  "[pipeline.polly]\nstrategies = retry.polly, "
+                  "breaker.polly, timeout 2000ms\n");
+  assert_contains(one,
+                  "[breaker.payment_api]\ntrip_rule = consecutive\n"
+                  "failure_threshold = 3\n");
+  bw_config_file_free(f);
+  free(one);
+  free(two);
+}
+
+/* A budget shared through the file; a bulkhead's wait in a pipeline. */
+static void references_become_objects(void **state) {
+  fixture_t *fx = *state;
+  bw_config_diag_t d;
+  bw_config_file_t *f = parse(
+      "[budget.shared]\nkind = ratio\n"
+      "[retry.r]\nbudget = shared\n"
+      "[bulkhead.b]\nmax_concurrent = 1\n"
+      "[limiter.l]\n"
+      "[ratelimit.q]\n"
+      "[pipeline.p]\nstrategies = deadline 5s, "
+      "bulkhead.b wait 0, limiter.l wait 10ms, "
+      "ratelimit.q, retry.r, timeout 1s\n",
+      &d);
+  if (f == NULL) print_error("%s\n", d.message);
+  assert_non_null(f);
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_OK);
+  bw_config_file_free(f);
+  bw_retry_policy_t *r = bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "r");
+  assert_non_null(r);
+  assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "shared"));
+  /* The bulkhead's one slot is taken: with wait 0 the pipeline refuses at
+   * once (its own max_wait_ms, 2 s by default, would have waited). */
+  bw_bulkhead_t *bh = bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "b");
+  bw_permit_t p;
+  bw_pipeline_call_t c;
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_OK);
+  bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "p", NULL, NULL);
+  assert_int_equal(bw_pipeline_begin(pl, &c, bw_clock_now(fx->clock)),
+                   BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_LIMIT);
+  bw_bulkhead_release(bh, &p);
+}
+
+/* A name already in the registry refuses the whole file: nothing added. */
+static void all_or_nothing(void **state) {
+  fixture_t *fx = *state;
+  bw_error_t err;
+  bw_config_diag_t d;
+  bw_bulkhead_config_t bc;
+  bw_bulkhead_config_init(&bc);
+  assert_non_null(bw_registry_bulkhead(fx->reg, "payment_agent", &bc, &err));
+  assert_status(bw_registry_load_file_ex(fx->reg, AGENTS, NULL, &d),
+                BW_E_INVAL);
+  assert_contains(d.message,
+                  "agents.ini:45: [bulkhead.payment_agent]: a "
+                  "bulkhead named 'payment_agent' is already in "
+                  "the registry");
+  assert_u64_eq(bw_registry_size(fx->reg), 0);
+  for (int k = 0; k < BW_REGISTRY_KIND__COUNT; k++)
+    assert_u64_eq(bw_registry_count(fx->reg, (bw_registry_kind_t)k),
+                  k == BW_REGISTRY_BULKHEAD ? 1 : 0);
+  /* A bad file: nothing either. */
+  const char *path = "test_config_file_bad.ini";
+  FILE *fp = fopen(path, "w");
+  assert_non_null(fp);
+  fputs("[breaker.x]\n[bulkhead.y]\nmax_concurrent = 0\n", fp);
+  fclose(fp);
+  bwt_prefill_error(&err);
+  assert_status(bw_registry_load_file(fx->reg, path, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "bulkhead.y.max_concurrent");
+  assert_contains(err.message,
+                  "test_config_file_bad.ini:3: "
+                  "bulkhead.y.max_concurrent: max_concurrent");
+  remove(path);
+  assert_u64_eq(bw_registry_size(fx->reg), 0);
+  assert_u64_eq(bw_registry_count(fx->reg, BW_REGISTRY_BULKHEAD), 1);
+  /* A file that cannot be read. */
+  assert_status(bw_registry_load_file(fx->reg, "/nonexistent/x.ini", &err),
+                BW_E_IO);
+  assert_string_equal(err.message,
+                      "/nonexistent/x.ini: cannot open: No such file or "
+                      "directory");
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  assert_non_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+#define RELOAD_V1                                                  \
+  "[breaker.payment_api]\nfailure_threshold = 3\nbreak_ms = 60s\n" \
+  "success_threshold = 3\n"                                        \
+  "[bulkhead.payment_agent]\nmax_concurrent = 5\n"                 \
+  "[retry.payment_api]\nmax_attempts = 2\n"                        \
+  "[pipeline.payment_api]\nstrategies = bulkhead.payment_agent, "  \
+  "retry.payment_api, breaker.payment_api\n"
+
+/* Loosening a breaker by editing the file: thresholds applied live,
+ * fields fixed at creation reported, other kinds kept, new sections made
+ * (a new pipeline may stack a live breaker). */
+static void reload_applies_thresholds_and_reports_the_rest(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path, RELOAD_V1);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  bw_pipeline_t *old = bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL);
+  write_file(path,
+             "[breaker.payment_api]\nfailure_threshold = 5\nbreak_ms = 90s\n"
+             "success_threshold = 3\ntrip_rule = count_window\n"
+             "minimum_calls = 10\n"
+             "[bulkhead.payment_agent]\nmax_concurrent = 8\n"
+             "[retry.payment_api]\nmax_attempts = 2\n"
+             "[pipeline.payment_api]\nstrategies = bulkhead.payment_agent, "
+             "retry.payment_api, breaker.payment_api\n"
+             "[retry.geo_api]\n"
+             "[pipeline.geo_api]\nstrategies = retry.geo_api, "
+             "breaker.payment_api\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "retry.payment_api: kept as made: a live retry is not reconfigured "
+      "(restart to apply a change)\n"
+      "retry.geo_api: created\n"
+      "breaker.payment_api.trip_rule: consecutive -> count_window: not "
+      "applied: fixed at creation (restart to apply)\n"
+      "breaker.payment_api.failure_threshold: 3 -> 5: applied\n"
+      "breaker.payment_api.minimum_calls: 20 -> 10: applied\n"
+      "breaker.payment_api.break_ms: 60000 -> 90000: applied\n"
+      "bulkhead.payment_agent: kept as made: a live bulkhead is not "
+      "reconfigured (restart to apply a change)\n"
+      "pipeline.payment_api: kept as made: a live pipeline is not "
+      "reconfigured (restart to apply a change)\n"
+      "pipeline.geo_api: created\n");
+  assert_u64_eq(r.created, 2);
+  assert_u64_eq(r.applied, 3);
+  assert_u64_eq(r.not_applied, 1);
+  assert_u64_eq(r.kept, 3);
+  bw_config_reload_clear(&r);
+  assert_null(r.report);
+  /* The live breaker now takes 5 failures in a row and breaks for 90 s. */
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payment_api");
+  for (int i = 0; i < 5; i++) {
+    bw_permit_t p;
+    assert_state(bw_breaker_state(b), BW_CLOSED);
+    assert_status(bw_breaker_acquire(b, &p), BW_OK);
+    bw_breaker_release(b, &p, BW_FAILURE);
+  }
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_i64_eq(bw_breaker_retry_in_ms(b), 90000);
+  bw_registry_put(fx->reg, b);
+  assert_ptr_equal(bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL),
+                   old);
+  assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "geo_api"));
+  /* The same file again: nothing more to apply. */
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_u64_eq(r.created, 0);
+  assert_u64_eq(r.applied, 0);
+  assert_u64_eq(r.not_applied, 1); /* the trip rule, still */
+  bw_config_reload_clear(&r);
+  remove(path);
+}
+
+/* A broken file changes nothing. */
+static void reload_of_a_bad_file_changes_nothing(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_bad.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path, RELOAD_V1);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[breaker.payment_api]\nfailure_threshold = 10\n"
+             "[retry.new_one]\n"
+             "[bulkhead.payment_agent]\nmax_concurrent = 0\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_E_INVAL);
+  assert_string_equal(d.message,
+                      "test_config_file_reload_bad.ini:5: "
+                      "bulkhead.payment_agent.max_concurrent: max_concurrent "
+                      "must be an integer in [1, 1000000] (got '0')");
+  assert_null(r.report);
+  assert_u64_eq(r.applied + r.created + r.kept + r.not_applied, 0);
+  assert_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "new_one"));
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payment_api");
+  bw_breaker_config_t c;
+  bw_breaker_config_of(b, &c);
+  assert_u64_eq(c.failure_threshold, 3);
+  bw_registry_put(fx->reg, b);
+  remove(path);
+}
+
+/* Values the live breaker cannot take together with its fixed fields:
+ * none of them is applied, each says why. */
+static void reload_applies_a_breaker_whole_or_not_at_all(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_whole.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path,
+             "[breaker.x]\ntrip_rule = count_window\nwindow_size = 10\n"
+             "minimum_calls = 5\n");
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[breaker.x]\ntrip_rule = count_window\n"
+             "window_size = 100\nminimum_calls = 50\n"
+             "failure_ratio = 0.7\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "breaker.x.failure_ratio: 0.5 -> 0.7: not applied: with the live "
+      "breaker's fixed fields, minimum_calls must be <= window_size (got 50 "
+      "> 10): the window could never hold enough calls\n"
+      "breaker.x.window_size: 10 -> 100: not applied: fixed at creation "
+      "(restart to apply)\n"
+      "breaker.x.minimum_calls: 5 -> 50: not applied: with the live "
+      "breaker's fixed fields, minimum_calls must be <= window_size (got 50 "
+      "> 10): the window could never hold enough calls\n");
+  assert_u64_eq(r.applied, 0);
+  assert_u64_eq(r.not_applied, 3);
+  bw_config_reload_clear(&r);
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "x");
+  bw_breaker_config_t c;
+  bw_breaker_config_of(b, &c);
+  assert_dbl_eq(c.failure_ratio, 0.5, 0);
+  assert_u64_eq(c.minimum_calls, 5);
+  bw_registry_put(fx->reg, b);
+  remove(path);
+}
+
+static void every_verb_answers_null_without_crashing(void **state) {
+  fixture_t *fx = *state;
+  bw_config_diag_t d;
+  bw_error_t err;
+  const char *k, *n;
+  bw_config_file_options_init(NULL);
+  bw_config_file_free(NULL);
+  assert_null(bw_config_file_read(NULL, NULL, &d));
+  assert_int_equal(d.code, BW_E_INVAL);
+  assert_null(bw_config_file_read(NULL, NULL, NULL));
+  assert_null(bw_config_file_parse(NULL, 3, NULL, NULL, &d));
+  assert_int_equal(d.code, BW_E_INVAL);
+  assert_u64_eq(bw_config_file_count(NULL), 0);
+  assert_status(bw_config_file_object(NULL, 0, &k, &n), BW_E_INVAL);
+  assert_null(bw_config_file_config(NULL, BW_CONFIG_BREAKER, "a"));
+  assert_status(bw_config_file_write(NULL, stdout), BW_E_INVAL);
+  assert_status(bw_config_file_apply(NULL, fx->reg, &d), BW_E_INVAL);
+  assert_status(bw_registry_load_file(NULL, AGENTS, &err), BW_E_INVAL);
+  assert_status(bw_registry_load_file(fx->reg, NULL, &err), BW_E_INVAL);
+  assert_status(bw_registry_load_file_ex(fx->reg, AGENTS, NULL, NULL), BW_OK);
+  bw_config_reload_t r;
+  assert_status(bw_registry_reload(NULL, AGENTS, &r, &err), BW_E_INVAL);
+  assert_null(r.report);
+  assert_status(bw_registry_reload(fx->reg, NULL, &r, &err), BW_E_INVAL);
+  assert_status(bw_registry_reload(fx->reg, AGENTS, NULL, NULL), BW_OK);
+  bw_config_reload_clear(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(agents_file_makes_the_reference_toolkit,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(agents_pipeline_uses_the_files_breaker,
+                                      setup, teardown),
+      cmocka_unit_test(agents_effective_values),
+      cmocka_unit_test(defaults_then_instance),
+      cmocka_unit_test(environment_overrides_the_file),
+      cmocka_unit_test(bad_input_names_file_line_key_and_rule),
+      cmocka_unit_test(long_line_is_refused),
+      cmocka_unit_test(section_count_is_capped),
+      cmocka_unit_test(ini_dialect),
+      cmocka_unit_test(write_reads_back),
+      cmocka_unit_test_setup_teardown(references_become_objects, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(all_or_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          reload_applies_thresholds_and_reports_the_rest, setup, teardown),
+      cmocka_unit_test_setup_teardown(reload_of_a_bad_file_changes_nothing,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          reload_applies_a_breaker_whole_or_not_at_all, setup, teardown),
+      cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
+                                      setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
