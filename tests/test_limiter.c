@@ -7,8 +7,8 @@
  * rules themselves.
  *
  * A "step" acquires a permit, moves the clock by the RTT and releases it.
- * permit.reserved is the number of calls in flight at acquire, this one
- * included; the tests hold `background` permits to put the limiter in the
+ * permit.inflight_at_acquire is the number of calls in flight at acquire, this
+ * one included; the tests hold `background` permits to put the limiter in the
  * saturated regime (in flight >= limit / 2) or release them to make it
  * app-limited. */
 #include "breakwater/limiter.h"
@@ -116,7 +116,7 @@ static uint32_t step(env_t *e, int64_t rtt_ms, bw_limit_outcome_t o) {
   bw_permit_t p = take(e->lim);
   bw_clock_manual_advance(e->clock, rtt_ms * MS);
   assert_status(bw_limiter_release(e->lim, &p, o), BW_OK);
-  return p.reserved;
+  return p.inflight_at_acquire;
 }
 
 /* A call sent 1 ms after the previous one came back: for Vegas, a call
@@ -389,9 +389,16 @@ static void admits_up_to_the_limit_and_records_in_flight(void **state) {
   for (int i = 0; i < 3; i++) {
     bw_clock_manual_advance(e->clock, 1 * MS);
     p[i] = take(lim);
-    assert_u64_eq(p[i].reserved, i + 1);
+    assert_u64_eq(p[i].inflight_at_acquire, i + 1);
+    assert_u64_eq(p[i].limit_at_acquire, 3);
+    assert_u64_eq(p[i].generation, 0); /* no decrease yet */
     assert_i64_eq(p[i].start_ns, BWT_T0_NS + (i + 1) * MS);
     assert_int_equal(p[i].kind, BW_PERMIT_NORMAL);
+    /* the fields a limiter does not use hold their neutral values */
+    assert_i64_eq(p[i].deadline_ns, INT64_MAX);
+    assert_u64_eq(p[i].lease_slot, BW_PERMIT_NO_SLOT);
+    assert_u64_eq(p[i].flags, 0);
+    assert_null(p[i].context);
   }
   memset(&q, 0xCD, sizeof(q));
   memcpy(&copy, &q, sizeof(q));

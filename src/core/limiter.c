@@ -599,15 +599,10 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
     bw__probe_admitted(
         lim, cur + 1,
         start != BW_LIMITER_UNTIMED ? start : bw__clock_now(lim->clock));
-  /* The generation in the high half, the limit in force in the low. */
-  p->generation =
-      (uint64_t)atomic_load_explicit(&lim->generation, memory_order_acquire)
-          << 32 |
-      lim_now;
-  p->start_ns = start;
-  p->kind = BW_PERMIT_NORMAL;
-  p->reserved = cur + 1;
-  p->context = NULL;
+  bw_permit_init(p, start, BW_PERMIT_NORMAL);
+  p->generation = atomic_load_explicit(&lim->generation, memory_order_acquire);
+  p->inflight_at_acquire = cur + 1;
+  p->limit_at_acquire = lim_now;
   bw__bump(&lim->stripes[s].admitted, s);
   return BW_OK;
 full:
@@ -681,11 +676,11 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
  *   such drop renews it), so the limit does not probe the same wall again
  *   and again. */
 
-/* The limit in force when p was admitted (its low 32 bits), or the current
- * one for a permit filled elsewhere (0 there). */
+/* The limit in force when p was admitted, or the current one for a permit
+ * filled elsewhere (0 there). */
 static uint32_t bw__limit_at_acquire(const bw_limiter_t *lim,
                                      const bw_permit_t *p) {
-  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
+  uint32_t then = p->limit_at_acquire;
   return then != 0 ? then : BW__LOAD(lim->limit);
 }
 
@@ -784,7 +779,7 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
                           memory_order_relaxed);
   }
   gen = BW__LOAD(lim->generation);
-  fresh = (uint32_t)(p->generation >> 32) == gen;
+  fresh = p->generation == gen;
   if (s->drop && !fresh) goto done;
   old = BW__LOAD(lim->limit);
   s->est = lim->est;
@@ -937,7 +932,8 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   if (now != INT64_MIN) bw__probe_check(lim, now);
   /* The in-flight count at acquire (this call included); a permit filled
    * elsewhere may carry 0: count it as saturated rather than idle. */
-  inflight = p->reserved != 0 ? p->reserved : UINT32_MAX / 2;
+  inflight =
+      p->inflight_at_acquire != 0 ? p->inflight_at_acquire : UINT32_MAX / 2;
   if (drop)
     bw__guard_drop(lim, p, inflight, now);
   else
