@@ -643,6 +643,60 @@ static void assert_limit_event(const bwt_event_t *ev, const char *alg,
   assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
 }
 
+/* Refusals at the limit are summarised as limiter_rejected at most once a
+ * second: a refusal a second or more after the last summary (or the
+ * creation) emits every refusal since, itself included; the free emits
+ * what is left; without refusals nothing is sent. */
+static void refusals_are_summarised_at_most_once_a_second(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t p, q;
+  const bwt_event_t *ev;
+  ev_env_t v;
+  ev_open(&v);
+  config(e, &cfg, BW_LIMITER_AIMD, 1);
+  cfg.sink = v.sink;
+  cfg.wall_clock = v.wall;
+  lim = make(e, &cfg);
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  bw_clock_manual_advance(e->clock, 999 * MS);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_u64_eq(v.rec->count, 0); /* 999 ms: not due */
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_u64_eq(v.rec->count, 1); /* T0 + 1 s: the three so far */
+  ev = bwt_event_at(v.rec, 0);
+  assert_event(ev, BW_EV_LIMITER_REJECTED, "3 calls rejected at the limit (1)");
+  assert_string_equal(ev->name, "partner");
+  assert_u64_eq(ev->field_count, 3);
+  assert_field_uint(ev, 0, "count", 3);
+  assert_field_uint(ev, 1, "limit", 1);
+  assert_field_str(ev, 2, "algorithm", "aimd");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1000 * MS);
+  assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
+  bw_clock_manual_advance(e->clock, 500 * MS);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_u64_eq(v.rec->count, 1); /* 500 ms after the last: not due */
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  assert_u64_eq(stats(lim).rejected, 4);
+  bw_limiter_free(lim); /* the one left */
+  e->lim = NULL;
+  assert_u64_eq(v.rec->count, 2);
+  ev = bwt_event_at(v.rec, 1);
+  assert_field_uint(ev, 0, "count", 1);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1500 * MS);
+
+  lim = make(e, &cfg); /* nothing refused: nothing sent */
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  bw_limiter_free(lim);
+  e->lim = NULL;
+  assert_u64_eq(v.rec->count, 2);
+  ev_close(&v);
+}
+
 /* change_interval_ms 0: every change is one event, after the callback,
  * with the same old and new limits; the wire name is "limit_changed". */
 static void every_limit_change_is_an_event_on_the_sink(void **state) {
@@ -1536,6 +1590,7 @@ int main(void) {
       T(a_lowered_limit_revokes_nothing_but_admits_no_one_new),
       T(limit_change_reports_are_rate_limited),
       T(every_limit_change_is_an_event_on_the_sink),
+      T(refusals_are_summarised_at_most_once_a_second),
       T(limit_changed_events_are_rate_limited_like_the_callback),
       T(every_algorithm_emits_limit_changed_events),
       T(limit_changed_events_are_json_lines),

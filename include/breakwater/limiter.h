@@ -143,8 +143,11 @@ typedef struct bw_limiter_config_s {
    * "<algorithm>: limit <old> -> <new>", fields old_limit (uint),
    * new_limit (uint), algorithm (str), in that order; mono_ns is the
    * limiter's clock. Emitted on the releasing thread without a lock, so
-   * two threads' events may arrive out of order. Default NULL (none); the
-   * sink must outlive the limiter. */
+   * two threads' events may arrive out of order. Also limiter_rejected
+   * summaries of the refusals at the limit (count, limit, algorithm), at
+   * most one a second, and the last at bw_limiter_free (docs/limiter.md).
+   * Default NULL (none); the sink, clock and wall_clock must outlive the
+   * limiter. */
   bw_sink_t *sink;
   /* Event timestamps; default NULL: bw_clock_realtime(). */
   const bw_clock_t *wall_clock;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "summary.h"
 #include "limiter_algo.h"
 
 /* ---- the limiter ------------------------------------------------------- */
@@ -60,9 +61,12 @@ struct bw_limiter_s {
   bw_limiter_change_cb on_change;
   void *userdata;
   int64_t change_interval_ns; /* 0 = report every change */
-  bw_sink_t *sink;            /* limit_changed events; NULL = none */
+  bw_sink_t *sink; /* limit_changed and limiter_rejected events; NULL =
+                      none */
   const bw_clock_t *wall;
   char *name;
+  /* Refusals, summarised as limiter_rejected (only with a sink). */
+  bw__summary_t summary;
 
   /* What admission reads and writes. `limit` is written under `lock`. */
   BW__PAIR_ALIGNED _Atomic uint32_t in_flight;
@@ -343,6 +347,15 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
     pthread_mutex_destroy(&lim->lock);
     goto nolock;
   }
+  lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  /* Summaries are timed from creation; without a sink, no clock reading. */
+  if (bw__summary_init(&lim->summary,
+                       cfg->sink != NULL ? bw__clock_now(lim->clock) : 0) !=
+      0) {
+    pthread_mutex_destroy(&lim->hlock);
+    pthread_mutex_destroy(&lim->lock);
+    goto nolock;
+  }
   lim->iface.vt = &bw__lim_vtables[cfg->algorithm];
   lim->alg = cfg->algorithm;
   lim->min = cfg->min_limit;
@@ -350,7 +363,6 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->slow_ns = cfg->algorithm == BW_LIMITER_AIMD
                      ? cfg->aimd_timeout_ms * BW_NS_PER_MS
                      : 0;
-  lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   lim->on_change = cfg->on_change;
   lim->change_interval_ns = cfg->change_interval_ms * BW_NS_PER_MS;
   lim->sink = cfg->sink;
@@ -395,8 +407,50 @@ fail:
   return NULL;
 }
 
+/* Emits the refusals since the last summary as one limiter_rejected event
+ * (the summary's lock held). */
+static void bw__lim_summarise_locked(bw_limiter_t *lim, int64_t now) {
+  uint64_t total = 0, n;
+  bw_field_t f[3];
+  char reason[96];
+  uint32_t limit = BW__LOAD(lim->limit);
+  for (unsigned i = 0; i < BW__STRIPES; i++)
+    total += BW__LOAD(lim->stripes[i].rejected);
+  n = bw__summary_take(&lim->summary, 0, total);
+  if (n == 0) return;
+  f[0].key = "count";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = n;
+  f[1].key = "limit";
+  f[1].type = BW_FIELD_UINT;
+  f[1].v.u = limit;
+  f[2].key = "algorithm";
+  f[2].type = BW_FIELD_STR;
+  f[2].v.s = lim->algo->name;
+  snprintf(reason, sizeof(reason), "%llu calls rejected at the limit (%u)",
+           (unsigned long long)n, limit);
+  bw_event_emit(lim->sink, lim->wall, now, BW_EV_LIMITER_REJECTED, lim->name,
+                reason, f, 3, NULL);
+}
+
+/* After a refusal was counted, with a sink: a summary when one is due. Off
+ * the admission path (a refusal with a sink only). */
+static BW__NOINLINE void bw__lim_refused(bw_limiter_t *lim) {
+  int64_t now = bw__clock_now(lim->clock);
+  if (!bw__summary_begin(&lim->summary, now, false)) return;
+  bw__lim_summarise_locked(lim, now);
+  bw__summary_end(&lim->summary, now);
+}
+
 void bw_limiter_free(bw_limiter_t *lim) {
   if (lim == NULL) return;
+  if (lim->sink != NULL) { /* the last summary: the clock and sink outlive us */
+    int64_t now = bw__clock_now(lim->clock);
+    bw__summary_begin(&lim->summary, now, true);
+    bw__lim_summarise_locked(lim, now);
+    bw__summary_end(&lim->summary, now);
+  }
+  bw__summary_destroy(&lim->summary);
   pthread_mutex_destroy(&lim->lock);
   pthread_mutex_destroy(&lim->hlock);
   lim->algo->free(lim->state);
@@ -607,6 +661,7 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
   return BW_OK;
 full:
   bw__bump(&lim->stripes[s].rejected, s);
+  if (BW__UNLIKELY(lim->sink != NULL)) bw__lim_refused(lim);
   return BW_E_FULL;
 }
 
