@@ -174,6 +174,17 @@ static void bad_configuration_is_refused_naming_the_field(void **state) {
   expect_refused(&cfg, "name", "name must be at most 200 bytes (got 201)");
   cfg.name = NULL;
   expect_refused(&cfg, "name", "name must not be empty");
+  cfg.name = "jobs";
+  {
+    static const bw_clock_t no_reading = {NULL, NULL};
+    cfg.clock = &no_reading;
+    expect_refused(&cfg, "clock", "clock must have a now_ns function");
+    cfg.clock = e->clock;
+    cfg.wall_clock = &no_reading;
+    expect_refused(&cfg, "wall_clock",
+                   "wall_clock must have a now_ns function");
+    cfg.wall_clock = NULL;
+  }
   assert_null(bw_queue_new(NULL, &err));
   assert_status(err.code, BW_E_INVAL);
   assert_string_equal(err.field, "");

@@ -52,6 +52,239 @@ static void test_bulkhead_registry_get_and_stats(void **state) {
   bw_registry_free(reg);
 }
 
+/* bw_registry_set_config: a configuration registered in advance for (kind,
+ * name) is the one a get-or-create with cfg NULL uses at the first
+ * creation, for every kind the registry creates; each is read back
+ * exactly from the object made. */
+static void test_configs_registered_in_advance_for_every_kind(void **state) {
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  bw_registry_config_t rc;
+  bw_registry_t *reg;
+  bw_error_t err;
+  bw_breaker_config_t brc;
+  bw_bulkhead_config_t bhc;
+  bw_limiter_config_t lic;
+  bw_ratelimit_config_t rlc;
+  bw_retry_config_t rec;
+  bw_budget_config_t buc;
+  bw_pipeline_config_t plc;
+  bw_queue_config_t qc;
+  bw_stage_config_t stc;
+  bw_degrade_config_t dgc;
+  bw_breaker_t *b;
+  bw_permit_t p;
+  bw_ratelimit_t *rl;
+  bw_stage_t *st;
+  bw_stage_result_t res;
+  int item = 0;
+  (void)state;
+  assert_non_null(clock);
+  bw_registry_config_init(&rc);
+  rc.clock = clock;
+  reg = bw_registry_new(&rc, &err);
+  assert_non_null(reg);
+
+  bw_breaker_config_init(&brc);
+  brc.name = "ignored";
+  brc.failure_threshold = 1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BREAKER, "svc", &brc, &err),
+      BW_OK);
+  bw_bulkhead_config_init(&bhc);
+  bhc.name = "ignored";
+  bhc.max_concurrent = 3;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "svc", &bhc, &err),
+      BW_OK);
+  assert_int_equal(err.code, BW_OK);
+  bw_limiter_config_init(&lic);
+  lic.initial_limit = 7;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_LIMITER, "svc", &lic, &err),
+      BW_OK);
+  bw_ratelimit_config_init(&rlc);
+  rlc.rate_per_sec = 1;
+  rlc.burst = 2;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_RATELIMIT, "svc", &rlc, &err),
+      BW_OK);
+  bw_retry_config_init(&rec);
+  rec.backoff = BW_BACKOFF_CONSTANT;
+  rec.base_ms = 123;
+  rec.jitter = BW_JITTER_NONE;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_RETRY, "svc", &rec, &err), BW_OK);
+  bw_budget_config_init(&buc);
+  buc.max_tokens = 4;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BUDGET, "svc", &buc, &err),
+      BW_OK);
+  bw_pipeline_config_init(&plc);
+  plc.latency_bucket_count = 2;
+  plc.latency_buckets_us[0] = 1000;
+  plc.latency_buckets_us[1] = 5000;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_PIPELINE, "svc", &plc, &err),
+      BW_OK);
+  bw_queue_config_init(&qc);
+  qc.max_size = 5;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_QUEUE, "svc", &qc, &err), BW_OK);
+  bw_stage_config_init(&stc);
+  stc.queue_size = 1;
+  stc.concurrency = 1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_STAGE, "svc", &stc, &err), BW_OK);
+  bw_degrade_config_init(&dgc);
+  dgc.level_count = 2;
+  dgc.level_names = NULL;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_DEGRADE, "svc", &dgc, &err),
+      BW_OK);
+  /* Changing the caller's structs now changes nothing: they were copied. */
+  bhc.max_concurrent = 99;
+  qc.max_size = 99;
+
+  /* breaker: one failure opens it */
+  b = bw_registry_breaker(reg, "svc", &err);
+  assert_non_null(b);
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_OK);
+  assert_int_equal(bw_breaker_state(b), BW_OPEN);
+  bw_registry_put(reg, b);
+  { /* bulkhead */
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_t *bh = bw_registry_bulkhead(reg, "svc", NULL, &err);
+    assert_non_null(bh);
+    assert_string_equal(bw_bulkhead_name(bh), "svc");
+    bw_bulkhead_stats(bh, &s);
+    assert_int_equal(s.max_concurrent, 3);
+  }
+  assert_int_equal(
+      bw_limiter_limit(bw_registry_limiter(reg, "svc", NULL, &err)), 7);
+  rl = bw_registry_ratelimit(reg, "svc", NULL, &err);
+  assert_non_null(rl); /* a burst of 2 on the registry's clock, then none */
+  assert_status(bw_ratelimit_try_acquire(rl, NULL), BW_OK);
+  assert_status(bw_ratelimit_try_acquire(rl, NULL), BW_OK);
+  assert_true(bw_ratelimit_try_acquire(rl, NULL) != BW_OK);
+  assert_int_equal(bw_retry_delay_ms(bw_registry_retry(reg, "svc", NULL, &err),
+                                     3, NULL, NULL),
+                   123);
+  { /* budget: starts full with max_tokens */
+    bw_budget_stats_t s;
+    bw_budget_stats(bw_registry_budget(reg, "svc", NULL, &err), &s);
+    assert_true(s.tokens == 4.0);
+  }
+  { /* pipeline: its histogram's bounds */
+    bw_pipeline_stats_t s;
+    bw_pipeline_stats(bw_registry_pipeline(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.latency_bucket_count, 2);
+    assert_i64_eq(s.latency_buckets_us[1], 5000);
+  }
+  { /* queue */
+    bw_queue_stats_t s;
+    bw_queue_stats(bw_registry_queue(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.max_size, 5);
+  }
+  st = bw_registry_stage(reg, "svc", NULL, &err); /* one slot queued */
+  assert_non_null(st);
+  assert_int_equal(bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res),
+                   BW_QUEUE_ADMITTED);
+  assert_int_equal(bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res),
+                   BW_QUEUE_REJECTED);
+  { /* degrade */
+    bw_degrade_stats_t s;
+    bw_degrade_stats(bw_registry_degrade(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.level_count, 2);
+  }
+
+  /* An explicit cfg wins over the registered one. */
+  bw_bulkhead_config_init(&bhc);
+  bhc.max_concurrent = 5;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "other", &bhc, &err),
+      BW_OK);
+  bhc.max_concurrent = 6;
+  {
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "other", &bhc, &err), &s);
+    assert_int_equal(s.max_concurrent, 6);
+  }
+  /* Registering again replaces; an existing object keeps its own. */
+  bhc.max_concurrent = 8;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "third", &bhc, &err),
+      BW_OK);
+  bhc.max_concurrent = 9;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "third", &bhc, &err),
+      BW_OK);
+  bhc.max_concurrent = 1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "svc", &bhc, &err),
+      BW_OK);
+  {
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "third", NULL, &err), &s);
+    assert_int_equal(s.max_concurrent, 9);
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.max_concurrent, 3); /* made before */
+  }
+  /* Per kind: a bulkhead's config says nothing about a limiter's. */
+  assert_int_equal(
+      bw_limiter_limit(bw_registry_limiter(reg, "third", NULL, &err)), 20);
+
+  /* Refusals name the field. */
+  assert_status(
+      bw_registry_set_config(NULL, BW_REGISTRY_BULKHEAD, "x", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "reg");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BREAKER_IF, "x", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_QUEUE_STORE, "x", &qc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_KIND__COUNT, "x", &qc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "name");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "x", NULL, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "cfg");
+  bhc.max_concurrent = 0;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "x", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "max_concurrent");
+  qc.max_size = 0;
+  assert_status(bw_registry_set_config(reg, BW_REGISTRY_QUEUE, "x", &qc, &err),
+                BW_E_INVAL);
+  assert_string_equal(err.field, "max_size");
+  brc.break_ms = -1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BREAKER, "x", &brc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "break_ms");
+  /* Nothing refused was stored: "x" gets the defaults. */
+  {
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_config_t d;
+    bw_bulkhead_config_init(&d);
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "x", NULL, &err), &s);
+    assert_int_equal(s.max_concurrent, d.max_concurrent);
+  }
+  bw_registry_free(reg);
+  bw_clock_free(clock);
+}
+
 static void test_every_kind_find_and_count(void **state) {
   reg_all_t a;
   bw_error_t err;
@@ -307,10 +540,21 @@ static int oom_scenario(void) {
   bw_registry_t *reg = bw_registry_new(NULL, &err);
   bw_pipeline_config_t pc;
   bw_breaker_config_t bc;
-  bw_breaker_t *b;
+  bw_breaker_t *b = NULL;
   char *text;
   int rc = BW_OK;
   if (reg == NULL) return err.code;
+  { /* a configuration registered in advance, then used */
+    bw_queue_config_t qc;
+    bw_queue_config_init(&qc);
+    qc.max_size = 4;
+    rc = bw_registry_set_config(reg, BW_REGISTRY_QUEUE, "q", &qc, &err);
+    if (rc != BW_OK) goto out;
+    if (bw_registry_queue(reg, "q", NULL, &err) == NULL) {
+      rc = err.code;
+      goto out;
+    }
+  }
   bw_breaker_config_init(&bc);
   bc.name = "shared";
   b = bw_breaker_new(&bc, &err);
@@ -411,6 +655,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bulkhead_registry_get_and_stats),
       cmocka_unit_test(test_every_kind_find_and_count),
+      cmocka_unit_test(test_configs_registered_in_advance_for_every_kind),
       cmocka_unit_test(test_invalid_config_names_the_field),
       cmocka_unit_test(test_exposition_of_every_kind),
       cmocka_unit_test(test_isolated_is_a_gauge_not_a_sentinel),

@@ -104,13 +104,35 @@ typedef enum bw_registry_kind_e {
 /* The kind's name ("breaker", "breaker_if", "bulkhead", ...), or "unknown". */
 BW_EXTERN const char *bw_registry_kind_name(bw_registry_kind_t kind);
 
+/* Registers the configuration for the object of `kind` named `name`, for
+ * every kind the registry creates: cfg points to that kind's config type
+ * (bw_breaker_config_t for BW_REGISTRY_BREAKER — the same as
+ * bw_registry_set_breaker_config —, bw_bulkhead_config_t for
+ * BW_REGISTRY_BULKHEAD, bw_limiter_config_t, bw_ratelimit_config_t,
+ * bw_retry_config_t, bw_budget_config_t, bw_pipeline_config_t,
+ * bw_queue_config_t, bw_stage_config_t, bw_degrade_config_t). It is
+ * validated now (the kind's own _config_validate, under `name`) and copied,
+ * shallowly: what it points to (clocks, sinks, strategies, arrays,
+ * callbacks' userdata) must stay valid until the object is created. Its own
+ * name field is ignored. It applies to the next creation of that name by a
+ * get-or-create called with cfg NULL (an explicit cfg there wins);
+ * registering again replaces it; an existing object keeps its
+ * configuration. Clock and sink fields left NULL still get the registry's.
+ * BW_OK; BW_E_INVAL with err.field "reg", "kind" (BW_REGISTRY_BREAKER_IF,
+ * BW_REGISTRY_QUEUE_STORE or an unknown kind: those are only put in),
+ * "name", "cfg" (NULL) or the kind's field at fault; BW_E_NOMEM. */
+BW_EXTERN int bw_registry_set_config(bw_registry_t *reg,
+                                     bw_registry_kind_t kind, const char *name,
+                                     const void *cfg, bw_error_t *err);
+
 /* Get-or-create, one per kind: the object of that kind named `name`, created
  * on first use from cfg (copied by the kind's _new; its name field is
- * replaced by `name`; NULL = the kind's _config_init defaults; a pipeline
- * with NULL has no strategy). A later call with the same name returns the
- * existing object and ignores cfg. Clock and sink fields left NULL get the
- * registry's. The registry owns what it creates. NULL with err: BW_E_INVAL
- * (bad name, invalid cfg — the kind's own error), BW_E_NOMEM. */
+ * replaced by `name`). cfg NULL: the configuration registered for the name
+ * (bw_registry_set_config), else the kind's _config_init defaults (a
+ * pipeline with neither has no strategy). A later call with the same name
+ * returns the existing object and ignores cfg. Clock and sink fields left
+ * NULL get the registry's. The registry owns what it creates. NULL with err:
+ * BW_E_INVAL (bad name, invalid cfg — the kind's own error), BW_E_NOMEM. */
 BW_EXTERN bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg,
                                               const char *name,
                                               const bw_bulkhead_config_t *cfg,

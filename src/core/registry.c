@@ -214,6 +214,29 @@ typedef struct bw__cfg_s {
   char name[];
 } bw__cfg_t;
 
+/* Any configuration the registry can create an object from. */
+typedef union bw__any_cfg_u {
+  bw_bulkhead_config_t bulkhead;
+  bw_limiter_config_t limiter;
+  bw_ratelimit_config_t ratelimit;
+  bw_retry_config_t retry;
+  bw_budget_config_t budget;
+  bw_pipeline_config_t pipeline;
+  bw_queue_config_t queue;
+  bw_stage_config_t stage;
+  bw_degrade_config_t degrade;
+} bw__any_cfg_t;
+
+/* A configuration registered in advance for (kind, name), a kind other
+ * than the in-process breaker (those are bw__cfg_t). */
+typedef struct bw__kcfg_s {
+  bw__node_t node;
+  bw_registry_kind_t kind;
+  bw__any_cfg_t cfg; /* its name field NULL: the looked-up name goes in */
+  size_t name_len;
+  char name[];
+} bw__kcfg_t;
+
 struct bw_registry_s {
   pthread_mutex_t lock;
   const bw_clock_t *clock;
@@ -229,7 +252,8 @@ struct bw_registry_s {
   bw__obj_t *lru_tail; /* least recently used */
   uint64_t evictions;
   uint64_t limit_rejections;
-  bw__table_t objects; /* bw__gobj_t by (kind, name) */
+  bw__table_t objects;  /* bw__gobj_t by (kind, name) */
+  bw__table_t kconfigs; /* bw__kcfg_t by (kind, name) */
   bw__gobj_t *gobjs;
   size_t kind_count[BW_REGISTRY_KIND__COUNT];
 };
@@ -462,10 +486,21 @@ static void bw__registry_destroy(bw_registry_t *reg) {
       }
     }
   }
+  if (reg->kconfigs.buckets != NULL) {
+    for (i = 0; i <= reg->kconfigs.mask; i++) {
+      bw__node_t *n = reg->kconfigs.buckets[i];
+      while (n != NULL) {
+        bw__node_t *next = n->chain;
+        bw_free(BW__CONTAINER(n, bw__kcfg_t, node));
+        n = next;
+      }
+    }
+  }
   bw_free(reg->by_name.buckets);
   bw_free(reg->by_ptr.buckets);
   bw_free(reg->configs.buckets);
   bw_free(reg->objects.buckets);
+  bw_free(reg->kconfigs.buckets);
   bw_free(reg);
 }
 
@@ -532,7 +567,8 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
   if (bw__table_init(&reg->by_name) != BW_OK ||
       bw__table_init(&reg->by_ptr) != BW_OK ||
       bw__table_init(&reg->configs) != BW_OK ||
-      bw__table_init(&reg->objects) != BW_OK) {
+      bw__table_init(&reg->objects) != BW_OK ||
+      bw__table_init(&reg->kconfigs) != BW_OK) {
     bw__registry_destroy(reg);
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
     return NULL;
@@ -944,8 +980,156 @@ static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
   return obj;
 }
 
-/* One get-or-create per kind: copy (or default) the configuration, name it,
- * let NULL clocks and sinks inherit the registry's. */
+/* ---- configurations registered in advance, per (kind, name) ----------- */
+
+/* The size of the configuration of a kind the registry creates; 0 for the
+ * others (breakers have their own table; breaker interfaces and queue
+ * stores are only put in). */
+static size_t bw__kind_cfg_size(bw_registry_kind_t kind) {
+  switch (kind) {
+  case BW_REGISTRY_BULKHEAD:
+    return sizeof(bw_bulkhead_config_t);
+  case BW_REGISTRY_LIMITER:
+    return sizeof(bw_limiter_config_t);
+  case BW_REGISTRY_RATELIMIT:
+    return sizeof(bw_ratelimit_config_t);
+  case BW_REGISTRY_RETRY:
+    return sizeof(bw_retry_config_t);
+  case BW_REGISTRY_BUDGET:
+    return sizeof(bw_budget_config_t);
+  case BW_REGISTRY_PIPELINE:
+    return sizeof(bw_pipeline_config_t);
+  case BW_REGISTRY_QUEUE:
+    return sizeof(bw_queue_config_t);
+  case BW_REGISTRY_STAGE:
+    return sizeof(bw_stage_config_t);
+  case BW_REGISTRY_DEGRADE:
+    return sizeof(bw_degrade_config_t);
+  default:
+    return 0;
+  }
+}
+
+/* Validates c (a copy of kind's configuration) under `name`, then clears
+ * its name field (the looked-up name goes in at creation). */
+static int bw__kind_cfg_check(bw_registry_kind_t kind, bw__any_cfg_t *c,
+                              const char *name, bw_error_t *err) {
+  int rc;
+#define BW__CHECK(member, validate) \
+  c->member.name = name;            \
+  rc = validate(&c->member, err);   \
+  c->member.name = NULL;            \
+  return rc
+  switch (kind) {
+  case BW_REGISTRY_BULKHEAD:
+    BW__CHECK(bulkhead, bw_bulkhead_config_validate);
+  case BW_REGISTRY_LIMITER:
+    BW__CHECK(limiter, bw_limiter_config_validate);
+  case BW_REGISTRY_RATELIMIT:
+    BW__CHECK(ratelimit, bw_ratelimit_config_validate);
+  case BW_REGISTRY_RETRY:
+    BW__CHECK(retry, bw_retry_config_validate);
+  case BW_REGISTRY_BUDGET:
+    BW__CHECK(budget, bw_budget_config_validate);
+  case BW_REGISTRY_PIPELINE:
+    BW__CHECK(pipeline, bw_pipeline_config_validate);
+  case BW_REGISTRY_QUEUE:
+    BW__CHECK(queue, bw_queue_config_validate);
+  case BW_REGISTRY_STAGE:
+    BW__CHECK(stage, bw_stage_config_validate);
+  case BW_REGISTRY_DEGRADE:
+    BW__CHECK(degrade, bw_degrade_config_validate);
+  default:
+    return bw_error_set(err, BW_E_INVAL, "kind", "no configuration for kind %d",
+                        (int)kind);
+  }
+#undef BW__CHECK
+}
+
+static bw__kcfg_t *bw__find_kcfg(const bw_registry_t *reg,
+                                 bw_registry_kind_t kind, const char *name,
+                                 size_t len, uint64_t h) {
+  bw__node_t *n;
+  for (n = bw__table_chain(&reg->kconfigs, h); n != NULL; n = n->chain) {
+    bw__kcfg_t *k = BW__CONTAINER(n, bw__kcfg_t, node);
+    if (n->hash == h && k->kind == kind && k->name_len == len &&
+        memcmp(k->name, name, len) == 0)
+      return k;
+  }
+  return NULL;
+}
+
+int bw_registry_set_config(bw_registry_t *reg, bw_registry_kind_t kind,
+                           const char *name, const void *cfg, bw_error_t *err) {
+  bw__any_cfg_t copy;
+  bw__kcfg_t *k;
+  size_t len, size;
+  uint64_t h;
+  int rc;
+  if (reg == NULL)
+    return bw_error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+  if (kind == BW_REGISTRY_BREAKER)
+    return bw_registry_set_breaker_config(reg, name, cfg, err);
+  size = (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_cfg_size(kind) : 0;
+  if (size == 0)
+    return bw_error_set(err, BW_E_INVAL, "kind",
+                        "kind must be one the registry creates (breaker, "
+                        "bulkhead, limiter, ratelimit, retry, budget, "
+                        "pipeline, queue, stage, degrade); got %s",
+                        bw_registry_kind_name(kind));
+  rc = bw__reg_check_name(name, &len, err);
+  if (rc != BW_OK) return rc;
+  if (cfg == NULL)
+    return bw_error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
+  memset(&copy, 0, sizeof(copy));
+  memcpy(&copy, cfg, size);
+  rc = bw__kind_cfg_check(kind, &copy, name, err);
+  if (rc != BW_OK) return rc;
+  h = bw__gobj_hash(reg, kind, name, len);
+  pthread_mutex_lock(&reg->lock);
+  k = bw__find_kcfg(reg, kind, name, len, h);
+  if (k == NULL) {
+    k = bw_malloc(sizeof(*k) + len + 1);
+    if (k == NULL) {
+      pthread_mutex_unlock(&reg->lock);
+      return bw_error_set(err, BW_E_NOMEM, "",
+                          "out of memory storing the config for \"%.64s\"",
+                          name);
+    }
+    memset(k, 0, sizeof(*k));
+    k->kind = kind;
+    memcpy(k->name, name, len + 1);
+    k->name_len = len;
+    k->node.hash = h;
+    bw__table_insert(&reg->kconfigs, &k->node);
+  }
+  k->cfg = copy;
+  pthread_mutex_unlock(&reg->lock);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+/* Copies the configuration registered for (kind, name) to out (size bytes)
+ * and answers true, or answers false (none, or a bad name: the lookup
+ * reports that). */
+static bool bw__registered_cfg(bw_registry_t *reg, bw_registry_kind_t kind,
+                               const char *name, void *out, size_t size) {
+  size_t len;
+  uint64_t h;
+  const bw__kcfg_t *k;
+  if (reg == NULL || bw__reg_check_name(name, &len, NULL) != BW_OK)
+    return false;
+  h = bw__gobj_hash(reg, kind, name, len);
+  pthread_mutex_lock(&reg->lock);
+  k = bw__find_kcfg(reg, kind, name, len, h);
+  if (k != NULL) memcpy(out, &k->cfg, size);
+  pthread_mutex_unlock(&reg->lock);
+  return k != NULL;
+}
+
+/* One get-or-create per kind: copy the configuration (the caller's, else
+ * the one registered for the name, else the defaults), name it, let NULL
+ * clocks and sinks inherit the registry's. */
 #define BW__REG_GETTER(fn, kind, T, CT, init, fixup)                       \
   T *fn(bw_registry_t *reg, const char *name, const CT *cfg,               \
         bw_error_t *err) {                                                 \
@@ -953,7 +1137,7 @@ static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
     bool found;                                                            \
     if (cfg != NULL)                                                       \
       c = *cfg;                                                            \
-    else                                                                   \
+    else if (!bw__registered_cfg(reg, kind, name, &c, sizeof(c)))          \
       init(&c);                                                            \
     c.name = name;                                                         \
     if (reg != NULL) {                                                     \
