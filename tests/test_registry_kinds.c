@@ -462,6 +462,67 @@ static void test_exposition_of_every_kind(void **state) {
   reg_all_free(&a);
 }
 
+/* The OpenMetrics variant: the same samples; counter families named
+ * without _total in HELP/TYPE; UNIT lines for seconds and ratios; help
+ * text with its double quotes escaped; # EOF last. The Prometheus text
+ * keeps its own rules (no EOF, no UNIT, _total families). */
+static void test_openmetrics_variant(void **state) {
+  bw_error_t err;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_breaker_t *b = bw_registry_breaker(reg, "svc", &err);
+  bw_bulkhead_t *bh = bw_registry_bulkhead(reg, "svc", NULL, &err);
+  bw_permit_t p;
+  char *om, *prom;
+  size_t len;
+  FILE *fp;
+  (void)state;
+  assert_non_null(bh);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_OK);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  om = bw_registry_openmetrics(reg, &len);
+  prom = bw_registry_prometheus(reg, NULL);
+  assert_non_null(om);
+  assert_non_null(prom);
+  assert_int_equal(len, strlen(om));
+  assert_true(len > 6 && strcmp(om + len - 6, "# EOF\n") == 0);
+  assert_not_contains(prom, "# EOF");
+  assert_contains(om, "# HELP breakwater_breaker_calls Calls whose outcome");
+  assert_contains(om, "\n# TYPE breakwater_breaker_calls counter\n");
+  assert_contains(om,
+                  "\nbreakwater_breaker_calls_total{name=\"svc\","
+                  "outcome=\"success\"} 0\n");
+  assert_contains(prom, "\n# TYPE breakwater_breaker_calls_total counter\n");
+  assert_contains(om,
+                  "\n# TYPE breakwater_breaker_time_in_state_seconds "
+                  "counter\n# UNIT breakwater_breaker_time_in_state_seconds "
+                  "seconds\n");
+  assert_contains(om,
+                  "\n# TYPE breakwater_breaker_window_failure_ratio "
+                  "gauge\n# UNIT breakwater_breaker_window_failure_ratio "
+                  "ratio\n");
+  assert_not_contains(prom, "# UNIT");
+  assert_contains(om,
+                  "\nbreakwater_bulkhead_admitted_total{name=\"svc\","
+                  "waited=\"false\"} 1\n");
+  /* gauges keep their names */
+  assert_contains(om, "\n# TYPE breakwater_breaker_state gauge\n");
+  bw_free(om);
+  bw_free(prom);
+  /* The FILE form writes the same text; NULL arguments are refused. */
+  fp = tmpfile();
+  assert_non_null(fp);
+  assert_status(bw_registry_write_openmetrics(reg, fp), BW_OK);
+  assert_true(ftell(fp) == (long)len);
+  fclose(fp);
+  assert_status(bw_registry_write_openmetrics(NULL, stdout), BW_E_INVAL);
+  assert_status(bw_registry_write_openmetrics(reg, NULL), BW_E_INVAL);
+  len = 7;
+  assert_null(bw_registry_openmetrics(NULL, &len));
+  assert_int_equal(len, 0);
+  bw_registry_put(reg, b);
+  bw_registry_free(reg);
+}
+
 /* Isolated: the isolated gauge says so, and retry_in has no sample (no
  * number of seconds means "until an operator resets"). */
 static void test_isolated_is_a_gauge_not_a_sentinel(void **state) {
@@ -659,6 +720,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_config_names_the_field),
       cmocka_unit_test(test_exposition_of_every_kind),
       cmocka_unit_test(test_isolated_is_a_gauge_not_a_sentinel),
+      cmocka_unit_test(test_openmetrics_variant),
       cmocka_unit_test(test_pipeline_histogram_buckets),
       cmocka_unit_test(test_oom),
       cmocka_unit_test(test_get_or_create_races),

@@ -217,6 +217,15 @@ BW_EXTERN int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp);
  * *len (if not NULL) gets its length. NULL on out of memory. */
 BW_EXTERN char *bw_registry_prometheus(bw_registry_t *reg, size_t *len);
 
+/* The same exposition in the OpenMetrics 1.0 text format (content type
+ * application/openmetrics-text; version=1.0.0): the same samples, with
+ * counter families named without `_total` in their HELP/TYPE lines, a UNIT
+ * line for the families in seconds or ratios, and the closing `# EOF`
+ * (docs/registry.md). Same answers as bw_registry_write_prometheus /
+ * bw_registry_prometheus. */
+BW_EXTERN int bw_registry_write_openmetrics(bw_registry_t *reg, FILE *fp);
+BW_EXTERN char *bw_registry_openmetrics(bw_registry_t *reg, size_t *len);
+
 /* Frees the registry and every object in it (NULL is fine). No hold may be
  * in use. */
 BW_EXTERN void bw_registry_free(bw_registry_t *reg);

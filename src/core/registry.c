@@ -1394,6 +1394,7 @@ typedef struct bw__out_s {
   char *buf;
   size_t len, cap;
   int rc;
+  bool om; /* OpenMetrics 1.0 instead of the text format 0.0.4 */
 } bw__out_t;
 
 static void bw__out(bw__out_t *o, const char *s, size_t n) {
@@ -1494,17 +1495,54 @@ static void bw__sample_u64(bw__out_t *o, const char *metric, const char *label,
   bw__sample(o, metric, label, extra, v);
 }
 
+/* True when s ends with suffix. */
+static bool bw__ends_with(const char *s, size_t n, const char *suffix) {
+  size_t k = strlen(suffix);
+  return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The HELP and TYPE lines of a family. In OpenMetrics a counter family is
+ * named without its samples' `_total` suffix, a family in a base unit gets
+ * a UNIT line (its name ends in `_<unit>`), and HELP escapes the double
+ * quote too (our texts have none to escape otherwise). */
 static void bw__family_head(bw__out_t *o, const char *metric, const char *type,
                             const char *help) {
+  size_t n = strlen(metric);
+  const char *unit = NULL;
+  if (o->om) {
+    if (strcmp(type, "counter") == 0 && bw__ends_with(metric, n, "_total"))
+      n -= strlen("_total");
+    if (bw__ends_with(metric, n, "_seconds"))
+      unit = "seconds";
+    else if (bw__ends_with(metric, n, "_ratio"))
+      unit = "ratio";
+  }
   bw__outs(o, "# HELP ");
-  bw__outs(o, metric);
+  bw__out(o, metric, n);
   bw__outs(o, " ");
-  bw__outs(o, help);
+  if (o->om) {
+    const char *p = help, *q;
+    while ((q = strpbrk(p, "\\\"")) != NULL) {
+      bw__out(o, p, (size_t)(q - p));
+      bw__outs(o, *q == '"' ? "\\\"" : "\\\\");
+      p = q + 1;
+    }
+    bw__outs(o, p);
+  } else {
+    bw__outs(o, help);
+  }
   bw__outs(o, "\n# TYPE ");
-  bw__outs(o, metric);
+  bw__out(o, metric, n);
   bw__outs(o, " ");
   bw__outs(o, type);
   bw__outs(o, "\n");
+  if (unit != NULL) {
+    bw__outs(o, "# UNIT ");
+    bw__out(o, metric, n);
+    bw__outs(o, " ");
+    bw__outs(o, unit);
+    bw__outs(o, "\n");
+  }
 }
 
 /* The per-breaker families, in output order. */
@@ -2538,9 +2576,10 @@ static void bw__write_exposition(bw__out_t *o, const bw__snapshot_t *s) {
                   "Lookups refused at the cap with nothing evictable.");
   bw__fmt_u64(s->limit_rejections, v, sizeof(v));
   bw__sample(o, "breakwater_registry_limit_rejections_total", NULL, NULL, v);
+  if (o->om) bw__outs(o, "# EOF\n");
 }
 
-int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
+static int bw__write_to(bw_registry_t *reg, FILE *fp, bool om) {
   bw__snapshot_t s;
   bw__out_t o;
   int rc;
@@ -2555,6 +2594,7 @@ int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
   memset(&o, 0, sizeof(o));
   o.fp = fp;
   o.rc = BW_OK;
+  o.om = om;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
   bw_free(s.g);
@@ -2564,7 +2604,15 @@ int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
   return o.rc;
 }
 
-char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
+int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
+  return bw__write_to(reg, fp, false);
+}
+
+int bw_registry_write_openmetrics(bw_registry_t *reg, FILE *fp) {
+  return bw__write_to(reg, fp, true);
+}
+
+static char *bw__text(bw_registry_t *reg, size_t *len, bool om) {
   bw__snapshot_t s;
   bw__out_t o;
   if (len != NULL) *len = 0;
@@ -2576,6 +2624,7 @@ char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
   }
   memset(&o, 0, sizeof(o));
   o.rc = BW_OK;
+  o.om = om;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
   bw_free(s.g);
@@ -2585,6 +2634,14 @@ char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
   }
   if (len != NULL) *len = o.len;
   return o.buf;
+}
+
+char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
+  return bw__text(reg, len, false);
+}
+
+char *bw_registry_openmetrics(bw_registry_t *reg, size_t *len) {
+  return bw__text(reg, len, true);
 }
 
 void bw_registry_free(bw_registry_t *reg) {
