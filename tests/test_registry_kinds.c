@@ -71,6 +71,7 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
   bw_queue_config_t qc;
   bw_stage_config_t stc;
   bw_degrade_config_t dgc;
+  bw_gauge_config_t gac;
   bw_breaker_t *b;
   bw_permit_t p;
   bw_ratelimit_t *rl;
@@ -135,6 +136,10 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
   stc.concurrency = 1;
   assert_status(
       bw_registry_set_config(reg, BW_REGISTRY_STAGE, "svc", &stc, &err), BW_OK);
+  bw_gauge_config_init(&gac);
+  gac.degraded_at = 0.3;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_GAUGE, "svc", &gac, &err), BW_OK);
   bw_degrade_config_init(&dgc);
   dgc.level_count = 2;
   dgc.level_names = NULL;
@@ -198,6 +203,11 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
     assert_int_equal(s.level_count, 2);
   }
 
+  /* gauge: 0.35 is degraded at 0.3 (normal at the default 0.6) */
+  assert_int_equal(
+      bw_gauge_update(bw_registry_gauge(reg, "svc", NULL, &err), 0.35),
+      BW_REGIME_DEGRADED);
+
   /* An explicit cfg wins over the registered one. */
   bw_bulkhead_config_init(&bhc);
   bhc.max_concurrent = 5;
@@ -245,6 +255,10 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
   assert_string_equal(err.field, "kind");
   assert_status(
       bw_registry_set_config(reg, BW_REGISTRY_QUEUE_STORE, "x", &qc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_IDEM_STORE, "x", &qc, &err),
       BW_E_INVAL);
   assert_string_equal(err.field, "kind");
   assert_status(
@@ -313,6 +327,11 @@ static void test_every_kind_find_and_count(void **state) {
                    a.dg);
   assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_QUEUE_STORE, "recovery"),
                    a.qs);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_GAUGE, "intake"), a.ga);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_IDEM_STORE, "orders"),
+                   a.is);
+  assert_ptr_equal(bw_registry_gauge(a.reg, "intake", NULL, &err), a.ga);
+  assert_string_equal(bw_gauge_name(a.ga), "intake");
   /* BREAKER is the held lookup. */
   b = bw_registry_find(a.reg, BW_REGISTRY_BREAKER, "payment_api");
   assert_ptr_equal(b, a.b);
@@ -333,6 +352,9 @@ static void test_every_kind_find_and_count(void **state) {
   assert_null(bw_registry_bulkhead(a.reg, "", NULL, &err));
   assert_string_equal(err.field, "name");
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_DEGRADE), "degrade");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_GAUGE), "gauge");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_IDEM_STORE),
+                      "idem_store");
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_KIND__COUNT),
                       "unknown");
   reg_all_free(&a);
@@ -371,6 +393,40 @@ static void test_exposition_of_every_kind(void **state) {
                   "\nbreakwater_breaker_if_transitions_total{name="
                   "\"shared_api\",backend=\"breaker\",to=\"open\"} 0\n");
   assert_contains(text, "\nbreakwater_bulkhead_in_use{name=\"hotel_api\"} 1\n");
+  /* the pressure gauge: updated once to 0.7 (degraded), 500 ms ago */
+  assert_contains(text, "\nbreakwater_pressure_reading{name=\"intake\"} 0.7\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_in_regime{name=\"intake\","
+                  "regime=\"degraded\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_admits_all{name=\"intake\"} 0\n");
+  assert_contains(text, "\nbreakwater_pressure_ceiling{name=\"intake\"} 5\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_transitions_total{name="
+                  "\"intake\",to=\"degraded\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_time_in_regime_seconds_total{"
+                  "name=\"intake\",regime=\"degraded\"} 0.5\n");
+  /* the idempotency store: one key begun, completed, then found done */
+  assert_contains(text,
+                  "\nbreakwater_idem_store_up{name=\"orders\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_keys{name=\"orders\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_begins_total{name=\"orders\","
+                  "backend=\"memory\",result=\"new\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_begins_total{name=\"orders\","
+                  "backend=\"memory\",result=\"done\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_completed_total{name="
+                  "\"orders\",backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"gauge\"} 1\n");
+  assert_contains(
+      text, "\nbreakwater_registry_kind_objects{kind=\"idem_store\"} 1\n");
   assert_contains(text,
                   "\nbreakwater_bulkhead_admitted_total{name=\"hotel_api\","
                   "waited=\"false\"} 1\n");

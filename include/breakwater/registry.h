@@ -25,6 +25,7 @@
 #include "bulkhead.h"
 #include "common.h"
 #include "degrade.h"
+#include "gauge.h"
 #include "limiter.h"
 #include "pipeline.h"
 #include "queue.h"
@@ -98,7 +99,9 @@ typedef enum bw_registry_kind_e {
   BW_REGISTRY_DEGRADE = 10,
   BW_REGISTRY_QUEUE_STORE = 11, /* bw_queue_store_t, any backend (memory,
                                    SQLite, Redis): put in only */
-  BW_REGISTRY_KIND__COUNT = 12
+  BW_REGISTRY_GAUGE = 12,       /* bw_gauge_t, the pressure gauge */
+  BW_REGISTRY_IDEM_STORE = 13,  /* bw_idem_store_t, any backend: put in only */
+  BW_REGISTRY_KIND__COUNT = 14
 } bw_registry_kind_t;
 
 /* The kind's name ("breaker", "breaker_if", "bulkhead", ...), or "unknown". */
@@ -110,7 +113,8 @@ BW_EXTERN const char *bw_registry_kind_name(bw_registry_kind_t kind);
  * bw_registry_set_breaker_config —, bw_bulkhead_config_t for
  * BW_REGISTRY_BULKHEAD, bw_limiter_config_t, bw_ratelimit_config_t,
  * bw_retry_config_t, bw_budget_config_t, bw_pipeline_config_t,
- * bw_queue_config_t, bw_stage_config_t, bw_degrade_config_t). It is
+ * bw_queue_config_t, bw_stage_config_t, bw_degrade_config_t,
+ * bw_gauge_config_t). It is
  * validated now (the kind's own _config_validate, under `name`) and copied,
  * shallowly: what it points to (clocks, sinks, strategies, arrays,
  * callbacks' userdata) must stay valid until the object is created. Its own
@@ -119,7 +123,8 @@ BW_EXTERN const char *bw_registry_kind_name(bw_registry_kind_t kind);
  * registering again replaces it; an existing object keeps its
  * configuration. Clock and sink fields left NULL still get the registry's.
  * BW_OK; BW_E_INVAL with err.field "reg", "kind" (BW_REGISTRY_BREAKER_IF,
- * BW_REGISTRY_QUEUE_STORE or an unknown kind: those are only put in),
+ * BW_REGISTRY_QUEUE_STORE, BW_REGISTRY_IDEM_STORE or an unknown kind:
+ * those are only put in),
  * "name", "cfg" (NULL) or the kind's field at fault; BW_E_NOMEM. */
 BW_EXTERN int bw_registry_set_config(bw_registry_t *reg,
                                      bw_registry_kind_t kind, const char *name,
@@ -174,6 +179,10 @@ BW_EXTERN bw_degrade_t *bw_registry_degrade(bw_registry_t *reg,
                                             const char *name,
                                             const bw_degrade_config_t *cfg,
                                             bw_error_t *err);
+/* As bw_registry_bulkhead, for a pressure gauge. */
+BW_EXTERN bw_gauge_t *bw_registry_gauge(bw_registry_t *reg, const char *name,
+                                        const bw_gauge_config_t *cfg,
+                                        bw_error_t *err);
 
 /* Puts an object created elsewhere into the registry under (kind, name): a
  * shared-memory or Redis breaker (BW_REGISTRY_BREAKER_IF, obj a

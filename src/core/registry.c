@@ -225,6 +225,7 @@ typedef union bw__any_cfg_u {
   bw_queue_config_t queue;
   bw_stage_config_t stage;
   bw_degrade_config_t degrade;
+  bw_gauge_config_t gauge;
 } bw__any_cfg_t;
 
 /* A configuration registered in advance for (kind, name), a kind other
@@ -808,8 +809,9 @@ size_t bw_registry_size(const bw_registry_t *reg) {
 /* ---- objects of every kind --------------------------------------------- */
 
 static const char *const bw__kind_names[BW_REGISTRY_KIND__COUNT] = {
-    "breaker", "breaker_if", "bulkhead", "limiter", "ratelimit", "retry",
-    "budget",  "pipeline",   "queue",    "stage",   "degrade",   "queue_store"};
+    "breaker", "breaker_if",  "bulkhead", "limiter",   "ratelimit",
+    "retry",   "budget",      "pipeline", "queue",     "stage",
+    "degrade", "queue_store", "gauge",    "idem_store"};
 
 const char *bw_registry_kind_name(bw_registry_kind_t kind) {
   return (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_names[kind]
@@ -846,6 +848,9 @@ static void bw__obj_free_kind(bw_registry_kind_t kind, void *obj) {
       break;
     case BW_REGISTRY_DEGRADE:
       bw_degrade_free(obj);
+      break;
+    case BW_REGISTRY_GAUGE:
+      bw_gauge_free(obj);
       break;
     default:
       break;
@@ -900,6 +905,8 @@ static void *bw__create(bw_registry_kind_t kind, const void *cfg,
     return bw_stage_new(cfg, err);
   case BW_REGISTRY_DEGRADE:
     return bw_degrade_new(cfg, err);
+  case BW_REGISTRY_GAUGE:
+    return bw_gauge_new(cfg, err);
   default:
     bw_error_set(err, BW_E_INVAL, "kind", "kind %d cannot be created here",
                  (int)kind);
@@ -1005,6 +1012,8 @@ static size_t bw__kind_cfg_size(bw_registry_kind_t kind) {
     return sizeof(bw_stage_config_t);
   case BW_REGISTRY_DEGRADE:
     return sizeof(bw_degrade_config_t);
+  case BW_REGISTRY_GAUGE:
+    return sizeof(bw_gauge_config_t);
   default:
     return 0;
   }
@@ -1039,6 +1048,8 @@ static int bw__kind_cfg_check(bw_registry_kind_t kind, bw__any_cfg_t *c,
     BW__CHECK(stage, bw_stage_config_validate);
   case BW_REGISTRY_DEGRADE:
     BW__CHECK(degrade, bw_degrade_config_validate);
+  case BW_REGISTRY_GAUGE:
+    BW__CHECK(gauge, bw_gauge_config_validate);
   default:
     return bw_error_set(err, BW_E_INVAL, "kind", "no configuration for kind %d",
                         (int)kind);
@@ -1075,7 +1086,7 @@ int bw_registry_set_config(bw_registry_t *reg, bw_registry_kind_t kind,
     return bw_error_set(err, BW_E_INVAL, "kind",
                         "kind must be one the registry creates (breaker, "
                         "bulkhead, limiter, ratelimit, retry, budget, "
-                        "pipeline, queue, stage, degrade); got %s",
+                        "pipeline, queue, stage, degrade, gauge); got %s",
                         bw_registry_kind_name(kind));
   rc = bw__reg_check_name(name, &len, err);
   if (rc != BW_OK) return rc;
@@ -1168,6 +1179,9 @@ BW__REG_GETTER(bw_registry_stage, BW_REGISTRY_STAGE, bw_stage_t,
                bw_stage_config_t, bw_stage_config_init, BW__CLOCK)
 BW__REG_GETTER(bw_registry_degrade, BW_REGISTRY_DEGRADE, bw_degrade_t,
                bw_degrade_config_t, bw_degrade_config_init, BW__CLOCK;
+               BW__SINK)
+BW__REG_GETTER(bw_registry_gauge, BW_REGISTRY_GAUGE, bw_gauge_t,
+               bw_gauge_config_t, bw_gauge_config_init, BW__CLOCK;
                BW__SINK)
 
 int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
@@ -1743,11 +1757,17 @@ struct bw__gsnap_s {
     bw_queue_stats_t q;
     bw_stage_stats_t st;
     bw_degrade_stats_t dg;
+    bw_gauge_stats_t ga;
     struct {
       bool ok; /* the stats call succeeded (a durable store may fail) */
       char backend[200];
       bw_queue_store_stats_t st;
     } qs;
+    struct {
+      bool ok; /* as qs */
+      char backend[200];
+      bw_idem_stats_t st;
+    } is;
     struct {
       bw_state_t state;
       int64_t retry_in_ms;
@@ -1837,6 +1857,15 @@ static int bw__gsnapshot(bw_registry_t *reg, bw__gsnap_t **out, size_t *n) {
       const char *k = bw_queue_store_kind(e->obj);
       e->u.qs.ok = bw_queue_store_stats(e->obj, &e->u.qs.st) == BW_OK;
       bw__escape_label(k, strnlen(k, 64), e->u.qs.backend);
+      break;
+    }
+    case BW_REGISTRY_GAUGE:
+      bw_gauge_stats(e->obj, &e->u.ga);
+      break;
+    case BW_REGISTRY_IDEM_STORE: {
+      const char *k = bw_idem_store_kind(e->obj);
+      e->u.is.ok = bw_idem_stats(e->obj, &e->u.is.st) == BW_OK;
+      bw__escape_label(k, strnlen(k, 64), e->u.is.backend);
       break;
     }
     default:
@@ -2496,6 +2525,116 @@ static void bw__qs_write(bw__out_t *o, int f, const char *m,
   }
 }
 
+static const bw__family_t bw__ga_fams[] = {
+    {"breakwater_pressure_reading", "gauge",
+     "The last pressure reading accepted (0 before any)."},
+    {"breakwater_pressure_in_regime", "gauge",
+     "1 for the regime the gauge is in, 0 for the others."},
+    {"breakwater_pressure_admits_all", "gauge",
+     "1 when the current regime admits every priority, else 0."},
+    {"breakwater_pressure_ceiling", "gauge",
+     "The largest priority the current regime admits; absent when it "
+     "admits every priority."},
+    {"breakwater_pressure_updates_total", "counter",
+     "Pressure readings accepted."},
+    {"breakwater_pressure_transitions_total", "counter",
+     "Regime changes, by the regime entered."},
+    {"breakwater_pressure_time_in_regime_seconds_total", "counter",
+     "Time spent in each regime, in seconds."},
+};
+
+static void bw__ga_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_gauge_stats_t *s = &e->u.ga;
+  char extra[48];
+  int r;
+  switch (f) {
+  case 0:
+    bw__sample_d(o, m, e->label, "", s->pressure);
+    break;
+  case 1:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",regime=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      BW__S(extra, (int)s->regime == r ? 1u : 0u);
+    }
+    break;
+  case 2:
+    BW__S("", s->ceiling == BW_GAUGE_ADMIT_ALL ? 1u : 0u);
+    break;
+  case 3:
+    if (s->ceiling != BW_GAUGE_ADMIT_ALL) BW__S("", s->ceiling);
+    break;
+  case 4:
+    BW__S("", s->updates);
+    break;
+  case 5:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",to=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      BW__S(extra, s->entered[r]);
+    }
+    break;
+  default:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",regime=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      bw__sample_s(o, m, e->label, extra, s->time_in_regime_ns[r]);
+    }
+    break;
+  }
+}
+
+static const bw__family_t bw__is_fams[] = {
+    {"breakwater_idem_store_up", "gauge",
+     "1 when the store's stats could be read, else 0 (the other samples are "
+     "then absent)."},
+    {"breakwater_idem_store_keys", "gauge",
+     "Records stored now (expired ones may count until swept)."},
+    {"breakwater_idem_store_begins_total", "counter",
+     "Begins, by result: new (the caller runs the operation), in_progress, "
+     "done (a stored result was returned)."},
+    {"breakwater_idem_store_completed_total", "counter", "Results stored."},
+    {"breakwater_idem_store_abandoned_total", "counter",
+     "Markers removed after a failed operation."},
+    {"breakwater_idem_store_stale_total", "counter",
+     "Completes and abandons with a token no longer held."},
+};
+
+static void bw__is_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_idem_stats_t *s = &e->u.is.st;
+  char extra[256], x[300];
+  snprintf(extra, sizeof(extra), ",backend=\"%s\"", e->u.is.backend);
+  if (f == 0) {
+    BW__S(extra, e->u.is.ok ? 1u : 0u);
+    return;
+  }
+  if (!e->u.is.ok) return;
+  switch (f) {
+  case 1:
+    BW__S(extra, s->keys);
+    break;
+  case 2:
+    snprintf(x, sizeof(x), "%s,result=\"new\"", extra);
+    BW__S(x, s->began);
+    snprintf(x, sizeof(x), "%s,result=\"in_progress\"", extra);
+    BW__S(x, s->in_progress);
+    snprintf(x, sizeof(x), "%s,result=\"done\"", extra);
+    BW__S(x, s->hits);
+    break;
+  case 3:
+    BW__S(extra, s->completed);
+    break;
+  case 4:
+    BW__S(extra, s->abandoned);
+    break;
+  default:
+    BW__S(extra, s->stale);
+    break;
+  }
+}
+
 static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_BREAKER_IF] = {bw__bi_fams, BW__NF(bw__bi_fams), bw__bi_write},
     [BW_REGISTRY_BULKHEAD] = {bw__bh_fams, BW__NF(bw__bh_fams), bw__bh_write},
@@ -2510,6 +2649,8 @@ static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_DEGRADE] = {bw__dg_fams, BW__NF(bw__dg_fams), bw__dg_write},
     [BW_REGISTRY_QUEUE_STORE] = {bw__qs_fams, BW__NF(bw__qs_fams),
                                  bw__qs_write},
+    [BW_REGISTRY_GAUGE] = {bw__ga_fams, BW__NF(bw__ga_fams), bw__ga_write},
+    [BW_REGISTRY_IDEM_STORE] = {bw__is_fams, BW__NF(bw__is_fams), bw__is_write},
 };
 
 /* Every kind with at least one object: its families in table order, each
