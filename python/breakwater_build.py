@@ -20,8 +20,10 @@ def _pkg(*args):
 
 
 CDEF = r"""
-typedef struct { uint64_t generation; int64_t start_ns; uint32_t kind;
-                 uint32_t reserved; ...; } bw_permit_t;
+typedef struct { int64_t start_ns; uint64_t generation; int64_t deadline_ns;
+                 uint32_t kind; uint32_t lease_slot;
+                 uint32_t inflight_at_acquire; uint32_t limit_at_acquire;
+                 uint32_t flags; ...; } bw_permit_t;
 typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
 const char *bw_strerror(int code);
 const char *bw_version(void);

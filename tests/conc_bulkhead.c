@@ -443,15 +443,23 @@ static void clock_free_admissions_conserve_and_never_exceed_the_max(
  * change of the limit is exactly one event (events = stats.limit_changes),
  * each a real move (old != new) inside [min_limit, max_limit]. With an
  * interval, at most one report per interval is elected: 1 <= events <=
- * changes, each still a move inside the bounds. */
+ * changes, each still a move inside the bounds. The same sink gets the
+ * limiter_rejected summaries: they add up to stats.rejected, exactly, once
+ * the limiter is freed. Any other event is bad. */
 typedef struct {
-  _Atomic uint64_t events;
+  _Atomic uint64_t events; /* limit_changed */
   _Atomic uint64_t bad;
+  _Atomic uint64_t rejected; /* the sum of the limiter_rejected counts */
 } ev_count_t;
 
 static void count_event(const bw_event_t *ev, void *ud) {
   ev_count_t *c = ud;
   uint64_t old, now;
+  if (ev->type == BW_EV_LIMITER_REJECTED && ev->field_count == 3 &&
+      ev->fields[0].v.u >= 1) {
+    atomic_fetch_add(&c->rejected, ev->fields[0].v.u);
+    return;
+  }
   atomic_fetch_add(&c->events, 1);
   if (ev->type != BW_EV_LIMIT_CHANGED || ev->field_count != 3) {
     atomic_fetch_add(&c->bad, 1);
@@ -476,6 +484,7 @@ static void hammer_events(bw_limiter_algorithm_t alg, int64_t interval_ms) {
   bw_limiter_stats_t st;
   atomic_init(&c.events, 0);
   atomic_init(&c.bad, 0);
+  atomic_init(&c.rejected, 0);
   sink = bw_sink_callback_new(count_event, &c, &err);
   assert_non_null(sink);
   bw_limiter_config_init(&cfg);
@@ -509,7 +518,9 @@ static void hammer_events(bw_limiter_algorithm_t alg, int64_t interval_ms) {
     assert_true(atomic_load(&c.events) <= st.limit_changes);
   }
   assert_int_equal(atomic_load(&c.bad), 0);
-  bw_limiter_free(lim);
+  bw_limiter_free(lim); /* the last refusal summary */
+  assert_int_equal(atomic_load(&c.rejected), st.rejected);
+  assert_int_equal(atomic_load(&c.bad), 0);
   bw_sink_free(sink);
   bw_clock_free(clock);
 }

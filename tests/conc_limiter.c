@@ -6,8 +6,11 @@
  * releases, and once every hold has expired (the clock moved past them and
  * an acquire freed them) in_flight and held return to 0. The limit never
  * leaves [min_limit, max_limit]; with the threads gone, it is the floor of
- * the estimate (the algorithms' updates under the lock, below). Runs under
- * ThreadSanitizer in CI. */
+ * the estimate (the algorithms' updates under the lock, below).
+ *
+ * Refusal summaries: the limiter_rejected events (emitted while the threads
+ * race, and at the free) add up to the limiter's `rejected`, exactly: no
+ * refusal is reported twice or lost. Runs under ThreadSanitizer in CI. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -209,9 +212,69 @@ static void releases_with_nothing_in_flight_leave_nothing(void **state) {
   }
 }
 
+/* A clock every read of which moves it 100 us on: a second passes every
+ * 10,000 reads, so refusal summaries fall due while the threads race. */
+static _Atomic int64_t g_slow_now;
+static int64_t fast_now(const bw_clock_t *c) {
+  (void)c;
+  return atomic_fetch_add(&g_slow_now, 100000) + 100000;
+}
+static const bw_clock_t fast = {fast_now, NULL};
+
+/* Checked on the emitting threads; a malformed summary is counted (a
+ * cmocka assertion may not jump out of another thread). */
+static _Atomic uint64_t g_summed, g_summaries, g_malformed;
+static void on_limiter_rejected(const bw_event_t *ev, void *ud) {
+  (void)ud;
+  if (ev->type != BW_EV_LIMITER_REJECTED) return;
+  if (ev->field_count != 3 || strcmp(ev->fields[0].key, "count") != 0 ||
+      ev->fields[0].v.u < 1) {
+    atomic_fetch_add(&g_malformed, 1);
+    return;
+  }
+  atomic_fetch_add(&g_summed, ev->fields[0].v.u);
+  atomic_fetch_add(&g_summaries, 1);
+}
+
+static void rejected_summaries_add_up_to_rejected(void **state) {
+  bw_limiter_config_t cfg;
+  bw_limiter_stats_t s;
+  bw_sink_t *sink = bw_sink_callback_new(on_limiter_rejected, NULL, NULL);
+  bw_limiter_t *lim;
+  uint64_t admitted, timed_out;
+  (void)state;
+  assert_non_null(sink);
+  bw_limiter_config_init(&cfg);
+  cfg.initial_limit = 1; /* one in flight: two threads overlapping refuse */
+  cfg.min_limit = 1;
+  cfg.max_limit = 2;
+  cfg.clock = &fast;
+  cfg.sink = sink;
+  lim = bw_limiter_new(&cfg, NULL);
+  assert_non_null(lim);
+  /* Rounds until the threads have overlapped (bounded: 10 rounds). */
+  for (int round = 0; round < 10; round++) {
+    run_workers(lim, true, 104729u + (unsigned)round, &admitted, &timed_out);
+    bw_limiter_stats(lim, &s);
+    if (s.rejected > 0) break;
+  }
+  bw_limiter_stats(lim, &s);
+  assert_true(s.rejected > 0);
+  assert_u64_eq(s.successes + s.drops + s.ignored, s.admitted);
+  bw_limiter_free(lim); /* the last summary */
+  assert_u64_eq(atomic_load(&g_malformed), 0);
+  assert_u64_eq(atomic_load(&g_summed), s.rejected);
+  assert_true(atomic_load(&g_summaries) >= 1);
+  print_message("%llu refusals in %llu limiter_rejected summaries\n",
+                (unsigned long long)s.rejected,
+                (unsigned long long)atomic_load(&g_summaries));
+  bw_sink_free(sink);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(aimd_held_slots_conserve),
+      cmocka_unit_test(rejected_summaries_add_up_to_rejected),
       cmocka_unit_test(gradient2_held_slots_conserve),
       cmocka_unit_test(vegas_held_slots_conserve),
       cmocka_unit_test(gradient2_estimate_and_limit_agree),

@@ -10,6 +10,9 @@
  *   - enqueued = admitted + rejected = the enqueue calls made;
  *   - the queue never holds more than max_size (a sampler thread watches).
  * A ticker thread advances the manual clock so deadlines expire mid-run.
+ * The queue has a sink: its queue_dropped summaries (emitted while the
+ * threads race, the clock moving, and at the free) add up to rejected, shed
+ * and expired exactly.
  *
  * Law checked (gauge): regime changes form one ordered chain — each
  * on_change's `from` is the previous one's `to` — and transitions =
@@ -130,8 +133,24 @@ static void *tick(void *arg) {
   return NULL;
 }
 
+/* What the queue's sink received (checked on the emitting threads). */
+static atomic_ullong ev_sum[3], ev_summaries, ev_bad;
+static void on_dropped(const bw_event_t *ev, void *ud) {
+  (void)ud;
+  if (ev->type != BW_EV_QUEUE_DROPPED || ev->field_count != 6 ||
+      ev->fields[0].v.u !=
+          ev->fields[1].v.u + ev->fields[2].v.u + ev->fields[3].v.u) {
+    atomic_fetch_add(&ev_bad, 1);
+    return;
+  }
+  for (int i = 0; i < 3; i++)
+    atomic_fetch_add(&ev_sum[i], ev->fields[i + 1].v.u);
+  atomic_fetch_add(&ev_summaries, 1);
+}
+
 static void run(bw_queue_policy_t policy) {
   bw_clock_t *clock = bw_clock_manual_new(0);
+  bw_sink_t *sink = bw_sink_callback_new(on_dropped, NULL, NULL);
   bw_queue_config_t cfg;
   bw_queue_t *q;
   pthread_t pt[PRODUCERS], ct[CONSUMERS], tt;
@@ -145,12 +164,19 @@ static void run(bw_queue_policy_t policy) {
   memset((void *)fate, 0, sizeof(fate));
   memset((void *)was_admitted, 0, sizeof(was_admitted));
   atomic_store(&expired_seen, 0);
+  for (int i = 0; i < 3; i++)
+    atomic_store(&ev_sum[i], 0);
+  atomic_store(&ev_summaries, 0);
+  atomic_store(&ev_bad, 0);
+  assert_non_null(sink);
   bw_queue_config_init(&cfg);
   cfg.name = "conc";
   cfg.max_size = MAX_SIZE;
   cfg.policy = policy;
   cfg.clock = clock;
   cfg.on_expired = on_expired;
+  cfg.sink = sink;
+  cfg.wall_clock = clock;
   q = bw_queue_new(&cfg, NULL);
   assert_non_null(q);
   memset(&ticker, 0, sizeof(ticker));
@@ -227,7 +253,14 @@ static void run(bw_queue_policy_t policy) {
       (unsigned long long)s.rejected, (unsigned long long)s.shed,
       (unsigned long long)s.expired, (unsigned long long)dequeued,
       (unsigned long long)remaining);
-  bw_queue_free(q);
+  bw_queue_free(q); /* the last summary */
+  assert_int_equal(atomic_load(&ev_bad), 0);
+  assert_int_equal(atomic_load(&ev_sum[0]), s.rejected);
+  assert_int_equal(atomic_load(&ev_sum[1]), s.shed);
+  assert_int_equal(atomic_load(&ev_sum[2]), s.expired);
+  printf("%s: %llu queue_dropped summaries\n", bw_queue_policy_name(policy),
+         (unsigned long long)atomic_load(&ev_summaries));
+  bw_sink_free(sink);
   bw_clock_free(clock);
 }
 

@@ -9,7 +9,13 @@
  * expired, or drained at the end); the stage's counters equal the sums of
  * what the threads saw; the queue never exceeds its bound and the work in
  * flight never exceeds the concurrency. Same law with the thread-pool
- * runner doing the consuming. */
+ * runner doing the consuming.
+ *
+ * Events (the stage has a sink): the stage_dropped summaries, emitted while
+ * the threads race and at the free, add up to rejected_ceiling,
+ * rejected_full, shed and expired exactly; and there is exactly one
+ * stage_regime_changed per regime transition (stats.transitions), each a
+ * real change (from != to). */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -141,10 +147,50 @@ static void *tick(void *arg) {
   return NULL;
 }
 
+/* What the stage's sink received (checked on the emitting threads: a
+ * cmocka assertion may not jump out of another thread). */
+static atomic_ullong ev_dropped[4], ev_regimes, ev_bad;
+static void on_event(const bw_event_t *ev, void *ud) {
+  (void)ud;
+  if (ev->type == BW_EV_STAGE_DROPPED && ev->field_count == 5) {
+    for (int i = 0; i < 4; i++)
+      atomic_fetch_add(&ev_dropped[i], ev->fields[i + 1].v.u);
+  } else if (ev->type == BW_EV_STAGE_REGIME_CHANGED && ev->field_count == 3 &&
+             strcmp(ev->fields[0].v.s, ev->fields[1].v.s) != 0) {
+    atomic_fetch_add(&ev_regimes, 1);
+  } else {
+    atomic_fetch_add(&ev_bad, 1);
+  }
+}
+static bw_sink_t *g_sink;
+
+/* Frees the stage (its last summary) and checks the events against its
+ * final counters. */
+static void free_and_check_events(bw_stage_t *s) {
+  bw_stage_stats_t st;
+  bw_stage_stats(s, &st);
+  bw_stage_free(s);
+  assert_int_equal(atomic_load(&ev_bad), 0);
+  assert_int_equal(atomic_load(&ev_dropped[0]), st.rejected_ceiling);
+  assert_int_equal(atomic_load(&ev_dropped[1]), st.rejected_full);
+  assert_int_equal(atomic_load(&ev_dropped[2]), st.shed);
+  assert_int_equal(atomic_load(&ev_dropped[3]), st.expired);
+  assert_int_equal(atomic_load(&ev_regimes), st.transitions);
+  printf("events: %llu regime changes, %llu dropped\n",
+         (unsigned long long)atomic_load(&ev_regimes),
+         (unsigned long long)(st.rejected + st.shed + st.expired));
+}
+
 static bw_stage_t *make(bw_clock_t *clock, bw_queue_policy_t policy) {
   bw_stage_config_t cfg;
   bw_error_t err;
   bw_stage_t *s;
+  if (g_sink == NULL) g_sink = bw_sink_callback_new(on_event, NULL, NULL);
+  assert_non_null(g_sink);
+  for (int i = 0; i < 4; i++)
+    atomic_store(&ev_dropped[i], 0);
+  atomic_store(&ev_regimes, 0);
+  atomic_store(&ev_bad, 0);
   memset((void *)fate, 0, sizeof(fate));
   memset((void *)was_admitted, 0, sizeof(was_admitted));
   atomic_store(&expired_seen, 0);
@@ -155,6 +201,8 @@ static bw_stage_t *make(bw_clock_t *clock, bw_queue_policy_t policy) {
   cfg.policy = policy;
   cfg.clock = clock;
   cfg.on_expired = on_expired;
+  cfg.sink = g_sink;
+  cfg.wall_clock = clock;
   cfg.rate_window_ms = 1;
   cfg.retry_jitter = 0.5;
   cfg.seed = 7;
@@ -261,7 +309,7 @@ static void run(bw_queue_policy_t policy) {
   assert_true(ticker.max_in_flight <= CONC);
   check_fates(s, bw_queue_policy_name(policy), submitted, admitted, rejected,
               shed, processed, failed);
-  bw_stage_free(s);
+  free_and_check_events(s);
   bw_clock_free(clock);
 }
 
@@ -351,7 +399,7 @@ static void runner_conserves_every_item(void **state) {
   assert_non_null(r);
   bw_runner_free(r);
   bw_runner_free(NULL);
-  bw_stage_free(s);
+  free_and_check_events(s);
   bw_clock_free(clock);
 }
 
@@ -362,5 +410,7 @@ int main(void) {
       cmocka_unit_test(drop_lowest_conserves_every_item),
       cmocka_unit_test(runner_conserves_every_item),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  bw_sink_free(g_sink);
+  return rc;
 }

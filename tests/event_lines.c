@@ -118,18 +118,38 @@ int main(int argc, char **argv) {
     bw_queue_store_enqueue(q, "c", 1, &id);
     bw_queue_store_free(q);
   }
-  { /* limiter: a drop lowers the limit */
+  { /* limiter: a drop lowers the limit; a refusal at the limit is
+       summarised when it is freed */
     bw_limiter_config_t c;
     bw_limiter_t *l;
-    bw_permit_t p;
+    bw_permit_t p, p2, q;
     bw_limiter_config_init(&c);
     c.name = NAME("limiter");
     c.clock = clock;
     c.sink = sink;
+    c.initial_limit = 2;
     if ((l = bw_limiter_new(&c, &err)) == NULL) return fail(err.message);
     bw_limiter_try_acquire(l, &p);
-    bw_limiter_release(l, &p, BW_LIMIT_DROPPED);
+    bw_limiter_try_acquire(l, &p2);
+    bw_limiter_try_acquire(l, &q);               /* rejected */
+    bw_limiter_release(l, &p, BW_LIMIT_DROPPED); /* 2 -> 1 */
+    bw_limiter_release(l, &p2, BW_LIMIT_IGNORED);
     bw_limiter_free(l);
+  }
+  { /* bounded priority queue: a refusal with the queue full, summarised
+       when it is freed */
+    bw_queue_config_t c;
+    bw_queue_t *q;
+    int item = 0;
+    bw_queue_config_init(&c);
+    c.name = NAME("priority_queue");
+    c.max_size = 1;
+    c.clock = clock;
+    c.sink = sink;
+    if ((q = bw_queue_new(&c, &err)) == NULL) return fail(err.message);
+    bw_queue_enqueue(q, &item, 0, BW_QUEUE_NO_DEADLINE, NULL);
+    bw_queue_enqueue(q, &item, 0, BW_QUEUE_NO_DEADLINE, NULL); /* full */
+    bw_queue_free(q);
   }
   { /* bulkhead: a refusal, summarised when it is freed */
     bw_bulkhead_config_t c;
@@ -172,7 +192,8 @@ int main(int argc, char **argv) {
     bw_budget_try_retry(bu); /* refused */
     bw_budget_free(bu);
   }
-  { /* stage: a refusal with the queue full, summarised when it is freed */
+  { /* stage: a full queue raises the regime (a regime change); a refusal
+       with the queue full, summarised when it is freed */
     bw_stage_config_t c;
     bw_stage_t *st;
     bw_stage_result_t res;
@@ -180,10 +201,14 @@ int main(int argc, char **argv) {
     bw_stage_config_init(&c);
     c.name = NAME("stage");
     c.queue_size = 1;
+    c.concurrency = 1;
     c.clock = clock;
     c.sink = sink;
     if ((st = bw_stage_new(&c, &err)) == NULL) return fail(err.message);
+    bw_stage_item_t it;
     bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res);
+    bw_stage_next(st, &it); /* in flight: pressure 1/2 */
+    bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res); /* 2/2 */
     bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res); /* full */
     bw_stage_free(st);
   }

@@ -26,6 +26,8 @@ typedef struct reg_all_s {
   bw_stage_t *st;
   bw_degrade_t *dg;
   bw_queue_store_t *qs; /* put in; outlives reg */
+  bw_gauge_t *ga;
+  bw_idem_store_t *is; /* put in; outlives reg */
 } reg_all_t;
 
 #define REG_ALL_CHECK(x)                                                     \
@@ -129,6 +131,26 @@ static inline void reg_all_init(reg_all_t *a) {
     REG_ALL_CHECK(bw_registry_put_object(a->reg, BW_REGISTRY_QUEUE_STORE,
                                          "recovery", a->qs, &err) == BW_OK);
   }
+  a->ga = bw_registry_gauge(a->reg, "intake", NULL, &err);
+  REG_ALL_CHECK(a->ga != NULL);
+  REG_ALL_CHECK(bw_gauge_update(a->ga, 0.7) == BW_REGIME_DEGRADED);
+  {
+    bw_idem_config_t ic;
+    bw_idem_record_t rec;
+    bw_idem_config_init(&ic);
+    ic.name = "orders";
+    ic.clock = a->clock;
+    a->is = bw_mem_idem_new(&ic, &err);
+    REG_ALL_CHECK(a->is != NULL);
+    REG_ALL_CHECK(bw_idem_begin(a->is, "order-1", &rec) == BW_OK);
+    REG_ALL_CHECK(bw_idem_complete(a->is, "order-1", rec.token, 201, NULL, 0) ==
+                  BW_OK);
+    REG_ALL_CHECK(bw_idem_begin(a->is, "order-1", &rec) == BW_OK);
+    REG_ALL_CHECK(rec.state == BW_IDEM_DONE);
+    bw_idem_record_clear(&rec);
+    REG_ALL_CHECK(bw_registry_put_object(a->reg, BW_REGISTRY_IDEM_STORE,
+                                         "orders", a->is, &err) == BW_OK);
+  }
   bw_clock_manual_advance(a->clock, 500 * BW_NS_PER_MS);
 }
 
@@ -138,6 +160,7 @@ static inline void reg_all_free(reg_all_t *a) {
   bw_registry_free(a->reg);
   bw_breaker_free(a->shared);
   bw_queue_store_free(a->qs);
+  bw_idem_store_free(a->is);
   bw_clock_free(a->clock);
 }
 

@@ -50,6 +50,12 @@ static void acquire_when_closed_fills_a_normal_permit(void **state) {
   assert_int_equal(p.kind, BW_PERMIT_NORMAL);
   assert_u64_eq(p.generation, bwt_stats(b).generation);
   assert_null(p.context); /* acquire never leaves a stale context behind */
+  /* the fields a breaker does not use hold their neutral values */
+  assert_i64_eq(p.deadline_ns, INT64_MAX);
+  assert_u64_eq(p.lease_slot, BW_PERMIT_NO_SLOT);
+  assert_u64_eq(p.inflight_at_acquire, 0);
+  assert_u64_eq(p.limit_at_acquire, 0);
+  assert_u64_eq(p.flags, 0);
 
   bwt_advance_ms(e, 5);
   memset(&q, 0xCD, sizeof(q));

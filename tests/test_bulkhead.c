@@ -278,6 +278,12 @@ static void a_permit_carries_its_start_and_execution_deadline(void **state) {
   assert_int_equal(p.kind, BW_PERMIT_NORMAL);
   assert_null(p.context);
   assert_i64_eq(bw_bulkhead_deadline_ns(&p), BWT_T0_NS + 7 * MS + 15 * SEC);
+  assert_i64_eq(p.deadline_ns, BWT_T0_NS + 7 * MS + 15 * SEC);
+  /* the fields a bulkhead does not use hold their neutral values */
+  assert_u64_eq(p.generation, 0);
+  assert_u64_eq(p.lease_slot, BW_PERMIT_NO_SLOT);
+  assert_u64_eq(p.inflight_at_acquire, 0);
+  assert_u64_eq(p.limit_at_acquire, 0);
   assert_status(bw_bulkhead_release(bh, &p), BW_OK);
 }
 

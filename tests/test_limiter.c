@@ -7,8 +7,8 @@
  * rules themselves.
  *
  * A "step" acquires a permit, moves the clock by the RTT and releases it.
- * permit.reserved is the number of calls in flight at acquire, this one
- * included; the tests hold `background` permits to put the limiter in the
+ * permit.inflight_at_acquire is the number of calls in flight at acquire, this
+ * one included; the tests hold `background` permits to put the limiter in the
  * saturated regime (in flight >= limit / 2) or release them to make it
  * app-limited. */
 #include "breakwater/limiter.h"
@@ -116,7 +116,7 @@ static uint32_t step(env_t *e, int64_t rtt_ms, bw_limit_outcome_t o) {
   bw_permit_t p = take(e->lim);
   bw_clock_manual_advance(e->clock, rtt_ms * MS);
   assert_status(bw_limiter_release(e->lim, &p, o), BW_OK);
-  return p.reserved;
+  return p.inflight_at_acquire;
 }
 
 /* A call sent 1 ms after the previous one came back: for Vegas, a call
@@ -389,9 +389,16 @@ static void admits_up_to_the_limit_and_records_in_flight(void **state) {
   for (int i = 0; i < 3; i++) {
     bw_clock_manual_advance(e->clock, 1 * MS);
     p[i] = take(lim);
-    assert_u64_eq(p[i].reserved, i + 1);
+    assert_u64_eq(p[i].inflight_at_acquire, i + 1);
+    assert_u64_eq(p[i].limit_at_acquire, 3);
+    assert_u64_eq(p[i].generation, 0); /* no decrease yet */
     assert_i64_eq(p[i].start_ns, BWT_T0_NS + (i + 1) * MS);
     assert_int_equal(p[i].kind, BW_PERMIT_NORMAL);
+    /* the fields a limiter does not use hold their neutral values */
+    assert_i64_eq(p[i].deadline_ns, INT64_MAX);
+    assert_u64_eq(p[i].lease_slot, BW_PERMIT_NO_SLOT);
+    assert_u64_eq(p[i].flags, 0);
+    assert_null(p[i].context);
   }
   memset(&q, 0xCD, sizeof(q));
   memcpy(&copy, &q, sizeof(q));
@@ -634,6 +641,60 @@ static void assert_limit_event(const bwt_event_t *ev, const char *alg,
   assert_field_str(ev, 2, "algorithm", alg);
   assert_i64_eq(ev->mono_ns, mono_ns);
   assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
+}
+
+/* Refusals at the limit are summarised as limiter_rejected at most once a
+ * second: a refusal a second or more after the last summary (or the
+ * creation) emits every refusal since, itself included; the free emits
+ * what is left; without refusals nothing is sent. */
+static void refusals_are_summarised_at_most_once_a_second(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_t *lim;
+  bw_permit_t p, q;
+  const bwt_event_t *ev;
+  ev_env_t v;
+  ev_open(&v);
+  config(e, &cfg, BW_LIMITER_AIMD, 1);
+  cfg.sink = v.sink;
+  cfg.wall_clock = v.wall;
+  lim = make(e, &cfg);
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  bw_clock_manual_advance(e->clock, 999 * MS);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_u64_eq(v.rec->count, 0); /* 999 ms: not due */
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_u64_eq(v.rec->count, 1); /* T0 + 1 s: the three so far */
+  ev = bwt_event_at(v.rec, 0);
+  assert_event(ev, BW_EV_LIMITER_REJECTED, "3 calls rejected at the limit (1)");
+  assert_string_equal(ev->name, "partner");
+  assert_u64_eq(ev->field_count, 3);
+  assert_field_uint(ev, 0, "count", 3);
+  assert_field_uint(ev, 1, "limit", 1);
+  assert_field_str(ev, 2, "algorithm", "aimd");
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1000 * MS);
+  assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
+  bw_clock_manual_advance(e->clock, 500 * MS);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_E_FULL);
+  assert_u64_eq(v.rec->count, 1); /* 500 ms after the last: not due */
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  assert_u64_eq(stats(lim).rejected, 4);
+  bw_limiter_free(lim); /* the one left */
+  e->lim = NULL;
+  assert_u64_eq(v.rec->count, 2);
+  ev = bwt_event_at(v.rec, 1);
+  assert_field_uint(ev, 0, "count", 1);
+  assert_i64_eq(ev->mono_ns, BWT_T0_NS + 1500 * MS);
+
+  lim = make(e, &cfg); /* nothing refused: nothing sent */
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  bw_limiter_free(lim);
+  e->lim = NULL;
+  assert_u64_eq(v.rec->count, 2);
+  ev_close(&v);
 }
 
 /* change_interval_ms 0: every change is one event, after the callback,
@@ -1529,6 +1590,7 @@ int main(void) {
       T(a_lowered_limit_revokes_nothing_but_admits_no_one_new),
       T(limit_change_reports_are_rate_limited),
       T(every_limit_change_is_an_event_on_the_sink),
+      T(refusals_are_summarised_at_most_once_a_second),
       T(limit_changed_events_are_rate_limited_like_the_callback),
       T(every_algorithm_emits_limit_changed_events),
       T(limit_changed_events_are_json_lines),

@@ -268,8 +268,9 @@ static void vegas_settles_near_the_capacity(void **state) {
  * its whole latency) whose capacity is `cap_at(t)`. The caller gives up
  * after 2000 ms (TIMED_OUT). A round trip is 130 ms, the mean fast answer.
  * Measured: when the limit first reaches 90 % of the capacity in force,
- * and the highest in-flight level the limiter admitted at (permit.reserved)
- * over the whole run. Deterministic: seed 7, virtual time, no sleeps. */
+ * and the highest in-flight level the limiter admitted at
+ * (permit.inflight_at_acquire) over the whole run. Deterministic: seed 7,
+ * virtual time, no sleeps. */
 
 #define STEP_RTT_MS 130
 
@@ -291,7 +292,7 @@ struct step_world_s {
   step_client_t *c;
   uint32_t cap;          /* the partner's capacity now */
   uint32_t partner_busy; /* its in-flight count */
-  uint32_t max_admitted; /* the highest permit.reserved */
+  uint32_t max_admitted; /* the highest permit.inflight_at_acquire */
   uint32_t max_partner;
   int64_t end_ns;
   /* the capacity's schedule: cap_a until t_b, cap_b until t_c, then cap_c */
@@ -368,13 +369,13 @@ static void step_ask(bw_sim_t *sim, void *user) {
     assert_status(bw_sim_schedule_in(sim, 5 * MS, step_ask, c, NULL), BW_OK);
     return;
   }
-  if (c->permit.reserved > w->max_admitted)
-    w->max_admitted = c->permit.reserved;
-  if (now < w->t_b && c->permit.reserved > w->max_admitted_before_b)
-    w->max_admitted_before_b = c->permit.reserved;
+  if (c->permit.inflight_at_acquire > w->max_admitted)
+    w->max_admitted = c->permit.inflight_at_acquire;
+  if (now < w->t_b && c->permit.inflight_at_acquire > w->max_admitted_before_b)
+    w->max_admitted_before_b = c->permit.inflight_at_acquire;
   if (now >= w->t_b && now - w->t_b >= 1000 * MS && now < w->t_c &&
-      c->permit.reserved > w->max_admitted_b)
-    w->max_admitted_b = c->permit.reserved;
+      c->permit.inflight_at_acquire > w->max_admitted_b)
+    w->max_admitted_b = c->permit.inflight_at_acquire;
   w->partner_busy++;
   if (w->partner_busy > w->max_partner) w->max_partner = w->partner_busy;
   if (w->partner_busy <= w->cap) {

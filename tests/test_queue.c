@@ -174,6 +174,17 @@ static void bad_configuration_is_refused_naming_the_field(void **state) {
   expect_refused(&cfg, "name", "name must be at most 200 bytes (got 201)");
   cfg.name = NULL;
   expect_refused(&cfg, "name", "name must not be empty");
+  cfg.name = "jobs";
+  {
+    static const bw_clock_t no_reading = {NULL, NULL};
+    cfg.clock = &no_reading;
+    expect_refused(&cfg, "clock", "clock must have a now_ns function");
+    cfg.clock = e->clock;
+    cfg.wall_clock = &no_reading;
+    expect_refused(&cfg, "wall_clock",
+                   "wall_clock must have a now_ns function");
+    cfg.wall_clock = NULL;
+  }
   assert_null(bw_queue_new(NULL, &err));
   assert_status(err.code, BW_E_INVAL);
   assert_string_equal(err.field, "");
@@ -747,6 +758,103 @@ static void every_verb_answers_null_without_crashing(void **state) {
   bw_queue_free(NULL);
 }
 
+/* Asserts one queue_dropped event of queue "jobs" completely. */
+static void assert_dropped(const bwt_event_t *ev, uint64_t rejected,
+                           uint64_t shed, uint64_t expired, uint32_t max,
+                           const char *policy, int64_t at_ns) {
+  char reason[160];
+  snprintf(reason, sizeof(reason),
+           "%llu items dropped: %llu refused with the queue full, %llu shed, "
+           "%llu expired",
+           (unsigned long long)(rejected + shed + expired),
+           (unsigned long long)rejected, (unsigned long long)shed,
+           (unsigned long long)expired);
+  assert_event(ev, BW_EV_QUEUE_DROPPED, reason);
+  assert_string_equal(ev->name, "jobs");
+  assert_int_equal(ev->field_count, 6);
+  assert_field_uint(ev, 0, "count", rejected + shed + expired);
+  assert_field_uint(ev, 1, "rejected", rejected);
+  assert_field_uint(ev, 2, "shed", shed);
+  assert_field_uint(ev, 3, "expired", expired);
+  assert_field_uint(ev, 4, "max_size", max);
+  assert_field_str(ev, 5, "policy", policy);
+  assert_i64_eq(ev->mono_ns, at_ns);
+  assert_i64_eq(ev->wall_ns, BWT_WALL0_NS);
+}
+
+/* Refused, shed and expired items are summarised as queue_dropped at most
+ * once a second (a drop a second or more after the last summary, or the
+ * creation, emits every drop since, itself included), and once more at the
+ * free; a queue that drops nothing sends nothing. */
+static void drops_are_summarised_at_most_once_a_second(void **state) {
+  qenv_t *e = *state;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_clock_t *wall = bw_clock_manual_new(BWT_WALL0_NS);
+  bw_sink_t *sink;
+  bw_queue_config_t cfg;
+  bw_error_t err;
+  bw_queue_item_t shed, it;
+  assert_non_null(rec);
+  assert_non_null(wall);
+  sink = bw_sink_callback_new(bwt_record_cb, rec, &err);
+  assert_non_null(sink);
+
+  config(e, &cfg, 2, BW_QUEUE_DROP_OLDEST);
+  cfg.on_expired = NULL; /* expired items come back from dequeue */
+  cfg.sink = sink;
+  cfg.wall_clock = wall;
+  e->q = bw_queue_new(&cfg, &err);
+  assert_non_null(e->q);
+  assert_int_equal(
+      bw_queue_enqueue(e->q, IT('a'), 0, BWT_T0_NS + 10 * MS, &shed),
+      BW_QUEUE_ADMITTED);
+  assert_int_equal(put(e->q, 'b', 0), BW_QUEUE_ADMITTED);
+  assert_int_equal(put(e->q, 'c', 0), BW_QUEUE_SHED); /* a is shed */
+  assert_int_equal(rec->count, 0);
+  bw_clock_manual_advance(e->clock, 1000 * MS);
+  assert_int_equal(put(e->q, 'd', 0), BW_QUEUE_SHED); /* b, and due */
+  assert_int_equal(rec->count, 1);
+  assert_dropped(bwt_event_at(rec, 0), 0, 2, 0, 2, "drop_oldest",
+                 BWT_T0_NS + 1000 * MS);
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  assert_int_equal(bw_queue_dequeue(e->q, &it), BW_OK);
+  assert_ptr_equal(it.data, IT('c'));
+  assert_int_equal(rec->count, 1);
+  bw_queue_free(e->q); /* nothing since the last: nothing sent */
+  e->q = NULL;
+  assert_int_equal(rec->count, 1);
+
+  /* Reject, and an expiry found by dequeue; both reported at the free. */
+  config(e, &cfg, 1, BW_QUEUE_REJECT);
+  cfg.on_expired = NULL;
+  cfg.sink = sink;
+  cfg.wall_clock = wall;
+  e->q = bw_queue_new(&cfg, &err);
+  assert_non_null(e->q);
+  assert_int_equal(
+      bw_queue_enqueue(e->q, IT('a'), 0, bw_clock_now(e->clock) + 5 * MS, NULL),
+      BW_QUEUE_ADMITTED);
+  assert_int_equal(bw_queue_enqueue(e->q, IT('b'), 0, NONE, NULL),
+                   BW_QUEUE_REJECTED);
+  bw_clock_manual_advance(e->clock, 5 * MS);
+  assert_int_equal(bw_queue_dequeue(e->q, &it), BW_E_DEADLINE);
+  assert_int_equal(rec->count, 1); /* 5 ms since the creation */
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  bw_queue_free(e->q);
+  e->q = NULL;
+  assert_int_equal(rec->count, 2);
+  assert_dropped(bwt_event_at(rec, 1), 1, 0, 1, 1, "reject",
+                 BWT_T0_NS + 1016 * MS);
+
+  make(e, 1, BW_QUEUE_REJECT); /* no sink: no events, same answers */
+  assert_int_equal(put(e->q, 'a', 0), BW_QUEUE_ADMITTED);
+  assert_int_equal(put(e->q, 'b', 0), BW_QUEUE_REJECTED);
+  assert_int_equal(rec->count, 2);
+  bw_sink_free(sink);
+  bw_clock_free(wall);
+  free(rec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_verb_answers_null_without_crashing),
@@ -799,6 +907,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           the_gauge_closes_the_door_on_batch_before_interactive_suffers, setup,
           teardown),
+      cmocka_unit_test_setup_teardown(
+          drops_are_summarised_at_most_once_a_second, setup, teardown),
       cmocka_unit_test(creation_survives_every_allocation_failure),
       cmocka_unit_test(enqueue_and_dequeue_never_allocate),
   };

@@ -52,6 +52,253 @@ static void test_bulkhead_registry_get_and_stats(void **state) {
   bw_registry_free(reg);
 }
 
+/* bw_registry_set_config: a configuration registered in advance for (kind,
+ * name) is the one a get-or-create with cfg NULL uses at the first
+ * creation, for every kind the registry creates; each is read back
+ * exactly from the object made. */
+static void test_configs_registered_in_advance_for_every_kind(void **state) {
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  bw_registry_config_t rc;
+  bw_registry_t *reg;
+  bw_error_t err;
+  bw_breaker_config_t brc;
+  bw_bulkhead_config_t bhc;
+  bw_limiter_config_t lic;
+  bw_ratelimit_config_t rlc;
+  bw_retry_config_t rec;
+  bw_budget_config_t buc;
+  bw_pipeline_config_t plc;
+  bw_queue_config_t qc;
+  bw_stage_config_t stc;
+  bw_degrade_config_t dgc;
+  bw_gauge_config_t gac;
+  bw_breaker_t *b;
+  bw_permit_t p;
+  bw_ratelimit_t *rl;
+  bw_stage_t *st;
+  bw_stage_result_t res;
+  int item = 0;
+  (void)state;
+  assert_non_null(clock);
+  bw_registry_config_init(&rc);
+  rc.clock = clock;
+  reg = bw_registry_new(&rc, &err);
+  assert_non_null(reg);
+
+  bw_breaker_config_init(&brc);
+  brc.name = "ignored";
+  brc.failure_threshold = 1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BREAKER, "svc", &brc, &err),
+      BW_OK);
+  bw_bulkhead_config_init(&bhc);
+  bhc.name = "ignored";
+  bhc.max_concurrent = 3;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "svc", &bhc, &err),
+      BW_OK);
+  assert_int_equal(err.code, BW_OK);
+  bw_limiter_config_init(&lic);
+  lic.initial_limit = 7;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_LIMITER, "svc", &lic, &err),
+      BW_OK);
+  bw_ratelimit_config_init(&rlc);
+  rlc.rate_per_sec = 1;
+  rlc.burst = 2;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_RATELIMIT, "svc", &rlc, &err),
+      BW_OK);
+  bw_retry_config_init(&rec);
+  rec.backoff = BW_BACKOFF_CONSTANT;
+  rec.base_ms = 123;
+  rec.jitter = BW_JITTER_NONE;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_RETRY, "svc", &rec, &err), BW_OK);
+  bw_budget_config_init(&buc);
+  buc.max_tokens = 4;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BUDGET, "svc", &buc, &err),
+      BW_OK);
+  bw_pipeline_config_init(&plc);
+  plc.latency_bucket_count = 2;
+  plc.latency_buckets_us[0] = 1000;
+  plc.latency_buckets_us[1] = 5000;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_PIPELINE, "svc", &plc, &err),
+      BW_OK);
+  bw_queue_config_init(&qc);
+  qc.max_size = 5;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_QUEUE, "svc", &qc, &err), BW_OK);
+  bw_stage_config_init(&stc);
+  stc.queue_size = 1;
+  stc.concurrency = 1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_STAGE, "svc", &stc, &err), BW_OK);
+  bw_gauge_config_init(&gac);
+  gac.degraded_at = 0.3;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_GAUGE, "svc", &gac, &err), BW_OK);
+  bw_degrade_config_init(&dgc);
+  dgc.level_count = 2;
+  dgc.level_names = NULL;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_DEGRADE, "svc", &dgc, &err),
+      BW_OK);
+  /* Changing the caller's structs now changes nothing: they were copied. */
+  bhc.max_concurrent = 99;
+  qc.max_size = 99;
+
+  /* breaker: one failure opens it */
+  b = bw_registry_breaker(reg, "svc", &err);
+  assert_non_null(b);
+  assert_status(bw_breaker_acquire(b, &p), BW_OK);
+  assert_status(bw_breaker_release(b, &p, BW_FAILURE), BW_OK);
+  assert_int_equal(bw_breaker_state(b), BW_OPEN);
+  bw_registry_put(reg, b);
+  { /* bulkhead */
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_t *bh = bw_registry_bulkhead(reg, "svc", NULL, &err);
+    assert_non_null(bh);
+    assert_string_equal(bw_bulkhead_name(bh), "svc");
+    bw_bulkhead_stats(bh, &s);
+    assert_int_equal(s.max_concurrent, 3);
+  }
+  assert_int_equal(
+      bw_limiter_limit(bw_registry_limiter(reg, "svc", NULL, &err)), 7);
+  rl = bw_registry_ratelimit(reg, "svc", NULL, &err);
+  assert_non_null(rl); /* a burst of 2 on the registry's clock, then none */
+  assert_status(bw_ratelimit_try_acquire(rl, NULL), BW_OK);
+  assert_status(bw_ratelimit_try_acquire(rl, NULL), BW_OK);
+  assert_true(bw_ratelimit_try_acquire(rl, NULL) != BW_OK);
+  assert_int_equal(bw_retry_delay_ms(bw_registry_retry(reg, "svc", NULL, &err),
+                                     3, NULL, NULL),
+                   123);
+  { /* budget: starts full with max_tokens */
+    bw_budget_stats_t s;
+    bw_budget_stats(bw_registry_budget(reg, "svc", NULL, &err), &s);
+    assert_true(s.tokens == 4.0);
+  }
+  { /* pipeline: its histogram's bounds */
+    bw_pipeline_stats_t s;
+    bw_pipeline_stats(bw_registry_pipeline(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.latency_bucket_count, 2);
+    assert_i64_eq(s.latency_buckets_us[1], 5000);
+  }
+  { /* queue */
+    bw_queue_stats_t s;
+    bw_queue_stats(bw_registry_queue(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.max_size, 5);
+  }
+  st = bw_registry_stage(reg, "svc", NULL, &err); /* one slot queued */
+  assert_non_null(st);
+  assert_int_equal(bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res),
+                   BW_QUEUE_ADMITTED);
+  assert_int_equal(bw_stage_submit(st, &item, 0, BW_QUEUE_NO_DEADLINE, &res),
+                   BW_QUEUE_REJECTED);
+  { /* degrade */
+    bw_degrade_stats_t s;
+    bw_degrade_stats(bw_registry_degrade(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.level_count, 2);
+  }
+
+  /* gauge: 0.35 is degraded at 0.3 (normal at the default 0.6) */
+  assert_int_equal(
+      bw_gauge_update(bw_registry_gauge(reg, "svc", NULL, &err), 0.35),
+      BW_REGIME_DEGRADED);
+
+  /* An explicit cfg wins over the registered one. */
+  bw_bulkhead_config_init(&bhc);
+  bhc.max_concurrent = 5;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "other", &bhc, &err),
+      BW_OK);
+  bhc.max_concurrent = 6;
+  {
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "other", &bhc, &err), &s);
+    assert_int_equal(s.max_concurrent, 6);
+  }
+  /* Registering again replaces; an existing object keeps its own. */
+  bhc.max_concurrent = 8;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "third", &bhc, &err),
+      BW_OK);
+  bhc.max_concurrent = 9;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "third", &bhc, &err),
+      BW_OK);
+  bhc.max_concurrent = 1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "svc", &bhc, &err),
+      BW_OK);
+  {
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "third", NULL, &err), &s);
+    assert_int_equal(s.max_concurrent, 9);
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "svc", NULL, &err), &s);
+    assert_int_equal(s.max_concurrent, 3); /* made before */
+  }
+  /* Per kind: a bulkhead's config says nothing about a limiter's. */
+  assert_int_equal(
+      bw_limiter_limit(bw_registry_limiter(reg, "third", NULL, &err)), 20);
+
+  /* Refusals name the field. */
+  assert_status(
+      bw_registry_set_config(NULL, BW_REGISTRY_BULKHEAD, "x", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "reg");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BREAKER_IF, "x", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_QUEUE_STORE, "x", &qc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_IDEM_STORE, "x", &qc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_KIND__COUNT, "x", &qc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "kind");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "name");
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "x", NULL, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "cfg");
+  bhc.max_concurrent = 0;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BULKHEAD, "x", &bhc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "max_concurrent");
+  qc.max_size = 0;
+  assert_status(bw_registry_set_config(reg, BW_REGISTRY_QUEUE, "x", &qc, &err),
+                BW_E_INVAL);
+  assert_string_equal(err.field, "max_size");
+  brc.break_ms = -1;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_BREAKER, "x", &brc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "break_ms");
+  /* Nothing refused was stored: "x" gets the defaults. */
+  {
+    bw_bulkhead_stats_t s;
+    bw_bulkhead_config_t d;
+    bw_bulkhead_config_init(&d);
+    bw_bulkhead_stats(bw_registry_bulkhead(reg, "x", NULL, &err), &s);
+    assert_int_equal(s.max_concurrent, d.max_concurrent);
+  }
+  bw_registry_free(reg);
+  bw_clock_free(clock);
+}
+
 static void test_every_kind_find_and_count(void **state) {
   reg_all_t a;
   bw_error_t err;
@@ -80,6 +327,11 @@ static void test_every_kind_find_and_count(void **state) {
                    a.dg);
   assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_QUEUE_STORE, "recovery"),
                    a.qs);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_GAUGE, "intake"), a.ga);
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_IDEM_STORE, "orders"),
+                   a.is);
+  assert_ptr_equal(bw_registry_gauge(a.reg, "intake", NULL, &err), a.ga);
+  assert_string_equal(bw_gauge_name(a.ga), "intake");
   /* BREAKER is the held lookup. */
   b = bw_registry_find(a.reg, BW_REGISTRY_BREAKER, "payment_api");
   assert_ptr_equal(b, a.b);
@@ -100,6 +352,9 @@ static void test_every_kind_find_and_count(void **state) {
   assert_null(bw_registry_bulkhead(a.reg, "", NULL, &err));
   assert_string_equal(err.field, "name");
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_DEGRADE), "degrade");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_GAUGE), "gauge");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_IDEM_STORE),
+                      "idem_store");
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_KIND__COUNT),
                       "unknown");
   reg_all_free(&a);
@@ -138,6 +393,40 @@ static void test_exposition_of_every_kind(void **state) {
                   "\nbreakwater_breaker_if_transitions_total{name="
                   "\"shared_api\",backend=\"breaker\",to=\"open\"} 0\n");
   assert_contains(text, "\nbreakwater_bulkhead_in_use{name=\"hotel_api\"} 1\n");
+  /* the pressure gauge: updated once to 0.7 (degraded), 500 ms ago */
+  assert_contains(text, "\nbreakwater_pressure_reading{name=\"intake\"} 0.7\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_in_regime{name=\"intake\","
+                  "regime=\"degraded\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_admits_all{name=\"intake\"} 0\n");
+  assert_contains(text, "\nbreakwater_pressure_ceiling{name=\"intake\"} 5\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_transitions_total{name="
+                  "\"intake\",to=\"degraded\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_pressure_time_in_regime_seconds_total{"
+                  "name=\"intake\",regime=\"degraded\"} 0.5\n");
+  /* the idempotency store: one key begun, completed, then found done */
+  assert_contains(text,
+                  "\nbreakwater_idem_store_up{name=\"orders\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_keys{name=\"orders\","
+                  "backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_begins_total{name=\"orders\","
+                  "backend=\"memory\",result=\"new\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_begins_total{name=\"orders\","
+                  "backend=\"memory\",result=\"done\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_idem_store_completed_total{name="
+                  "\"orders\",backend=\"memory\"} 1\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"gauge\"} 1\n");
+  assert_contains(
+      text, "\nbreakwater_registry_kind_objects{kind=\"idem_store\"} 1\n");
   assert_contains(text,
                   "\nbreakwater_bulkhead_admitted_total{name=\"hotel_api\","
                   "waited=\"false\"} 1\n");
@@ -229,6 +518,67 @@ static void test_exposition_of_every_kind(void **state) {
   reg_all_free(&a);
 }
 
+/* The OpenMetrics variant: the same samples; counter families named
+ * without _total in HELP/TYPE; UNIT lines for seconds and ratios; help
+ * text with its double quotes escaped; # EOF last. The Prometheus text
+ * keeps its own rules (no EOF, no UNIT, _total families). */
+static void test_openmetrics_variant(void **state) {
+  bw_error_t err;
+  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_breaker_t *b = bw_registry_breaker(reg, "svc", &err);
+  bw_bulkhead_t *bh = bw_registry_bulkhead(reg, "svc", NULL, &err);
+  bw_permit_t p;
+  char *om, *prom;
+  size_t len;
+  FILE *fp;
+  (void)state;
+  assert_non_null(bh);
+  assert_status(bw_bulkhead_try_acquire(bh, &p), BW_OK);
+  assert_status(bw_bulkhead_release(bh, &p), BW_OK);
+  om = bw_registry_openmetrics(reg, &len);
+  prom = bw_registry_prometheus(reg, NULL);
+  assert_non_null(om);
+  assert_non_null(prom);
+  assert_int_equal(len, strlen(om));
+  assert_true(len > 6 && strcmp(om + len - 6, "# EOF\n") == 0);
+  assert_not_contains(prom, "# EOF");
+  assert_contains(om, "# HELP breakwater_breaker_calls Calls whose outcome");
+  assert_contains(om, "\n# TYPE breakwater_breaker_calls counter\n");
+  assert_contains(om,
+                  "\nbreakwater_breaker_calls_total{name=\"svc\","
+                  "outcome=\"success\"} 0\n");
+  assert_contains(prom, "\n# TYPE breakwater_breaker_calls_total counter\n");
+  assert_contains(om,
+                  "\n# TYPE breakwater_breaker_time_in_state_seconds "
+                  "counter\n# UNIT breakwater_breaker_time_in_state_seconds "
+                  "seconds\n");
+  assert_contains(om,
+                  "\n# TYPE breakwater_breaker_window_failure_ratio "
+                  "gauge\n# UNIT breakwater_breaker_window_failure_ratio "
+                  "ratio\n");
+  assert_not_contains(prom, "# UNIT");
+  assert_contains(om,
+                  "\nbreakwater_bulkhead_admitted_total{name=\"svc\","
+                  "waited=\"false\"} 1\n");
+  /* gauges keep their names */
+  assert_contains(om, "\n# TYPE breakwater_breaker_state gauge\n");
+  bw_free(om);
+  bw_free(prom);
+  /* The FILE form writes the same text; NULL arguments are refused. */
+  fp = tmpfile();
+  assert_non_null(fp);
+  assert_status(bw_registry_write_openmetrics(reg, fp), BW_OK);
+  assert_true(ftell(fp) == (long)len);
+  fclose(fp);
+  assert_status(bw_registry_write_openmetrics(NULL, stdout), BW_E_INVAL);
+  assert_status(bw_registry_write_openmetrics(reg, NULL), BW_E_INVAL);
+  len = 7;
+  assert_null(bw_registry_openmetrics(NULL, &len));
+  assert_int_equal(len, 0);
+  bw_registry_put(reg, b);
+  bw_registry_free(reg);
+}
+
 /* Isolated: the isolated gauge says so, and retry_in has no sample (no
  * number of seconds means "until an operator resets"). */
 static void test_isolated_is_a_gauge_not_a_sentinel(void **state) {
@@ -307,10 +657,21 @@ static int oom_scenario(void) {
   bw_registry_t *reg = bw_registry_new(NULL, &err);
   bw_pipeline_config_t pc;
   bw_breaker_config_t bc;
-  bw_breaker_t *b;
+  bw_breaker_t *b = NULL;
   char *text;
   int rc = BW_OK;
   if (reg == NULL) return err.code;
+  { /* a configuration registered in advance, then used */
+    bw_queue_config_t qc;
+    bw_queue_config_init(&qc);
+    qc.max_size = 4;
+    rc = bw_registry_set_config(reg, BW_REGISTRY_QUEUE, "q", &qc, &err);
+    if (rc != BW_OK) goto out;
+    if (bw_registry_queue(reg, "q", NULL, &err) == NULL) {
+      rc = err.code;
+      goto out;
+    }
+  }
   bw_breaker_config_init(&bc);
   bc.name = "shared";
   b = bw_breaker_new(&bc, &err);
@@ -411,9 +772,11 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bulkhead_registry_get_and_stats),
       cmocka_unit_test(test_every_kind_find_and_count),
+      cmocka_unit_test(test_configs_registered_in_advance_for_every_kind),
       cmocka_unit_test(test_invalid_config_names_the_field),
       cmocka_unit_test(test_exposition_of_every_kind),
       cmocka_unit_test(test_isolated_is_a_gauge_not_a_sentinel),
+      cmocka_unit_test(test_openmetrics_variant),
       cmocka_unit_test(test_pipeline_histogram_buckets),
       cmocka_unit_test(test_oom),
       cmocka_unit_test(test_get_or_create_races),

@@ -951,6 +951,7 @@ static void a_probe_lease_expires_so_another_worker_can_probe(void **st) {
   advance_ms(e, 1000);
   dead = take(e->b); /* this worker will "die" holding the probe */
   assert_u64_eq(dead.kind, BW_PERMIT_PROBE);
+  assert_u64_eq(dead.lease_slot, 0); /* the first of the probe slots */
   assert_u64_eq(bstats(e->b2).half_open_in_flight, 1);
   rejected(e->b2);
   assert_i64_eq(bw_shm_breaker_retry_in_ms(e->b2), 0);
@@ -960,6 +961,7 @@ static void a_probe_lease_expires_so_another_worker_can_probe(void **st) {
   assert_u64_eq(bstats(e->b2).half_open_in_flight, 0);
   p = take(e->b2); /* expired: another worker probes */
   assert_u64_eq(p.kind, BW_PERMIT_PROBE);
+  assert_u64_eq(p.lease_slot, 0); /* the expired lease's slot, taken over */
   assert_u64_eq(p.generation, dead.generation);
   assert_u64_eq(bstats(e->b2).half_open_in_flight, 1);
   /* The dead worker's late release decides nothing, even a failure. */
@@ -1250,7 +1252,7 @@ static void limit_slots_are_leases_that_expire(void **st) {
   advance_ms(e, 150);
   assert_status(bw_shm_limit_release(e->lim, &a, BW_LIMIT_SUCCESS),
                 BW_E_TIMEOUT);
-  a.reserved = 2; /* not a slot of this limit */
+  a.lease_slot = 2; /* not a slot of this limit */
   assert_status(bw_shm_limit_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_E_INVAL);
   bw_shm_limit_free(other);
 }

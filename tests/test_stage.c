@@ -1212,9 +1212,94 @@ static void assert_dropped(const bwt_event_t *ev, uint64_t full, uint64_t shed,
   assert_i64_eq(ev->wall_ns, at_ns);
 }
 
+/* A stage_regime_changed event of stage "st", exactly. */
+static void assert_regime_event(const bwt_event_t *ev, const char *from,
+                                const char *to, double pressure,
+                                int64_t at_ns) {
+  assert_int_equal(ev->type, BW_EV_STAGE_REGIME_CHANGED);
+  assert_string_equal(ev->name, "st");
+  assert_int_equal(ev->field_count, 3);
+  assert_field_str(ev, 0, "from", from);
+  assert_field_str(ev, 1, "to", to);
+  assert_string_equal(ev->fields[2].key, "pressure");
+  assert_int_equal(ev->fields[2].type, BW_FIELD_DOUBLE);
+  assert_true(ev->fields[2].d == pressure);
+  assert_i64_eq(ev->mono_ns, at_ns);
+}
+
 /* Refused, shed and expired items are summarised as stage_dropped at most
  * once a second (the drop that finds a summary due included) and once more
  * when the stage is freed. */
+/* The sink of regime_changes_are_events_in_order: records the event, then
+ * reads the stage's stats (which takes the stage's lock: the event must
+ * come after the lock is released, or this deadlocks). */
+static bw_stage_t *reading_stage;
+static bw_regime_t regime_read[8];
+static size_t regimes_read;
+static void record_and_read(const bw_event_t *ev, void *userdata) {
+  bw_stage_stats_t st;
+  bwt_record_cb(ev, userdata);
+  bw_stage_stats(reading_stage, &st);
+  if (regimes_read < 8) regime_read[regimes_read++] = st.regime;
+}
+
+static void regime_changes_are_events_in_order(void **state) {
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_sink_t *sink;
+  bw_stage_config_t c;
+  bw_stage_item_t a;
+  (void)state;
+  assert_non_null(rec);
+  sink = bw_sink_callback_new(record_and_read, rec, NULL);
+  assert_non_null(sink);
+  config(&c, "st", 4, 1); /* pressure = (queued + in flight) / 5 */
+  c.wall_clock = clk;
+  c.sink = sink;
+  reading_stage = make(&c);
+  regimes_read = 0;
+  assert_status(submit(reading_stage, 1, 0, NULL), BW_QUEUE_ADMITTED);
+  assert_status(submit(reading_stage, 2, 0, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(rec->count, 0); /* 0.4: normal */
+  advance_ms(5);
+  assert_status(submit(reading_stage, 3, 0, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(rec->count, 1); /* 0.6: degraded_at */
+  assert_regime_event(bwt_event_at(rec, 0), "normal", "degraded", 0.6,
+                      BWT_T0_NS + 5 * MS);
+  assert_string_equal(bwt_event_at(rec, 0)->reason,
+                      "regime normal -> degraded at effective pressure 0.600");
+  assert_status(submit(reading_stage, 4, 0, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(rec->count, 1); /* 0.8: still degraded */
+  a = take(reading_stage, 1);      /* 3 queued + 1 in flight: 0.8 */
+  advance_ms(5);
+  assert_status(submit(reading_stage, 5, 0, NULL), BW_QUEUE_ADMITTED);
+  assert_int_equal(rec->count, 2); /* 1.0: critical */
+  assert_regime_event(bwt_event_at(rec, 1), "degraded", "critical", 1.0,
+                      BWT_T0_NS + 10 * MS);
+  /* Drain: each completion frees one, each take moves one into flight:
+   * 1.0 -> 0.8 (critical holds down to 0.75) -> 0.6 (degraded) -> 0.4
+   * (normal: below degraded's exit, 0.5) -> 0.2 -> 0. */
+  assert_status(bw_stage_done(reading_stage, &a, BW_STAGE_PROCESSED), BW_OK);
+  for (int i = 2; i <= 5; i++) {
+    a = take(reading_stage, i);
+    assert_status(bw_stage_done(reading_stage, &a, BW_STAGE_PROCESSED), BW_OK);
+  }
+  assert_int_equal(rec->count, 4);
+  assert_regime_event(bwt_event_at(rec, 2), "critical", "degraded", 0.6,
+                      BWT_T0_NS + 10 * MS);
+  assert_regime_event(bwt_event_at(rec, 3), "degraded", "normal", 0.4,
+                      BWT_T0_NS + 10 * MS);
+  /* Each sink call could read the stage, and saw the regime it announced. */
+  assert_int_equal(regimes_read, 4);
+  assert_int_equal(regime_read[0], BW_REGIME_DEGRADED);
+  assert_int_equal(regime_read[1], BW_REGIME_CRITICAL);
+  assert_int_equal(regime_read[2], BW_REGIME_DEGRADED);
+  assert_int_equal(regime_read[3], BW_REGIME_NORMAL);
+  bw_stage_free(reading_stage);
+  assert_int_equal(rec->count, 4); /* nothing dropped */
+  bw_sink_free(sink);
+  free(rec);
+}
+
 static void drops_are_summarised_at_most_once_a_second(void **state) {
   bwt_recorder_t *rec = calloc(1, sizeof(*rec));
   bw_sink_t *sink;
@@ -1246,23 +1331,32 @@ static void drops_are_summarised_at_most_once_a_second(void **state) {
                       "expired");
 
   a = take(s, 1);
+  /* 1 queued + 1 in flight of 1 + 1: pressure 1, critical */
   assert_status(bw_stage_submit(s, IT(5), 0, now_ns() + 500 * MS, &r),
                 BW_QUEUE_ADMITTED);
+  assert_int_equal(rec->count, 2);
+  assert_regime_event(bwt_event_at(rec, 1), "normal", "critical", 1.0,
+                      BWT_T0_NS + 1000 * MS);
   advance_ms(600); /* T0 + 1600 ms: item 5 expired */
+  /* 1 queued of 2: pressure 0.5, below critical's and degraded's exits */
   assert_status(bw_stage_done(s, &a, BW_STAGE_PROCESSED), BW_OK);
+  assert_int_equal(rec->count, 3);
+  assert_regime_event(bwt_event_at(rec, 2), "critical", "normal", 0.5,
+                      BWT_T0_NS + 1600 * MS);
   assert_status(bw_stage_next(s, &d), BW_E_DEADLINE);
   assert_ptr_equal(d.data, IT(5));
-  assert_int_equal(rec->count, 1); /* 600 ms since the last summary */
+  assert_int_equal(rec->count, 3); /* 600 ms since the last summary */
+  assert_int_equal(bwt_count(rec, BW_EV_STAGE_DROPPED), 1);
   assert_conserved(s);
   advance_ms(100);
   bw_stage_free(s); /* the one pending, at the free */
-  assert_int_equal(rec->count, 2);
-  assert_dropped(bwt_event_at(rec, 1), 0, 0, 1, BWT_T0_NS + 1700 * MS);
+  assert_int_equal(rec->count, 4);
+  assert_dropped(bwt_event_at(rec, 3), 0, 0, 1, BWT_T0_NS + 1700 * MS);
 
-  s = make(&c); /* nothing dropped: nothing sent */
+  s = make(&c); /* nothing dropped: nothing sent (and no regime change) */
   assert_status(submit(s, 1, 0, NULL), BW_QUEUE_ADMITTED);
   bw_stage_free(s);
-  assert_int_equal(rec->count, 2);
+  assert_int_equal(rec->count, 4);
   bw_sink_free(sink);
   free(rec);
 }
@@ -1272,6 +1366,8 @@ int main(void) {
       cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test_setup_teardown(
           drops_are_summarised_at_most_once_a_second, setup, teardown),
+      cmocka_unit_test_setup_teardown(regime_changes_are_events_in_order, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(defaults_are_documented, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_configs_are_refused_naming_the_field,
                                       setup, teardown),

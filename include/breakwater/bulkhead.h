@@ -214,8 +214,7 @@ BW_EXTERN int bw_bulkhead_cancel_timeout(bw_bulkhead_t *bh,
 BW_EXTERN int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p);
 
 /* True when now_ns is at or past the permit's execution deadline (never for
- * a permit without one). The deadline is stored in p->generation as a clock
- * reading (bulkheads have no state generations); read it through this. */
+ * a permit without one). The deadline is p->deadline_ns, a clock reading. */
 BW_EXTERN bool bw_bulkhead_expired(const bw_permit_t *p, int64_t now_ns);
 /* The permit's execution deadline as a clock reading, INT64_MAX for none. */
 BW_EXTERN int64_t bw_bulkhead_deadline_ns(const bw_permit_t *p);

@@ -125,18 +125,72 @@ BW_EXTERN const bw_context_t *bw_context_current(void);
 #define BW_PERMIT_PASSTHROUGH \
   2u /* admitted only because of metrics-only mode */
 
+/* permit.flags bits. */
+#define BW_PERMIT_FLAG_FALLBACK                                            \
+  1u /* issued by a Redis breaker's local fallback breaker while Redis was \
+        unavailable: its outcome goes back to that breaker */
+
+/* permit.lease_slot when the permit holds no slot. */
+#define BW_PERMIT_NO_SLOT UINT32_MAX
+
 /* A permit: filled by acquire, handed back to release. The caller owns it (it
- * lives on the caller's stack); it carries the start time and the state
- * generation it was issued in, so an outcome from an older generation never
- * decides a newer state. `context` may be set by the caller between acquire
- * and release; it then travels into any event that release causes. */
+ * lives on the caller's stack; 56 bytes, no allocation) and treats it as
+ * opaque apart from `context`, which the caller may set between acquire and
+ * release: it then travels into any event that release causes. Each field
+ * has one meaning; a policy fills the fields it uses and sets the others to
+ * their neutral value (0, or the one given). */
 typedef struct bw_permit_s {
-  uint64_t generation;
+  /* When the call was admitted, on the policy's clock (latency, slow calls,
+   * RTT samples, lease expiry). A limiter's untimed permit holds
+   * BW_LIMITER_UNTIMED; the Redis breaker, which times nothing, 0. */
   int64_t start_ns;
-  uint32_t kind;
-  uint32_t reserved;
-  const bw_context_t *context;
+  /* The generation of the object's state the permit was issued in: an
+   * outcome from an older generation never decides a newer state. Breakers
+   * (in-process, shared-memory, Redis): the state generation, so a call
+   * started before the breaker opened cannot close it. Limiters: the
+   * congestion generation, so the calls in flight when the dependency
+   * started shedding decrease the limit once, not once each. 0 elsewhere. */
+  uint64_t generation;
+  /* A bulkhead's execution deadline for the call, a clock reading:
+   * min(admission + timeout_ms, the acquiring thread's deadline);
+   * BW_DEADLINE_NONE_NS (INT64_MAX) for none and for other policies. Read it
+   * with bw_bulkhead_deadline_ns / bw_bulkhead_expired. */
+  int64_t deadline_ns;
+  uint32_t kind; /* BW_PERMIT_NORMAL, _PROBE or _PASSTHROUGH */
+  /* The slot the permit leases in shared memory: a shared-memory breaker's
+   * half-open probe slot, a shared-memory limit's slot. BW_PERMIT_NO_SLOT
+   * otherwise. */
+  uint32_t lease_slot;
+  /* A limiter's count of calls in flight when this one was admitted, this
+   * one included (tells a saturated limit from an idle one); 0 elsewhere
+   * (a limiter reads 0 as "unknown, count as saturated"). */
+  uint32_t inflight_at_acquire;
+  /* A limiter's limit in force when this call was admitted (a decrease
+   * scales the lower of it and the current limit); 0 elsewhere (a limiter
+   * then uses its current limit). */
+  uint32_t limit_at_acquire;
+  uint32_t flags; /* BW_PERMIT_FLAG_* bits; 0 for most permits */
+  uint32_t spare; /* 0; keeps the layout explicit (no hidden padding) */
+  const bw_context_t *context; /* the caller's, or NULL */
 } bw_permit_t;
+
+/* Fills *p as a permit admitted at start_ns with `kind`, every other field
+ * at its neutral value (generation 0, no deadline, no lease slot, no
+ * counts, no flags, no context). For implementers of a policy (limit.h,
+ * breaker.h, strategy.h); a policy then sets the fields it uses. */
+static inline void bw_permit_init(bw_permit_t *p, int64_t start_ns,
+                                  uint32_t kind) {
+  p->start_ns = start_ns;
+  p->generation = 0;
+  p->deadline_ns = INT64_MAX;
+  p->kind = kind;
+  p->lease_slot = BW_PERMIT_NO_SLOT;
+  p->inflight_at_acquire = 0;
+  p->limit_at_acquire = 0;
+  p->flags = 0;
+  p->spare = 0;
+  p->context = NULL;
+}
 
 /* Allocator hooks. Must be called before any object is created; all four are
  * required. Returns BW_E_INVAL if any is NULL. Not thread-safe. */

@@ -48,7 +48,10 @@ extern "C" {
   XX(RETRIES_REFUSED, "retries_refused", "budget")              \
   XX(STAGE_DROPPED, "stage_dropped", "stage")                   \
   XX(PIPELINE_GAVE_UP, "pipeline_gave_up", "pipeline")          \
-  XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")
+  XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")            \
+  XX(LIMITER_REJECTED, "limiter_rejected", "limiter")           \
+  XX(QUEUE_DROPPED, "queue_dropped", "queue")                   \
+  XX(STAGE_REGIME_CHANGED, "stage_regime_changed", "stage")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

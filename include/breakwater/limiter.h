@@ -8,8 +8,9 @@
  *                                       : BW_LIMIT_DROPPED);
  *
  * The RTT of a SUCCESS is the limiter's clock at release minus
- * permit.start_ns (read at acquire). permit.reserved holds the number of
- * calls in flight at acquire, this one included: the algorithms use it to
+ * permit.start_ns (read at acquire). permit.inflight_at_acquire holds the
+ * number of calls in flight at acquire, this one included: the algorithms
+ * use it to
  * tell a saturated limit from an idle one ("app-limited"), as Netflix's
  * concurrency-limits does.
  *
@@ -30,7 +31,8 @@
  * Every algorithm decreases on drops (GRADIENT2 also on slow successes)
  * once per congestion event: a drop from a call admitted before the last
  * such decrease is counted but changes nothing (permit.generation records the
- * generation, high 32 bits, and the limit in force, low 32 bits, at acquire).
+ * congestion generation at acquire, permit.limit_at_acquire the limit then
+ * in force).
  * The limit always stays in [min_limit, max_limit].
  *
  * Limit changes are reported, rate-limited by change_interval_ms, to an
@@ -141,8 +143,11 @@ typedef struct bw_limiter_config_s {
    * "<algorithm>: limit <old> -> <new>", fields old_limit (uint),
    * new_limit (uint), algorithm (str), in that order; mono_ns is the
    * limiter's clock. Emitted on the releasing thread without a lock, so
-   * two threads' events may arrive out of order. Default NULL (none); the
-   * sink must outlive the limiter. */
+   * two threads' events may arrive out of order. Also limiter_rejected
+   * summaries of the refusals at the limit (count, limit, algorithm), at
+   * most one a second, and the last at bw_limiter_free (docs/limiter.md).
+   * Default NULL (none); the sink, clock and wall_clock must outlive the
+   * limiter. */
   bw_sink_t *sink;
   /* Event timestamps; default NULL: bw_clock_realtime(). */
   const bw_clock_t *wall_clock;
@@ -153,7 +158,7 @@ typedef struct bw_limiter_config_s {
    *   may still be working on it. Default 0.5; 0 = free it at once;
    *   [0, 10].
    * - Growth stops max(4, probe_headroom x proven) above the highest
-   *   in-flight count (at acquire, permit.reserved) of a call that
+   *   in-flight count (permit.inflight_at_acquire) of a call that
    *   succeeded. Default 0.125; 0 = off; [0, 1].
    * - A drop of a call admitted at in-flight n >= 90 % of the limit then
    *   stops growth below n for overload_memory_ms (renewed by each such
@@ -235,8 +240,8 @@ BW_EXTERN bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg,
                                        bw_error_t *err);
 /* Admits a call if fewer than `limit` are in flight: BW_OK (p filled:
  * start_ns = now, or BW_LIMITER_UNTIMED for a call not timed (see
- * rtt_sample_every), reserved = in flight including this call) or BW_E_FULL
- * (p untouched). BW_E_INVAL for NULL arguments. Lock-free. */
+ * rtt_sample_every), inflight_at_acquire = in flight including this call) or
+ * BW_E_FULL (p untouched). BW_E_INVAL for NULL arguments. Lock-free. */
 BW_EXTERN int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);
 /* Ends an admitted call and feeds its sample to the algorithm. BW_OK;
  * BW_E_INVAL (nothing counted) for NULL arguments, an unknown outcome or

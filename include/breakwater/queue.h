@@ -37,6 +37,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +98,15 @@ typedef struct bw_queue_config_s {
   bw_queue_expired_cb on_expired; /* default NULL: dequeue hands expired
                                      items back as BW_E_DEADLINE instead */
   void *userdata;                 /* for on_expired */
+  /* queue_dropped events: the items refused, shed and expired, summarised
+   * at most once a second (the first drop a second or more after the last
+   * summary, or creation, emits every drop since, itself included) and
+   * once more when the queue is freed. Default NULL (none, and no clock
+   * reading for it); with a sink, an enqueue that refuses or sheds reads
+   * the clock. The clocks and sink must outlive the queue (its free
+   * emits). Emitted outside the queue's lock. */
+  bw_sink_t *sink;
+  const bw_clock_t *wall_clock; /* event timestamps; default realtime */
 } bw_queue_config_t;
 
 typedef struct bw_queue_s bw_queue_t;

@@ -25,6 +25,7 @@
 #include "bulkhead.h"
 #include "common.h"
 #include "degrade.h"
+#include "gauge.h"
 #include "limiter.h"
 #include "pipeline.h"
 #include "queue.h"
@@ -98,19 +99,45 @@ typedef enum bw_registry_kind_e {
   BW_REGISTRY_DEGRADE = 10,
   BW_REGISTRY_QUEUE_STORE = 11, /* bw_queue_store_t, any backend (memory,
                                    SQLite, Redis): put in only */
-  BW_REGISTRY_KIND__COUNT = 12
+  BW_REGISTRY_GAUGE = 12,       /* bw_gauge_t, the pressure gauge */
+  BW_REGISTRY_IDEM_STORE = 13,  /* bw_idem_store_t, any backend: put in only */
+  BW_REGISTRY_KIND__COUNT = 14
 } bw_registry_kind_t;
 
 /* The kind's name ("breaker", "breaker_if", "bulkhead", ...), or "unknown". */
 BW_EXTERN const char *bw_registry_kind_name(bw_registry_kind_t kind);
 
+/* Registers the configuration for the object of `kind` named `name`, for
+ * every kind the registry creates: cfg points to that kind's config type
+ * (bw_breaker_config_t for BW_REGISTRY_BREAKER — the same as
+ * bw_registry_set_breaker_config —, bw_bulkhead_config_t for
+ * BW_REGISTRY_BULKHEAD, bw_limiter_config_t, bw_ratelimit_config_t,
+ * bw_retry_config_t, bw_budget_config_t, bw_pipeline_config_t,
+ * bw_queue_config_t, bw_stage_config_t, bw_degrade_config_t,
+ * bw_gauge_config_t). It is
+ * validated now (the kind's own _config_validate, under `name`) and copied,
+ * shallowly: what it points to (clocks, sinks, strategies, arrays,
+ * callbacks' userdata) must stay valid until the object is created. Its own
+ * name field is ignored. It applies to the next creation of that name by a
+ * get-or-create called with cfg NULL (an explicit cfg there wins);
+ * registering again replaces it; an existing object keeps its
+ * configuration. Clock and sink fields left NULL still get the registry's.
+ * BW_OK; BW_E_INVAL with err.field "reg", "kind" (BW_REGISTRY_BREAKER_IF,
+ * BW_REGISTRY_QUEUE_STORE, BW_REGISTRY_IDEM_STORE or an unknown kind:
+ * those are only put in),
+ * "name", "cfg" (NULL) or the kind's field at fault; BW_E_NOMEM. */
+BW_EXTERN int bw_registry_set_config(bw_registry_t *reg,
+                                     bw_registry_kind_t kind, const char *name,
+                                     const void *cfg, bw_error_t *err);
+
 /* Get-or-create, one per kind: the object of that kind named `name`, created
  * on first use from cfg (copied by the kind's _new; its name field is
- * replaced by `name`; NULL = the kind's _config_init defaults; a pipeline
- * with NULL has no strategy). A later call with the same name returns the
- * existing object and ignores cfg. Clock and sink fields left NULL get the
- * registry's. The registry owns what it creates. NULL with err: BW_E_INVAL
- * (bad name, invalid cfg — the kind's own error), BW_E_NOMEM. */
+ * replaced by `name`). cfg NULL: the configuration registered for the name
+ * (bw_registry_set_config), else the kind's _config_init defaults (a
+ * pipeline with neither has no strategy). A later call with the same name
+ * returns the existing object and ignores cfg. Clock and sink fields left
+ * NULL get the registry's. The registry owns what it creates. NULL with err:
+ * BW_E_INVAL (bad name, invalid cfg — the kind's own error), BW_E_NOMEM. */
 BW_EXTERN bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg,
                                               const char *name,
                                               const bw_bulkhead_config_t *cfg,
@@ -152,6 +179,10 @@ BW_EXTERN bw_degrade_t *bw_registry_degrade(bw_registry_t *reg,
                                             const char *name,
                                             const bw_degrade_config_t *cfg,
                                             bw_error_t *err);
+/* As bw_registry_bulkhead, for a pressure gauge. */
+BW_EXTERN bw_gauge_t *bw_registry_gauge(bw_registry_t *reg, const char *name,
+                                        const bw_gauge_config_t *cfg,
+                                        bw_error_t *err);
 
 /* Puts an object created elsewhere into the registry under (kind, name): a
  * shared-memory or Redis breaker (BW_REGISTRY_BREAKER_IF, obj a
@@ -194,6 +225,15 @@ BW_EXTERN int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp);
 /* The same text in a NUL-terminated buffer the caller frees with bw_free;
  * *len (if not NULL) gets its length. NULL on out of memory. */
 BW_EXTERN char *bw_registry_prometheus(bw_registry_t *reg, size_t *len);
+
+/* The same exposition in the OpenMetrics 1.0 text format (content type
+ * application/openmetrics-text; version=1.0.0): the same samples, with
+ * counter families named without `_total` in their HELP/TYPE lines, a UNIT
+ * line for the families in seconds or ratios, and the closing `# EOF`
+ * (docs/registry.md). Same answers as bw_registry_write_prometheus /
+ * bw_registry_prometheus. */
+BW_EXTERN int bw_registry_write_openmetrics(bw_registry_t *reg, FILE *fp);
+BW_EXTERN char *bw_registry_openmetrics(bw_registry_t *reg, size_t *len);
 
 /* Frees the registry and every object in it (NULL is fine). No hold may be
  * in use. */

@@ -164,7 +164,7 @@ BW_EXTERN bw_shm_breaker_t *bw_shm_breaker_new(bw_shm_t *shm,
                                                bw_error_t *err);
 
 /* As bw_breaker_acquire: BW_OK and the permit is filled (kind NORMAL or
- * PROBE; a probe permit's `reserved` is its lease slot), or BW_E_OPEN. */
+ * PROBE; a probe permit's `lease_slot` is its lease slot), or BW_E_OPEN. */
 BW_EXTERN int bw_shm_breaker_acquire(bw_shm_breaker_t *b, bw_permit_t *p);
 
 /* As bw_breaker_release: BW_OK, BW_E_STALE (an older generation, or a probe
@@ -284,7 +284,7 @@ BW_EXTERN bw_shm_limit_t *bw_shm_limit_new(bw_shm_t *shm,
                                            bw_error_t *err);
 
 /* Takes a slot (lease until start + lease_ms): BW_OK (the permit's
- * `reserved` is the slot), BW_E_FULL. Lock-free; O(max_concurrent) worst. */
+ * `lease_slot` is the slot), BW_E_FULL. Lock-free; O(max_concurrent) worst. */
 BW_EXTERN int bw_shm_limit_try_acquire(bw_shm_limit_t *l, bw_permit_t *p);
 
 /* Frees the slot: BW_OK; BW_E_TIMEOUT when the lease had ended (counted as

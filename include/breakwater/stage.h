@@ -122,9 +122,11 @@ typedef struct bw_stage_config_s {
   void *userdata;                 /* for on_expired */
   const bw_clock_t *wall_clock;   /* event timestamps; default realtime */
   bw_sink_t *sink; /* stage_dropped summaries (refused, shed and expired
-                      items, docs/events.md); default NULL (none). The
-                      clocks and sink must outlive the stage: its free
-                      flushes the last summary */
+                      items) and stage_regime_changed events (every regime
+                      change, emitted after the stage's lock is released),
+                      docs/events.md; default NULL (none). The clocks and
+                      sink must outlive the stage: its free flushes the
+                      last summary */
 } bw_stage_config_t;
 
 typedef struct bw_stage_stats_s {

@@ -696,11 +696,8 @@ static int bw__reject(bw_breaker_t *b, bw_permit_t *p, uint64_t w,
   if (atomic_load_explicit(&b->metrics_only, memory_order_relaxed)) {
     bw__bump(&s->shadow, si);
     bw__bump(&s->admitted, si);
+    bw_permit_init(p, now, BW_PERMIT_PASSTHROUGH);
     p->generation = BW__GEN(w);
-    p->start_ns = now;
-    p->kind = BW_PERMIT_PASSTHROUGH;
-    p->reserved = 0;
-    p->context = NULL;
     return BW_OK;
   }
   bw__bump(&s->rejected, si);
@@ -731,11 +728,8 @@ static int bw__acquire_slow(bw_breaker_t *b, bw_permit_t *p, uint64_t w) {
     case BW_CLOSED:
     case BW_DISABLED:
       bw__admit(b);
+      bw_permit_init(p, now, BW_PERMIT_NORMAL);
       p->generation = BW__GEN(w);
-      p->start_ns = now;
-      p->kind = BW_PERMIT_NORMAL;
-      p->reserved = 0;
-      p->context = NULL;
       return BW_OK;
     case BW_OPEN:
       if (now < atomic_load_explicit(&b->open_until_ns, memory_order_relaxed))
@@ -765,11 +759,8 @@ static int bw__acquire_slow(bw_breaker_t *b, bw_permit_t *p, uint64_t w) {
       pthread_mutex_unlock(&b->tlock);
       if (admitted) {
         bw__admit(b);
+        bw_permit_init(p, now, BW_PERMIT_PROBE);
         p->generation = BW__GEN(w);
-        p->start_ns = now;
-        p->kind = BW_PERMIT_PROBE;
-        p->reserved = 0;
-        p->context = NULL;
         return BW_OK;
       }
       break;
@@ -804,11 +795,9 @@ int bw_breaker_acquire(bw_breaker_t *b, bw_permit_t *p) {
    * and reads the clock only when slow-call detection needs a start time. */
   if (BW__LIKELY(st == BW_CLOSED || st == BW_DISABLED)) {
     bw__admit(b);
+    bw_permit_init(p, BW__LOAD(b->slow_ns) > 0 ? bw__clock_now(b->clock) : 0,
+                   BW_PERMIT_NORMAL);
     p->generation = BW__GEN(w);
-    p->start_ns = BW__LOAD(b->slow_ns) > 0 ? bw__clock_now(b->clock) : 0;
-    p->kind = BW_PERMIT_NORMAL;
-    p->reserved = 0;
-    p->context = NULL;
     if (BW__UNLIKELY(b->listener != NULL)) bw__listen_acquire(b, BW_OK);
     return BW_OK;
   }

@@ -304,16 +304,12 @@ static void bw__bh_fill(const bw_bulkhead_t *bh, bw_permit_t *p, int64_t now,
              ? BW_DEADLINE_NONE_NS - 1
              : now + bh->timeout_ns;
   if (thread_deadline_ns < dl) dl = thread_deadline_ns;
-  p->generation = (uint64_t)dl;
-  p->start_ns = now;
-  p->kind = BW_PERMIT_NORMAL;
-  p->reserved = 0;
-  p->context = NULL;
+  bw_permit_init(p, now, BW_PERMIT_NORMAL);
+  p->deadline_ns = dl;
 }
 
 int64_t bw_bulkhead_deadline_ns(const bw_permit_t *p) {
-  if (p == NULL || p->generation > (uint64_t)INT64_MAX) return INT64_MAX;
-  return (int64_t)p->generation;
+  return p == NULL ? INT64_MAX : p->deadline_ns;
 }
 
 bool bw_bulkhead_expired(const bw_permit_t *p, int64_t now_ns) {

@@ -231,7 +231,8 @@ static const bw_config_field_t limiter_fields[] = {
     PTR(T, userdata, "null", "for on_change"),
     MS(T, change_interval_ms, 0, DAY_MS, 0, "0",
        "at most one change report per interval; 0 = every change"),
-    PTR(T, sink, "null", "limit_changed events; null = none"),
+    PTR(T, sink, "null",
+        "limit_changed events, limiter_rejected summaries; null = none"),
     PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
     DBL(T, timeout_hold_ratio, 0, 10, 0, "0.5",
         "a timed-out call keeps its slot this x its RTT; 0 = free at once"),
@@ -291,6 +292,8 @@ static const bw_config_field_t priority_queue_fields[] = {
     PTR(T, clock, "null", "deadlines; null = bw_clock_monotonic()"),
     PTR(T, on_expired, "null", "expired-item callback"),
     PTR(T, userdata, "null", "for on_expired"),
+    PTR(T, sink, "null", "queue_dropped summaries; null = none"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
 };
 #undef T
 
@@ -374,7 +377,8 @@ static const bw_config_field_t stage_fields[] = {
     PTR(T, on_expired, "null", "expired-item callback"),
     PTR(T, userdata, "null", "for on_expired"),
     PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
-    PTR(T, sink, "null", "stage_dropped summaries; null = none"),
+    PTR(T, sink, "null",
+        "stage_dropped summaries, stage_regime_changed; null = none"),
 };
 #undef GCEIL
 #undef G

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "summary.h"
 #include "limiter_algo.h"
 
 /* ---- the limiter ------------------------------------------------------- */
@@ -60,9 +61,12 @@ struct bw_limiter_s {
   bw_limiter_change_cb on_change;
   void *userdata;
   int64_t change_interval_ns; /* 0 = report every change */
-  bw_sink_t *sink;            /* limit_changed events; NULL = none */
+  bw_sink_t *sink; /* limit_changed and limiter_rejected events; NULL =
+                      none */
   const bw_clock_t *wall;
   char *name;
+  /* Refusals, summarised as limiter_rejected (only with a sink). */
+  bw__summary_t summary;
 
   /* What admission reads and writes. `limit` is written under `lock`. */
   BW__PAIR_ALIGNED _Atomic uint32_t in_flight;
@@ -343,6 +347,15 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
     pthread_mutex_destroy(&lim->lock);
     goto nolock;
   }
+  lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  /* Summaries are timed from creation; without a sink, no clock reading. */
+  if (bw__summary_init(&lim->summary,
+                       cfg->sink != NULL ? bw__clock_now(lim->clock) : 0) !=
+      0) {
+    pthread_mutex_destroy(&lim->hlock);
+    pthread_mutex_destroy(&lim->lock);
+    goto nolock;
+  }
   lim->iface.vt = &bw__lim_vtables[cfg->algorithm];
   lim->alg = cfg->algorithm;
   lim->min = cfg->min_limit;
@@ -350,7 +363,6 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->slow_ns = cfg->algorithm == BW_LIMITER_AIMD
                      ? cfg->aimd_timeout_ms * BW_NS_PER_MS
                      : 0;
-  lim->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   lim->on_change = cfg->on_change;
   lim->change_interval_ns = cfg->change_interval_ms * BW_NS_PER_MS;
   lim->sink = cfg->sink;
@@ -395,8 +407,50 @@ fail:
   return NULL;
 }
 
+/* Emits the refusals since the last summary as one limiter_rejected event
+ * (the summary's lock held). */
+static void bw__lim_summarise_locked(bw_limiter_t *lim, int64_t now) {
+  uint64_t total = 0, n;
+  bw_field_t f[3];
+  char reason[96];
+  uint32_t limit = BW__LOAD(lim->limit);
+  for (unsigned i = 0; i < BW__STRIPES; i++)
+    total += BW__LOAD(lim->stripes[i].rejected);
+  n = bw__summary_take(&lim->summary, 0, total);
+  if (n == 0) return;
+  f[0].key = "count";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = n;
+  f[1].key = "limit";
+  f[1].type = BW_FIELD_UINT;
+  f[1].v.u = limit;
+  f[2].key = "algorithm";
+  f[2].type = BW_FIELD_STR;
+  f[2].v.s = lim->algo->name;
+  snprintf(reason, sizeof(reason), "%llu calls rejected at the limit (%u)",
+           (unsigned long long)n, limit);
+  bw_event_emit(lim->sink, lim->wall, now, BW_EV_LIMITER_REJECTED, lim->name,
+                reason, f, 3, NULL);
+}
+
+/* After a refusal was counted, with a sink: a summary when one is due. Off
+ * the admission path (a refusal with a sink only). */
+static BW__NOINLINE void bw__lim_refused(bw_limiter_t *lim) {
+  int64_t now = bw__clock_now(lim->clock);
+  if (!bw__summary_begin(&lim->summary, now, false)) return;
+  bw__lim_summarise_locked(lim, now);
+  bw__summary_end(&lim->summary, now);
+}
+
 void bw_limiter_free(bw_limiter_t *lim) {
   if (lim == NULL) return;
+  if (lim->sink != NULL) { /* the last summary: the clock and sink outlive us */
+    int64_t now = bw__clock_now(lim->clock);
+    bw__summary_begin(&lim->summary, now, true);
+    bw__lim_summarise_locked(lim, now);
+    bw__summary_end(&lim->summary, now);
+  }
+  bw__summary_destroy(&lim->summary);
   pthread_mutex_destroy(&lim->lock);
   pthread_mutex_destroy(&lim->hlock);
   lim->algo->free(lim->state);
@@ -599,19 +653,15 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
     bw__probe_admitted(
         lim, cur + 1,
         start != BW_LIMITER_UNTIMED ? start : bw__clock_now(lim->clock));
-  /* The generation in the high half, the limit in force in the low. */
-  p->generation =
-      (uint64_t)atomic_load_explicit(&lim->generation, memory_order_acquire)
-          << 32 |
-      lim_now;
-  p->start_ns = start;
-  p->kind = BW_PERMIT_NORMAL;
-  p->reserved = cur + 1;
-  p->context = NULL;
+  bw_permit_init(p, start, BW_PERMIT_NORMAL);
+  p->generation = atomic_load_explicit(&lim->generation, memory_order_acquire);
+  p->inflight_at_acquire = cur + 1;
+  p->limit_at_acquire = lim_now;
   bw__bump(&lim->stripes[s].admitted, s);
   return BW_OK;
 full:
   bw__bump(&lim->stripes[s].rejected, s);
+  if (BW__UNLIKELY(lim->sink != NULL)) bw__lim_refused(lim);
   return BW_E_FULL;
 }
 
@@ -681,11 +731,11 @@ static void bw__lim_changed(bw_limiter_t *lim, uint32_t old, uint32_t now) {
  *   such drop renews it), so the limit does not probe the same wall again
  *   and again. */
 
-/* The limit in force when p was admitted (its low 32 bits), or the current
- * one for a permit filled elsewhere (0 there). */
+/* The limit in force when p was admitted, or the current one for a permit
+ * filled elsewhere (0 there). */
 static uint32_t bw__limit_at_acquire(const bw_limiter_t *lim,
                                      const bw_permit_t *p) {
-  uint32_t then = (uint32_t)(p->generation & 0xFFFFFFFFu);
+  uint32_t then = p->limit_at_acquire;
   return then != 0 ? then : BW__LOAD(lim->limit);
 }
 
@@ -784,7 +834,7 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
                           memory_order_relaxed);
   }
   gen = BW__LOAD(lim->generation);
-  fresh = (uint32_t)(p->generation >> 32) == gen;
+  fresh = p->generation == gen;
   if (s->drop && !fresh) goto done;
   old = BW__LOAD(lim->limit);
   s->est = lim->est;
@@ -937,7 +987,8 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   if (now != INT64_MIN) bw__probe_check(lim, now);
   /* The in-flight count at acquire (this call included); a permit filled
    * elsewhere may carry 0: count it as saturated rather than idle. */
-  inflight = p->reserved != 0 ? p->reserved : UINT32_MAX / 2;
+  inflight =
+      p->inflight_at_acquire != 0 ? p->inflight_at_acquire : UINT32_MAX / 2;
   if (drop)
     bw__guard_drop(lim, p, inflight, now);
   else

@@ -25,7 +25,11 @@
 #include <string.h>
 
 #include "breakwater/queue.h"
+
+#include <stdio.h>
+
 #include "internal.h"
+#include "summary.h"
 
 #define BW__NIL UINT32_MAX
 
@@ -57,6 +61,12 @@ struct bw_queue_s {
   bw_queue_expired_cb on_expired;
   void *userdata;
   char *name;
+  /* Drops (rejected, shed, expired), summarised as queue_dropped (only
+   * with a sink). The counters live under `lock`; the summary's own lock
+   * is taken first and `lock` inside it, briefly, to read them. */
+  bw_sink_t *sink;
+  const bw_clock_t *wall;
+  bw__summary_t drops;
 };
 
 const char *bw_queue_policy_name(bw_queue_policy_t p) {
@@ -116,6 +126,12 @@ int bw_queue_config_validate(const bw_queue_config_t *c, bw_error_t *err) {
     return bw_error_set(err, BW_E_INVAL, "priority_levels",
                         "priority_levels must be in [1, %u] (got %u)",
                         BW_QUEUE_MAX_LEVELS, c->priority_levels);
+  if (c->clock != NULL && c->clock->now_ns == NULL)
+    return bw_error_set(err, BW_E_INVAL, "clock",
+                        "clock must have a now_ns function");
+  if (c->wall_clock != NULL && c->wall_clock->now_ns == NULL)
+    return bw_error_set(err, BW_E_INVAL, "wall_clock",
+                        "wall_clock must have a now_ns function");
   bw_error_clear(err);
   return BW_OK;
 }
@@ -131,6 +147,15 @@ bw_queue_t *bw_queue_new(const bw_queue_config_t *cfg, bw_error_t *err) {
   q->name = bw_strdup(cfg->name);
   if (q->slots == NULL || q->ends == NULL || q->name == NULL) goto nomem;
   if (pthread_mutex_init(&q->lock, NULL) != 0) goto nomem;
+  q->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  /* Summaries are timed from creation; without a sink, no clock reading. */
+  if (bw__summary_init(&q->drops,
+                       cfg->sink != NULL ? bw__clock_now(q->clock) : 0) != 0) {
+    pthread_mutex_destroy(&q->lock);
+    goto nomem;
+  }
+  q->sink = cfg->sink;
+  q->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
   for (i = 0; i < cfg->max_size; i++)
     q->slots[i].anext = i + 1 < cfg->max_size ? i + 1 : BW__NIL;
   for (i = 0; i < cfg->priority_levels * 2; i++)
@@ -140,7 +165,6 @@ bw_queue_t *bw_queue_new(const bw_queue_config_t *cfg, bw_error_t *err) {
   q->max_size = cfg->max_size;
   q->levels = cfg->priority_levels;
   q->policy = cfg->policy;
-  q->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   q->on_expired = cfg->on_expired;
   q->userdata = cfg->userdata;
   bw_error_clear(err);
@@ -157,8 +181,60 @@ nomem:
   return NULL;
 }
 
+/* Emits the drops since the last summary as one queue_dropped event (the
+ * summary's lock held, the queue's not). */
+static void bw__q_summarise_locked(bw_queue_t *q, int64_t now) {
+  uint64_t d[3];
+  bw_field_t f[6];
+  char reason[160];
+  static const char *const keys[3] = {"rejected", "shed", "expired"};
+  pthread_mutex_lock(&q->lock);
+  d[0] = bw__summary_take(&q->drops, 0, q->rejected);
+  d[1] = bw__summary_take(&q->drops, 1, q->shed);
+  d[2] = bw__summary_take(&q->drops, 2, q->expired);
+  pthread_mutex_unlock(&q->lock);
+  if (d[0] + d[1] + d[2] == 0) return;
+  f[0].key = "count";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = d[0] + d[1] + d[2];
+  for (int i = 0; i < 3; i++) {
+    f[i + 1].key = keys[i];
+    f[i + 1].type = BW_FIELD_UINT;
+    f[i + 1].v.u = d[i];
+  }
+  f[4].key = "max_size";
+  f[4].type = BW_FIELD_UINT;
+  f[4].v.u = q->max_size;
+  f[5].key = "policy";
+  f[5].type = BW_FIELD_STR;
+  f[5].v.s = bw_queue_policy_name(q->policy);
+  snprintf(reason, sizeof(reason),
+           "%llu items dropped: %llu refused with the queue full, %llu shed, "
+           "%llu expired",
+           (unsigned long long)f[0].v.u, (unsigned long long)d[0],
+           (unsigned long long)d[1], (unsigned long long)d[2]);
+  bw_event_emit(q->sink, q->wall, now, BW_EV_QUEUE_DROPPED, q->name, reason, f,
+                6, NULL);
+}
+
+/* After a drop was counted, with a sink, outside the queue's lock: a
+ * summary when one is due. */
+static void bw__q_dropped(bw_queue_t *q) {
+  int64_t now = bw__clock_now(q->clock);
+  if (!bw__summary_begin(&q->drops, now, false)) return;
+  bw__q_summarise_locked(q, now);
+  bw__summary_end(&q->drops, now);
+}
+
 void bw_queue_free(bw_queue_t *q) {
   if (q == NULL) return;
+  if (q->sink != NULL) { /* the last summary: the clock and sink outlive us */
+    int64_t now = bw__clock_now(q->clock);
+    bw__summary_begin(&q->drops, now, true);
+    bw__q_summarise_locked(q, now);
+    bw__summary_end(&q->drops, now);
+  }
+  bw__summary_destroy(&q->drops);
   pthread_mutex_destroy(&q->lock);
   bw_free(q->slots);
   bw_free(q->ends);
@@ -292,6 +368,7 @@ int bw_queue_enqueue(bw_queue_t *q, void *data, uint32_t priority,
     rc = BW_QUEUE_REJECTED;
   }
   pthread_mutex_unlock(&q->lock);
+  if (q->sink != NULL && rc != BW_QUEUE_ADMITTED) bw__q_dropped(q);
   return rc;
 }
 
@@ -323,9 +400,11 @@ int bw_queue_dequeue(bw_queue_t *q, bw_queue_item_t *out) {
         if (q->on_expired == NULL) {
           pthread_mutex_unlock(&q->lock);
           *out = item;
+          if (q->sink != NULL) bw__q_dropped(q);
           return BW_E_DEADLINE;
         }
         pthread_mutex_unlock(&q->lock);
+        if (q->sink != NULL) bw__q_dropped(q);
         q->on_expired(&item, now, q->userdata);
         pthread_mutex_lock(&q->lock);
         continue;

@@ -214,6 +214,30 @@ typedef struct bw__cfg_s {
   char name[];
 } bw__cfg_t;
 
+/* Any configuration the registry can create an object from. */
+typedef union bw__any_cfg_u {
+  bw_bulkhead_config_t bulkhead;
+  bw_limiter_config_t limiter;
+  bw_ratelimit_config_t ratelimit;
+  bw_retry_config_t retry;
+  bw_budget_config_t budget;
+  bw_pipeline_config_t pipeline;
+  bw_queue_config_t queue;
+  bw_stage_config_t stage;
+  bw_degrade_config_t degrade;
+  bw_gauge_config_t gauge;
+} bw__any_cfg_t;
+
+/* A configuration registered in advance for (kind, name), a kind other
+ * than the in-process breaker (those are bw__cfg_t). */
+typedef struct bw__kcfg_s {
+  bw__node_t node;
+  bw_registry_kind_t kind;
+  bw__any_cfg_t cfg; /* its name field NULL: the looked-up name goes in */
+  size_t name_len;
+  char name[];
+} bw__kcfg_t;
+
 struct bw_registry_s {
   pthread_mutex_t lock;
   const bw_clock_t *clock;
@@ -229,7 +253,8 @@ struct bw_registry_s {
   bw__obj_t *lru_tail; /* least recently used */
   uint64_t evictions;
   uint64_t limit_rejections;
-  bw__table_t objects; /* bw__gobj_t by (kind, name) */
+  bw__table_t objects;  /* bw__gobj_t by (kind, name) */
+  bw__table_t kconfigs; /* bw__kcfg_t by (kind, name) */
   bw__gobj_t *gobjs;
   size_t kind_count[BW_REGISTRY_KIND__COUNT];
 };
@@ -462,10 +487,21 @@ static void bw__registry_destroy(bw_registry_t *reg) {
       }
     }
   }
+  if (reg->kconfigs.buckets != NULL) {
+    for (i = 0; i <= reg->kconfigs.mask; i++) {
+      bw__node_t *n = reg->kconfigs.buckets[i];
+      while (n != NULL) {
+        bw__node_t *next = n->chain;
+        bw_free(BW__CONTAINER(n, bw__kcfg_t, node));
+        n = next;
+      }
+    }
+  }
   bw_free(reg->by_name.buckets);
   bw_free(reg->by_ptr.buckets);
   bw_free(reg->configs.buckets);
   bw_free(reg->objects.buckets);
+  bw_free(reg->kconfigs.buckets);
   bw_free(reg);
 }
 
@@ -532,7 +568,8 @@ bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg,
   if (bw__table_init(&reg->by_name) != BW_OK ||
       bw__table_init(&reg->by_ptr) != BW_OK ||
       bw__table_init(&reg->configs) != BW_OK ||
-      bw__table_init(&reg->objects) != BW_OK) {
+      bw__table_init(&reg->objects) != BW_OK ||
+      bw__table_init(&reg->kconfigs) != BW_OK) {
     bw__registry_destroy(reg);
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating a registry");
     return NULL;
@@ -772,8 +809,9 @@ size_t bw_registry_size(const bw_registry_t *reg) {
 /* ---- objects of every kind --------------------------------------------- */
 
 static const char *const bw__kind_names[BW_REGISTRY_KIND__COUNT] = {
-    "breaker", "breaker_if", "bulkhead", "limiter", "ratelimit", "retry",
-    "budget",  "pipeline",   "queue",    "stage",   "degrade",   "queue_store"};
+    "breaker", "breaker_if",  "bulkhead", "limiter",   "ratelimit",
+    "retry",   "budget",      "pipeline", "queue",     "stage",
+    "degrade", "queue_store", "gauge",    "idem_store"};
 
 const char *bw_registry_kind_name(bw_registry_kind_t kind) {
   return (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_names[kind]
@@ -810,6 +848,9 @@ static void bw__obj_free_kind(bw_registry_kind_t kind, void *obj) {
       break;
     case BW_REGISTRY_DEGRADE:
       bw_degrade_free(obj);
+      break;
+    case BW_REGISTRY_GAUGE:
+      bw_gauge_free(obj);
       break;
     default:
       break;
@@ -864,6 +905,8 @@ static void *bw__create(bw_registry_kind_t kind, const void *cfg,
     return bw_stage_new(cfg, err);
   case BW_REGISTRY_DEGRADE:
     return bw_degrade_new(cfg, err);
+  case BW_REGISTRY_GAUGE:
+    return bw_gauge_new(cfg, err);
   default:
     bw_error_set(err, BW_E_INVAL, "kind", "kind %d cannot be created here",
                  (int)kind);
@@ -944,8 +987,160 @@ static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
   return obj;
 }
 
-/* One get-or-create per kind: copy (or default) the configuration, name it,
- * let NULL clocks and sinks inherit the registry's. */
+/* ---- configurations registered in advance, per (kind, name) ----------- */
+
+/* The size of the configuration of a kind the registry creates; 0 for the
+ * others (breakers have their own table; breaker interfaces and queue
+ * stores are only put in). */
+static size_t bw__kind_cfg_size(bw_registry_kind_t kind) {
+  switch (kind) {
+  case BW_REGISTRY_BULKHEAD:
+    return sizeof(bw_bulkhead_config_t);
+  case BW_REGISTRY_LIMITER:
+    return sizeof(bw_limiter_config_t);
+  case BW_REGISTRY_RATELIMIT:
+    return sizeof(bw_ratelimit_config_t);
+  case BW_REGISTRY_RETRY:
+    return sizeof(bw_retry_config_t);
+  case BW_REGISTRY_BUDGET:
+    return sizeof(bw_budget_config_t);
+  case BW_REGISTRY_PIPELINE:
+    return sizeof(bw_pipeline_config_t);
+  case BW_REGISTRY_QUEUE:
+    return sizeof(bw_queue_config_t);
+  case BW_REGISTRY_STAGE:
+    return sizeof(bw_stage_config_t);
+  case BW_REGISTRY_DEGRADE:
+    return sizeof(bw_degrade_config_t);
+  case BW_REGISTRY_GAUGE:
+    return sizeof(bw_gauge_config_t);
+  default:
+    return 0;
+  }
+}
+
+/* Validates c (a copy of kind's configuration) under `name`, then clears
+ * its name field (the looked-up name goes in at creation). */
+static int bw__kind_cfg_check(bw_registry_kind_t kind, bw__any_cfg_t *c,
+                              const char *name, bw_error_t *err) {
+  int rc;
+#define BW__CHECK(member, validate) \
+  c->member.name = name;            \
+  rc = validate(&c->member, err);   \
+  c->member.name = NULL;            \
+  return rc
+  switch (kind) {
+  case BW_REGISTRY_BULKHEAD:
+    BW__CHECK(bulkhead, bw_bulkhead_config_validate);
+  case BW_REGISTRY_LIMITER:
+    BW__CHECK(limiter, bw_limiter_config_validate);
+  case BW_REGISTRY_RATELIMIT:
+    BW__CHECK(ratelimit, bw_ratelimit_config_validate);
+  case BW_REGISTRY_RETRY:
+    BW__CHECK(retry, bw_retry_config_validate);
+  case BW_REGISTRY_BUDGET:
+    BW__CHECK(budget, bw_budget_config_validate);
+  case BW_REGISTRY_PIPELINE:
+    BW__CHECK(pipeline, bw_pipeline_config_validate);
+  case BW_REGISTRY_QUEUE:
+    BW__CHECK(queue, bw_queue_config_validate);
+  case BW_REGISTRY_STAGE:
+    BW__CHECK(stage, bw_stage_config_validate);
+  case BW_REGISTRY_DEGRADE:
+    BW__CHECK(degrade, bw_degrade_config_validate);
+  case BW_REGISTRY_GAUGE:
+    BW__CHECK(gauge, bw_gauge_config_validate);
+  default:
+    return bw_error_set(err, BW_E_INVAL, "kind", "no configuration for kind %d",
+                        (int)kind);
+  }
+#undef BW__CHECK
+}
+
+static bw__kcfg_t *bw__find_kcfg(const bw_registry_t *reg,
+                                 bw_registry_kind_t kind, const char *name,
+                                 size_t len, uint64_t h) {
+  bw__node_t *n;
+  for (n = bw__table_chain(&reg->kconfigs, h); n != NULL; n = n->chain) {
+    bw__kcfg_t *k = BW__CONTAINER(n, bw__kcfg_t, node);
+    if (n->hash == h && k->kind == kind && k->name_len == len &&
+        memcmp(k->name, name, len) == 0)
+      return k;
+  }
+  return NULL;
+}
+
+int bw_registry_set_config(bw_registry_t *reg, bw_registry_kind_t kind,
+                           const char *name, const void *cfg, bw_error_t *err) {
+  bw__any_cfg_t copy;
+  bw__kcfg_t *k;
+  size_t len, size;
+  uint64_t h;
+  int rc;
+  if (reg == NULL)
+    return bw_error_set(err, BW_E_INVAL, "reg", "reg must not be NULL");
+  if (kind == BW_REGISTRY_BREAKER)
+    return bw_registry_set_breaker_config(reg, name, cfg, err);
+  size = (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_cfg_size(kind) : 0;
+  if (size == 0)
+    return bw_error_set(err, BW_E_INVAL, "kind",
+                        "kind must be one the registry creates (breaker, "
+                        "bulkhead, limiter, ratelimit, retry, budget, "
+                        "pipeline, queue, stage, degrade, gauge); got %s",
+                        bw_registry_kind_name(kind));
+  rc = bw__reg_check_name(name, &len, err);
+  if (rc != BW_OK) return rc;
+  if (cfg == NULL)
+    return bw_error_set(err, BW_E_INVAL, "cfg", "cfg must not be NULL");
+  memset(&copy, 0, sizeof(copy));
+  memcpy(&copy, cfg, size);
+  rc = bw__kind_cfg_check(kind, &copy, name, err);
+  if (rc != BW_OK) return rc;
+  h = bw__gobj_hash(reg, kind, name, len);
+  pthread_mutex_lock(&reg->lock);
+  k = bw__find_kcfg(reg, kind, name, len, h);
+  if (k == NULL) {
+    k = bw_malloc(sizeof(*k) + len + 1);
+    if (k == NULL) {
+      pthread_mutex_unlock(&reg->lock);
+      return bw_error_set(err, BW_E_NOMEM, "",
+                          "out of memory storing the config for \"%.64s\"",
+                          name);
+    }
+    memset(k, 0, sizeof(*k));
+    k->kind = kind;
+    memcpy(k->name, name, len + 1);
+    k->name_len = len;
+    k->node.hash = h;
+    bw__table_insert(&reg->kconfigs, &k->node);
+  }
+  k->cfg = copy;
+  pthread_mutex_unlock(&reg->lock);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+/* Copies the configuration registered for (kind, name) to out (size bytes)
+ * and answers true, or answers false (none, or a bad name: the lookup
+ * reports that). */
+static bool bw__registered_cfg(bw_registry_t *reg, bw_registry_kind_t kind,
+                               const char *name, void *out, size_t size) {
+  size_t len;
+  uint64_t h;
+  const bw__kcfg_t *k;
+  if (reg == NULL || bw__reg_check_name(name, &len, NULL) != BW_OK)
+    return false;
+  h = bw__gobj_hash(reg, kind, name, len);
+  pthread_mutex_lock(&reg->lock);
+  k = bw__find_kcfg(reg, kind, name, len, h);
+  if (k != NULL) memcpy(out, &k->cfg, size);
+  pthread_mutex_unlock(&reg->lock);
+  return k != NULL;
+}
+
+/* One get-or-create per kind: copy the configuration (the caller's, else
+ * the one registered for the name, else the defaults), name it, let NULL
+ * clocks and sinks inherit the registry's. */
 #define BW__REG_GETTER(fn, kind, T, CT, init, fixup)                       \
   T *fn(bw_registry_t *reg, const char *name, const CT *cfg,               \
         bw_error_t *err) {                                                 \
@@ -953,7 +1148,7 @@ static void *bw__get_or_insert(bw_registry_t *reg, bw_registry_kind_t kind,
     bool found;                                                            \
     if (cfg != NULL)                                                       \
       c = *cfg;                                                            \
-    else                                                                   \
+    else if (!bw__registered_cfg(reg, kind, name, &c, sizeof(c)))          \
       init(&c);                                                            \
     c.name = name;                                                         \
     if (reg != NULL) {                                                     \
@@ -984,6 +1179,9 @@ BW__REG_GETTER(bw_registry_stage, BW_REGISTRY_STAGE, bw_stage_t,
                bw_stage_config_t, bw_stage_config_init, BW__CLOCK)
 BW__REG_GETTER(bw_registry_degrade, BW_REGISTRY_DEGRADE, bw_degrade_t,
                bw_degrade_config_t, bw_degrade_config_init, BW__CLOCK;
+               BW__SINK)
+BW__REG_GETTER(bw_registry_gauge, BW_REGISTRY_GAUGE, bw_gauge_t,
+               bw_gauge_config_t, bw_gauge_config_init, BW__CLOCK;
                BW__SINK)
 
 int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
@@ -1210,6 +1408,7 @@ typedef struct bw__out_s {
   char *buf;
   size_t len, cap;
   int rc;
+  bool om; /* OpenMetrics 1.0 instead of the text format 0.0.4 */
 } bw__out_t;
 
 static void bw__out(bw__out_t *o, const char *s, size_t n) {
@@ -1310,17 +1509,54 @@ static void bw__sample_u64(bw__out_t *o, const char *metric, const char *label,
   bw__sample(o, metric, label, extra, v);
 }
 
+/* True when s ends with suffix. */
+static bool bw__ends_with(const char *s, size_t n, const char *suffix) {
+  size_t k = strlen(suffix);
+  return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The HELP and TYPE lines of a family. In OpenMetrics a counter family is
+ * named without its samples' `_total` suffix, a family in a base unit gets
+ * a UNIT line (its name ends in `_<unit>`), and HELP escapes the double
+ * quote too (our texts have none to escape otherwise). */
 static void bw__family_head(bw__out_t *o, const char *metric, const char *type,
                             const char *help) {
+  size_t n = strlen(metric);
+  const char *unit = NULL;
+  if (o->om) {
+    if (strcmp(type, "counter") == 0 && bw__ends_with(metric, n, "_total"))
+      n -= strlen("_total");
+    if (bw__ends_with(metric, n, "_seconds"))
+      unit = "seconds";
+    else if (bw__ends_with(metric, n, "_ratio"))
+      unit = "ratio";
+  }
   bw__outs(o, "# HELP ");
-  bw__outs(o, metric);
+  bw__out(o, metric, n);
   bw__outs(o, " ");
-  bw__outs(o, help);
+  if (o->om) {
+    const char *p = help, *q;
+    while ((q = strpbrk(p, "\\\"")) != NULL) {
+      bw__out(o, p, (size_t)(q - p));
+      bw__outs(o, *q == '"' ? "\\\"" : "\\\\");
+      p = q + 1;
+    }
+    bw__outs(o, p);
+  } else {
+    bw__outs(o, help);
+  }
   bw__outs(o, "\n# TYPE ");
-  bw__outs(o, metric);
+  bw__out(o, metric, n);
   bw__outs(o, " ");
   bw__outs(o, type);
   bw__outs(o, "\n");
+  if (unit != NULL) {
+    bw__outs(o, "# UNIT ");
+    bw__out(o, metric, n);
+    bw__outs(o, " ");
+    bw__outs(o, unit);
+    bw__outs(o, "\n");
+  }
 }
 
 /* The per-breaker families, in output order. */
@@ -1521,11 +1757,17 @@ struct bw__gsnap_s {
     bw_queue_stats_t q;
     bw_stage_stats_t st;
     bw_degrade_stats_t dg;
+    bw_gauge_stats_t ga;
     struct {
       bool ok; /* the stats call succeeded (a durable store may fail) */
       char backend[200];
       bw_queue_store_stats_t st;
     } qs;
+    struct {
+      bool ok; /* as qs */
+      char backend[200];
+      bw_idem_stats_t st;
+    } is;
     struct {
       bw_state_t state;
       int64_t retry_in_ms;
@@ -1615,6 +1857,15 @@ static int bw__gsnapshot(bw_registry_t *reg, bw__gsnap_t **out, size_t *n) {
       const char *k = bw_queue_store_kind(e->obj);
       e->u.qs.ok = bw_queue_store_stats(e->obj, &e->u.qs.st) == BW_OK;
       bw__escape_label(k, strnlen(k, 64), e->u.qs.backend);
+      break;
+    }
+    case BW_REGISTRY_GAUGE:
+      bw_gauge_stats(e->obj, &e->u.ga);
+      break;
+    case BW_REGISTRY_IDEM_STORE: {
+      const char *k = bw_idem_store_kind(e->obj);
+      e->u.is.ok = bw_idem_stats(e->obj, &e->u.is.st) == BW_OK;
+      bw__escape_label(k, strnlen(k, 64), e->u.is.backend);
       break;
     }
     default:
@@ -2274,6 +2525,116 @@ static void bw__qs_write(bw__out_t *o, int f, const char *m,
   }
 }
 
+static const bw__family_t bw__ga_fams[] = {
+    {"breakwater_pressure_reading", "gauge",
+     "The last pressure reading accepted (0 before any)."},
+    {"breakwater_pressure_in_regime", "gauge",
+     "1 for the regime the gauge is in, 0 for the others."},
+    {"breakwater_pressure_admits_all", "gauge",
+     "1 when the current regime admits every priority, else 0."},
+    {"breakwater_pressure_ceiling", "gauge",
+     "The largest priority the current regime admits; absent when it "
+     "admits every priority."},
+    {"breakwater_pressure_updates_total", "counter",
+     "Pressure readings accepted."},
+    {"breakwater_pressure_transitions_total", "counter",
+     "Regime changes, by the regime entered."},
+    {"breakwater_pressure_time_in_regime_seconds_total", "counter",
+     "Time spent in each regime, in seconds."},
+};
+
+static void bw__ga_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_gauge_stats_t *s = &e->u.ga;
+  char extra[48];
+  int r;
+  switch (f) {
+  case 0:
+    bw__sample_d(o, m, e->label, "", s->pressure);
+    break;
+  case 1:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",regime=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      BW__S(extra, (int)s->regime == r ? 1u : 0u);
+    }
+    break;
+  case 2:
+    BW__S("", s->ceiling == BW_GAUGE_ADMIT_ALL ? 1u : 0u);
+    break;
+  case 3:
+    if (s->ceiling != BW_GAUGE_ADMIT_ALL) BW__S("", s->ceiling);
+    break;
+  case 4:
+    BW__S("", s->updates);
+    break;
+  case 5:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",to=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      BW__S(extra, s->entered[r]);
+    }
+    break;
+  default:
+    for (r = 0; r < BW_REGIME__COUNT; r++) {
+      snprintf(extra, sizeof(extra), ",regime=\"%s\"",
+               bw_regime_name((bw_regime_t)r));
+      bw__sample_s(o, m, e->label, extra, s->time_in_regime_ns[r]);
+    }
+    break;
+  }
+}
+
+static const bw__family_t bw__is_fams[] = {
+    {"breakwater_idem_store_up", "gauge",
+     "1 when the store's stats could be read, else 0 (the other samples are "
+     "then absent)."},
+    {"breakwater_idem_store_keys", "gauge",
+     "Records stored now (expired ones may count until swept)."},
+    {"breakwater_idem_store_begins_total", "counter",
+     "Begins, by result: new (the caller runs the operation), in_progress, "
+     "done (a stored result was returned)."},
+    {"breakwater_idem_store_completed_total", "counter", "Results stored."},
+    {"breakwater_idem_store_abandoned_total", "counter",
+     "Markers removed after a failed operation."},
+    {"breakwater_idem_store_stale_total", "counter",
+     "Completes and abandons with a token no longer held."},
+};
+
+static void bw__is_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_idem_stats_t *s = &e->u.is.st;
+  char extra[256], x[300];
+  snprintf(extra, sizeof(extra), ",backend=\"%s\"", e->u.is.backend);
+  if (f == 0) {
+    BW__S(extra, e->u.is.ok ? 1u : 0u);
+    return;
+  }
+  if (!e->u.is.ok) return;
+  switch (f) {
+  case 1:
+    BW__S(extra, s->keys);
+    break;
+  case 2:
+    snprintf(x, sizeof(x), "%s,result=\"new\"", extra);
+    BW__S(x, s->began);
+    snprintf(x, sizeof(x), "%s,result=\"in_progress\"", extra);
+    BW__S(x, s->in_progress);
+    snprintf(x, sizeof(x), "%s,result=\"done\"", extra);
+    BW__S(x, s->hits);
+    break;
+  case 3:
+    BW__S(extra, s->completed);
+    break;
+  case 4:
+    BW__S(extra, s->abandoned);
+    break;
+  default:
+    BW__S(extra, s->stale);
+    break;
+  }
+}
+
 static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_BREAKER_IF] = {bw__bi_fams, BW__NF(bw__bi_fams), bw__bi_write},
     [BW_REGISTRY_BULKHEAD] = {bw__bh_fams, BW__NF(bw__bh_fams), bw__bh_write},
@@ -2288,6 +2649,8 @@ static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_DEGRADE] = {bw__dg_fams, BW__NF(bw__dg_fams), bw__dg_write},
     [BW_REGISTRY_QUEUE_STORE] = {bw__qs_fams, BW__NF(bw__qs_fams),
                                  bw__qs_write},
+    [BW_REGISTRY_GAUGE] = {bw__ga_fams, BW__NF(bw__ga_fams), bw__ga_write},
+    [BW_REGISTRY_IDEM_STORE] = {bw__is_fams, BW__NF(bw__is_fams), bw__is_write},
 };
 
 /* Every kind with at least one object: its families in table order, each
@@ -2354,9 +2717,10 @@ static void bw__write_exposition(bw__out_t *o, const bw__snapshot_t *s) {
                   "Lookups refused at the cap with nothing evictable.");
   bw__fmt_u64(s->limit_rejections, v, sizeof(v));
   bw__sample(o, "breakwater_registry_limit_rejections_total", NULL, NULL, v);
+  if (o->om) bw__outs(o, "# EOF\n");
 }
 
-int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
+static int bw__write_to(bw_registry_t *reg, FILE *fp, bool om) {
   bw__snapshot_t s;
   bw__out_t o;
   int rc;
@@ -2371,6 +2735,7 @@ int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
   memset(&o, 0, sizeof(o));
   o.fp = fp;
   o.rc = BW_OK;
+  o.om = om;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
   bw_free(s.g);
@@ -2380,7 +2745,15 @@ int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
   return o.rc;
 }
 
-char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
+int bw_registry_write_prometheus(bw_registry_t *reg, FILE *fp) {
+  return bw__write_to(reg, fp, false);
+}
+
+int bw_registry_write_openmetrics(bw_registry_t *reg, FILE *fp) {
+  return bw__write_to(reg, fp, true);
+}
+
+static char *bw__text(bw_registry_t *reg, size_t *len, bool om) {
   bw__snapshot_t s;
   bw__out_t o;
   if (len != NULL) *len = 0;
@@ -2392,6 +2765,7 @@ char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
   }
   memset(&o, 0, sizeof(o));
   o.rc = BW_OK;
+  o.om = om;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
   bw_free(s.g);
@@ -2401,6 +2775,14 @@ char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
   }
   if (len != NULL) *len = o.len;
   return o.buf;
+}
+
+char *bw_registry_prometheus(bw_registry_t *reg, size_t *len) {
+  return bw__text(reg, len, false);
+}
+
+char *bw_registry_openmetrics(bw_registry_t *reg, size_t *len) {
+  return bw__text(reg, len, true);
 }
 
 void bw_registry_free(bw_registry_t *reg) {

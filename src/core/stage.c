@@ -21,6 +21,11 @@
 #include "breakwater/stage.h"
 #include "internal.h"
 
+/* The regime changes one locked section can see (a section feeds the
+ * gauge at most twice, and each feed moves it at most once); more would be
+ * folded into the last (its `to` updated), never lost silently. */
+#define BW__STAGE_CHANGES 4
+
 struct bw_stage_s {
   pthread_mutex_t lock;
   bw_queue_t *q;
@@ -53,6 +58,15 @@ struct bw_stage_s {
   const bw_clock_t *wall;
   int64_t sum_at;
   uint64_t sum_taken[4];
+  /* Regime changes seen by the gauge's callback (under the lock), emitted
+   * as stage_regime_changed once the lock is released (only with a sink:
+   * a sink callback may then read the stage). */
+  uint32_t changes_n;
+  struct bw__stage_change_s {
+    bw_regime_t from, to;
+    double pressure;
+    int64_t now;
+  } changes[BW__STAGE_CHANGES];
 };
 
 /* A summary taken under the lock, emitted after it is dropped. */
@@ -101,6 +115,63 @@ static void bw__stage_sum_emit(const bw_stage_t *s, const bw__stage_sum_t *x) {
            (unsigned long long)x->d[3]);
   bw_event_emit(s->sink, s->wall, x->now, BW_EV_STAGE_DROPPED, s->name, reason,
                 f, 5, NULL);
+}
+
+/* Regime changes taken under the lock, emitted after it is dropped. */
+typedef struct bw__stage_changes_s {
+  uint32_t n;
+  struct bw__stage_change_s c[BW__STAGE_CHANGES];
+} bw__stage_changes_t;
+
+/* The gauge's on_change (installed only with a sink): called under the
+ * gauge's lock, itself under the stage's; records the change. */
+static void bw__stage_on_regime(const char *name, bw_regime_t from,
+                                bw_regime_t to, double pressure, int64_t now,
+                                void *userdata) {
+  bw_stage_t *s = userdata;
+  struct bw__stage_change_s *c;
+  (void)name;
+  if (s->changes_n == BW__STAGE_CHANGES) {
+    c = &s->changes[BW__STAGE_CHANGES - 1]; /* fold into the last */
+    c->to = to;
+  } else {
+    c = &s->changes[s->changes_n++];
+    c->from = from;
+    c->to = to;
+  }
+  c->pressure = pressure;
+  c->now = now;
+}
+
+/* Under the lock: moves the recorded changes to *out. */
+static void bw__stage_take_changes(bw_stage_t *s, bw__stage_changes_t *out) {
+  out->n = s->changes_n;
+  if (out->n > 0) memcpy(out->c, s->changes, out->n * sizeof(out->c[0]));
+  s->changes_n = 0;
+}
+
+/* After the lock: one stage_regime_changed event per change, in order. */
+static void bw__stage_emit_changes(const bw_stage_t *s,
+                                   const bw__stage_changes_t *x) {
+  for (uint32_t i = 0; i < x->n; i++) {
+    const struct bw__stage_change_s *c = &x->c[i];
+    bw_field_t f[3];
+    char reason[128];
+    f[0].key = "from";
+    f[0].type = BW_FIELD_STR;
+    f[0].v.s = bw_regime_name(c->from);
+    f[1].key = "to";
+    f[1].type = BW_FIELD_STR;
+    f[1].v.s = bw_regime_name(c->to);
+    f[2].key = "pressure";
+    f[2].type = BW_FIELD_DOUBLE;
+    f[2].v.d = c->pressure;
+    snprintf(reason, sizeof(reason),
+             "regime %s -> %s at effective pressure %.3f",
+             bw_regime_name(c->from), bw_regime_name(c->to), c->pressure);
+    bw_event_emit(s->sink, s->wall, c->now, BW_EV_STAGE_REGIME_CHANGED, s->name,
+                  reason, f, 3, NULL);
+  }
 }
 
 const char *bw_edge_name(bw_edge_t e) {
@@ -236,8 +307,10 @@ bw_stage_t *bw_stage_new(const bw_stage_config_t *cfg, bw_error_t *err) {
   gc = cfg->gauge;
   gc.name = cfg->name;
   gc.clock = s->clock;
-  gc.on_change = NULL;
-  gc.userdata = NULL;
+  /* The stage reports its own regime changes (stage_regime_changed, with
+   * its sink); the gauge's on_change is the stage's. */
+  gc.on_change = cfg->sink != NULL ? bw__stage_on_regime : NULL;
+  gc.userdata = cfg->sink != NULL ? s : NULL;
   s->g = bw_gauge_new(&gc, NULL);
   if (s->g == NULL) goto nomem;
   if (pthread_mutex_init(&s->lock, NULL) != 0) goto nomem;
@@ -416,9 +489,12 @@ double bw_stage_service_rate(bw_stage_t *s) {
 bw_regime_t bw_stage_regime(bw_stage_t *s) {
   bw_regime_t r;
   if (s == NULL) return BW_REGIME_NORMAL;
+  bw__stage_changes_t ch;
   pthread_mutex_lock(&s->lock);
   r = bw__feed(s, NULL);
+  bw__stage_take_changes(s, &ch);
   pthread_mutex_unlock(&s->lock);
+  bw__stage_emit_changes(s, &ch);
   return r;
 }
 
@@ -434,6 +510,7 @@ int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
   double eff;
   bw_regime_t regime;
   bw__stage_sum_t x;
+  bw__stage_changes_t ch;
   bool due = false;
   int64_t now;
   if (s == NULL || res == NULL) return BW_E_INVAL;
@@ -463,7 +540,9 @@ int bw_stage_submit(bw_stage_t *s, void *data, uint32_t priority,
   }
   if (rc == BW_QUEUE_REJECTED || rc == BW_QUEUE_SHED)
     due = bw__stage_sum_due(s, now, false, &x);
+  bw__stage_take_changes(s, &ch);
   pthread_mutex_unlock(&s->lock);
+  bw__stage_emit_changes(s, &ch);
   if (due) bw__stage_sum_emit(s, &x);
   res->outcome = rc;
   res->regime = regime;
@@ -483,6 +562,7 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
   int rc;
   bool dropped = false, due = false;
   bw__stage_sum_t x;
+  bw__stage_changes_t ch;
   if (s == NULL || out == NULL) return BW_E_INVAL;
   pthread_mutex_lock(&s->lock);
   for (;;) {
@@ -507,7 +587,9 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
         out->seq = qi.seq;
         break;
       }
+      bw__stage_take_changes(s, &ch);
       pthread_mutex_unlock(&s->lock);
+      bw__stage_emit_changes(s, &ch);
       s->on_expired(&qi, bw__clock_now(s->clock), s->userdata);
       pthread_mutex_lock(&s->lock);
       continue;
@@ -526,7 +608,9 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
     break;
   }
   if (dropped) due = bw__stage_sum_due(s, now, false, &x);
+  bw__stage_take_changes(s, &ch);
   pthread_mutex_unlock(&s->lock);
+  bw__stage_emit_changes(s, &ch);
   if (due) bw__stage_sum_emit(s, &x);
   return rc;
 }
@@ -534,6 +618,7 @@ int bw_stage_next(bw_stage_t *s, bw_stage_item_t *out) {
 int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
                   bw_stage_outcome_t outcome) {
   int64_t now;
+  bw__stage_changes_t ch;
   if (s == NULL || item == NULL) return BW_E_INVAL;
   if (outcome != BW_STAGE_PROCESSED && outcome != BW_STAGE_FAILED)
     return BW_E_INVAL;
@@ -555,7 +640,9 @@ int bw_stage_done(bw_stage_t *s, const bw_stage_item_t *item,
   bw__publish(s);
   (void)bw__feed(s, NULL);
   if (s->notify != NULL) s->notify(s, s->notify_userdata);
+  bw__stage_take_changes(s, &ch);
   pthread_mutex_unlock(&s->lock);
+  bw__stage_emit_changes(s, &ch);
   return BW_OK;
 }
 

@@ -139,9 +139,6 @@ static const char *const bw__rb_scripts[] = {bw__rb_script};
 #define BW__W_MAKE(st, fb, gen) \
   ((uint64_t)(st) | ((fb) ? BW__W_FB : 0) | ((uint64_t)(gen) << 4))
 
-/* permit.reserved for a permit issued by the local fallback breaker. */
-#define BW__RB_FALLBACK_PERMIT 0x5242u
-
 typedef struct bw__rb_stripe_s {
   _Atomic uint64_t admitted;
   _Atomic uint64_t rejected;
@@ -299,11 +296,8 @@ static void bw__rb_wake(bw_redis_breaker_t *b) {
  */
 
 static void bw__rb_fill(bw_permit_t *p, uint64_t gen, uint32_t kind) {
+  bw_permit_init(p, 0, kind);
   p->generation = gen;
-  p->start_ns = 0;
-  p->kind = kind;
-  p->reserved = 0;
-  p->context = NULL;
 }
 
 static int bw__rb_reject(bw_redis_breaker_t *b) {
@@ -326,7 +320,7 @@ static int bw__rb_acquire_slow(bw_redis_breaker_t *b, bw_permit_t *p,
     /* Redis unavailable: the local breaker decides from local counts. */
     int rc = bw_breaker_acquire(b->local, p);
     if (rc != BW_OK) return bw__rb_reject(b);
-    p->reserved = BW__RB_FALLBACK_PERMIT;
+    p->flags |= BW_PERMIT_FLAG_FALLBACK;
     si = bw_stripe();
     bw__rb_bump(&b->stripes[si].admitted, si);
     return BW_OK;
@@ -374,7 +368,7 @@ int bw_redis_breaker_release(bw_redis_breaker_t *b, const bw_permit_t *p,
               : outcome == BW_FAILURE ? &s->failures
                                       : &s->ignored,
               si);
-  if (BW__UNLIKELY(p->reserved == BW__RB_FALLBACK_PERMIT)) {
+  if (BW__UNLIKELY(p->flags & BW_PERMIT_FLAG_FALLBACK)) {
     /* Decided locally while Redis was away: the totals above are pushed on
      * return; the outcome itself belongs to the local breaker. */
     int rc = bw_breaker_release(b->local, p, outcome);

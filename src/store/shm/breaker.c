@@ -438,11 +438,9 @@ static void bw__closed_record(bw_shm_breaker_t *b, uint64_t w, bool fail,
 
 static void bw__fill(bw_permit_t *p, uint64_t gen, int64_t start, uint32_t kind,
                      uint32_t slot) {
+  bw_permit_init(p, start, kind);
   p->generation = gen;
-  p->start_ns = start;
-  p->kind = kind;
-  p->reserved = slot;
-  p->context = NULL;
+  p->lease_slot = slot;
 }
 
 int bw_shm_breaker_acquire(bw_shm_breaker_t *b, bw_permit_t *p) {
@@ -454,7 +452,7 @@ int bw_shm_breaker_acquire(bw_shm_breaker_t *b, bw_permit_t *p) {
   w = atomic_load_explicit(&s->sw, memory_order_acquire);
   if (BW__LIKELY(BW__ST(w) == BW_CLOSED)) {
     bw__count(b, BW__C_ADMITTED);
-    bw__fill(p, BW__GEN(w), 0, BW_PERMIT_NORMAL, 0);
+    bw__fill(p, BW__GEN(w), 0, BW_PERMIT_NORMAL, BW_PERMIT_NO_SLOT);
     return BW_OK;
   }
   now = bw_clock_now(b->clock);
@@ -464,7 +462,7 @@ int bw_shm_breaker_acquire(bw_shm_breaker_t *b, bw_permit_t *p) {
     case BW_CLOSED:
     case BW_DISABLED:
       bw__count(b, BW__C_ADMITTED);
-      bw__fill(p, BW__GEN(w), now, BW_PERMIT_NORMAL, 0);
+      bw__fill(p, BW__GEN(w), now, BW_PERMIT_NORMAL, BW_PERMIT_NO_SLOT);
       return BW_OK;
     case BW_OPEN:
       if (now < BW__SHM_LOAD(s->open_until_ns)) goto reject;
@@ -513,10 +511,10 @@ static int bw__probe_release(bw_shm_breaker_t *b, uint64_t w,
   uint64_t expect, gen = p->generation;
   int64_t now = bw_clock_now(b->clock);
   bool freed = false;
-  if (p->reserved < b->cfg.half_open_max) {
+  if (p->lease_slot < b->cfg.half_open_max) {
     expect = bw__slot_word(gen, p->start_ns, b->lease_ns);
     freed = atomic_compare_exchange_strong_explicit(
-        &s->probes[p->reserved], &expect, 0, memory_order_acq_rel,
+        &s->probes[p->lease_slot], &expect, 0, memory_order_acq_rel,
         memory_order_relaxed);
   }
   /* A lease that ended (taken over or not) decides nothing: another worker

@@ -176,11 +176,8 @@ int bw_shm_limit_try_acquire(bw_shm_limit_t *l, bw_permit_t *p) {
       continue;
     if (reclaim) bw__lcount(l, BW__L_RECLAIMED);
     bw__lcount(l, BW__L_ADMITTED);
-    p->generation = 0;
-    p->start_ns = now;
-    p->kind = BW_PERMIT_NORMAL;
-    p->reserved = i;
-    p->context = NULL;
+    bw_permit_init(p, now, BW_PERMIT_NORMAL);
+    p->lease_slot = i;
     return BW_OK;
   }
   bw__lcount(l, BW__L_REJECTED);
@@ -194,11 +191,11 @@ int bw_shm_limit_release(bw_shm_limit_t *l, const bw_permit_t *p,
   bool freed;
   if (l == NULL || p == NULL) return BW_E_INVAL;
   if ((unsigned)outcome > (unsigned)BW_LIMIT_IGNORED) return BW_E_INVAL;
-  if (p->reserved >= l->max || p->start_ns < 0) return BW_E_INVAL;
+  if (p->lease_slot >= l->max || p->start_ns < 0) return BW_E_INVAL;
   now = bw_clock_now(l->clock);
   expect = (uint64_t)p->start_ns + 1;
   freed = atomic_compare_exchange_strong_explicit(
-      bw__slot(l, p->reserved), &expect, 0, memory_order_acq_rel,
+      bw__slot(l, p->lease_slot), &expect, 0, memory_order_acq_rel,
       memory_order_relaxed);
   bw__lcount(l, outcome == BW_LIMIT_SUCCESS   ? BW__L_SUCCESSES
                 : outcome == BW_LIMIT_DROPPED ? BW__L_DROPPED
