@@ -9,7 +9,7 @@
 #
 # The harnesses cover every parser of outside input in the core and tools:
 # Retry-After, gRPC pushback, X-Timeout-Budget, grpc-timeout (with the
-# inbound deadline), the header-line matcher of the curl driver
+# inbound deadline), W3C traceparent / tracestate, the header-line matcher of the curl driver
 # (bw_http_header_value), the partner metrics text that
 # `breakwater storm --url` reads (tools/storm_metrics.c), and configuration
 # by name: every value an operator or a binding may hand bw_config_set.
@@ -65,6 +65,7 @@ harnesses=(
   "grpc_pushback:src/core/http.c"
   "deadline_header:src/core/deadline.c"
   "grpc_timeout:src/core/deadline.c"
+  "traceparent:src/core/trace.c src/core/rand.c"
   "header_line:src/core/http.c"
   "storm_metrics:tools/storm_metrics.c"
   "config_value:src/core/config_fields.c src/core/config_parse.c src/core/error.c"

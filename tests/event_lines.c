@@ -2,7 +2,8 @@
  * each emitted by the object that emits it in real use (the two Redis
  * events through the emission call the Redis component makes, since they
  * need a Redis outage). Names carry quotes, control characters and bytes
- * that are not UTF-8, and every event carries a context, so that
+ * that are not UTF-8, and every event carries a context and a trace
+ * (trace_id), so that
  * tests/check_event_lines.py can check with a real JSON parser and the
  * JSON Schema (docs/events.schema.json) that every line is valid whatever
  * the caller put into it. Exit 0 when every event type was written. */
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
                                {"name", "not the object's name"}};
   static const bw_context_t ctx = {kv, 2};
   bw_clock_t *clock = bw_clock_manual_new(BW_NS_PER_S);
+  static bw_trace_t trace;
   bw_error_t err;
   bw_sink_t *sink;
   FILE *fp;
@@ -44,6 +46,11 @@ int main(int argc, char **argv) {
   sink = bw_sink_callback_new(count_and_write, NULL, &err);
   if (clock == NULL || json == NULL || sink == NULL) return fail("set-up");
   bw_context_set(&ctx);
+  if (bw_trace_from_headers(
+          "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", 55, NULL,
+          0, &trace) != BW_OK)
+    return fail("trace");
+  bw_trace_set(&trace);
 
   { /* breaker: every transition, a rejection summary, metrics-only */
     bw_breaker_config_t c;
@@ -223,6 +230,7 @@ int main(int argc, char **argv) {
                 "redis is reachable again", NULL, 0, NULL);
 
   bw_context_set(NULL);
+  bw_trace_set(NULL);
   for (int t = 0; t < BW_EV__COUNT; t++) {
     if (counts[t] == 0) {
       fprintf(stderr, "event_lines: no %s event was written\n",

@@ -351,6 +351,50 @@ static void outer_deadline_narrows_the_budget(void **state) {
   assert_true(ms <= 800);
 }
 
+static void the_callers_trace_goes_out_with_a_new_span_per_attempt(
+    void **state) {
+  env_t *e = *state;
+  bw_curl_request_t req;
+  bw_trace_t t, seen[3];
+  got_t g;
+  char u[96];
+  unsigned i;
+  e->retry = make_retry(e, 3, 1, true);
+  e->pl = make_pipeline(0, NULL, e->retry, 1000);
+  assert_status(bw_trace_from_headers(
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                    55, "congo=t61rcWkgMzE", 17, &t),
+                BW_OK);
+  url(e, "/flaky", u, sizeof(u));
+  bw_curl_request_init(&req);
+  req.url = u;
+  memset(&g, 0, sizeof(g));
+  /* The trace current when the request is made is the one sent: the
+   * attempts run later, from the loop, where none is current. */
+  bw_trace_set(&t);
+  assert_status(bw_curl_request(e->http, e->pl, &req, on_done, &g), BW_OK);
+  bw_trace_set(NULL);
+  run_until(e, &g.dones, 1, 5000);
+  assert_int_equal(g.res.failure, BW_FAILURE_NONE);
+  assert_u64_eq(hits_on(&e->srv, "/flaky"), 3);
+  for (i = 0; i < 3; i++) {
+    const char *tp = e->srv.log[i].traceparent;
+    assert_int_equal(strlen(tp), BW_TRACEPARENT_LEN);
+    assert_status(bw_traceparent_parse(tp, strlen(tp), &seen[i]), BW_OK);
+    assert_memory_equal(seen[i].trace_id, t.trace_id, 16);
+    assert_int_equal(seen[i].flags, 1);
+    assert_memory_not_equal(seen[i].parent_id, t.parent_id, 8);
+    assert_string_equal(e->srv.log[i].tracestate, "congo=t61rcWkgMzE");
+  }
+  assert_memory_not_equal(seen[0].parent_id, seen[1].parent_id, 8);
+  assert_memory_not_equal(seen[1].parent_id, seen[2].parent_id, 8);
+  assert_memory_not_equal(seen[0].parent_id, seen[2].parent_id, 8);
+  /* no trace current: no header */
+  call(e, "/ok", true, &g);
+  assert_string_equal(e->srv.log[3].traceparent, "");
+  assert_string_equal(e->srv.log[3].tracestate, "");
+}
+
 static void connection_refused_is_not_sent_and_retried(void **state) {
   env_t *e = *state;
   bw_curl_request_t req;
@@ -691,6 +735,7 @@ int main(void) {
       T(non_idempotent_without_retry_still_gets_a_key),
       T(timeout_budget_header_is_within_the_deadline),
       T(outer_deadline_narrows_the_budget),
+      T(the_callers_trace_goes_out_with_a_new_span_per_attempt),
       T(connection_refused_is_not_sent_and_retried),
       T(a_4xx_is_permanent_and_not_retried),
       T(a_non_http_url_is_permanent),

@@ -23,5 +23,6 @@
 #include "retry.h"
 #include "stage.h"
 #include "strategy.h"
+#include "trace.h"
 
 #endif /* BREAKWATER_H */

@@ -9,13 +9,16 @@
  *    "kind":"breaker","name":"payment_api","reason":"failure ratio 0.55 >=
  *    0.50 over 10000 ms (22 calls)","break_ms":15000,
  *    "ctx":{"request_id":"3e7a9c10"}}
- * with the caller's context (bw_context_set / permit.context) under "ctx". */
+ * with the caller's context (bw_context_set / permit.context) under "ctx",
+ * and the W3C trace-id of the thread's current trace (trace.h) as
+ * "trace_id" when one is set. */
 #ifndef BREAKWATER_EVENT_H
 #define BREAKWATER_EVENT_H
 
 #include <stdio.h>
 
 #include "common.h"
+#include "trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +97,9 @@ typedef struct bw_event_s {
   const bw_field_t *fields; /* event-specific fields, in order */
   size_t field_count;
   const bw_context_t *context; /* caller context, or NULL */
+  const bw_trace_t *trace;     /* the emitting thread's current trace
+                                  (bw_trace_set), or NULL; written as
+                                  "trace_id" when valid */
 } bw_event_t;
 
 typedef void (*bw_event_cb)(const bw_event_t *event, void *userdata);

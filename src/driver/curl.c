@@ -71,6 +71,8 @@ struct bw__req_s {
   uint32_t network_attempts;
   bool in_failed; /* on http->failed */
   bw__req_t *next_failed;
+  bool traced;      /* the caller's trace when the request was made */
+  bw_trace_t trace; /* (copied: attempts run later, from the loop) */
 };
 
 /* ---- libcurl, once per process ----------------------------------------- */
@@ -249,6 +251,8 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
 
   r->headers =
       bw__curl_attempt_headers(r->user_headers, pc->deadline, now, r->key, &ok);
+  r->headers = bw__curl_trace_headers(r->headers, r->traced ? &r->trace : NULL,
+                                      &h->rng, &ok);
   e = ok ? curl_easy_init() : NULL;
   if (e == NULL) {
     bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_OUT_OF_MEMORY);
@@ -539,6 +543,8 @@ int bw_curl_request_at(bw_curl_t *h, const bw_pipeline_t *pl,
     return BW_E_NOMEM;
   }
   r->buf[0] = '\0';
+  r->traced = bw_trace_is_valid(bw_trace_current());
+  if (r->traced) r->trace = *bw_trace_current();
   memset(&ops, 0, sizeof(ops));
   ops.attempt = bw__req_attempt;
   ops.abort = bw__req_abort;
