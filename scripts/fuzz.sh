@@ -11,7 +11,8 @@
 # Retry-After, gRPC pushback, X-Timeout-Budget, grpc-timeout (with the
 # inbound deadline), W3C traceparent / tracestate, the header-line matcher of the curl driver
 # (bw_http_header_value), the partner metrics text that
-# `breakwater storm --url` reads (tools/storm_metrics.c), and configuration
+# `breakwater storm --url` reads (tools/storm_metrics.c), the JSON event
+# lines `breakwater alert` reads (tools/event_json.c), and configuration
 # by name: every value an operator or a binding may hand bw_config_set.
 #
 # Works from any directory. Each harness links only the sources it needs
@@ -68,6 +69,7 @@ harnesses=(
   "traceparent:src/core/trace.c src/core/rand.c"
   "header_line:src/core/http.c"
   "storm_metrics:tools/storm_metrics.c"
+  "event_json:tools/event_json.c"
   "config_value:src/core/config_fields.c src/core/config_parse.c src/core/error.c"
   "redis_reply:src/store/redis/reply.c:hiredis"
 )

@@ -223,6 +223,21 @@ int main(int argc, char **argv) {
     bw_registry_evict_idle(reg);
     bw_registry_free(reg);
   }
+  { /* alert: a rule that fires and resolves */
+    bw_alert_config_t c;
+    bw_alert_t *a;
+    bw_alert_config_init(&c);
+    c.name = NAME("alert");
+    c.n = 1;
+    c.m = 1;
+    c.window_ms = 1000;
+    c.clock = clock;
+    c.sink = sink;
+    if ((a = bw_alert_new(&c, &err)) == NULL) return fail(err.message);
+    bw_alert_observe(a, BW_EV_CIRCUIT_OPENED, "x", bw_clock_now(clock));
+    bw_alert_advance(a, bw_clock_now(clock) + 2 * BW_NS_PER_S); /* both */
+    bw_alert_free(a);
+  }
   /* Redis: an outage and its end, as the Redis component emits them. */
   bw_event_emit(sink, NULL, 0, BW_EV_REDIS_UNAVAILABLE, NAME("redis"),
                 "Connection refused", NULL, 0, NULL);

@@ -2,6 +2,7 @@
 #ifndef BREAKWATER_H
 #define BREAKWATER_H
 
+#include "alert.h"
 #include "breaker.h"
 #include "budget.h"
 #include "bulkhead.h"

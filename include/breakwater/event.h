@@ -51,7 +51,9 @@ extern "C" {
   XX(RETRIES_REFUSED, "retries_refused", "budget")              \
   XX(STAGE_DROPPED, "stage_dropped", "stage")                   \
   XX(PIPELINE_GAVE_UP, "pipeline_gave_up", "pipeline")          \
-  XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")
+  XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")            \
+  XX(ALERT_FIRING, "alert_firing", "alert")                     \
+  XX(ALERT_RESOLVED, "alert_resolved", "alert")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,
