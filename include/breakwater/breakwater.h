@@ -3,6 +3,7 @@
 #define BREAKWATER_H
 
 #include "alert.h"
+#include "backlog.h"
 #include "breaker.h"
 #include "budget.h"
 #include "bulkhead.h"
