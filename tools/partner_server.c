@@ -78,6 +78,7 @@ struct pending_s {
   /* read on arrival (bw_ev_http_deadline, bw_ev_http_trace), for forward
    * mode: the next hop gets what is left of the deadline, and a new span */
   bw_deadline_t deadline;
+  int64_t done_ns; /* arrival + the model's latency: the work's end */
   bool traced;
   bw_trace_t trace;
   /* forward mode, once the latency elapsed: the call to the next hop */
@@ -350,6 +351,10 @@ static void forward(bw_partner_server_t *srv, pending_t *p) {
   struct evbuffer *body;
   char v[BW_TRACESTATE_MAX + 1];
   struct timeval tv = {10, 0}; /* no deadline: 10 s, the callee's default */
+  /* libevent's timers start from the loop's cached time and may fire a
+   * fraction of a millisecond before the latency has passed on this clock:
+   * the work took its latency, so that is the least time spent. */
+  if (now < p->done_ns) now = p->done_ns;
   if (!bw_deadline_is_none(p->deadline) &&
       bw_deadline_check(p->deadline, now, BW_DEADLINE_MIN_CALL_MS) != BW_OK) {
     srv->st.forward_refused++;
@@ -491,6 +496,7 @@ static void handle_charge(bw_partner_server_t *srv,
   p->srv = srv;
   p->req = req;
   p->deadline = deadline;
+  p->done_ns = arrival + r.latency_ms * BW_NS_PER_MS;
   p->traced = bw_ev_http_trace(req, &p->trace) == BW_OK;
   p->status = r.status;
   p->retry_after_ms = r.retry_after_ms;
