@@ -93,9 +93,12 @@ struct bw_partner_server_s {
   bw_partner_server_config_t cfg;
   char host[64];
   uint16_t port;
-  pending_t *pending;    /* requests waiting for their latency */
-  pending_t *forwarding; /* forward mode: waiting for the next hop */
-  char fwd_host[64];     /* forward mode: the next hop ("" = off) */
+  pending_t *pending;     /* requests waiting for their latency */
+  pending_t *forwarding;  /* forward mode: waiting for the next hop */
+  pending_t *finished;    /* forward mode: answered, their outgoing
+                             connection to be freed from the loop */
+  struct event *reap_fwd; /* activated to free `finished` */
+  char fwd_host[64];      /* forward mode: the next hop ("" = off) */
   uint16_t fwd_port;
   char fwd_path[256];
   bw_partner_server_stats_t st; /* partner is filled on demand */
@@ -318,8 +321,7 @@ static void unlink_forwarding(bw_partner_server_t *srv, pending_t *p) {
 }
 
 /* The next hop answered (fr with its status), or did not (fr NULL, or
- * status 0: refused, reset, timed out). The connection frees itself after
- * this callback (evhttp_connection_free_on_completion). */
+ * status 0: refused, reset, timed out). */
 static void on_forwarded(struct evhttp_request *fr, void *arg) {
   pending_t *p = arg;
   bw_partner_server_t *srv = p->srv;
@@ -339,7 +341,31 @@ static void on_forwarded(struct evhttp_request *fr, void *arg) {
     else
       send_json(p->req, 502, "Bad Gateway", body);
   }
-  bw_free(p);
+  /* The outgoing connection is still in use by libevent during this
+   * callback: it is freed from the loop, right after. (Not with
+   * evhttp_connection_free_on_completion: libevent 2.1 does not free a
+   * connection that failed to connect.) */
+  p->req = NULL;
+  p->fwd_req = NULL;
+  p->next = srv->finished;
+  srv->finished = p;
+  event_active(srv->reap_fwd, 0, 0);
+}
+
+/* Frees the outgoing connections (and records) of answered forwards. */
+static void reap_forwarded(bw_partner_server_t *srv) {
+  while (srv->finished != NULL) {
+    pending_t *p = srv->finished;
+    srv->finished = p->next;
+    evhttp_connection_free(p->fwd);
+    bw_free(p);
+  }
+}
+
+static void on_reap_fwd(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  reap_forwarded(arg);
 }
 
 /* The model answered 200 after its latency: call the next hop with what is
@@ -397,7 +423,6 @@ static void forward(bw_partner_server_t *srv, pending_t *p) {
   body = evhttp_request_get_output_buffer(p->fwd_req);
   evbuffer_add(body, "{}", 2);
   evhttp_connection_set_timeout_tv(p->fwd, &tv);
-  evhttp_connection_free_on_completion(p->fwd);
   p->next = srv->forwarding;
   if (srv->forwarding != NULL) srv->forwarding->prev = p;
   srv->forwarding = p;
@@ -1065,7 +1090,9 @@ bw_partner_server_t *bw_partner_server_new(
   srv->sweep = event_new(base, -1, EV_PERSIST, on_sweep, srv);
   srv->refuse = event_new(base, -1, 0, on_adopt, srv);
   srv->resume = evtimer_new(base, on_resume, srv);
-  if (srv->sweep == NULL || srv->refuse == NULL || srv->resume == NULL) {
+  srv->reap_fwd = event_new(base, -1, 0, on_reap_fwd, srv);
+  if (srv->sweep == NULL || srv->refuse == NULL || srv->resume == NULL ||
+      srv->reap_fwd == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
     bw_partner_server_free(srv);
     return NULL;
@@ -1254,6 +1281,8 @@ void bw_partner_server_free(bw_partner_server_t *srv) {
               "{\"status\":\"error\",\"reason\":\"shutting down\"}\n");
     bw_free(p);
   }
+  reap_forwarded(srv);
+  if (srv->reap_fwd != NULL) event_free(srv->reap_fwd);
   servers_remove(srv);
   if (srv->sweep != NULL) event_free(srv->sweep);
   if (srv->refuse != NULL) event_free(srv->refuse);
