@@ -9,9 +9,10 @@
 #
 # The harnesses cover every parser of outside input in the core and tools:
 # Retry-After, gRPC pushback, X-Timeout-Budget, grpc-timeout (with the
-# inbound deadline), the header-line matcher of the curl driver
+# inbound deadline), W3C traceparent / tracestate, the header-line matcher of the curl driver
 # (bw_http_header_value), the partner metrics text that
-# `breakwater storm --url` reads (tools/storm_metrics.c), and configuration
+# `breakwater storm --url` reads (tools/storm_metrics.c), the JSON event
+# lines `breakwater alert` reads (tools/event_json.c), and configuration
 # by name: every value an operator or a binding may hand bw_config_set, and
 # configuration files (src/config: the INI reader over inih, sections,
 # defaults, references, pipelines; linked with the whole core, since a file
@@ -68,8 +69,10 @@ harnesses=(
   "grpc_pushback:src/core/http.c"
   "deadline_header:src/core/deadline.c"
   "grpc_timeout:src/core/deadline.c"
+  "traceparent:src/core/trace.c src/core/rand.c"
   "header_line:src/core/http.c"
   "storm_metrics:tools/storm_metrics.c"
+  "event_json:tools/event_json.c"
   "config_value:src/core/config_fields.c src/core/config_parse.c src/core/error.c"
   "redis_reply:src/store/redis/reply.c:hiredis"
   "config_file:src/config/config_file.c $(cd "$root" && echo src/core/*.c):inih"

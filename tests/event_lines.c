@@ -2,7 +2,8 @@
  * each emitted by the object that emits it in real use (the two Redis
  * events through the emission call the Redis component makes, since they
  * need a Redis outage). Names carry quotes, control characters and bytes
- * that are not UTF-8, and every event carries a context, so that
+ * that are not UTF-8, and every event carries a context and a trace
+ * (trace_id), so that
  * tests/check_event_lines.py can check with a real JSON parser and the
  * JSON Schema (docs/events.schema.json) that every line is valid whatever
  * the caller put into it. Exit 0 when every event type was written. */
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
                                {"name", "not the object's name"}};
   static const bw_context_t ctx = {kv, 2};
   bw_clock_t *clock = bw_clock_manual_new(BW_NS_PER_S);
+  static bw_trace_t trace;
   bw_error_t err;
   bw_sink_t *sink;
   FILE *fp;
@@ -44,6 +46,11 @@ int main(int argc, char **argv) {
   sink = bw_sink_callback_new(count_and_write, NULL, &err);
   if (clock == NULL || json == NULL || sink == NULL) return fail("set-up");
   bw_context_set(&ctx);
+  if (bw_trace_from_headers(
+          "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", 55, NULL,
+          0, &trace) != BW_OK)
+    return fail("trace");
+  bw_trace_set(&trace);
 
   { /* breaker: every transition, a rejection summary, metrics-only */
     bw_breaker_config_t c;
@@ -241,6 +248,21 @@ int main(int argc, char **argv) {
     bw_registry_evict_idle(reg);
     bw_registry_free(reg);
   }
+  { /* alert: a rule that fires and resolves */
+    bw_alert_config_t c;
+    bw_alert_t *a;
+    bw_alert_config_init(&c);
+    c.name = NAME("alert");
+    c.n = 1;
+    c.m = 1;
+    c.window_ms = 1000;
+    c.clock = clock;
+    c.sink = sink;
+    if ((a = bw_alert_new(&c, &err)) == NULL) return fail(err.message);
+    bw_alert_observe(a, BW_EV_CIRCUIT_OPENED, "x", bw_clock_now(clock));
+    bw_alert_advance(a, bw_clock_now(clock) + 2 * BW_NS_PER_S); /* both */
+    bw_alert_free(a);
+  }
   /* Redis: an outage and its end, as the Redis component emits them. */
   bw_event_emit(sink, NULL, 0, BW_EV_REDIS_UNAVAILABLE, NAME("redis"),
                 "Connection refused", NULL, 0, NULL);
@@ -248,6 +270,7 @@ int main(int argc, char **argv) {
                 "redis is reachable again", NULL, 0, NULL);
 
   bw_context_set(NULL);
+  bw_trace_set(NULL);
   for (int t = 0; t < BW_EV__COUNT; t++) {
     if (counts[t] == 0) {
       fprintf(stderr, "event_lines: no %s event was written\n",

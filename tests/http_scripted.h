@@ -1,11 +1,9 @@
 /* Test helper: a tiny evhttp server on a free 127.0.0.1 port, scripted
  * per path, which logs every request it sees (path, Idempotency-Key,
- * X-Timeout-Budget). Runs on the caller's event_base (srv_start), or on a
- * thread of its own with its own base (thread_srv_start / _stop: for the
- * blocking helpers). Shared by the curl drivers' tests. The scripts:
- *   /ok          200 "ok"
- *   /flaky       503 twice, then 200
- *   /fail        503
+ * X-Timeout-Budget, traceparent, tracestate). Runs on the caller's event_base
+ * (srv_start), or on a thread of its own with its own base (thread_srv_start /
+ * _stop: for the blocking helpers). Shared by the curl drivers' tests. The
+ * scripts: /ok          200 "ok" /flaky       503 twice, then 200 /fail 503
  *   /echo-body   200 "POST <body>" or "OTHER <body>"
  *   /echo-header 200 with the value of the request's X-Test header
  *   /bad         404
@@ -44,6 +42,8 @@ typedef struct hit_s {
   char path[32];
   char key[48];
   char budget[40];
+  char traceparent[64];
+  char tracestate[96];
 } hit_t;
 
 typedef struct srv_s {
@@ -91,6 +91,8 @@ static inline void handle(struct evhttp_request *req, void *arg) {
   const char *uri = evhttp_request_get_uri(req);
   const char *key = evhttp_find_header(in, "Idempotency-Key");
   const char *budget = evhttp_find_header(in, "X-Timeout-Budget");
+  const char *tp = evhttp_find_header(in, "traceparent");
+  const char *ts = evhttp_find_header(in, "tracestate");
   char path[32];
   unsigned n;
   snprintf(path, sizeof(path), "%s", uri != NULL ? uri : "");
@@ -99,6 +101,9 @@ static inline void handle(struct evhttp_request *req, void *arg) {
     snprintf(h->path, sizeof(h->path), "%s", path);
     snprintf(h->key, sizeof(h->key), "%s", key != NULL ? key : "");
     snprintf(h->budget, sizeof(h->budget), "%s", budget != NULL ? budget : "");
+    snprintf(h->traceparent, sizeof(h->traceparent), "%s",
+             tp != NULL ? tp : "");
+    snprintf(h->tracestate, sizeof(h->tracestate), "%s", ts != NULL ? ts : "");
   }
   s->nlog++;
   n = hits_on(s, path); /* this request included */

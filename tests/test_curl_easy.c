@@ -225,6 +225,44 @@ static void the_budget_header_arrives_at_the_server(void **state) {
   bw_pipeline_free(bare);
 }
 
+static void the_threads_trace_goes_out_with_a_new_span_per_attempt(
+    void **state) {
+  env_t *e = *state;
+  bw_retry_policy_t *rp = bwt_constant_retry(3, 1, true, NULL);
+  bw_pipeline_t *pl = bwt_pipeline("easy", 0, NULL, rp, 2000);
+  bw_curl_result_t res;
+  bw_trace_t t, seen[3];
+  unsigned i;
+  assert_status(bw_trace_from_headers(
+                    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+                    55, "rojo=00f067aa0ba902b7", 21, &t),
+                BW_OK);
+  set_url(e, "/flaky");
+  bw_trace_set(&t);
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res), BW_FAILURE_NONE);
+  bw_trace_set(NULL);
+  bw_curl_result_clear(&res);
+  set_url(e, "/ok");
+  assert_int_equal(bw_curl_easy_perform(pl, e->easy, &res), BW_FAILURE_NONE);
+  bw_curl_result_clear(&res);
+  stop(e);
+  assert_int_equal(e->t.srv.nlog, 4);
+  for (i = 0; i < 3; i++) {
+    const char *tp = e->t.srv.log[i].traceparent;
+    assert_status(bw_traceparent_parse(tp, strlen(tp), &seen[i]), BW_OK);
+    assert_memory_equal(seen[i].trace_id, t.trace_id, 16);
+    assert_int_equal(seen[i].flags, 0);
+    assert_memory_not_equal(seen[i].parent_id, t.parent_id, 8);
+    assert_string_equal(e->t.srv.log[i].tracestate, "rojo=00f067aa0ba902b7");
+  }
+  assert_memory_not_equal(seen[0].parent_id, seen[1].parent_id, 8);
+  assert_memory_not_equal(seen[1].parent_id, seen[2].parent_id, 8);
+  assert_memory_not_equal(seen[0].parent_id, seen[2].parent_id, 8);
+  assert_string_equal(e->t.srv.log[3].traceparent, ""); /* none current */
+  bw_pipeline_free(pl);
+  bw_retry_policy_free(rp);
+}
+
 static void non_idempotent_retries_send_one_key(void **state) {
   env_t *e = *state;
   bw_retry_policy_t *rp = bwt_constant_retry(3, 1, false, NULL);
@@ -360,6 +398,7 @@ int main(void) {
       T(grpc_pushback_is_the_hint_and_negative_means_never),
       T(the_attempt_timeout_cuts_a_slow_answer),
       T(the_budget_header_arrives_at_the_server),
+      T(the_threads_trace_goes_out_with_a_new_span_per_attempt),
       T(non_idempotent_retries_send_one_key),
       T(user_headers_are_sent_and_the_handle_is_reusable),
       T(refused_connection_is_not_sent_and_retried),

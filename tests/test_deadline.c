@@ -638,6 +638,23 @@ static void from_header_defaults_to_ten_seconds(void **state) {
                 BW_E_INVAL);
 }
 
+static void the_reference_toolkits_budget_is_thirty_seconds(void **state) {
+  const int64_t now = 7 * BW_NS_PER_S;
+  bw_deadline_t d;
+  (void)state;
+  assert_int_equal(BW_DEADLINE_DEFAULT_BUDGET_MS, 30000);
+  /* at the edge of the system, as the default of the inbound helper */
+  assert_status(bw_deadline_from_header(NULL, 0, NULL, 0, now,
+                                        BW_DEADLINE_DEFAULT_BUDGET_MS, &d),
+                BW_E_NOTFOUND);
+  assert_int_equal(bw_deadline_remaining_ms(d, now), 30000);
+  /* a header narrower than it still wins */
+  assert_status(bw_deadline_from_header("2.5", 3, NULL, 0, now,
+                                        BW_DEADLINE_DEFAULT_BUDGET_MS, &d),
+                BW_OK);
+  assert_int_equal(bw_deadline_remaining_ms(d, now), 2500);
+}
+
 static void from_header_then_the_one_second_refusal(void **state) {
   const int64_t now = 5 * BW_NS_PER_S;
   bw_deadline_t d;
@@ -712,6 +729,7 @@ int main(void) {
       T(grpc_timeout_refuses_anything_else),
       T(from_header_reads_either_header_and_keeps_the_earlier),
       T(from_header_defaults_to_ten_seconds),
+      T(the_reference_toolkits_budget_is_thirty_seconds),
       T(from_header_then_the_one_second_refusal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

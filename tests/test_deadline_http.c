@@ -1,11 +1,13 @@
-/* Specification tests: the inbound deadline over real HTTP on 127.0.0.1,
- * across two hops (bw_ev_http_deadline, bw_deadline_from_header, and the
- * easy helper's X-Timeout-Budget).
+/* Specification tests: the inbound deadline and W3C trace context over real
+ * HTTP on 127.0.0.1, across two hops (bw_ev_http_deadline,
+ * bw_deadline_from_header, bw_ev_http_trace, and the easy helper's
+ * X-Timeout-Budget and traceparent).
  *
  *   client --(budget or grpc-timeout)--> A --(X-Timeout-Budget)--> B
  *
  * A and B are evhttp servers, each on a thread and event loop of its own.
- * A reads the inbound deadline, makes it its thread's current deadline,
+ * A reads the inbound deadline and trace context, makes them its thread's
+ * current ones,
  * spends 200 ms, then either refuses (less than 1 s left: 504, B never
  * called) or calls B with bw_curl_easy_perform, whose pipeline has no
  * deadline of its own: the budget B receives is what A had left. Every log
@@ -39,6 +41,9 @@ typedef struct hop_s {
     int64_t spent_ms; /* A: arrival to the call, rounded down */
     bool called;      /* A: called B */
     char budget[40];  /* B: the raw X-Timeout-Budget */
+    int trace_rc;     /* A: bw_ev_http_trace's */
+    char tp[64];      /* A and B: the raw traceparent received */
+    char ts[64];      /* A and B: the raw tracestate received */
   } log[HOPS_MAX];
 } hop_t;
 
@@ -53,13 +58,27 @@ static void answer(struct evhttp_request *req, int code, const char *body) {
   evbuffer_free(b);
 }
 
+/* The raw traceparent and tracestate a hop received, for the log. */
+static void log_trace(struct evhttp_request *req, char *tp, char *ts) {
+  struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+  const char *v = evhttp_find_header(in, "traceparent");
+  snprintf(tp, 64, "%s", v != NULL ? v : "");
+  v = evhttp_find_header(in, "tracestate");
+  snprintf(ts, 64, "%s", v != NULL ? v : "");
+}
+
 static void hop_a(struct evhttp_request *req, void *arg) {
   hop_t *h = arg;
   unsigned i = h->n < HOPS_MAX ? h->n : HOPS_MAX - 1;
   int64_t arrival = mono(), t_call;
   struct timespec ts = {0, SPEND_MS * 1000000L};
   bw_deadline_t d, prev;
+  bw_trace_t trace;
+  const bw_trace_t *prev_trace = bw_trace_current();
   h->n++;
+  log_trace(req, h->log[i].tp, h->log[i].ts);
+  h->log[i].trace_rc = bw_ev_http_trace(req, &trace);
+  if (h->log[i].trace_rc == BW_OK) prev_trace = bw_trace_set(&trace);
   h->log[i].rc = bw_ev_http_deadline(req, arrival, BW_DEADLINE_DEFAULT_MS, &d);
   h->log[i].got_ms = bw_deadline_remaining_ms(d, arrival);
   prev = bw_deadline_set(bw_deadline_min(bw_deadline_current(), d));
@@ -82,6 +101,7 @@ static void hop_a(struct evhttp_request *req, void *arg) {
     curl_easy_cleanup(easy);
   }
   bw_deadline_set(prev);
+  bw_trace_set(prev_trace);
 }
 
 static void hop_b(struct evhttp_request *req, void *arg) {
@@ -90,6 +110,7 @@ static void hop_b(struct evhttp_request *req, void *arg) {
   const char *v = evhttp_find_header(evhttp_request_get_input_headers(req),
                                      "X-Timeout-Budget");
   h->n++;
+  log_trace(req, h->log[i].tp, h->log[i].ts);
   snprintf(h->log[i].budget, sizeof(h->log[i].budget), "%s",
            v != NULL ? v : "");
   h->log[i].got_ms = -1;
@@ -255,6 +276,45 @@ static void less_than_a_second_left_is_refused_before_b(void **state) {
   assert_int_equal(e->b.n, 0);
 }
 
+static void the_trace_crosses_two_hops_with_a_new_span_at_each(void **state) {
+  env_t *e = *state;
+  bw_trace_t client, at_a, at_b;
+  int status = 0;
+  assert_status(bw_trace_from_headers(
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                    55, "congo=t61rcWkgMzE", 17, &client),
+                BW_OK);
+  bw_trace_set(&client);
+  assert_int_equal(call_a(e, e->client, NULL, &status), BW_FAILURE_NONE);
+  bw_trace_set(NULL);
+  assert_int_equal(call_a(e, e->client, NULL, &status), BW_FAILURE_NONE);
+  stop_both(e);
+  assert_int_equal(e->a.n, 2);
+  assert_int_equal(e->b.n, 2);
+  /* A: the client's trace, the client's attempt as the parent */
+  assert_status(e->a.log[0].trace_rc, BW_OK);
+  assert_status(
+      bw_traceparent_parse(e->a.log[0].tp, strlen(e->a.log[0].tp), &at_a),
+      BW_OK);
+  assert_memory_equal(at_a.trace_id, client.trace_id, 16);
+  assert_memory_not_equal(at_a.parent_id, client.parent_id, 8);
+  assert_int_equal(at_a.flags, 1);
+  assert_string_equal(e->a.log[0].ts, "congo=t61rcWkgMzE");
+  /* B: the same trace, A's attempt as the parent */
+  assert_status(
+      bw_traceparent_parse(e->b.log[0].tp, strlen(e->b.log[0].tp), &at_b),
+      BW_OK);
+  assert_memory_equal(at_b.trace_id, client.trace_id, 16);
+  assert_memory_not_equal(at_b.parent_id, at_a.parent_id, 8);
+  assert_memory_not_equal(at_b.parent_id, client.parent_id, 8);
+  assert_int_equal(at_b.flags, 1);
+  assert_string_equal(e->b.log[0].ts, "congo=t61rcWkgMzE");
+  /* no trace at the client: none at A, and A starts none on its own */
+  assert_status(e->a.log[1].trace_rc, BW_E_NOTFOUND);
+  assert_string_equal(e->a.log[1].tp, "");
+  assert_string_equal(e->b.log[1].tp, "");
+}
+
 static void bad_arguments(void **state) {
   env_t *e = *state;
   bw_deadline_t d;
@@ -271,6 +331,7 @@ int main(void) {
       T(grpc_timeout_sets_the_first_hop),
       T(no_header_means_ten_seconds),
       T(less_than_a_second_left_is_refused_before_b),
+      T(the_trace_crosses_two_hops_with_a_new_span_at_each),
       T(bad_arguments),
   };
 #undef T

@@ -22,6 +22,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "breakwater/driver_curl.h"
+#include "breakwater/hedge.h"
 #include "bw_test.h"
 #include "http_scripted.h"
 #include "pipeline_kit.h"
@@ -349,6 +350,98 @@ static void outer_deadline_narrows_the_budget(void **state) {
   b = e->srv.log[0].budget;
   assert_status(bw_deadline_header_parse(b, strlen(b), &ms), BW_OK);
   assert_true(ms <= 800);
+}
+
+static void the_callers_trace_goes_out_with_a_new_span_per_attempt(
+    void **state) {
+  env_t *e = *state;
+  bw_curl_request_t req;
+  bw_trace_t t, seen[3];
+  got_t g;
+  char u[96];
+  unsigned i;
+  e->retry = make_retry(e, 3, 1, true);
+  e->pl = make_pipeline(0, NULL, e->retry, 1000);
+  assert_status(bw_trace_from_headers(
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                    55, "congo=t61rcWkgMzE", 17, &t),
+                BW_OK);
+  url(e, "/flaky", u, sizeof(u));
+  bw_curl_request_init(&req);
+  req.url = u;
+  memset(&g, 0, sizeof(g));
+  /* The trace current when the request is made is the one sent: the
+   * attempts run later, from the loop, where none is current. */
+  bw_trace_set(&t);
+  assert_status(bw_curl_request(e->http, e->pl, &req, on_done, &g), BW_OK);
+  bw_trace_set(NULL);
+  run_until(e, &g.dones, 1, 5000);
+  assert_int_equal(g.res.failure, BW_FAILURE_NONE);
+  assert_u64_eq(hits_on(&e->srv, "/flaky"), 3);
+  for (i = 0; i < 3; i++) {
+    const char *tp = e->srv.log[i].traceparent;
+    assert_int_equal(strlen(tp), BW_TRACEPARENT_LEN);
+    assert_status(bw_traceparent_parse(tp, strlen(tp), &seen[i]), BW_OK);
+    assert_memory_equal(seen[i].trace_id, t.trace_id, 16);
+    assert_int_equal(seen[i].flags, 1);
+    assert_memory_not_equal(seen[i].parent_id, t.parent_id, 8);
+    assert_string_equal(e->srv.log[i].tracestate, "congo=t61rcWkgMzE");
+  }
+  assert_memory_not_equal(seen[0].parent_id, seen[1].parent_id, 8);
+  assert_memory_not_equal(seen[1].parent_id, seen[2].parent_id, 8);
+  assert_memory_not_equal(seen[0].parent_id, seen[2].parent_id, 8);
+  /* no trace current: no header */
+  call(e, "/ok", true, &g);
+  assert_string_equal(e->srv.log[3].traceparent, "");
+  assert_string_equal(e->srv.log[3].tracestate, "");
+}
+
+/* A hedged copy is an attempt too: it goes out under the caller's trace
+ * with a span of its own. /slow answers after 300 ms; the copy is sent
+ * 20 ms after the first, so both reach the server. */
+static void a_hedged_copy_carries_its_own_span(void **state) {
+  env_t *e = *state;
+  bw_curl_request_t req;
+  bw_hedge_config_t hc;
+  bw_hedge_t *hedge;
+  bw_error_t err;
+  bw_trace_t t, seen[2];
+  got_t g;
+  char u[96];
+  e->pl = make_pipeline(0, NULL, NULL, 2000);
+  bw_hedge_config_init(&hc);
+  hc.delay = BW_HEDGE_FIXED;
+  hc.delay_ms = 20;
+  hc.max_hedges = 1;
+  hedge = bw_hedge_new(&hc, &err);
+  assert_non_null(hedge);
+  assert_status(bw_trace_from_headers(
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                    55, NULL, 0, &t),
+                BW_OK);
+  url(e, "/slow", u, sizeof(u));
+  bw_curl_request_init(&req);
+  req.url = u;
+  req.idempotent = true;
+  memset(&g, 0, sizeof(g));
+  bw_trace_set(&t);
+  assert_status(bw_curl_request_hedged(e->http, e->pl, &req, hedge,
+                                       bw_deadline_none(), on_done, &g),
+                BW_OK);
+  bw_trace_set(NULL);
+  run_until(e, &g.dones, 1, 5000);
+  assert_int_equal(g.res.failure, BW_FAILURE_NONE);
+  assert_u64_eq(g.res.network_attempts, 2);
+  assert_u64_eq(hits_on(&e->srv, "/slow"), 2);
+  for (unsigned i = 0; i < 2; i++) {
+    const char *tp = e->srv.log[i].traceparent;
+    assert_int_equal(strlen(tp), BW_TRACEPARENT_LEN);
+    assert_status(bw_traceparent_parse(tp, strlen(tp), &seen[i]), BW_OK);
+    assert_memory_equal(seen[i].trace_id, t.trace_id, 16);
+    assert_memory_not_equal(seen[i].parent_id, t.parent_id, 8);
+  }
+  assert_memory_not_equal(seen[0].parent_id, seen[1].parent_id, 8);
+  bw_hedge_free(hedge);
 }
 
 static void connection_refused_is_not_sent_and_retried(void **state) {
@@ -691,6 +784,8 @@ int main(void) {
       T(non_idempotent_without_retry_still_gets_a_key),
       T(timeout_budget_header_is_within_the_deadline),
       T(outer_deadline_narrows_the_budget),
+      T(the_callers_trace_goes_out_with_a_new_span_per_attempt),
+      T(a_hedged_copy_carries_its_own_span),
       T(connection_refused_is_not_sent_and_retried),
       T(a_4xx_is_permanent_and_not_retried),
       T(a_non_http_url_is_permanent),

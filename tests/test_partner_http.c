@@ -34,7 +34,10 @@ int main(void) {
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 
 #include "bw_test.h"
 #include "cli.h"
@@ -163,8 +166,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg) {
   return len;
 }
 
-/* Starts a request (method "GET", "POST", "PUT", ...). `header` is one extra
- * request header line or NULL. timeout_ms 0 = curl's default (none). */
+/* Starts a request (method "GET", "POST", "PUT", ...). `header` is extra
+ * request header lines (separated by '\n') or NULL. timeout_ms 0 = curl's
+ * default (none). */
 static xfer_t *xfer_start(env_t *e, const char *method, const char *path,
                           const char *header, long timeout_ms) {
   xfer_t *x;
@@ -198,7 +202,15 @@ static xfer_t *xfer_start(env_t *e, const char *method, const char *path,
   } else if (strcmp(method, "GET") != 0) {
     curl_easy_setopt(x->h, CURLOPT_CUSTOMREQUEST, method);
   }
-  if (header != NULL) x->headers = curl_slist_append(x->headers, header);
+  /* `header` may hold several lines, separated by '\n' */
+  while (header != NULL && header[0] != '\0') {
+    const char *nl = strchr(header, '\n');
+    size_t len = nl != NULL ? (size_t)(nl - header) : strlen(header);
+    char line[512];
+    snprintf(line, sizeof(line), "%.*s", (int)len, header);
+    x->headers = curl_slist_append(x->headers, line);
+    header = nl != NULL ? nl + 1 : NULL;
+  }
   if (x->headers != NULL)
     curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->headers);
   assert_int_equal(curl_multi_add_handle(e->multi, x->h), CURLM_OK);
@@ -559,6 +571,218 @@ static void test_free_with_pending_replies(void **state) {
   /* the connection was closed: an error or the 503, never a 200 */
   assert_true(a->result != CURLE_OK || a->status == 503);
   assert_true(b->result != CURLE_OK || b->status == 503);
+}
+
+static void expect_invalid(env_t *e, const bw_partner_server_config_t *cfg,
+                           const char *field);
+
+/* ---- forward mode: client -> partner A -> B over loopback ---------------
+ *
+ * B is a recording evhttp server on the same loop: it logs the
+ * X-Timeout-Budget and traceparent it receives and answers /b 200, /b503
+ * 503, and /hold never (until it is freed). */
+
+typedef struct next_hop_s {
+  struct evhttp *http;
+  uint16_t port;
+  unsigned n;
+  char budget[64];
+  char traceparent[96];
+  char tracestate[96];
+  struct evhttp_request *held;
+} next_hop_t;
+
+static void next_hop_cb(struct evhttp_request *req, void *arg) {
+  next_hop_t *b = arg;
+  struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+  const char *v, *path = evhttp_request_get_uri(req);
+  struct evbuffer *body;
+  b->n++;
+  v = evhttp_find_header(in, "X-Timeout-Budget");
+  snprintf(b->budget, sizeof(b->budget), "%s", v != NULL ? v : "");
+  v = evhttp_find_header(in, "traceparent");
+  snprintf(b->traceparent, sizeof(b->traceparent), "%s", v != NULL ? v : "");
+  v = evhttp_find_header(in, "tracestate");
+  snprintf(b->tracestate, sizeof(b->tracestate), "%s", v != NULL ? v : "");
+  if (strcmp(path, "/hold") == 0) {
+    b->held = req;
+    return;
+  }
+  body = evbuffer_new();
+  evbuffer_add(body, "B", 1);
+  evhttp_send_reply(req, strcmp(path, "/b503") == 0 ? 503 : 200, "B", body);
+  evbuffer_free(body);
+}
+
+static void next_hop_start(env_t *e, next_hop_t *b) {
+  struct evhttp_bound_socket *bs;
+  struct sockaddr_in sa;
+  socklen_t len = sizeof(sa);
+  memset(b, 0, sizeof(*b));
+  b->http = evhttp_new(e->base);
+  assert_non_null(b->http);
+  evhttp_set_gencb(b->http, next_hop_cb, b);
+  bs = evhttp_bind_socket_with_handle(b->http, "127.0.0.1", 0);
+  assert_non_null(bs);
+  assert_int_equal(
+      getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sa, &len),
+      0);
+  b->port = ntohs(sa.sin_port);
+}
+
+/* A partner whose every charge is accepted after exactly 200 ms, forwarding
+ * to B's `path`. */
+static void start_forwarding(env_t *e, const next_hop_t *b, const char *path) {
+  bw_partner_server_config_t cfg;
+  char url[96];
+  fast_config(&cfg);
+  cfg.partner.ok_min_ms = 200;
+  cfg.partner.ok_max_ms = 200;
+  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)b->port, path);
+  cfg.forward_url = url;
+  start(e, &cfg);
+}
+
+#define TP_CLIENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+static void test_forward_the_budget_shrinks_and_the_trace_follows(
+    void **state) {
+  env_t *e = *state;
+  next_hop_t b;
+  bw_partner_server_stats_t s;
+  bw_trace_t client, at_b;
+  int64_t got = -1;
+  xfer_t *x;
+  next_hop_start(e, &b);
+  start_forwarding(e, &b, "/b");
+  x = http(e, "POST", "/charges",
+           "X-Timeout-Budget: 5\ntraceparent: " TP_CLIENT
+           "\ntracestate: congo=t61rcWkgMzE");
+  assert_i64_eq(x->status, 200);
+  assert_string_equal(x->body, "{\"status\":\"ok\",\"next\":200}\n");
+  assert_int_equal(b.n, 1);
+  /* B's budget: present, well formed, and at most what A received less
+   * the 200 ms A spent (its latency) before calling */
+  assert_status(bw_deadline_header_parse(b.budget, strlen(b.budget), &got),
+                BW_OK);
+  assert_true(got >= 0);
+  assert_true(got <= 5000 - 200);
+  /* the same trace, with A's call as the parent */
+  assert_status(bw_traceparent_parse(TP_CLIENT, 55, &client), BW_OK);
+  assert_status(
+      bw_traceparent_parse(b.traceparent, strlen(b.traceparent), &at_b), BW_OK);
+  assert_memory_equal(at_b.trace_id, client.trace_id, 16);
+  assert_memory_not_equal(at_b.parent_id, client.parent_id, 8);
+  assert_int_equal(at_b.flags, 1);
+  assert_string_equal(b.tracestate, "congo=t61rcWkgMzE");
+  s = stats(e);
+  assert_u64_eq(s.requests_with_budget, 1);
+  assert_u64_eq(s.forwarded, 1);
+  assert_u64_eq(s.forward_refused, 0);
+  assert_u64_eq(s.replied_200, 1);
+  evhttp_free(b.http);
+}
+
+static void test_forward_reads_grpc_timeout_and_sends_none_without(
+    void **state) {
+  env_t *e = *state;
+  next_hop_t b;
+  int64_t got = -1;
+  xfer_t *x;
+  next_hop_start(e, &b);
+  start_forwarding(e, &b, "/b");
+  x = http(e, "POST", "/charges", "grpc-timeout: 3S");
+  assert_i64_eq(x->status, 200);
+  assert_status(bw_deadline_header_parse(b.budget, strlen(b.budget), &got),
+                BW_OK);
+  assert_true(got <= 3000 - 200);
+  x = http(e, "POST", "/charges", NULL); /* no deadline: none sent on */
+  assert_i64_eq(x->status, 200);
+  assert_int_equal(b.n, 2);
+  assert_string_equal(b.budget, "");
+  assert_string_equal(b.traceparent, "");
+  assert_u64_eq(stats(e).requests_with_budget, 1);
+  evhttp_free(b.http);
+}
+
+static void test_forward_refuses_with_less_than_a_second_left(void **state) {
+  env_t *e = *state;
+  next_hop_t b;
+  bw_partner_server_stats_t s;
+  xfer_t *x;
+  next_hop_start(e, &b);
+  start_forwarding(e, &b, "/b");
+  /* 1.1 s arrive; after A's 200 ms less than 1 s is left: B is not called */
+  x = http(e, "POST", "/charges", "X-Timeout-Budget: 1.1");
+  assert_i64_eq(x->status, 504);
+  assert_contains(x->body, "\"status\":\"deadline\"");
+  assert_int_equal(b.n, 0);
+  s = stats(e);
+  assert_u64_eq(s.forward_refused, 1);
+  assert_u64_eq(s.forwarded, 0);
+  evhttp_free(b.http);
+}
+
+static void test_forward_reports_the_next_hops_failures(void **state) {
+  env_t *e = *state;
+  next_hop_t b;
+  bw_partner_server_t *dead;
+  bw_partner_server_config_t cfg;
+  char url[96];
+  xfer_t *x;
+  next_hop_start(e, &b);
+  start_forwarding(e, &b, "/b503");
+  x = http(e, "POST", "/charges", NULL);
+  assert_i64_eq(x->status, 502);
+  assert_string_equal(x->body, "{\"status\":\"error\",\"next\":503}\n");
+  /* a next hop nobody listens on: 504, counted as failed */
+  evhttp_free(b.http);
+  dead = e->srv;
+  fast_config(&cfg);
+  snprintf(url, sizeof(url), "http://127.0.0.1:%u/b", (unsigned)b.port);
+  cfg.forward_url = url;
+  start(e, &cfg);
+  x = http(e, "POST", "/charges", NULL);
+  assert_i64_eq(x->status, 504);
+  assert_u64_eq(stats(e).forward_failed, 1);
+  bw_partner_server_free(dead);
+}
+
+static bool hop_called(env_t *e, void *arg) {
+  (void)e;
+  return ((next_hop_t *)arg)->n > 0;
+}
+
+static void test_free_while_forwarding_answers_503(void **state) {
+  env_t *e = *state;
+  next_hop_t b;
+  xfer_t *x;
+  next_hop_start(e, &b);
+  start_forwarding(e, &b, "/hold");
+  x = xfer_start(e, "POST", "/charges", NULL, 0);
+  assert_true(pump_until(e, hop_called, &b, PUMP_MAX_MS)); /* B holds it */
+  assert_false(x->done);
+  assert_u64_eq(stats(e).forwarded, 1);
+  bw_partner_server_free(e->srv); /* cancels the call to B, answers 503 */
+  e->srv = NULL;
+  assert_true(pump_until(e, all_done, NULL, PUMP_MAX_MS));
+  assert_true(x->result != CURLE_OK || x->status == 503);
+  evhttp_free(b.http); /* frees B's held request */
+}
+
+static void test_forward_url_is_checked(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  static const char *const bad[] = {
+      "ftp://127.0.0.1/x",    "http://",
+      "127.0.0.1:80",         "http://127.0.0.1:0/x",
+      "http://u@127.0.0.1/x", "http://127.0.0.1/x?q",
+      "http://192.0.2.1/x",   "http://example.invalid/x"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    fast_config(&cfg);
+    cfg.forward_url = bad[i];
+    expect_invalid(e, &cfg, "forward_url");
+  }
 }
 
 static void test_reset_gives_a_fresh_partner(void **state) {
@@ -1241,6 +1465,20 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_free_with_pending_replies, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_reset_gives_a_fresh_partner, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          test_forward_the_budget_shrinks_and_the_trace_follows, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          test_forward_reads_grpc_timeout_and_sends_none_without, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          test_forward_refuses_with_less_than_a_second_left, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_forward_reports_the_next_hops_failures, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_free_while_forwarding_answers_503,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forward_url_is_checked, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_idle_connection_is_closed, setup,
                                       teardown),

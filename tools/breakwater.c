@@ -19,6 +19,8 @@ static const bw_cmd_t commands[] = {
      bw_cmd_partner, bw_cmd_partner_help},
     {"config", "configuration: show KIND, check KIND, check FILE",
      bw_cmd_config, bw_cmd_config_help},
+    {"alert", "an alert rule over a JSON event stream: --rule RULE < events",
+     bw_cmd_alert, bw_cmd_alert_help},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -28,6 +28,7 @@ typedef struct opts_s {
   uint32_t backlog;
   double idle_timeout_s, header_timeout_s;
   uint32_t max_connections;
+  const char *forward_url;
   bool quiet;
 } opts_t;
 
@@ -58,6 +59,12 @@ static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
       BW_CLI_U32("max-connections", &o->max_connections, 0, 10000000, "N",
                  "open connections beyond N get 503 and are closed; 0 = the "
                  "descriptor limit less 64 (default 0)"),
+      BW_CLI_STRING("forward-url", &o->forward_url, "URL",
+                    "forward mode: after its latency, POST each charge the "
+                    "model accepts on to URL (http://HOST:PORT/PATH, "
+                    "loopback unless --allow-remote) with the request's "
+                    "remaining X-Timeout-Budget and a new span of its "
+                    "traceparent; under 1 s left: 504, not called"),
       BW_CLI_BOOL("quiet", &o->quiet,
                   "no summary at exit (the listening line is always "
                   "printed)"),
@@ -67,7 +74,7 @@ static size_t make_flags(bw_cli_flag_t *f, opts_t *o) {
   return n + bw_partner_knob_flags(f + n, &o->partner, "", o->partner_help);
 }
 
-#define MAX_FLAGS 32
+#define MAX_FLAGS 40
 
 static void defaults(opts_t *o) {
   bw_partner_server_config_t d;
@@ -175,6 +182,7 @@ int bw_cmd_partner(int argc, char **argv) {
   cfg.idle_timeout_ms = (int64_t)(o.idle_timeout_s * 1000.0 + 0.5);
   cfg.header_timeout_ms = (int64_t)(o.header_timeout_s * 1000.0 + 0.5);
   cfg.max_connections = o.max_connections;
+  cfg.forward_url = o.forward_url;
 
   /* As many connections as the system lets this process hold; libevent's
    * own warnings go through a rate limit, never blocking on stderr. */

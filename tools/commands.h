@@ -38,6 +38,10 @@ void bw_cmd_lab_help(FILE *out);
 int bw_cmd_lab_hedge(int argc, char **argv);
 void bw_cmd_lab_hedge_help(FILE *out);
 
+/* An alert rule over a JSON event stream (cmd_alert.c). */
+int bw_cmd_alert(int argc, char **argv);
+void bw_cmd_alert_help(FILE *out);
+
 /* The configuration kinds and their fields (cmd_config.c). */
 int bw_cmd_config(int argc, char **argv);
 void bw_cmd_config_help(FILE *out);

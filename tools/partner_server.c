@@ -4,8 +4,10 @@
  *
  * Lifetime of a POST /charges: admit (counted in flight) -> a `pending`
  * record with an evtimer -> the timer fires -> done (leaves the in-flight
- * count) -> the answer is sent -> the record is freed. The answer is always
- * sent, even when the client hung up meanwhile: libevent 2.1 then has
+ * count) -> the answer is sent -> the record is freed. In forward mode a
+ * 200 is not sent at once: the record moves to the `forwarding` list while
+ * the next hop is called, and the answer goes when it answers. The answer is
+ * always sent, even when the client hung up meanwhile: libevent 2.1 then has
  * detached the request from its (freed) connection and evhttp_send_reply
  * just frees the request, which is the only way to release it. evhttp never
  * frees a request we have not answered except through evhttp_free, which
@@ -35,7 +37,9 @@
 
 #include "breakwater/clock.h"
 #include "breakwater/deadline.h"
+#include "breakwater/driver_event.h"
 #include "breakwater/ext.h"
+#include "breakwater/trace.h"
 
 #define PARTNER_MAX_BODY 65536
 #define PARTNER_MAX_HEADERS 16384
@@ -71,6 +75,15 @@ struct pending_s {
   int status;
   int64_t retry_after_ms;
   pending_t *prev, *next;
+  /* read on arrival (bw_ev_http_deadline, bw_ev_http_trace), for forward
+   * mode: the next hop gets what is left of the deadline, and a new span */
+  bw_deadline_t deadline;
+  int64_t done_ns; /* arrival + the model's latency: the work's end */
+  bool traced;
+  bw_trace_t trace;
+  /* forward mode, once the latency elapsed: the call to the next hop */
+  struct evhttp_connection *fwd;
+  struct evhttp_request *fwd_req;
 };
 
 struct bw_partner_server_s {
@@ -80,7 +93,14 @@ struct bw_partner_server_s {
   bw_partner_server_config_t cfg;
   char host[64];
   uint16_t port;
-  pending_t *pending;           /* requests waiting for their latency */
+  pending_t *pending;     /* requests waiting for their latency */
+  pending_t *forwarding;  /* forward mode: waiting for the next hop */
+  pending_t *finished;    /* forward mode: answered, their outgoing
+                             connection to be freed from the loop */
+  struct event *reap_fwd; /* activated to free `finished` */
+  char fwd_host[64];      /* forward mode: the next hop ("" = off) */
+  uint16_t fwd_port;
+  char fwd_path[256];
   bw_partner_server_stats_t st; /* partner is filled on demand */
   conn_t **conns;
   size_t nconns, cap_conns;
@@ -288,6 +308,140 @@ static void on_connection_close(struct evhttp_connection *evcon, void *arg) {
   conn_remove(srv, c);
 }
 
+/* ---- forward mode ----------------------------------------------------------
+ */
+
+static void unlink_forwarding(bw_partner_server_t *srv, pending_t *p) {
+  if (p->prev != NULL)
+    p->prev->next = p->next;
+  else
+    srv->forwarding = p->next;
+  if (p->next != NULL) p->next->prev = p->prev;
+  p->prev = p->next = NULL;
+}
+
+/* The next hop answered (fr with its status), or did not (fr NULL, or
+ * status 0: refused, reset, timed out). */
+static void on_forwarded(struct evhttp_request *fr, void *arg) {
+  pending_t *p = arg;
+  bw_partner_server_t *srv = p->srv;
+  int code = fr != NULL ? evhttp_request_get_response_code(fr) : 0;
+  char body[96];
+  unlink_forwarding(srv, p);
+  if (code == 0) {
+    srv->st.forward_failed++;
+    send_json(p->req, 504, "Gateway Timeout",
+              "{\"status\":\"error\",\"reason\":\"the next hop did not "
+              "answer\"}\n");
+  } else {
+    snprintf(body, sizeof(body), "{\"status\":\"%s\",\"next\":%d}\n",
+             code == 200 ? "ok" : "error", code);
+    if (code == 200)
+      send_json(p->req, 200, "OK", body);
+    else
+      send_json(p->req, 502, "Bad Gateway", body);
+  }
+  /* The outgoing connection is still in use by libevent during this
+   * callback: it is freed from the loop, right after. (Not with
+   * evhttp_connection_free_on_completion: libevent 2.1 does not free a
+   * connection that failed to connect.) */
+  p->req = NULL;
+  p->fwd_req = NULL;
+  p->next = srv->finished;
+  srv->finished = p;
+  event_active(srv->reap_fwd, 0, 0);
+}
+
+/* Frees the outgoing connections (and records) of answered forwards. */
+static void reap_forwarded(bw_partner_server_t *srv) {
+  while (srv->finished != NULL) {
+    pending_t *p = srv->finished;
+    srv->finished = p->next;
+    evhttp_connection_free(p->fwd);
+    bw_free(p);
+  }
+}
+
+static void on_reap_fwd(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  reap_forwarded(arg);
+}
+
+/* The model answered 200 after its latency: call the next hop with what is
+ * left of the request's deadline (the reference toolkit's agent A calling
+ * agent B), or refuse with less than BW_DEADLINE_MIN_CALL_MS left. */
+static void forward(bw_partner_server_t *srv, pending_t *p) {
+  int64_t now = mono_ns();
+  struct evkeyvalq *out;
+  struct evbuffer *body;
+  char v[BW_TRACESTATE_MAX + 1];
+  struct timeval tv = {10, 0}; /* no deadline: 10 s, the callee's default */
+  /* libevent's timers start from the loop's cached time and may fire a
+   * fraction of a millisecond before the latency has passed on this clock:
+   * the work took its latency, so that is the least time spent. */
+  if (now < p->done_ns) now = p->done_ns;
+  if (!bw_deadline_is_none(p->deadline) &&
+      bw_deadline_check(p->deadline, now, BW_DEADLINE_MIN_CALL_MS) != BW_OK) {
+    srv->st.forward_refused++;
+    send_json(p->req, 504, "Gateway Timeout",
+              "{\"status\":\"deadline\",\"reason\":\"less than 1 s left: "
+              "the next hop is not called\"}\n");
+    bw_free(p);
+    return;
+  }
+  p->fwd =
+      evhttp_connection_base_new(srv->base, NULL, srv->fwd_host, srv->fwd_port);
+  p->fwd_req = p->fwd != NULL ? evhttp_request_new(on_forwarded, p) : NULL;
+  if (p->fwd_req == NULL) {
+    if (p->fwd != NULL) evhttp_connection_free(p->fwd);
+    srv->st.forward_failed++;
+    send_json(p->req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"out of memory\"}\n");
+    bw_free(p);
+    return;
+  }
+  out = evhttp_request_get_output_headers(p->fwd_req);
+  evhttp_add_header(out, "Host", srv->fwd_host);
+  evhttp_add_header(out, "Content-Type", "application/json");
+  if (!bw_deadline_is_none(p->deadline)) {
+    int64_t left = bw_deadline_remaining_ms(p->deadline, now);
+    if (bw_deadline_header_format(left, v, sizeof(v)) >= 0)
+      evhttp_add_header(out, "X-Timeout-Budget", v);
+    tv.tv_sec = (time_t)(left / 1000);
+    tv.tv_usec = (suseconds_t)((left % 1000) * 1000);
+  }
+  if (p->traced) { /* this call is a span of its own */
+    bw_trace_t span;
+    if (bw_trace_child(&p->trace, NULL, &span) == BW_OK &&
+        bw_traceparent_format(&span, v, sizeof(v)) > 0) {
+      evhttp_add_header(out, "traceparent", v);
+      if (span.tracestate[0] != '\0')
+        evhttp_add_header(out, "tracestate", span.tracestate);
+    }
+  }
+  body = evhttp_request_get_output_buffer(p->fwd_req);
+  evbuffer_add(body, "{}", 2);
+  evhttp_connection_set_timeout_tv(p->fwd, &tv);
+  p->next = srv->forwarding;
+  if (srv->forwarding != NULL) srv->forwarding->prev = p;
+  srv->forwarding = p;
+  srv->st.forwarded++;
+  if (evhttp_make_request(p->fwd, p->fwd_req, EVHTTP_REQ_POST, srv->fwd_path) !=
+      0) {
+    /* libevent 2.1 takes the request back out of the connection's queue
+     * on this failure without calling back: both are ours to free */
+    unlink_forwarding(srv, p);
+    evhttp_request_free(p->fwd_req);
+    evhttp_connection_free(p->fwd);
+    srv->st.forward_failed++;
+    send_json(p->req, 504, "Gateway Timeout",
+              "{\"status\":\"error\",\"reason\":\"the next hop could not "
+              "be called\"}\n");
+    bw_free(p);
+  }
+}
+
 /* The latency elapsed: leave the in-flight count, answer, forget. */
 static void on_latency(evutil_socket_t fd, short what, void *arg) {
   pending_t *p = arg;
@@ -321,6 +475,9 @@ static void on_latency(evutil_socket_t fd, short what, void *arg) {
                         v);
     }
     send_json(req, 429, "Too Many Requests", "{\"status\":\"throttled\"}\n");
+  } else if (srv->fwd_host[0] != '\0') {
+    forward(srv, p); /* answers now (refused) or when the next hop does */
+    return;
   } else {
     send_json(req, 200, "OK", "{\"status\":\"ok\"}\n");
   }
@@ -329,21 +486,22 @@ static void on_latency(evutil_socket_t fd, short what, void *arg) {
 
 static void handle_charge(bw_partner_server_t *srv,
                           struct evhttp_request *req) {
-  const char *budget;
+  bw_deadline_t deadline;
+  int64_t arrival;
+  int budget_rc;
   bw_sim_reply_t r;
   pending_t *p;
   struct timeval tv;
 
   srv->st.network_calls++;
-  budget = evhttp_find_header(evhttp_request_get_input_headers(req),
-                              "X-Timeout-Budget");
-  if (budget != NULL) {
-    int64_t ms;
-    if (bw_deadline_header_parse(budget, strlen(budget), &ms) == BW_OK)
-      srv->st.requests_with_budget++;
-    else
-      srv->st.bad_budget++;
-  }
+  /* The request's deadline, from X-Timeout-Budget or grpc-timeout, on
+   * arrival; none when it carried neither (or a malformed one). */
+  arrival = mono_ns();
+  budget_rc = bw_ev_http_deadline(req, arrival, -1, &deadline);
+  if (budget_rc == BW_OK)
+    srv->st.requests_with_budget++;
+  else if (budget_rc == BW_E_INVAL)
+    srv->st.bad_budget++;
   p = bw_calloc(1, sizeof(*p));
   if (p != NULL) {
     p->timer = evtimer_new(srv->base, on_latency, p);
@@ -362,6 +520,9 @@ static void handle_charge(bw_partner_server_t *srv,
   r = bw_sim_partner_admit(srv->partner, bw_clock_now(bw_clock_monotonic()));
   p->srv = srv;
   p->req = req;
+  p->deadline = deadline;
+  p->done_ns = arrival + r.latency_ms * BW_NS_PER_MS;
+  p->traced = bw_ev_http_trace(req, &p->trace) == BW_OK;
   p->status = r.status;
   p->retry_after_ms = r.retry_after_ms;
   p->next = srv->pending;
@@ -789,11 +950,50 @@ static int listen_on(bw_partner_server_t *srv, bw_error_t *err) {
   return BW_OK;
 }
 
+/* The next hop of forward mode: "http://HOST[:PORT][/PATH]" with a
+ * numeric or localhost HOST (loopback unless allow_remote), PORT 1..65535
+ * (default 80), PATH (default "/") and nothing else (no user, query or
+ * fragment). BW_OK, or BW_E_INVAL naming forward_url and the rule. */
+static int parse_forward(const char *url, bool allow_remote, char *host,
+                         size_t host_size, uint16_t *port, char *path,
+                         size_t path_size, bw_error_t *err) {
+  struct evhttp_uri *u = evhttp_uri_parse(url);
+  const char *scheme = u != NULL ? evhttp_uri_get_scheme(u) : NULL;
+  const char *h = u != NULL ? evhttp_uri_get_host(u) : NULL;
+  const char *pa = u != NULL ? evhttp_uri_get_path(u) : NULL;
+  int po = u != NULL ? evhttp_uri_get_port(u) : -1;
+  int rc = BW_OK;
+  if (u == NULL || scheme == NULL || strcmp(scheme, "http") != 0 || h == NULL ||
+      h[0] == '\0' || evhttp_uri_get_userinfo(u) != NULL ||
+      evhttp_uri_get_query(u) != NULL || evhttp_uri_get_fragment(u) != NULL ||
+      strlen(h) >= host_size || (pa != NULL && strlen(pa) >= path_size) ||
+      po == 0 || po > 65535)
+    rc = bw_error_set(err, BW_E_INVAL, "forward_url",
+                      "forward_url must be http://HOST[:PORT][/PATH] (got "
+                      "'%.100s')",
+                      url);
+  else if (!allow_remote && !bw_partner_host_is_loopback(h))
+    rc = bw_error_set(err, BW_E_INVAL, "forward_url",
+                      "forward_url must name a loopback host (127.0.0.0/8, "
+                      "::1 or localhost) unless allow_remote is set (got "
+                      "'%.100s')",
+                      url);
+  if (rc == BW_OK) {
+    snprintf(host, host_size, "%s", h);
+    snprintf(path, path_size, "%s", pa != NULL && pa[0] != '\0' ? pa : "/");
+    *port = (uint16_t)(po < 0 ? 80 : po);
+  }
+  if (u != NULL) evhttp_uri_free(u);
+  return rc;
+}
+
 bw_partner_server_t *bw_partner_server_new(
     struct event_base *base, const bw_partner_server_config_t *cfg,
     bw_error_t *err) {
   bw_partner_server_config_t def;
   bw_partner_server_t *srv;
+  char fwd_host[64] = "", fwd_path[256] = "";
+  uint16_t fwd_port = 0;
 
   bw_error_clear(err);
   if (cfg == NULL) {
@@ -835,6 +1035,11 @@ bw_partner_server_t *bw_partner_server_new(
                  (long long)cfg->header_timeout_ms);
     return NULL;
   }
+  if (cfg->forward_url != NULL &&
+      parse_forward(cfg->forward_url, cfg->allow_remote, fwd_host,
+                    sizeof(fwd_host), &fwd_port, fwd_path, sizeof(fwd_path),
+                    err) != BW_OK)
+    return NULL;
   srv = bw_calloc(1, sizeof(*srv));
   if (srv == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
@@ -842,6 +1047,10 @@ bw_partner_server_t *bw_partner_server_new(
   }
   srv->base = base;
   srv->cfg = *cfg;
+  srv->cfg.forward_url = NULL; /* not kept: host, port and path are */
+  memcpy(srv->fwd_host, fwd_host, sizeof(fwd_host));
+  memcpy(srv->fwd_path, fwd_path, sizeof(fwd_path));
+  srv->fwd_port = fwd_port;
   snprintf(srv->host, sizeof(srv->host), "%s", cfg->host);
   srv->cfg.host = srv->host;
   srv->partner = bw_sim_partner_new(&cfg->partner, err);
@@ -881,7 +1090,9 @@ bw_partner_server_t *bw_partner_server_new(
   srv->sweep = event_new(base, -1, EV_PERSIST, on_sweep, srv);
   srv->refuse = event_new(base, -1, 0, on_adopt, srv);
   srv->resume = evtimer_new(base, on_resume, srv);
-  if (srv->sweep == NULL || srv->refuse == NULL || srv->resume == NULL) {
+  srv->reap_fwd = event_new(base, -1, 0, on_reap_fwd, srv);
+  if (srv->sweep == NULL || srv->refuse == NULL || srv->resume == NULL ||
+      srv->reap_fwd == NULL) {
     bw_error_set(err, BW_E_NOMEM, "", "out of memory creating the server");
     bw_partner_server_free(srv);
     return NULL;
@@ -999,12 +1210,12 @@ int bw_partner_server_metrics(const bw_partner_server_t *srv, char *buf,
      "breakwater_partner_abandoned_total %llu\n",
      (unsigned long long)s.abandoned);
   P_("# HELP breakwater_partner_requests_with_budget_total POST /charges "
-     "carrying a valid X-Timeout-Budget.\n"
+     "carrying a valid X-Timeout-Budget or grpc-timeout.\n"
      "# TYPE breakwater_partner_requests_with_budget_total counter\n"
      "breakwater_partner_requests_with_budget_total %llu\n",
      (unsigned long long)s.requests_with_budget);
   P_("# HELP breakwater_partner_bad_budget_total POST /charges carrying an "
-     "unparsable X-Timeout-Budget.\n"
+     "unparsable X-Timeout-Budget or grpc-timeout.\n"
      "# TYPE breakwater_partner_bad_budget_total counter\n"
      "breakwater_partner_bad_budget_total %llu\n",
      (unsigned long long)s.bad_budget);
@@ -1060,6 +1271,18 @@ void bw_partner_server_free(bw_partner_server_t *srv) {
               "{\"status\":\"error\",\"reason\":\"shutting down\"}\n");
     bw_free(p);
   }
+  while (srv->forwarding != NULL) {
+    pending_t *p = srv->forwarding;
+    unlink_forwarding(srv, p);
+    /* Freeing the connection frees its queued request without calling
+     * back (libevent 2.1), so on_forwarded never sees p again. */
+    evhttp_connection_free(p->fwd);
+    send_json(p->req, 503, "Service Unavailable",
+              "{\"status\":\"error\",\"reason\":\"shutting down\"}\n");
+    bw_free(p);
+  }
+  reap_forwarded(srv);
+  if (srv->reap_fwd != NULL) event_free(srv->reap_fwd);
   servers_remove(srv);
   if (srv->sweep != NULL) event_free(srv->sweep);
   if (srv->refuse != NULL) event_free(srv->refuse);

@@ -59,6 +59,17 @@ typedef struct bw_partner_server_config_s {
   bool log; /* default true: rate-limited warnings on stderr (at most one
                line a second per kind, with a count of those suppressed,
                never blocking on a full pipe) */
+  /* Forward mode (default NULL: off). "http://HOST[:PORT][/PATH]" (HOST
+   * loopback unless allow_remote; copied at creation): a POST /charges the
+   * model answers 200 is, after its latency, POSTed on to this URL with the
+   * request's remaining deadline as X-Timeout-Budget (read on arrival by
+   * bw_ev_http_deadline; none when the request carried none) and its trace
+   * context as a new span (bw_ev_http_trace); the answer is then 200
+   * {"status":"ok","next":CODE} when the next hop answered 200, 502 with
+   * its status otherwise, 504 with none. With less than
+   * BW_DEADLINE_MIN_CALL_MS left the next hop is not called: 504
+   * {"status":"deadline"} (the reference toolkit's refusal). */
+  const char *forward_url;
 } bw_partner_server_config_t;
 
 /* Counters since creation or the last reset. Conservation:
@@ -83,12 +94,16 @@ typedef struct bw_partner_server_stats_s {
   uint64_t refused_connections;   /* answered 503 and closed: over the cap */
   uint64_t timed_out_connections; /* closed by header_timeout_ms */
   uint64_t accept_pauses;         /* accepting paused: out of descriptors */
-  uint64_t requests_with_budget;  /* carried a valid X-Timeout-Budget */
-  uint64_t bad_budget;            /* carried an unparsable X-Timeout-Budget */
+  uint64_t requests_with_budget;  /* carried a valid X-Timeout-Budget or
+                                     grpc-timeout (bw_ev_http_deadline) */
+  uint64_t bad_budget;            /* carried an unparsable one */
   uint64_t not_found;             /* 404 answers */
   uint64_t method_not_allowed;    /* 405 answers */
   uint64_t resets;                /* successful resets since creation (never
                                      zeroed) */
+  uint64_t forwarded;             /* forward mode: calls made to the next hop */
+  uint64_t forward_refused;       /* not made: under 1 s of deadline left */
+  uint64_t forward_failed;        /* made, and no HTTP answer came back */
 } bw_partner_server_stats_t;
 
 /* Fills the documented defaults (NULL is ignored). */

@@ -2,6 +2,8 @@
 #ifndef BREAKWATER_H
 #define BREAKWATER_H
 
+#include "alert.h"
+#include "backlog.h"
 #include "breaker.h"
 #include "budget.h"
 #include "bulkhead.h"
@@ -25,5 +27,6 @@
 #include "retry.h"
 #include "stage.h"
 #include "strategy.h"
+#include "trace.h"
 
 #endif /* BREAKWATER_H */

@@ -19,7 +19,9 @@
  * per-attempt timeout narrowed by the deadline) and a connect timeout, and
  * sends X-Timeout-Budget (the call's remaining time, when it has a
  * deadline) and, for a non-idempotent request, an Idempotency-Key (one per
- * logical call, the same on every attempt). The attempt is judged with
+ * logical call, the same on every attempt); under the thread's current
+ * W3C trace (trace.h), traceparent with a new span id per attempt and
+ * tracestate. The attempt is judged with
  * bw_curl_verdict; Retry-After (429, 503) and grpc-retry-pushback-ms are
  * read from the response headers and given to the retry as its hint.
  *

@@ -101,6 +101,12 @@ BW_EXTERN int bw_deadline_header_parse(const char *value, size_t len,
  * (exactly 1000 ms left passes). */
 #define BW_DEADLINE_DEFAULT_MS 10000
 #define BW_DEADLINE_MIN_CALL_MS 1000
+/* The reference toolkit's whole-request budget: its budget context variable
+ * starts at 30 s, so a request that starts the chain (no inbound header,
+ * nothing narrower) gets 30 s:
+ *   bw_deadline_t d = bw_deadline_in(now_ns, BW_DEADLINE_DEFAULT_BUDGET_MS);
+ * or as bw_deadline_from_header's default_ms at the edge of the system. */
+#define BW_DEADLINE_DEFAULT_BUDGET_MS 30000
 
 /* Parses a grpc-timeout value (gRPC over HTTP/2): TimeoutValue, 1 to 8
  * ASCII digits, then TimeoutUnit, one of H (hours), M (minutes), S

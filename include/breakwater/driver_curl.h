@@ -21,6 +21,9 @@
  *       one key per logical call, the same on every attempt; when the
  *       pipeline has a retry the key is attached to its iterator
  *       (bw_retry_attach_key), which lets a non-idempotent policy retry.
+ *   traceparent / tracestate                when a W3C trace (trace.h) was
+ *       current on the thread that called bw_curl_request: the same
+ *       trace-id, a new span id per attempt.
  * Its result is classified with bw_http_classify (the transport kind from
  * the CURLcode: bw_curl_transport), with the response's Retry-After (for
  * 429 and 503) or grpc-retry-pushback-ms as the retry hint. A URL curl

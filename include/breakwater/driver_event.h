@@ -39,6 +39,7 @@
 #include "common.h"
 #include "deadline.h"
 #include "pipeline.h"
+#include "trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -206,6 +207,20 @@ BW_EXTERN void bw_ev_timer_free(bw_ev_timer_t *t);
 struct evhttp_request;
 BW_EXTERN int bw_ev_http_deadline(struct evhttp_request *req, int64_t now_ns,
                                   int64_t default_ms, bw_deadline_t *out);
+
+/* The inbound side of W3C Trace Context: the trace context of request `req`
+ * from its traceparent and tracestate headers (bw_trace_from_headers: a
+ * malformed traceparent is not trusted, an invalid tracestate is dropped).
+ * BW_OK (out filled), BW_E_NOTFOUND (no traceparent: out untouched; start
+ * one with bw_trace_start if you want one), BW_E_INVAL (malformed, NULL req
+ * or out: out untouched). Make it the thread's current trace while the
+ * handler runs, so the curl drivers send it on and events carry its id:
+ *   bw_trace_t t;
+ *   const bw_trace_t *prev = bw_trace_current();
+ *   if (bw_ev_http_trace(req, &t) == BW_OK) prev = bw_trace_set(&t);
+ *   ... handle the request ...
+ *   bw_trace_set(prev); */
+BW_EXTERN int bw_ev_http_trace(struct evhttp_request *req, bw_trace_t *out);
 
 #ifdef __cplusplus
 }

@@ -9,13 +9,16 @@
  *    "kind":"breaker","name":"payment_api","reason":"failure ratio 0.55 >=
  *    0.50 over 10000 ms (22 calls)","break_ms":15000,
  *    "ctx":{"request_id":"3e7a9c10"}}
- * with the caller's context (bw_context_set / permit.context) under "ctx". */
+ * with the caller's context (bw_context_set / permit.context) under "ctx",
+ * and the W3C trace-id of the thread's current trace (trace.h) as
+ * "trace_id" when one is set. */
 #ifndef BREAKWATER_EVENT_H
 #define BREAKWATER_EVENT_H
 
 #include <stdio.h>
 
 #include "common.h"
+#include "trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,7 +54,9 @@ extern "C" {
   XX(BUDGET_EXHAUSTED, "budget_exhausted", "budget")            \
   XX(LIMITER_REJECTED, "limiter_rejected", "limiter")           \
   XX(QUEUE_DROPPED, "queue_dropped", "queue")                   \
-  XX(STAGE_REGIME_CHANGED, "stage_regime_changed", "stage")
+  XX(STAGE_REGIME_CHANGED, "stage_regime_changed", "stage")     \
+  XX(ALERT_FIRING, "alert_firing", "alert")                     \
+  XX(ALERT_RESOLVED, "alert_resolved", "alert")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,
@@ -97,6 +102,9 @@ typedef struct bw_event_s {
   const bw_field_t *fields; /* event-specific fields, in order */
   size_t field_count;
   const bw_context_t *context; /* caller context, or NULL */
+  const bw_trace_t *trace;     /* the emitting thread's current trace
+                                  (bw_trace_set), or NULL; written as
+                                  "trace_id" when valid */
 } bw_event_t;
 
 typedef void (*bw_event_cb)(const bw_event_t *event, void *userdata);

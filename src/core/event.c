@@ -319,8 +319,8 @@ char *bw_format_iso8601_ms(int64_t wall_ns, char *buf, size_t size) {
  * breakwater uses one) is written as "<key>_field", so it can neither
  * duplicate nor overwrite them. */
 static bool bw__reserved_key(const char *k) {
-  static const char *const keys[] = {"event", "ts",     "kind",
-                                     "name",  "reason", "ctx"};
+  static const char *const keys[] = {"event",  "ts",  "kind",    "name",
+                                     "reason", "ctx", "trace_id"};
   for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
     if (k != NULL && strcmp(k, keys[i]) == 0) return true;
   return false;
@@ -351,6 +351,12 @@ size_t bw_event_format_json(const bw_event_t *ev, char *buf, size_t size) {
       f.key = key;
     }
     bw__put_field(&o, &f);
+  }
+  if (bw_trace_is_valid(ev->trace)) { /* the trace this event belongs to */
+    char id[33];
+    bw_trace_id_hex(ev->trace, id, sizeof(id));
+    bw__put_key(&o, "trace_id");
+    bw__put_json_str(&o, id);
   }
   if (ev->context != NULL && ev->context->count > 0) {
     bool first = true;
@@ -386,5 +392,6 @@ void bw_event_emit(bw_sink_t *sink, const bw_clock_t *wall, int64_t mono_ns,
   ev.fields = fields;
   ev.field_count = nfields;
   ev.context = ctx ? ctx : bw_context_current();
+  ev.trace = bw_trace_current();
   bw_sink_emit(sink, &ev);
 }

@@ -97,6 +97,8 @@ struct bw__req_s {
   bool in_failed; /* on http->failed */
   bw__req_t *next_failed;
   bw__hedging_t *hedging; /* bw_curl_request_hedged only */
+  bool traced;            /* the caller's trace when the request was made */
+  bw_trace_t trace;       /* (copied: attempts run later, from the loop) */
 };
 
 /* ---- libcurl, once per process ----------------------------------------- */
@@ -281,6 +283,8 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
 
   r->headers =
       bw__curl_attempt_headers(r->user_headers, pc->deadline, now, r->key, &ok);
+  r->headers = bw__curl_trace_headers(r->headers, r->traced ? &r->trace : NULL,
+                                      &h->rng, &ok);
   e = ok ? curl_easy_init() : NULL;
   if (e == NULL) {
     bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_OUT_OF_MEMORY);
@@ -519,6 +523,9 @@ static bool bw__hedge_send(bw__req_t *r, int64_t now) {
   /* Its own X-Timeout-Budget: what is left now, not at the primary's send. */
   l->headers =
       bw__curl_attempt_headers(r->user_headers, g->deadline, now, r->key, &ok);
+  /* and its own span under the caller's trace, like every attempt */
+  l->headers = bw__curl_trace_headers(l->headers, r->traced ? &r->trace : NULL,
+                                      &h->rng, &ok);
   l->easy = ok ? curl_easy_duphandle(r->easy) : NULL;
   if (l->easy == NULL) {
     bw__leg_drop(l);
@@ -780,6 +787,8 @@ static int bw__request_start(bw_curl_t *h, const bw_pipeline_t *pl,
     return BW_E_NOMEM;
   }
   r->buf[0] = '\0';
+  r->traced = bw_trace_is_valid(bw_trace_current());
+  if (r->traced) r->trace = *bw_trace_current();
   memset(&ops, 0, sizeof(ops));
   ops.attempt = bw__req_attempt;
   ops.abort = bw__req_abort;

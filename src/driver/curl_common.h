@@ -15,6 +15,7 @@
 #include "breakwater/clock.h"
 #include "breakwater/deadline.h"
 #include "breakwater/http.h"
+#include "breakwater/trace.h"
 
 /* The retry hints of the response being received. */
 typedef struct bw__curl_hint_s {
@@ -108,6 +109,29 @@ static inline struct curl_slist *bw__curl_attempt_headers(
     list = bw__curl_append(list, line, ok);
   }
   return bw__curl_append(list, "Expect:", ok);
+}
+
+/* W3C Trace Context for one attempt (trace.h): under the caller's trace, a
+ * traceparent with the same trace-id and flags and a new parent-id (every
+ * attempt is a span of its own, drawn from rng; NULL: the thread's
+ * generator), and the tracestate unchanged. Appends nothing when trace is
+ * NULL or invalid. *ok turns false when a line could not be allocated. */
+static inline struct curl_slist *bw__curl_trace_headers(struct curl_slist *list,
+                                                        const bw_trace_t *trace,
+                                                        bw_rand_t *rng,
+                                                        bool *ok) {
+  bw_trace_t span;
+  char line[BW_TRACESTATE_MAX + 16];
+  if (!bw_trace_is_valid(trace) || bw_trace_child(trace, rng, &span) != BW_OK)
+    return list;
+  memcpy(line, "traceparent: ", 13);
+  bw_traceparent_format(&span, line + 13, sizeof(line) - 13);
+  list = bw__curl_append(list, line, ok);
+  if (span.tracestate[0] != '\0') {
+    snprintf(line, sizeof(line), "tracestate: %s", span.tracestate);
+    list = bw__curl_append(list, line, ok);
+  }
+  return list;
 }
 
 #endif

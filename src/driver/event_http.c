@@ -1,5 +1,6 @@
-/* breakwater — the inbound side of deadlines for evhttp servers
- * (driver_event.h: bw_ev_http_deadline). libevent_extra (evhttp). */
+/* breakwater — the inbound side of deadlines and trace context for evhttp
+ * servers (driver_event.h: bw_ev_http_deadline, bw_ev_http_trace).
+ * libevent_extra (evhttp). */
 #include <string.h>
 
 #include <event2/http.h>
@@ -23,4 +24,18 @@ int bw_ev_http_deadline(struct evhttp_request *req, int64_t now_ns,
   return bw_deadline_from_header(budget, budget != NULL ? strlen(budget) : 0,
                                  grpc, grpc != NULL ? strlen(grpc) : 0, now_ns,
                                  default_ms, out);
+}
+
+int bw_ev_http_trace(struct evhttp_request *req, bw_trace_t *out) {
+  struct evkeyvalq *in;
+  const char *tp, *ts;
+  if (out == NULL) return BW_E_INVAL;
+  in = req != NULL ? evhttp_request_get_input_headers(req) : NULL;
+  if (in == NULL) return BW_E_INVAL;
+  /* The first traceparent wins; a second tracestate line is not joined
+   * (evhttp keeps them apart): the first is the one read. */
+  tp = evhttp_find_header(in, "traceparent");
+  ts = evhttp_find_header(in, "tracestate");
+  return bw_trace_from_headers(tp, tp != NULL ? strlen(tp) : 0, ts,
+                               ts != NULL ? strlen(ts) : 0, out);
 }
