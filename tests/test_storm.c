@@ -70,8 +70,15 @@ static void real_storm_conserves_counts_in_every_mode(void **state) {
     if (rc != 0) fail_msg("mode %s: %s", bw_lab_mode_name(cfg.mode), err);
     assert_row_conserved(&row, 100);
     assert_int_equal(row.mode, m);
-    /* The partner saw at most the clients' attempts in flight. */
-    assert_true(row.partner_max_in_flight >= 1);
+    /* The partner saw at most the clients' attempts in flight, and each
+     * call it answered was in flight there. (Not `>= 1` unconditionally:
+     * on a loaded machine every 100 ms attempt may time out before the
+     * partner accepts it, and then the partner rightly saw none.) */
+    assert_true(row.partner_received >= row.successes);
+    if (row.partner_received > 0)
+      assert_true(row.partner_max_in_flight >= 1);
+    else
+      assert_u64_eq(row.partner_max_in_flight, 0);
     assert_true(row.partner_max_in_flight <= 3 * 100);
     /* The timeline has at least the final sample, ending with every
      * request completed. */

@@ -199,7 +199,8 @@ BW_EXTERN bw_retry_policy_t *bw_retry_policy_new(const bw_retry_config_t *cfg,
                                                  bw_error_t *err);
 /* Frees a policy (NULL is fine); no iterator may still use it. */
 BW_EXTERN void bw_retry_policy_free(bw_retry_policy_t *p);
-/* The policy's name (the events' name), or NULL for NULL. */
+/* The policy's name (the events' name), or "" for NULL, as every other
+ * object's name function answers. */
 BW_EXTERN const char *bw_retry_policy_name(const bw_retry_policy_t *p);
 
 /* The iterator. Treat the fields as private; it is public only so that it

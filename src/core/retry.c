@@ -448,7 +448,7 @@ void bw_retry_policy_free(bw_retry_policy_t *p) {
 }
 
 const char *bw_retry_policy_name(const bw_retry_policy_t *p) {
-  return p != NULL ? p->name : NULL;
+  return p != NULL ? p->name : "";
 }
 
 /* ---- the iterator ----------------------------------------------------------
