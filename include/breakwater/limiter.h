@@ -180,8 +180,9 @@ typedef struct bw_limiter_config_s {
    *   its first probe, a level may be taken again.
    * - Stuck calls at any level: the timed calls in flight are counted by
    *   admission time (a fixed ring of 128 buckets, no allocation after
-   *   creation), so those older than stuck_ratio x the good RTT (the
-   *   smoothed RTT of the successes not slower than that) are known. A
+   *   creation), so those older than stuck_ratio x the slowest good
+   *   answer lately (successes not slower than that threshold) are
+   *   known. A
    *   batch of them admitted after the last decrease, at least 1/16 of the
    *   calls in flight, is a congestion event: the limit is cut to the
    *   calls in flight that are neither stuck nor held, but at most halved,
@@ -232,8 +233,9 @@ typedef struct bw_limiter_stats_s {
   uint64_t stuck;         /* stuck probes and stuck-call events that cut
                              the limit (stuck_ratio) */
   uint32_t stuck_calls;   /* calls in flight older than stuck_ratio x the
-                             good RTT at the last look (stuck_ratio;
-                             timed calls only, times rtt_sample_every) */
+                             slowest good answer lately, at the last look
+                             (stuck_ratio; timed calls only, times
+                             rtt_sample_every) */
   bool startup;           /* no congestion signal yet (startup_headroom) */
 } bw_limiter_stats_t;
 

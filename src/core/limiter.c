@@ -100,13 +100,15 @@ struct bw_limiter_s {
   double stuck_ratio;        /* stuck after this x the smoothed RTT */
   _Atomic int64_t stuck_ns;  /* that, in ns; 0 before any RTT sample */
   double srtt;               /* smoothed RTT (ns), under lock; 0 = none */
-  /* The good RTT (the age ring's reference), under lock: as srtt, but a
-   * success slower than age_ns is the late answer of a stuck call, not a
-   * sample -- unless no sample has been good for 16 x good_srtt (the
-   * dependency may have slowed for good). */
-  double good_srtt, good_var;
+  /* The good RTTs (the age ring's reference), under lock. A success
+   * slower than age_ns is the late answer of a stuck call, not a sample --
+   * unless no sample has been good for 16 x good_srtt (the dependency may
+   * have slowed for good). good_max is the slowest good answer lately: it
+   * jumps to a slower good sample and decays towards good_srtt by 1/64 of
+   * the gap per good sample. */
+  double good_srtt, good_max;
   int64_t good_at_ns;     /* the latest good sample */
-  _Atomic int64_t age_ns; /* stuck_ratio x good_srtt: a call older is stuck */
+  _Atomic int64_t age_ns; /* stuck_ratio x good_max: a call older is stuck */
   _Atomic uint64_t stuck_events;
   /* Stuck calls at any level (docs/limiter.md, "Stuck calls at any
    * level"): the calls in flight counted by admission time, so that how
@@ -606,10 +608,10 @@ static bool bw__probe_closed(bw_limiter_t *lim, int64_t now) {
  * 0.8-2.5 s apart on the Polly lab's partner. The age ring (see the struct)
  * knows how many calls in flight are older than age_ns; a batch of them
  * admitted after the last decrease starts a new congestion event
- * (bw__lim_age_cut), stuck_ratio x the good RTT after its admission instead
- * of when its slow answer comes back. Admission and release each move one
- * bucket with a CAS; the scan reads the 128 buckets at most once per bucket
- * width. */
+ * (bw__lim_age_cut), stuck_ratio x the slowest good answer after its
+ * admission instead of when its slow answer comes back. Admission and release
+ * each move one bucket with a CAS; the scan reads the 128 buckets at most once
+ * per bucket width. */
 
 static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
                             uint64_t stuck, uint64_t fresh);
@@ -670,23 +672,26 @@ static void bw__age_leave(bw_limiter_t *lim, int64_t t) {
   }
 }
 
-/* Folds a timed success's RTT into the good RTT (under lim->lock) and
- * sets age_ns from it. */
+/* Folds a timed success's RTT into the good RTTs (under lim->lock) and
+ * sets age_ns from them: stuck_ratio x the slowest good answer lately, so
+ * that an answer in the dependency's usual spread is never "stuck" (with
+ * the smoothed RTT as the reference, a partner answering in 10-400 ms had
+ * a quarter of its calls read as stuck). */
 static void bw__age_sample(bw_limiter_t *lim, int64_t rtt, int64_t now) {
   double r = (double)rtt;
   if (lim->good_srtt == 0.0) {
-    lim->good_srtt = r;
-    lim->good_var = r / 2.0;
+    lim->good_srtt = lim->good_max = r;
   } else if (rtt <= BW__LOAD(lim->age_ns) ||
              (double)(now - lim->good_at_ns) > 16.0 * lim->good_srtt) {
-    lim->good_var += (fabs(lim->good_srtt - r) - lim->good_var) / 4.0;
     lim->good_srtt += (r - lim->good_srtt) / 8.0;
+    lim->good_max -= (lim->good_max - lim->good_srtt) / 64.0;
+    if (r > lim->good_max) lim->good_max = r;
   } else {
     return; /* a stuck call's late answer */
   }
   lim->good_at_ns = now;
   atomic_store_explicit(&lim->age_ns,
-                        (int64_t)(lim->good_srtt * lim->stuck_ratio),
+                        (int64_t)(lim->good_max * lim->stuck_ratio),
                         memory_order_relaxed);
 }
 
