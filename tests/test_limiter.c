@@ -1651,6 +1651,35 @@ static void a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off(
   assert_u64_eq(bw_limiter_limit(e->lim), 36);
 }
 
+/* The threshold follows the slowest good answer, not the mean: after one
+ * good answer of 190 ms (under the 200 ms threshold, so a good sample),
+ * a call is stuck only past 2 x 190 = 380 ms, although the smoothed RTT
+ * is 111.25 ms. An answer within the dependency's usual spread is never
+ * read as stuck. */
+static void the_threshold_follows_the_slowest_good_answer(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  int64_t base = stuck_ready(e, 2.0);
+  step(e, 190, BW_LIMIT_SUCCESS); /* ring time 100 -> 290 ms */
+  /* bucket 34 (290 / 8.388608), stuck after 35 x 8.388608 + 380 =
+   * 673.60 ms */
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 590); /* 300 ms out: stuck for a 2 x 111.25 ms threshold */
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  assert_u64_eq(stats(e->lim).stuck_calls, 0);
+  at(e, base, 673);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  at(e, base, 674);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+  assert_u64_eq(stats(e->lim).stuck_calls, 40);
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+}
+
 /* The good RTT that sets when a call is stuck leaves out the late answers
  * of stuck calls: a success slower than the threshold (here 250 ms against
  * 200) does not move it, so stuck calls cannot raise the bar they are
@@ -1745,6 +1774,7 @@ int main(void) {
       T(stuck_calls_at_any_level_cut_the_limit),
       T(a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off),
       T(late_answers_do_not_raise_the_stuck_threshold),
+      T(the_threshold_follows_the_slowest_good_answer),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
   };
   if (oom_install() != BW_OK) return 1;
