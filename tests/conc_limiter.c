@@ -116,6 +116,60 @@ static void vegas_held_slots_conserve(void **state) {
   held_slots_conserve(BW_LIMITER_VEGAS);
 }
 
+/* Stuck calls (stuck_ratio): each timed call is counted in the age ring
+ * at admission (one bucket, by CAS) and taken out at release; buckets are
+ * reused by later epochs while other threads count and uncount in them
+ * (the ticking clock makes RTTs of a few us, so the ring's 128 buckets
+ * wrap constantly), and scans and cuts run from every thread. Law: every
+ * counted call is taken out exactly once, so with the threads gone and the
+ * clock far past any threshold, a look finds no call stuck (stuck_calls
+ * 0), nothing is in flight, and every permit was released once. */
+static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
+  bw_limiter_config_t cfg;
+  bw_limiter_config_init(&cfg);
+  cfg.algorithm = alg;
+  cfg.initial_limit = 16;
+  cfg.max_limit = 64;
+  cfg.clock = &ticking;
+  cfg.stuck_ratio = 1.0;
+  bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
+  assert_non_null(lim);
+  uint64_t admitted, timed_out;
+  run_workers(lim, false, 104729u, &admitted, &timed_out);
+  bw_limiter_stats_t s;
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.admitted, admitted);
+  assert_u64_eq(s.successes + s.drops + s.ignored, admitted);
+  assert_true(s.limit >= cfg.min_limit && s.limit <= cfg.max_limit);
+  print_message("%s: %llu admitted, %llu stuck events\n",
+                bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
+                (unsigned long long)s.stuck);
+  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
+  bw_permit_t p;
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_int_equal(p.flags, BW_PERMIT_FLAG_AGED); /* the ring is running */
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.stuck_calls, 0);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.held, 0);
+  assert_u64_eq(s.in_flight, 0);
+  bw_limiter_free(lim);
+}
+
+static void aimd_stuck_calls_conserve(void **state) {
+  (void)state;
+  stuck_calls_conserve(BW_LIMITER_AIMD);
+}
+static void gradient2_stuck_calls_conserve(void **state) {
+  (void)state;
+  stuck_calls_conserve(BW_LIMITER_GRADIENT2);
+}
+static void vegas_stuck_calls_conserve(void **state) {
+  (void)state;
+  stuck_calls_conserve(BW_LIMITER_VEGAS);
+}
+
 /* Gradient2 updates its estimate and long-term RTT under the limiter's lock,
  * and publishes the limit under it; Vegas does the same at the end of a
  * round. Law: with the threads gone, limit == floor(estimate) (every
@@ -277,6 +331,9 @@ int main(void) {
       cmocka_unit_test(rejected_summaries_add_up_to_rejected),
       cmocka_unit_test(gradient2_held_slots_conserve),
       cmocka_unit_test(vegas_held_slots_conserve),
+      cmocka_unit_test(aimd_stuck_calls_conserve),
+      cmocka_unit_test(gradient2_stuck_calls_conserve),
+      cmocka_unit_test(vegas_stuck_calls_conserve),
       cmocka_unit_test(gradient2_estimate_and_limit_agree),
       cmocka_unit_test(vegas_estimate_and_limit_agree),
       cmocka_unit_test(releases_with_nothing_in_flight_leave_nothing),

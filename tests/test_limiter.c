@@ -1542,6 +1542,223 @@ static void an_untimed_growth_step_sees_the_memory_run_out(void **state) {
   assert_u64_eq(stats(lim).disproven, 0);
 }
 
+/* ==== stuck calls at any level (stuck_ratio; limiter.h) ================= */
+
+/* A limiter with stuck_ratio 2 whose good RTT is 100 ms (so a call is
+ * stuck once older than 200 ms) and whose proven level is 40 (no call at
+ * or under it is a probe): a drop takes AIMD out of slow start (45 ->
+ * 40), one success sets the good RTT and starts the age ring at that
+ * instant (its buckets are 2^23 ns = 8.388608 ms wide, the largest power
+ * of two under 200 ms / 16), and a round of 40 calls of 100 ms proves 40
+ * (21 saturated successes of the 40 AIMD needs for a step: no growth).
+ * Returns the clock's reading at the ring's start. */
+static int64_t stuck_ready(env_t *e, double stuck_ratio) {
+  bw_limiter_config_t cfg;
+  bw_permit_t ps[40];
+  int64_t base;
+  config(e, &cfg, BW_LIMITER_AIMD, 45);
+  cfg.max_limit = 100;
+  cfg.aimd_timeout_ms = 0;
+  cfg.timeout_hold_ratio = 0;
+  cfg.stuck_ratio = stuck_ratio;
+  make(e, &cfg);
+  step(e, 100, BW_LIMIT_DROPPED); /* floor(45 x 0.9) = 40 */
+  step(e, 100, BW_LIMIT_SUCCESS); /* app-limited: 40 */
+  base = bw_clock_now(e->clock);
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(e->lim);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(stats(e->lim).proven, 40);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  return base;
+}
+
+static void at(env_t *e, int64_t base, int64_t ms) {
+  bw_clock_manual_set(e->clock, base + ms * MS);
+}
+
+static void refused(env_t *e) {
+  bw_permit_t p;
+  assert_status(bw_limiter_try_acquire(e->lim, &p), BW_E_FULL);
+}
+
+/* The dependency stops answering a batch of calls at a level the limiter
+ * has proven (no probe covers it). Each call is stuck once older than 200
+ * ms, to within the bucket it was admitted in; the first batch admitted
+ * after the last decrease cuts the limit to the calls in flight that are
+ * not stuck (at most halving it), and the cut deepens as more of them turn
+ * stuck. The stuck calls' own drops, later, decrease nothing (the event
+ * started a new generation); a batch admitted after the cut is a new
+ * event. */
+static void stuck_calls_at_any_level_cut_the_limit(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40], qs[20];
+  bw_limiter_stats_t s;
+  int64_t base = stuck_ready(e, 2.0);
+  /* Ring time (ms since its start) -> bucket: 100 -> 11, 150 -> 17,
+   * 200 -> 23. */
+  at(e, base, 100);
+  for (int i = 0; i < 10; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 150);
+  for (int i = 10; i < 30; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 200);
+  for (int i = 30; i < 40; i++)
+    ps[i] = take(e->lim);
+  /* At 300 ms the bucket of 100 ms ends 200.66 ms ago: not yet stuck. */
+  at(e, base, 300);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  assert_u64_eq(stats(e->lim).stuck_calls, 0);
+  /* At 301 ms it is: 10 of 40 in flight are stuck (a batch: >= 1/16), so
+   * the limit is cut to the 30 that are not. */
+  at(e, base, 301);
+  refused(e);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 30);
+  assert_u64_eq(s.stuck, 1);
+  assert_u64_eq(s.stuck_calls, 10);
+  assert_u64_eq(s.proven, 30);
+  /* At 360 ms the 20 of 150 ms are stuck too: 40 - 30 = 10 in flight are
+   * not, but one event at most halves the limit it started from: 20. */
+  at(e, base, 360);
+  refused(e);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 20);
+  assert_u64_eq(s.stuck, 1); /* the same event, deeper */
+  assert_u64_eq(s.stuck_calls, 30);
+  /* Their 429s come back: the same congestion, nothing more. */
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+  /* A batch admitted after the cut (at 400 ms: bucket 47, stuck once
+   * older than 602.65 ms) is a new event: 20 - 20 stuck, at most halved. */
+  at(e, base, 400);
+  for (int i = 0; i < 20; i++)
+    qs[i] = take(e->lim);
+  at(e, base, 602);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+  at(e, base, 603);
+  refused(e);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 10);
+  assert_u64_eq(s.stuck, 2);
+  assert_u64_eq(s.stuck_calls, 20);
+  for (int i = 0; i < 20; i++)
+    assert_status(bw_limiter_release(e->lim, &qs[i], BW_LIMIT_IGNORED), BW_OK);
+  /* Every counted call was taken out of the ring again. */
+  at(e, base, 2000);
+  qs[0] = take(e->lim);
+  assert_u64_eq(stats(e->lim).stuck_calls, 0);
+  assert_int_equal(qs[0].flags, BW_PERMIT_FLAG_AGED);
+  assert_status(bw_limiter_release(e->lim, &qs[0], BW_LIMIT_IGNORED), BW_OK);
+}
+
+/* A stuck call is a congestion signal only as part of a batch of at least
+ * 1/16 of the calls in flight: one call in the latency's tail among many
+ * is not. And with stuck_ratio 0 nothing is counted: the same calls
+ * decrease the limit only when their drops come back, once. */
+static void a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off(
+    void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  bw_limiter_stats_t s;
+  int64_t base = stuck_ready(e, 2.0);
+  at(e, base, 100);
+  for (int i = 0; i < 2; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 150);
+  for (int i = 2; i < 40; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 301); /* 2 of 40 stuck: 2 x 16 < 40 */
+  refused(e);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 40);
+  assert_u64_eq(s.stuck, 0);
+  assert_u64_eq(s.stuck_calls, 2);
+  at(e, base, 360); /* all 40 stuck: cut to 0 not stuck, at most halved */
+  refused(e);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 20);
+  assert_u64_eq(s.stuck, 1);
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+
+  base = stuck_ready(e, 0.0);
+  at(e, base, 100);
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(e->lim);
+  assert_int_equal(ps[0].flags, 0);
+  at(e, base, 5000);
+  refused(e);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 40);
+  assert_u64_eq(s.stuck, 0);
+  assert_u64_eq(s.stuck_calls, 0);
+  for (int i = 0; i < 40; i++) /* the first drop: floor(40 x 0.9) */
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 36);
+}
+
+/* The threshold follows the slowest good answer, not the mean: after one
+ * good answer of 190 ms (under the 200 ms threshold, so a good sample),
+ * a call is stuck only past 2 x 190 = 380 ms, although the smoothed RTT
+ * is 111.25 ms. An answer within the dependency's usual spread is never
+ * read as stuck. */
+static void the_threshold_follows_the_slowest_good_answer(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  int64_t base = stuck_ready(e, 2.0);
+  step(e, 190, BW_LIMIT_SUCCESS); /* ring time 100 -> 290 ms */
+  /* bucket 34 (290 / 8.388608), stuck after 35 x 8.388608 + 380 =
+   * 673.60 ms */
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 590); /* 300 ms out: stuck for a 2 x 111.25 ms threshold */
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  assert_u64_eq(stats(e->lim).stuck_calls, 0);
+  at(e, base, 673);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  at(e, base, 674);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+  assert_u64_eq(stats(e->lim).stuck_calls, 40);
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+}
+
+/* The good RTT that sets when a call is stuck leaves out the late answers
+ * of stuck calls: a success slower than the threshold (here 250 ms against
+ * 200) does not move it, so stuck calls cannot raise the bar they are
+ * measured against. */
+static void late_answers_do_not_raise_the_stuck_threshold(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  int64_t base = stuck_ready(e, 2.0);
+  at(e, base, 100);
+  for (int i = 0; i < 4; i++) /* 4 late successes, 250 ms each */
+    step(e, 250, BW_LIMIT_SUCCESS);
+  /* ring time now 1100 ms -> bucket 131; stuck once older than 200 ms:
+   * after 132 x 8.388608 + 200 = 1307.30 ms */
+  for (int i = 0; i < 40; i++)
+    ps[i] = take(e->lim);
+  at(e, base, 1307);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 40);
+  at(e, base, 1308);
+  refused(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+  for (int i = 0; i < 40; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+}
+
 /* The NULL policy: every verb answers BW_E_INVAL (or its documented
  * neutral value) for a NULL limiter, never a crash; the void functions and
  * the free are no-ops. */
@@ -1609,6 +1826,10 @@ int main(void) {
       T(vegas_relearns_the_no_load_rtt_after_the_probe_interval),
       T(vegas_with_probing_off_keeps_the_smallest_rtt),
       T(every_algorithm_is_a_concurrency_limit),
+      T(stuck_calls_at_any_level_cut_the_limit),
+      T(a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off),
+      T(late_answers_do_not_raise_the_stuck_threshold),
+      T(the_threshold_follows_the_slowest_good_answer),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
   };
   if (oom_install() != BW_OK) return 1;

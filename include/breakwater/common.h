@@ -129,6 +129,9 @@ BW_EXTERN const bw_context_t *bw_context_current(void);
 #define BW_PERMIT_FLAG_FALLBACK                                            \
   1u /* issued by a Redis breaker's local fallback breaker while Redis was \
         unavailable: its outcome goes back to that breaker */
+#define BW_PERMIT_FLAG_AGED                                             \
+  2u /* counted by an adaptive limiter among its calls in flight by age \
+        (stuck_ratio): its release takes it out again */
 
 /* permit.lease_slot when the permit holds no slot. */
 #define BW_PERMIT_NO_SLOT UINT32_MAX

@@ -180,8 +180,18 @@ typedef struct bw_limiter_config_s {
    *   the proven level at once (a congestion event: later drops of calls
    *   then in flight decrease nothing) and the wall is remembered as a
    *   drop's is (overload_memory_ms). Within half the smoothed RTT of
-   *   its first probe, a level may be taken again. Default 0 = off; else
-   *   [1, 100] (2.0 in the lab's breakwater mode). */
+   *   its first probe, a level may be taken again.
+   * - Stuck calls at any level: the timed calls in flight are counted by
+   *   admission time (a fixed ring of 128 buckets, no allocation after
+   *   creation), so those older than stuck_ratio x the slowest good
+   *   answer lately (successes not slower than that threshold) are
+   *   known. A
+   *   batch of them admitted after the last decrease, at least 1/16 of the
+   *   calls in flight, is a congestion event: the limit is cut to the
+   *   calls in flight that are neither stuck nor held, but at most halved,
+   *   deepening as more turn stuck until the limit next grows; startup
+   *   ends and the stuck calls' later drops decrease nothing.
+   *   Default 0 = off; else [1, 100] (2.0 in the lab's breakwater mode). */
   double startup_headroom;
   double stuck_ratio;
   /* RTT sampling: time one call in rtt_sample_every (counted per stripe,
@@ -223,7 +233,12 @@ typedef struct bw_limiter_stats_s {
                              (min(max_limit, 65536)) was full */
   uint32_t proven;        /* the highest in-flight count a success proved */
   uint32_t disproven;     /* growth stops below this now; 0 = no cap */
-  uint64_t stuck;         /* stuck probes that cut the limit */
+  uint64_t stuck;         /* stuck probes and stuck-call events that cut
+                             the limit (stuck_ratio) */
+  uint32_t stuck_calls;   /* calls in flight older than stuck_ratio x the
+                             slowest good answer lately, at the last look
+                             (stuck_ratio; timed calls only, times
+                             rtt_sample_every) */
   bool startup;           /* no congestion signal yet (startup_headroom) */
 } bw_limiter_stats_t;
 

@@ -33,6 +33,12 @@
 #define BW__LIM_MAX_MS INT64_C(86400000)
 #define BW__PROBE_SLOTS 1024u /* probe admission times kept, by level */
 #define BW__PROBE_MASK (BW__PROBE_SLOTS - 1u)
+#define BW__AGE_SLOTS 128u /* buckets of calls in flight by admission time */
+#define BW__AGE_MASK (BW__AGE_SLOTS - 1u)
+#define BW__AGE_PER_THRESHOLD 16 /* a bucket is at most 1/16 of age_ns */
+#define BW__AGE_BATCH                                    \
+  16u /* a stuck batch is >= 1/16 of the calls in flight \
+       */
 
 static const bw__lim_algo_t *const bw__lim_algos[3] = {
     &bw__lim_aimd, &bw__lim_gradient2, &bw__lim_vegas};
@@ -98,7 +104,38 @@ struct bw_limiter_s {
   double stuck_ratio;        /* stuck after this x the smoothed RTT */
   _Atomic int64_t stuck_ns;  /* that, in ns; 0 before any RTT sample */
   double srtt;               /* smoothed RTT (ns), under lock; 0 = none */
+  /* The good RTTs (the age ring's reference), under lock. A success
+   * slower than age_ns is the late answer of a stuck call, not a sample --
+   * unless no sample has been good for 16 x good_srtt (the dependency may
+   * have slowed for good). good_max is the slowest good answer lately: it
+   * jumps to a slower good sample and decays towards good_srtt by 1/64 of
+   * the gap per good sample. */
+  double good_srtt, good_max;
+  int64_t good_at_ns;     /* the latest good sample */
+  _Atomic int64_t age_ns; /* stuck_ratio x good_max: a call older is stuck */
   _Atomic uint64_t stuck_events;
+  /* Stuck calls at any level (docs/limiter.md, "Stuck calls at any
+   * level"): the calls in flight counted by admission time, so that how
+   * many are older than age_ns is known without a list. A timed call admitted
+   * at t falls in epoch (t - age_base_ns) >> age_shift; age[epoch &
+   * BW__AGE_MASK] packs (epoch << 32 | calls of that epoch still in flight). A
+   * bucket reused for a later epoch moves its calls to age_old (they are then
+   * older than the ring's span). The bucket width, a power of two at most 1/16
+   * of age_ns, is set at the first RTT sample (age_shift 0 until then): calls
+   * admitted before are not counted. age_scanned is the boundary epoch last
+   * scanned (the ring is scanned once per bucket width at most), cut_ns the
+   * clock at the last decrease: a stuck call admitted in a bucket that began
+   * after it starts a new congestion event, age_floor how low that event may
+   * cut. Untimed calls (rtt_sample_every > 1) are not counted: the counts
+   * are scaled by sample_every. */
+  _Atomic uint64_t *age;
+  _Atomic int64_t age_old;
+  int64_t age_base_ns; /* written once, before age_shift is published */
+  _Atomic uint32_t age_shift;
+  _Atomic uint32_t age_scanned;
+  _Atomic int64_t cut_ns;
+  _Atomic uint32_t stuck_calls; /* older than age_ns at the last scan */
+  _Atomic uint32_t age_floor;   /* an open stuck event's floor; 0 = none */
   /* Slots held for timed-out calls: a min-heap of expiry times. */
   BW__PAIR_ALIGNED pthread_mutex_t hlock;
   int64_t *held;
@@ -339,6 +376,8 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   if (cfg->stuck_ratio > 0.0) {
     lim->probe_at = bw_calloc(BW__PROBE_SLOTS, sizeof(*lim->probe_at));
     if (lim->probe_at == NULL) goto nomem;
+    lim->age = bw_calloc(BW__AGE_SLOTS, sizeof(*lim->age));
+    if (lim->age == NULL) goto nomem;
   }
   lim->state = lim->algo->init(cfg);
   if (lim->state == NULL) goto nomem;
@@ -391,6 +430,13 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->stuck_ratio = cfg->stuck_ratio;
   atomic_init(&lim->stuck_ns, 0);
   atomic_init(&lim->stuck_events, 0);
+  atomic_init(&lim->age_old, 0);
+  atomic_init(&lim->age_shift, 0);
+  atomic_init(&lim->age_scanned, 0);
+  atomic_init(&lim->cut_ns, INT64_MIN);
+  atomic_init(&lim->stuck_calls, 0);
+  atomic_init(&lim->age_ns, 0);
+  atomic_init(&lim->age_floor, 0);
   bw_error_clear(err);
   return lim;
 nolock:
@@ -402,6 +448,7 @@ fail:
   if (lim->state != NULL) lim->algo->free(lim->state);
   bw_free(lim->held);
   bw_free((void *)lim->probe_at);
+  bw_free((void *)lim->age);
   bw_free(lim->name);
   bw_free_aligned(lim);
   return NULL;
@@ -456,6 +503,7 @@ void bw_limiter_free(bw_limiter_t *lim) {
   lim->algo->free(lim->state);
   bw_free(lim->held);
   bw_free((void *)lim->probe_at);
+  bw_free((void *)lim->age);
   bw_free(lim->name);
   bw_free_aligned(lim);
 }
@@ -607,9 +655,162 @@ static bool bw__probe_closed(bw_limiter_t *lim, int64_t now) {
   return (double)(now - at) > (double)th / lim->stuck_ratio * 0.5;
 }
 
+/* ---- stuck calls at any level ----------------------------------------------
+ * A probe covers only the levels above the proven one. When the
+ * dependency's capacity drops under the proven level, every new call is
+ * over it and none is a probe: the limit then fell once per slow answer,
+ * 0.8-2.5 s apart on the Polly lab's partner. The age ring (see the struct)
+ * knows how many calls in flight are older than age_ns; a batch of them
+ * admitted after the last decrease starts a new congestion event
+ * (bw__lim_age_cut), stuck_ratio x the slowest good answer after its
+ * admission instead of when its slow answer comes back. Admission and release
+ * each move one bucket with a CAS; the scan reads the 128 buckets at most once
+ * per bucket width. */
+
+static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
+                            uint64_t stuck, uint64_t fresh);
+
+/* The epoch of a call admitted at t (t >= age_base_ns). */
+static uint32_t bw__age_epoch(const bw_limiter_t *lim, uint32_t sh, int64_t t) {
+  return (uint32_t)((uint64_t)(t - lim->age_base_ns) >> sh);
+}
+
+/* Counts a timed call admitted at t; false when it is not counted (the
+ * width is not set yet, or t is before the ring started). */
+static bool bw__age_admit(bw_limiter_t *lim, int64_t t) {
+  uint32_t sh = atomic_load_explicit(&lim->age_shift, memory_order_acquire);
+  uint32_t e, tag, n;
+  _Atomic uint64_t *b;
+  uint64_t w, nw;
+  if (sh == 0 || t < lim->age_base_ns) return false;
+  e = bw__age_epoch(lim, sh, t);
+  b = &lim->age[e & BW__AGE_MASK];
+  w = atomic_load_explicit(b, memory_order_relaxed);
+  for (;;) {
+    tag = (uint32_t)(w >> 32);
+    n = (uint32_t)w;
+    if (tag == e) {
+      nw = w + 1u;
+    } else if ((int32_t)(e - tag) > 0) {
+      nw = (uint64_t)e << 32 | 1u; /* reused: the older epoch's calls move */
+    } else {
+      /* A later epoch holds the bucket already: this call is older than
+       * the ring's span (its admission was delayed that long). */
+      atomic_fetch_add_explicit(&lim->age_old, 1, memory_order_relaxed);
+      return true;
+    }
+    if (atomic_compare_exchange_weak_explicit(b, &w, nw, memory_order_relaxed,
+                                              memory_order_relaxed))
+      break;
+  }
+  if (tag != e && n > 0)
+    atomic_fetch_add_explicit(&lim->age_old, (int64_t)n, memory_order_relaxed);
+  return true;
+}
+
+/* Takes a counted call admitted at t out of the ring. */
+static void bw__age_leave(bw_limiter_t *lim, int64_t t) {
+  uint32_t sh = atomic_load_explicit(&lim->age_shift, memory_order_acquire);
+  uint32_t e = bw__age_epoch(lim, sh, t);
+  _Atomic uint64_t *b = &lim->age[e & BW__AGE_MASK];
+  uint64_t w = atomic_load_explicit(b, memory_order_relaxed);
+  for (;;) {
+    if ((uint32_t)(w >> 32) != e || (uint32_t)w == 0) {
+      /* Its bucket was reused: the call was moved to age_old. */
+      atomic_fetch_sub_explicit(&lim->age_old, 1, memory_order_relaxed);
+      return;
+    }
+    if (atomic_compare_exchange_weak_explicit(
+            b, &w, w - 1u, memory_order_relaxed, memory_order_relaxed))
+      return;
+  }
+}
+
+/* Folds a timed success's RTT into the good RTTs (under lim->lock) and
+ * sets age_ns from them: stuck_ratio x the slowest good answer lately, so
+ * that an answer in the dependency's usual spread is never "stuck" (with
+ * the smoothed RTT as the reference, a partner answering in 10-400 ms had
+ * a quarter of its calls read as stuck). */
+static void bw__age_sample(bw_limiter_t *lim, int64_t rtt, int64_t now) {
+  double r = (double)rtt;
+  if (lim->good_srtt == 0.0) {
+    lim->good_srtt = lim->good_max = r;
+  } else if (rtt <= BW__LOAD(lim->age_ns) ||
+             (double)(now - lim->good_at_ns) > 16.0 * lim->good_srtt) {
+    lim->good_srtt += (r - lim->good_srtt) / 8.0;
+    lim->good_max -= (lim->good_max - lim->good_srtt) / 64.0;
+    if (r > lim->good_max) lim->good_max = r;
+  } else {
+    return; /* a stuck call's late answer */
+  }
+  lim->good_at_ns = now;
+  atomic_store_explicit(&lim->age_ns,
+                        (int64_t)(lim->good_max * lim->stuck_ratio),
+                        memory_order_relaxed);
+}
+
+/* Sets the bucket width, once, at the first RTT sample (under lim->lock,
+ * after age_ns): the largest power of two of at most age_ns / 16 ns,
+ * so the threshold spans 16 to 32 buckets and the ring 4 to 8 thresholds. */
+static void bw__age_start(bw_limiter_t *lim, int64_t now) {
+  int64_t w = BW__LOAD(lim->age_ns) / BW__AGE_PER_THRESHOLD;
+  uint32_t sh = 1;
+  if (lim->age == NULL || now == INT64_MIN || w < 2 ||
+      BW__LOAD(lim->age_shift) != 0)
+    return;
+  while (sh < 62 && (INT64_C(1) << (sh + 1)) <= w)
+    sh++;
+  lim->age_base_ns = now;
+  atomic_store_explicit(&lim->age_shift, sh, memory_order_release);
+}
+
+/* Once the boundary moved by a bucket: counts the calls older than
+ * age_ns, and those of them admitted in a bucket that began after the
+ * last decrease. Any of the latter is a new congestion event. */
+static void bw__age_check(bw_limiter_t *lim, int64_t now) {
+  uint32_t sh = atomic_load_explicit(&lim->age_shift, memory_order_acquire);
+  uint32_t eb, seen, ec = 0;
+  int64_t th, edge, cut;
+  uint64_t stuck = 0, fresh = 0;
+  if (sh == 0) return;
+  th = BW__LOAD(lim->age_ns);
+  edge = now - th - lim->age_base_ns;
+  if (th <= 0 || edge < 0) return;
+  eb = (uint32_t)((uint64_t)edge >> sh); /* buckets before eb are stuck */
+  seen = BW__LOAD(lim->age_scanned);
+  if ((int32_t)(eb - seen) <= 0 ||
+      !atomic_compare_exchange_strong_explicit(&lim->age_scanned, &seen, eb,
+                                               memory_order_relaxed,
+                                               memory_order_relaxed))
+    return;
+  cut = BW__LOAD(lim->cut_ns);
+  if (cut >= lim->age_base_ns) ec = bw__age_epoch(lim, sh, cut) + 1u;
+  for (uint32_t i = 0; i < BW__AGE_SLOTS; i++) {
+    uint64_t w = atomic_load_explicit(&lim->age[i], memory_order_relaxed);
+    uint32_t tag = (uint32_t)(w >> 32), n = (uint32_t)w;
+    if (n == 0 || (int32_t)(tag - eb) >= 0) continue; /* not stuck yet */
+    stuck += n;
+    if ((int32_t)(tag - ec) >= 0) fresh += n;
+  }
+  /* Calls moved out of the ring are older than its span, so stuck too,
+   * when the threshold fits in the span (else they are left out: an RTT
+   * that grew over 4 x since the width was set blunts the count, it never
+   * invents stuck calls). */
+  if ((th >> sh) + 1 < (int64_t)BW__AGE_SLOTS) {
+    int64_t o = atomic_load_explicit(&lim->age_old, memory_order_relaxed);
+    if (o > 0) stuck += (uint64_t)o;
+  }
+  atomic_store_explicit(&lim->stuck_calls,
+                        stuck < UINT32_MAX ? (uint32_t)stuck : UINT32_MAX,
+                        memory_order_relaxed);
+  if (fresh > 0 || (stuck > 0 && BW__LOAD(lim->age_floor) != 0))
+    bw__lim_age_cut(lim, now, cut, stuck, fresh);
+}
+
 static void bw__probe_check(bw_limiter_t *lim, int64_t now) {
-  if (lim->probe_at != NULL && bw__probe_stuck(lim, now))
-    bw__lim_stuck(lim, now);
+  if (lim->probe_at == NULL) return;
+  if (bw__probe_stuck(lim, now)) bw__lim_stuck(lim, now);
+  bw__age_check(lim, now);
 }
 
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
@@ -654,12 +855,19 @@ int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p) {
         lim, cur + 1,
         start != BW_LIMITER_UNTIMED ? start : bw__clock_now(lim->clock));
   bw_permit_init(p, start, BW_PERMIT_NORMAL);
+  if (lim->age != NULL && start != BW_LIMITER_UNTIMED &&
+      bw__age_admit(lim, start))
+    p->flags |= BW_PERMIT_FLAG_AGED;
   p->generation = atomic_load_explicit(&lim->generation, memory_order_acquire);
   p->inflight_at_acquire = cur + 1;
   p->limit_at_acquire = lim_now;
   bw__bump(&lim->stripes[s].admitted, s);
   return BW_OK;
 full:
+  /* While every slot is taken nothing else reads the clock: a refusal
+   * looks for stuck calls (a scan at most once per bucket width). */
+  if (lim->age != NULL && BW__LOAD(lim->age_shift) != 0)
+    bw__age_check(lim, bw__clock_now(lim->clock));
   bw__bump(&lim->stripes[s].rejected, s);
   if (BW__UNLIKELY(lim->sink != NULL)) bw__lim_refused(lim);
   return BW_E_FULL;
@@ -832,6 +1040,8 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
     atomic_store_explicit(&lim->stuck_ns,
                           (int64_t)(lim->srtt * lim->stuck_ratio),
                           memory_order_relaxed);
+    bw__age_sample(lim, s->rtt_ns, s->now_ns);
+    bw__age_start(lim, s->now_ns);
   }
   gen = BW__LOAD(lim->generation);
   fresh = p->generation == gen;
@@ -845,6 +1055,11 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
     atomic_store_explicit(&lim->generation, gen + 1u, memory_order_release);
     if (BW__LOAD(lim->startup))
       atomic_store_explicit(&lim->startup, false, memory_order_relaxed);
+    if (lim->age != NULL) /* stuck calls admitted before this are counted */
+      atomic_store_explicit(
+          &lim->cut_ns,
+          s->now_ns != INT64_MIN ? s->now_ns : bw__clock_now(lim->clock),
+          memory_order_relaxed);
   }
   if (est == lim->est) goto done;
   next = bw__lim_whole(lim, &est, old, s->now_ns);
@@ -853,6 +1068,8 @@ static void bw__lim_update(bw_limiter_t *lim, const bw_permit_t *p,
   if (next != old) {
     moved = true;
     if (s->drop && next < old) bw__guard_decreased(lim, next);
+    if (next > old && BW__LOAD(lim->age_floor) != 0) /* the event is over */
+      atomic_store_explicit(&lim->age_floor, 0, memory_order_relaxed);
     atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
   }
 done:
@@ -883,6 +1100,7 @@ static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
   atomic_store_explicit(&lim->generation, gen + 1u, memory_order_release);
   atomic_store_explicit(&lim->startup, false, memory_order_relaxed);
   atomic_store_explicit(&lim->probe_hi, open, memory_order_relaxed);
+  atomic_store_explicit(&lim->cut_ns, now, memory_order_relaxed);
   if (lim->memory_ns > 0) {
     bw__lower_u32(&lim->disproven, open + 1u);
     atomic_store_explicit(&lim->disproven_until_ns, now + lim->memory_ns,
@@ -910,6 +1128,75 @@ static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
       atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
     }
   }
+  pthread_mutex_unlock(&lim->lock);
+  if (moved) bw__lim_changed(lim, old, next);
+}
+
+/* Stuck calls (bw__age_check), under the lock. A batch of them admitted
+ * after the last decrease -- unless another decrease came since the scan
+ * (it already answered this congestion) -- is a new congestion event: a new
+ * generation starts (the stuck calls' own drops, later, decrease nothing),
+ * startup ends, and the limit is cut by what is stuck: to the calls in
+ * flight that are neither stuck nor held for a timeout, but not below
+ * age_floor (half the limit at the event). Until the limit next
+ * grows, each scan may deepen the cut as more of the calls in flight turn
+ * stuck: the first scan sees only the first bucket to turn. */
+static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
+                            uint64_t stuck, uint64_t fresh) {
+  uint32_t gen, old, next = 0, floor_;
+  uint64_t in, held, gone, target;
+  bool moved = false, congestion = false;
+  bw__lim_sample_t sm;
+  double est;
+  pthread_mutex_lock(&lim->lock);
+  old = BW__LOAD(lim->limit);
+  in = BW__LOAD(lim->in_flight);
+  pthread_mutex_lock(&lim->hlock);
+  held = lim->nheld;
+  pthread_mutex_unlock(&lim->hlock);
+  gone = held + stuck * lim->sample_every;
+  target = in > gone ? in - gone : 0;
+  /* A batch counts once it is 1/16 of the calls in flight: a lone call in
+   * the latency's tail among hundreds is not congestion. */
+  if (fresh > 0 && BW__LOAD(lim->cut_ns) == cut_seen &&
+      fresh * lim->sample_every * BW__AGE_BATCH >= in) {
+    floor_ = old / 2; /* at most halved per event, TCP's loss response */
+    if (floor_ < lim->min) floor_ = lim->min;
+    if (target >= old) goto done;
+    atomic_store_explicit(&lim->age_floor, floor_, memory_order_relaxed);
+    atomic_store_explicit(&lim->cut_ns, now, memory_order_relaxed);
+    atomic_fetch_add_explicit(&lim->stuck_events, 1, memory_order_relaxed);
+    gen = BW__LOAD(lim->generation);
+    atomic_store_explicit(&lim->generation, gen + 1u, memory_order_release);
+    atomic_store_explicit(&lim->startup, false, memory_order_relaxed);
+  } else {
+    floor_ = BW__LOAD(lim->age_floor);
+    if (floor_ == 0) goto done; /* no event open */
+  }
+  if (target < floor_) target = floor_;
+  if (target >= old) goto done;
+  memset(&sm, 0, sizeof sm);
+  sm.est = lim->est;
+  sm.limit = old;
+  sm.limit_then = old;
+  sm.inflight = old;
+  sm.drop = true;
+  sm.stuck = true;
+  sm.cut_to = (double)target;
+  sm.start_ns = BW_LIMITER_UNTIMED;
+  sm.now_ns = now;
+  est = lim->algo->update(lim->state, &sm, &congestion);
+  if (est < lim->est) {
+    next = (uint32_t)floor(est);
+    if (next < lim->min) next = lim->min;
+    lim->est = est;
+    if (next != old) {
+      moved = true;
+      bw__guard_decreased(lim, next);
+      atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
+    }
+  }
+done:
   pthread_mutex_unlock(&lim->lock);
   if (moved) bw__lim_changed(lim, old, next);
 }
@@ -970,6 +1257,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
       return BW_E_INVAL;
     }
   }
+  if (p->flags & BW_PERMIT_FLAG_AGED) bw__age_leave(lim, p->start_ns);
   s = bw__stripe();
   if (outcome == BW_LIMIT_IGNORED) {
     bw__bump(&lim->stripes[s].ignored, s);
@@ -1042,6 +1330,7 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
   pthread_mutex_unlock((pthread_mutex_t *)&lim->hlock);
   out->proven = BW__LOAD(lim->proven);
   out->stuck = BW__LOAD(lim->stuck_events);
+  out->stuck_calls = BW__LOAD(lim->stuck_calls);
   out->startup = BW__LOAD(lim->startup);
   {
     uint32_t dv = BW__LOAD(lim->disproven);

@@ -166,7 +166,9 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     /* Startup and stuck probes (docs/limiter.md): double per round trip
      * until the first congestion signal, and cut the limit to the proven
      * level as soon as a probe over it is out twice the smoothed RTT,
-     * long before its slow answer (0.8-2.5 s) comes back. */
+     * long before its slow answer (0.8-2.5 s) comes back; a batch of
+     * calls at any level out twice the good RTT cuts it too (to the calls
+     * not stuck, at most halved). */
     lc.startup_headroom = 1.0;
     lc.stuck_ratio = 2.0;
     lc.clock = cfg->clock;
