@@ -245,7 +245,8 @@ static const bw_config_field_t limiter_fields[] = {
         "growth above the proven level until the first congestion signal; "
         "0 = off"),
     DBL(T, stuck_ratio, 1, 100, BW_CONFIG_OR_ZERO, "0",
-        "a probe unproven after this x the smoothed RTT is stuck; 0 = off"),
+        "a probe unproven after this x the smoothed RTT, or a call in flight "
+        "longer than this x the slowest good answer, is stuck; 0 = off"),
     U32(T, rtt_sample_every, 1, 1024, 0, "1", "time one call in N"),
 };
 #undef T

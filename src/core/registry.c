@@ -2037,7 +2037,7 @@ static const bw__family_t bw__lim_fams[] = {
     {"breakwater_limiter_limit_changes_total", "counter",
      "Changes of the whole-number limit."},
     {"breakwater_limiter_stuck_total", "counter",
-     "Stuck probes that cut the limit."},
+     "Stuck probes and stuck-call events that cut the limit (stuck_ratio)."},
     {"breakwater_limiter_rtt_seconds", "gauge",
      "Round-trip times, by which: last, min (no-load), long (long-term "
      "average); absent before the first sample."},
