@@ -25,21 +25,26 @@ def _name(name: Any) -> bytes:
 
 
 class _Owner:
-    """Owns the C registry: frees it (after putting back the breaker holds)
-    when the last of the Registry and the objects it created goes. It
-    refers to no Python wrapper, so it is never part of a reference cycle,
-    and its clock and sink are freed only after it."""
+    """Owns the C registry: frees it when the last of the Registry and the
+    objects it created goes.
+
+    The free touches nothing but the registry: ``bw_registry_free`` frees
+    every object whatever its holds and reads no clock, so the breaker holds
+    (``held``) are not put back first. That matters when the registry is
+    garbage of a reference cycle (a test frame kept alive by a traceback):
+    the collector then clears the wrappers in any order and may free the
+    registry's ManualClock first, and ``bw_registry_put`` reads the clock.
+    The clock and the sink are still kept until the free (their C objects
+    too), since the registry borrows them."""
 
     __slots__ = ("ptr", "held", "keep", "__weakref__")
 
     def __init__(self, ptr: Any, clock: Clock, sink: Optional[Sink]) -> None:
-        held: list = []
-        self.held = held
+        self.held: list = []  # the breaker holds this wrapper took (see above)
         self.keep: list = []  # budgets borrowed by the retry policies it owns
+        pins = (clock, sink, clock._ptr, sink_ptr(sink))
 
-        def free(p: Any, held: list = held, keep: Tuple[Any, ...] = (clock, sink)) -> None:
-            for b in held:
-                lib.bw_registry_put(p, b)
+        def free(p: Any, keep: Tuple[Any, ...] = pins) -> None:
             lib.bw_registry_free(p)
         self.ptr = ffi.gc(ptr, free)
 
