@@ -304,6 +304,7 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
                                    bw_error_t *err);
 bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
                                   bw_error_t *err);
+bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg, const char *name);
 void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b);
 bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg, const char *name,
                                     const bw_bulkhead_config_t *cfg,

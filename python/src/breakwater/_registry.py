@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._clock import Clock, resolve
+from ._errors import ConfigError
 from ._ffi import configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier
 from ._pipeline import Pipeline
@@ -130,6 +131,10 @@ class Registry:
             keep: list = []
             cfg = self._config(lib.BW_CONFIG_BREAKER, "bw_breaker_config_t *",
                                lib.bw_breaker_config_init, fields, keep)
+            found = lib.bw_registry_find_breaker(self._ptr, cname)
+            if found != ffi.NULL:  # made in C (a configuration file): as it is
+                self._owner.held.append(found)
+                return found
             err = ffi.new("bw_error_t *")
             if lib.bw_registry_set_breaker_config(self._ptr, cname, cfg, err) != lib.BW_OK:
                 raise error_from(err, "breaker")
@@ -272,6 +277,112 @@ class Registry:
                 raise error_from(err, "add")
             self._added.append(obj)
         return obj
+
+    # ---- configuration files ------------------------------------------------
+    def _config_lib(self) -> Tuple[Any, Any, Any]:
+        """The config component's extension and this registry's pointer in it."""
+        try:
+            from ._config_c import ffi as cffi_, lib as clib
+        except ImportError:
+            raise RuntimeError("breakwater was built without the config component "
+                               "(pkg-config module breakwater-config)") from None
+        reg = cffi_.cast("bw_registry_t *", int(ffi.cast("uintptr_t", self._ptr)))
+        return cffi_, clib, reg
+
+    @staticmethod
+    def _options(cffi_: Any, clib: Any, env_prefix: Optional[str], keep: list) -> Any:
+        opt = cffi_.new("bw_config_file_options_t *")
+        clib.bw_config_file_options_init(opt)
+        if env_prefix is None:
+            opt.env_prefix = cffi_.NULL
+        elif env_prefix != "BREAKWATER":
+            keep.append(cffi_.new("char[]", _name(env_prefix)))
+            opt.env_prefix = keep[-1]
+        return opt
+
+    @staticmethod
+    def _diag_error(cffi_: Any, clib: Any, diag: Any, path: str) -> BaseException:
+        message = cffi_.string(diag.message).decode("utf-8", "replace")
+        if diag.code == clib.BW_E_NOMEM:
+            return MemoryError(message or f"loading {path}")
+        return ConfigError(message or f"{path}: refused ({diag.code})",
+                           cffi_.string(diag.key).decode("utf-8", "replace"),
+                           path=path, line=diag.line or None,
+                           rule=cffi_.string(diag.rule).decode("utf-8", "replace"))
+
+    @staticmethod
+    def _path(path: Any) -> str:
+        import os
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a str or a path, not {type(path).__name__}")
+        if "\x00" in path:
+            raise ValueError("path must not contain a NUL character")
+        return path
+
+    def load_file(self, path: Any, *, env_prefix: Optional[str] = "BREAKWATER"
+                  ) -> List[Tuple[str, str]]:
+        """Makes every object of a configuration file (docs/configuration.md:
+        ``[breaker.payment_api]`` sections, ``[KIND.default]`` defaults,
+        pipelines) in this registry, with its clock and sink; returns the
+        (kind, name) of each, in file order. Then ``registry.breaker(name)``
+        returns a breaker of the file, as the file configured it.
+
+        Environment variables ``PREFIX_NAME_KIND_FIELD`` override the file
+        (``env_prefix``; None: the environment is not read). The whole file
+        is validated first: any error raises :class:`ConfigError` whose
+        message is ``FILE:LINE: KEY: RULE`` (``path``, ``line``, ``field``,
+        ``rule``), and nothing is made; so does a name the registry already
+        has. Needs the config component (``breakwater-config``)."""
+        path = self._path(path)
+        cffi_, clib, reg = self._config_lib()
+        keep: list = []
+        opt = self._options(cffi_, clib, env_prefix, keep)
+        diag = cffi_.new("bw_config_diag_t *")
+        f = clib.bw_config_file_read(path.encode(), opt, diag)
+        if f == cffi_.NULL:
+            raise self._diag_error(cffi_, clib, diag, path)
+        try:
+            kind, name = cffi_.new("char **"), cffi_.new("char **")
+            made = []
+            for i in range(clib.bw_config_file_count(f)):
+                clib.bw_config_file_object(f, i, kind, name)
+                made.append((cffi_.string(kind[0]).decode(), cffi_.string(name[0]).decode()))
+            with self._lock:
+                if clib.bw_config_file_apply(f, reg, diag) != clib.BW_OK:
+                    raise self._diag_error(cffi_, clib, diag, path)
+            return made
+        finally:
+            clib.bw_config_file_free(f)
+
+    def reload(self, path: Any, *, env_prefix: Optional[str] = "BREAKWATER"
+               ) -> Dict[str, Any]:
+        """Reads the file again and brings the registry to it, all or
+        nothing (an error raises :class:`ConfigError` and changes nothing):
+        new objects are made, live breakers take the changed thresholds
+        (fields fixed at creation are reported, not applied), live objects
+        of other kinds are kept as made. Returns ``created``, ``applied``,
+        ``not_applied``, ``kept`` and ``report`` (one line per event, e.g.
+        ``breaker.payment_api.failure_threshold: 3 -> 5: applied``)."""
+        path = self._path(path)
+        cffi_, clib, reg = self._config_lib()
+        keep: list = []
+        opt = self._options(cffi_, clib, env_prefix, keep)
+        diag = cffi_.new("bw_config_diag_t *")
+        report = cffi_.new("bw_config_reload_t *")
+        try:
+            with self._lock:
+                rc = clib.bw_registry_reload_ex(reg, path.encode(), opt, report, diag)
+            if rc != clib.BW_OK:
+                raise self._diag_error(cffi_, clib, diag, path)
+            text = (cffi_.string(report.report).decode("utf-8", "replace")
+                    if report.report != cffi_.NULL else "")
+            return {"created": report.created, "applied": report.applied,
+                    "not_applied": report.not_applied, "kept": report.kept,
+                    "report": text.splitlines()}
+        finally:
+            clib.bw_config_reload_clear(report)
 
     # ---- reading ------------------------------------------------------------
     def prometheus(self) -> str:
