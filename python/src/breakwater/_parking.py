@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import json
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ._clock import Clock, resolve
 from ._errors import BreakwaterError, ConfigError
@@ -20,6 +20,9 @@ from ._ffi import error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import Breaker
 from .events import Sink, sink_ptr
+
+if TYPE_CHECKING:  # the pipeline module imports this one
+    from ._pipeline import Pipeline
 
 #: the codecs a ParkingLot stores its work with
 CODECS = ("json", "bytes")
@@ -277,11 +280,11 @@ class Reprocessor:
     several threads at once (the handler then runs concurrently)."""
 
     def __init__(self, lot: ParkingLot, handler: Callable[[Any], Any], *,
-                 breaker: Optional[Breaker] = None, pipeline: Any = None,
+                 breaker: Optional[Breaker] = None, pipeline: Optional["Pipeline"] = None,
                  permanent: Classifier = None, name: str = "reprocessor",
                  batch: int = 16, visibility: float = 30.0,
                  retry_delay: float = 1.0) -> None:
-        from ._pipeline import Pipeline  # (the pipeline imports this module)
+        from ._pipeline import Pipeline  # noqa: F811 (it imports this module)
         from ._policies import _BreakerBase
         if not isinstance(lot, ParkingLot):
             raise TypeError(f"lot must be a ParkingLot, not {type(lot).__name__}")
