@@ -29,7 +29,8 @@ class HTTPError(Exception):
 def conserved(lot):
     """The conservation law of a lot, checked on its own counters."""
     s = lot.stats()
-    assert s["parked"] + s["requeued"] == s["acked"] + s["dead_lettered"] + s["depth"], s
+    assert (s["inherited"] + s["parked"] + s["requeued"]
+            == s["acked"] + s["dead_lettered"] + s["depth"]), s
     return s
 
 
@@ -395,3 +396,72 @@ def test_threads_park_and_replay_every_item_exactly_once():
     assert sorted(map(tuple, delivered)) == [(t, i) for t in range(4) for i in range(50)]
     s = conserved(lot)
     assert s["parked"] == 200 and s["acked"] == 200 and s["depth"] == 0
+
+
+@pytest.fixture
+def sqlite_lot_factory(tmp_path):
+    try:
+        from breakwater import _sqlite_c  # noqa: F401
+    except ImportError:
+        pytest.skip("built without the SQLite component (breakwater-sqlite)")
+    return lambda **kw: bw.ParkingLot("pending", path=tmp_path / "parked.db", **kw)
+
+
+def test_a_sqlite_lot_keeps_parked_work_across_handles(sqlite_lot_factory, tmp_path):
+    """The durable lot: work parked through a pipeline by one handle is
+    replayed, in order, by a handle opened afterwards (a restarted worker),
+    with its dead letters; the law counts what the new handle inherited."""
+    clock = bw.ManualClock(1000)
+    lot = sqlite_lot_factory(clock=clock, max_deliveries=2)
+    breaker, pl = notifications(clock, lot, threshold=1)
+    svc = Downstream()
+    for i in range(5):
+        assert pl.call(svc.send, {"n": i}).accepted
+    assert conserved(lot)["depth"] == 5 and lot.path == str(tmp_path / "parked.db")
+    del pl, lot                                   # the worker goes away
+
+    lot2 = sqlite_lot_factory(clock=clock, max_deliveries=2)
+    s = conserved(lot2)
+    assert s["inherited"] == 5 and s["depth"] == 5 and s["parked"] == 0
+    svc.down = False
+    breaker.reset()
+
+    def send(work):
+        if work["n"] == 3:
+            raise Transient("still failing for this one")
+        svc.send(work)
+    rp = bw.Reprocessor(lot2, send, breaker=breaker, retry_delay=1)
+    # n=3 fails and opens the breaker (threshold 1): n=4 is handed back
+    assert rp.step() == 3
+    assert svc.delivered == [{"n": 0}, {"n": 1}, {"n": 2}]
+    assert breaker.state == "open"
+    s = conserved(lot2)
+    assert s["depth"] == 2 and s["acked"] == 3 and s["nacked"] == 2
+    breaker.reset()
+    assert rp.step() == 1                         # n=4 at once; n=3 waits 1 s
+    clock.advance(1)
+    assert rp.step() == 0                         # n=3's second failure
+    assert svc.delivered[-1] == {"n": 4}
+    s = conserved(lot2)
+    assert s["depth"] == 0 and s["acked"] == 4 and s["dead_lettered"] == 1
+    (d,) = lot2.dead_letters()
+    assert d["work"] == {"n": 3} and d["reason"] == "max_deliveries"
+    assert d["deliveries"] == 2
+
+
+def test_bad_sqlite_lots(sqlite_lot_factory, tmp_path):
+    bad = tmp_path / "not-a-db"
+    bad.write_bytes(b"this is not a database, it is a text file" * 100)
+    with pytest.raises(bw.ConfigError) as e:
+        bw.ParkingLot(path=bad)
+    assert e.value.field == "path" and str(bad) in str(e.value)
+    with pytest.raises(bw.ConfigError) as e:
+        sqlite_lot_factory(synchronous="sometimes")
+    assert e.value.field == "synchronous"
+    with pytest.raises(bw.ConfigError) as e:
+        sqlite_lot_factory(max_size=0)
+    assert e.value.field == "max_size"
+    with pytest.raises(TypeError):
+        bw.ParkingLot(path=42)
+    lot = sqlite_lot_factory(synchronous="full")
+    assert lot.park({"ok": True}) and len(lot) == 1

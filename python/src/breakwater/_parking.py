@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
@@ -62,11 +63,22 @@ class ParkingLot:
     Park with :meth:`park`, or give it to a pipeline
     (``Pipeline([...], park=lot)``): a call that fails transiently or is
     refused parks its work (the C core's ``bw_park_fallback``). Replay with
-    a :class:`Reprocessor`. Conservation, at every moment:
-    ``parked == processed + dead_lettered + depth`` (see :meth:`stats`).
-    The queue lives in this process's memory. Thread-safe."""
+    a :class:`Reprocessor`. Conservation, at every moment (see
+    :meth:`stats`): ``inherited + parked + requeued == acked +
+    dead_lettered + depth``.
+
+    The queue lives in this process's memory; with ``path=`` it is the
+    SQLite store instead (the SQLite component, ``breakwater-sqlite``): a
+    durable queue named ``name`` in that file, committed before
+    :meth:`park` returns, shared by every lot (and process) that opens the
+    same file and name; ``synchronous="full"`` also survives a power loss
+    (docs/stores.md). Its default clock is the wall clock (leases and
+    delays must mean the same after a reboot). ``inherited`` is what was
+    waiting when this lot opened it; the law holds while this lot is the
+    file's only user. Thread-safe."""
 
     def __init__(self, name: str = "parked", *, codec: str = "json",
+                 path: Any = None, synchronous: str = "normal",
                  clock: Optional[Clock] = None, sink: Optional[Sink] = None,
                  max_size: Optional[int] = None, warn_threshold: Optional[float] = None,
                  warn_rearm_threshold: Optional[float] = None,
@@ -80,6 +92,7 @@ class ParkingLot:
             raise ValueError(f"codec must be one of {', '.join(CODECS)} (got {codec!r})")
         self.codec = codec
         self._clock = resolve(clock)
+        self.path: Optional[str] = None
         cfg = ffi.new("bw_queue_store_config_t *")
         lib.bw_queue_store_config_init(cfg)
         cname = ffi.new("char[]", name.encode())
@@ -94,18 +107,83 @@ class ParkingLot:
             cfg.warn_threshold = _ratio("warn_threshold", warn_threshold)
         if warn_rearm_threshold is not None:
             cfg.warn_rearm_threshold = _ratio("warn_rearm_threshold", warn_rearm_threshold)
-        cfg.clock = self._clock._ptr
+        if clock is not None:  # else the backend's default (see above)
+            cfg.clock = self._clock._ptr
         cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_mem_queue_new(cfg, err)  # validates: names the field
-        if ptr == ffi.NULL:
-            raise error_from(err, "parking lot")
-        # The queue borrows its clock and sink: they outlive it.
-        self._ptr = ffi.gc(ptr, lambda p, k=(self._clock, sink): (
-            lib.bw_queue_store_free(p), k))
-        self.name = ffi.string(lib.bw_queue_store_name(ptr)).decode()
+        # The queue borrows its clock and sink: they (and their C objects)
+        # outlive it.
+        pins = (self._clock, sink, self._clock._ptr, cfg.sink)
+        if path is None:
+            err = ffi.new("bw_error_t *")
+            ptr = lib.bw_mem_queue_new(cfg, err)  # validates: names the field
+            if ptr == ffi.NULL:
+                raise error_from(err, "parking lot")
+            self._ptr = ffi.gc(ptr, lambda p, k=pins: (lib.bw_queue_store_free(p), k))
+        else:
+            self._ptr = self._open_sqlite(path, synchronous, cfg, pins)
+        self.name = ffi.string(lib.bw_queue_store_name(self._ptr)).decode()
         self._lock = threading.Lock()
         self._parked = 0  # payloads offered to the lot (accepted or not)
+        self._inherited = self.stats()["depth"]  # waiting when it was opened
+
+    def _open_sqlite(self, path: Any, synchronous: str, cfg: Any, pins: Any) -> Any:
+        """The SQLite queue (breakwater._sqlite_c) for cfg, as a core
+        bw_queue_store_t * that closes its file when collected."""
+        try:
+            from ._sqlite_c import ffi as sffi, lib as slib
+        except ImportError:
+            raise RuntimeError("breakwater was built without the SQLite component "
+                               "(pkg-config module breakwater-sqlite)") from None
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a str or a path, not {type(path).__name__}")
+        if "\x00" in path:
+            raise ValueError("path must not contain a NUL character")
+        syncs = {"normal": slib.BW_SQLITE_SYNC_NORMAL, "full": slib.BW_SQLITE_SYNC_FULL}
+        if synchronous not in syncs:
+            raise ConfigError(f"synchronous must be 'normal' or 'full' (got {synchronous!r})",
+                              "synchronous")
+
+        def addr(cdata: Any) -> int:
+            return int(ffi.cast("uintptr_t", cdata))
+
+        sc = sffi.new("bw_sqlite_config_t *")
+        slib.bw_sqlite_config_init(sc)
+        cpath = sffi.new("char[]", path.encode())
+        sc.path, sc.synchronous = cpath, syncs[synchronous]
+        err = sffi.new("bw_error_t *")
+        db = slib.bw_sqlite_open(sc, err)
+        if db == sffi.NULL:
+            raise self._sqlite_error(sffi, slib, err, path)
+        qc = sffi.new("bw_queue_store_config_t *")
+        for field in ("max_size", "warn_threshold", "warn_rearm_threshold",
+                      "max_deliveries", "dlq_max"):
+            setattr(qc, field, getattr(cfg, field))
+        qc.name = sffi.cast("char *", addr(cfg.name))
+        for field, ctype in (("clock", "bw_clock_t *"), ("wall_clock", "bw_clock_t *"),
+                             ("sink", "bw_sink_t *")):
+            setattr(qc, field, sffi.cast(ctype, addr(getattr(cfg, field))))
+        q = slib.bw_sqlite_queue_new(db, qc, err)
+        if q == sffi.NULL:
+            slib.bw_sqlite_close(db)
+            raise self._sqlite_error(sffi, slib, err, path)
+        self.path = path
+
+        def free(p: Any, db: Any = db, k: Any = pins) -> None:
+            lib.bw_queue_store_free(p)  # first the queue, then its file
+            slib.bw_sqlite_close(db)
+        return ffi.gc(ffi.cast("bw_queue_store_t *", addr(q)), free)
+
+    @staticmethod
+    def _sqlite_error(sffi: Any, slib: Any, err: Any, path: str) -> BaseException:
+        message = sffi.string(err.message).decode("utf-8", "replace") or path
+        if err.code == slib.BW_E_NOMEM:
+            return MemoryError(message)
+        # BW_E_INVAL names a field; BW_E_IO is the file (not a database,
+        # another application's, a newer schema, an OS error): field "path".
+        field = sffi.string(err.field).decode("utf-8", "replace") or "path"
+        return ConfigError(message, field, path=path)
 
     # ---- payloads ---------------------------------------------------------
     def encode(self, work: Any) -> bytes:
@@ -157,11 +235,12 @@ class ParkingLot:
 
     def stats(self) -> Dict[str, Any]:
         """A snapshot: ``parked`` (payloads offered, by :meth:`park` or a
-        pipeline), ``depth`` (waiting), ``dlq_depth``, and the store's
+        pipeline), ``depth`` (waiting), ``dlq_depth``, ``inherited`` (the
+        depth when the lot was opened: 0 in memory), and this lot's store
         counters (``enqueued``, ``refused_full``, ``claimed``, ``acked``,
         ``nacked``, ``dead_lettered``, ``requeued``, ``dlq_dropped``,
-        ``warnings``). ``parked + requeued == acked + dead_lettered +
-        depth``."""
+        ``warnings``). ``inherited + parked + requeued == acked +
+        dead_lettered + depth``."""
         s = ffi.new("bw_queue_store_stats_t *")
         lib.bw_queue_store_stats(self._ptr, s)
         out: Dict[str, Any] = {n: getattr(s, n) for n in (
@@ -171,6 +250,7 @@ class ParkingLot:
         out["fill"], out["warning"] = s.fill, bool(s.warning)
         with self._lock:
             out["parked"] = self._parked
+        out["inherited"] = getattr(self, "_inherited", 0)
         return out
 
     def dead_letters(self, limit: int = 100, after: int = 0) -> List[Dict[str, Any]]:
@@ -221,7 +301,8 @@ class ParkingLot:
             raise KeyError(dlq_id)
 
     def __repr__(self) -> str:
-        return f"<ParkingLot {self.name!r} codec={self.codec} depth={len(self)}>"
+        where = f" in {self.path!r}" if self.path is not None else ""
+        return f"<ParkingLot {self.name!r}{where} codec={self.codec} depth={len(self)}>"
 
 
 class Parked:
