@@ -296,7 +296,8 @@ typedef struct { size_t max_objects; int64_t idle_evict_ms;
 typedef enum { BW_REGISTRY_BREAKER = 0, BW_REGISTRY_BREAKER_IF = 1,
   BW_REGISTRY_BULKHEAD = 2, BW_REGISTRY_LIMITER = 3,
   BW_REGISTRY_RATELIMIT = 4, BW_REGISTRY_RETRY = 5, BW_REGISTRY_BUDGET = 6,
-  BW_REGISTRY_PIPELINE = 7, ... } bw_registry_kind_t;
+  BW_REGISTRY_PIPELINE = 7, BW_REGISTRY_QUEUE_STORE = 11, ... }
+  bw_registry_kind_t;
 void bw_registry_config_init(bw_registry_config_t *cfg);
 bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg, bw_error_t *err);
 int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,

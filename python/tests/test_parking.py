@@ -465,3 +465,20 @@ def test_bad_sqlite_lots(sqlite_lot_factory, tmp_path):
         bw.ParkingLot(path=42)
     lot = sqlite_lot_factory(synchronous="full")
     assert lot.park({"ok": True}) and len(lot) == 1
+
+
+def test_a_lot_in_the_registry_is_on_the_dashboard():
+    """Parked work is a number on a dashboard, not a table nobody reads."""
+    clock = bw.ManualClock()
+    lot = bw.ParkingLot("pending_notifications", clock=clock, max_size=10)
+    reg = bw.Registry(clock=clock)
+    assert reg.add(lot) is lot and reg.count("queue_store") == 1
+    for i in range(3):
+        lot.park(i)
+    text = reg.prometheus()
+    depth = [ln for ln in text.splitlines()
+             if ln.startswith("breakwater_queue_store_depth{")]
+    assert len(depth) == 1 and 'name="pending_notifications"' in depth[0]
+    assert depth[0].endswith(" 3")
+    with pytest.raises(bw.ConfigError):
+        reg.add(bw.ParkingLot("pending_notifications"))   # the name is taken

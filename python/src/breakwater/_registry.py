@@ -10,6 +10,7 @@ from ._clock import Clock, resolve
 from ._errors import ConfigError
 from ._ffi import configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier
+from ._parking import ParkingLot
 from ._pipeline import Pipeline
 from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker)
@@ -246,15 +247,17 @@ class Registry:
     # ---- objects made elsewhere ---------------------------------------------
     _KINDS = ((SharedBreaker, "breaker_if"), (Bulkhead, "bulkhead"), (Limiter, "limiter"),
               (RateLimiter, "ratelimit"), (Budget, "budget"), (Retry, "retry"),
-              (Pipeline, "pipeline"))
+              (Pipeline, "pipeline"), (ParkingLot, "queue_store"))
 
     def add(self, obj: Any, name: Optional[str] = None) -> Any:
         """Puts a policy created elsewhere into the registry (its metrics
         then appear in :meth:`prometheus`) under its own name or ``name``;
         the registry keeps it alive. A :class:`SharedBreaker` joins as a
         breaker; an in-process :class:`Breaker` cannot be added (create it
-        with :meth:`breaker`). Returns obj. ValueError (field "name") when
-        the name is taken in that kind."""
+        with :meth:`breaker`). A :class:`ParkingLot` joins as a queue
+        store: its backlog and dead letters are then on the dashboard
+        (``breakwater_queue_store_*``). Returns obj. ValueError (field
+        "name") when the name is taken in that kind."""
         if isinstance(obj, Breaker):
             raise TypeError("an in-process Breaker cannot be added: use registry.breaker(name, ...)")
         for cls, kind in self._KINDS:
@@ -270,7 +273,8 @@ class Registry:
         ckind = {"breaker_if": lib.BW_REGISTRY_BREAKER_IF, "bulkhead": lib.BW_REGISTRY_BULKHEAD,
                  "limiter": lib.BW_REGISTRY_LIMITER, "ratelimit": lib.BW_REGISTRY_RATELIMIT,
                  "budget": lib.BW_REGISTRY_BUDGET, "retry": lib.BW_REGISTRY_RETRY,
-                 "pipeline": lib.BW_REGISTRY_PIPELINE}[kind]
+                 "pipeline": lib.BW_REGISTRY_PIPELINE,
+                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE}[kind]
         err = ffi.new("bw_error_t *")
         with self._lock:
             if lib.bw_registry_put_object(self._ptr, ckind, cname, cptr, err) != lib.BW_OK:
@@ -398,11 +402,13 @@ class Registry:
 
     def count(self, kind: str = "breaker") -> int:
         """Live objects of a kind: "breaker", "breaker_if", "bulkhead",
-        "limiter", "ratelimit", "retry", "budget" or "pipeline"."""
+        "limiter", "ratelimit", "retry", "budget", "pipeline" or
+        "queue_store"."""
         kinds = {"breaker": lib.BW_REGISTRY_BREAKER, "breaker_if": lib.BW_REGISTRY_BREAKER_IF,
                  "bulkhead": lib.BW_REGISTRY_BULKHEAD, "limiter": lib.BW_REGISTRY_LIMITER,
                  "ratelimit": lib.BW_REGISTRY_RATELIMIT, "retry": lib.BW_REGISTRY_RETRY,
-                 "budget": lib.BW_REGISTRY_BUDGET, "pipeline": lib.BW_REGISTRY_PIPELINE}
+                 "budget": lib.BW_REGISTRY_BUDGET, "pipeline": lib.BW_REGISTRY_PIPELINE,
+                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE}
         if kind not in kinds:
             raise ValueError(f"kind must be one of {', '.join(kinds)} (got {kind!r})")
         return lib.bw_registry_count(self._ptr, kinds[kind])
