@@ -361,7 +361,7 @@ class Reprocessor:
     several threads at once (the handler then runs concurrently)."""
 
     def __init__(self, lot: ParkingLot, handler: Callable[[Any], Any], *,
-                 breaker: Optional[Breaker] = None, pipeline: Optional["Pipeline"] = None,
+                 breaker: Optional[Breaker] = None, pipeline: Optional[Pipeline] = None,
                  permanent: Classifier = None, name: str = "reprocessor",
                  batch: int = 16, visibility: float = 30.0,
                  retry_delay: float = 1.0) -> None:

@@ -210,6 +210,18 @@ class Pipeline:
     With ``fallback=fn``, ``fn(exc)`` runs instead and its value is returned
     (awaited if it is awaitable, in the async forms).
 
+    Parking: with ``park=lot`` (a :class:`ParkingLot`) the C core's
+    ``bw_park_fallback`` parks the call's work when it fails — the call's
+    one positional argument, or ``work(*args, **kwargs)``, encoded by the
+    lot before the call (so work that cannot be parked is a TypeError up
+    front). A permanent failure (``ignore``, or outside the retry's
+    ``retry_on``: a 4xx) is never parked: it is raised. A parked call
+    returns :class:`Parked` (``accepted`` False when the lot was full and
+    the work went to its dead-letter queue), or ``fallback(exc)`` when there
+    is a fallback too; the exception carries ``breakwater_parked``. A
+    :class:`Reprocessor` replays the lot. The ``for attempt in pipeline``
+    forms have no arguments and park nothing.
+
     Use: ``@pipeline`` (sync and async functions), ``pipeline.call(fn, ...)``,
     ``await pipeline.call_async(fn, ...)``, or ``for attempt in pipeline:
     with attempt: ...`` (``async for``). Waits sleep (``asyncio.sleep`` in
