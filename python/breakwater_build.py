@@ -242,11 +242,15 @@ typedef enum { BW_FAILURE_NONE = 0, BW_FAILURE_BREAKER = 1,
   BW_FAILURE_NOT_IDEMPOTENT = 9, BW_FAILURE_ELAPSED = 10,
   BW_FAILURE__COUNT = 11 } bw_failure_t;
 const char *bw_failure_name(bw_failure_t f);
-typedef struct { const char *name; bw_sink_t *sink; ...; } bw_pipeline_config_t;
 typedef struct bw_pipeline_s bw_pipeline_t;
 typedef struct { uint32_t attempt; int64_t delay_ms;
   int64_t attempt_timeout_ms; bw_deadline_t deadline; bw_failure_t failure;
-  bw_verdict_t last_verdict; uint8_t index; ...; } bw_pipeline_call_t;
+  bw_verdict_t last_verdict; int fallback_rc; bool fallback_ran;
+  const void *user; uint8_t index; ...; } bw_pipeline_call_t;
+typedef int (*bw_fallback_fn)(void *userdata, bw_failure_t why,
+                              const bw_pipeline_call_t *call);
+typedef struct { const char *name; bw_sink_t *sink; bw_fallback_fn fallback;
+                 void *fallback_userdata; ...; } bw_pipeline_config_t;
 typedef struct { uint64_t calls; uint64_t attempts; uint64_t successes;
   uint64_t failures[11]; uint64_t cancelled; ...; } bw_pipeline_stats_t;
 #define BW_STEP_ATTEMPT 0
@@ -292,7 +296,8 @@ typedef struct { size_t max_objects; int64_t idle_evict_ms;
 typedef enum { BW_REGISTRY_BREAKER = 0, BW_REGISTRY_BREAKER_IF = 1,
   BW_REGISTRY_BULKHEAD = 2, BW_REGISTRY_LIMITER = 3,
   BW_REGISTRY_RATELIMIT = 4, BW_REGISTRY_RETRY = 5, BW_REGISTRY_BUDGET = 6,
-  BW_REGISTRY_PIPELINE = 7, ... } bw_registry_kind_t;
+  BW_REGISTRY_PIPELINE = 7, BW_REGISTRY_QUEUE_STORE = 11, ... }
+  bw_registry_kind_t;
 void bw_registry_config_init(bw_registry_config_t *cfg);
 bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg, bw_error_t *err);
 int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
@@ -300,6 +305,7 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
                                    bw_error_t *err);
 bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
                                   bw_error_t *err);
+bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg, const char *name);
 void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b);
 bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg, const char *name,
                                     const bw_bulkhead_config_t *cfg,
@@ -320,6 +326,58 @@ int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
 size_t bw_registry_count(bw_registry_t *reg, bw_registry_kind_t kind);
 char *bw_registry_prometheus(bw_registry_t *reg, size_t *len);
 void bw_registry_free(bw_registry_t *reg);
+
+/* stores: the memory queue, parking and the reprocessor (store.h) */
+typedef struct { uint64_t id; uint64_t receipt; uint32_t deliveries;
+  int64_t enqueued_ns; int64_t lease_until_ns; void *payload; size_t len; }
+  bw_stored_item_t;
+typedef struct { uint64_t id; uint64_t item_id; uint32_t deliveries;
+  int64_t time_ns; char reason[32]; char error[160]; void *payload;
+  size_t len; } bw_dlq_record_t;
+typedef struct { const char *name; uint32_t max_size; double warn_threshold;
+  double warn_rearm_threshold; uint32_t max_deliveries; uint32_t dlq_max;
+  const bw_clock_t *clock; const bw_clock_t *wall_clock; bw_sink_t *sink; }
+  bw_queue_store_config_t;
+typedef struct { uint64_t depth; uint64_t in_flight; uint64_t dlq_depth;
+  uint32_t max_size; double fill; bool warning; uint64_t enqueued;
+  uint64_t refused_full; uint64_t claimed; uint64_t acked; uint64_t nacked;
+  uint64_t dead_lettered; uint64_t requeued; uint64_t dlq_dropped;
+  uint64_t stale; uint64_t warnings; } bw_queue_store_stats_t;
+typedef struct bw_queue_store_s bw_queue_store_t;
+void bw_queue_store_config_init(bw_queue_store_config_t *cfg);
+bw_queue_store_t *bw_mem_queue_new(const bw_queue_store_config_t *cfg,
+                                   bw_error_t *err);
+int bw_queue_store_enqueue(bw_queue_store_t *q, const void *data, size_t len,
+                           uint64_t *id);
+int bw_queue_store_dlq_list(bw_queue_store_t *q, uint64_t after_id,
+                            size_t max, bw_dlq_record_t *out, size_t *n);
+int bw_queue_store_dlq_requeue(bw_queue_store_t *q, uint64_t dlq_id,
+                               uint64_t *new_id);
+int bw_queue_store_dlq_delete(bw_queue_store_t *q, uint64_t dlq_id);
+int bw_queue_store_stats(bw_queue_store_t *q, bw_queue_store_stats_t *out);
+const char *bw_queue_store_name(const bw_queue_store_t *q);
+const char *bw_queue_store_kind(const bw_queue_store_t *q);
+void bw_queue_store_free(bw_queue_store_t *q);
+void bw_dlq_records_clear(bw_dlq_record_t *recs, size_t n);
+typedef struct { const void *data; size_t len; } bw_park_work_t;
+int bw_park_fallback(void *userdata, bw_failure_t why,
+                     const bw_pipeline_call_t *call);
+typedef int (*bw_reprocess_fn)(void *userdata, const bw_stored_item_t *item);
+typedef struct { const char *name; bw_queue_store_t *queue;
+  bw_breaker_t *breaker; bw_reprocess_fn fn; void *userdata; uint32_t batch;
+  int64_t visibility_ms; int64_t retry_delay_ms; } bw_reprocessor_config_t;
+typedef struct { uint64_t backlog; uint64_t dlq_depth; uint64_t processed;
+  uint64_t failed; uint64_t rejected; uint64_t paused; }
+  bw_reprocessor_stats_t;
+typedef struct bw_reprocessor_s bw_reprocessor_t;
+void bw_reprocessor_config_init(bw_reprocessor_config_t *cfg);
+bw_reprocessor_t *bw_reprocessor_new(const bw_reprocessor_config_t *cfg,
+                                     bw_error_t *err);
+int bw_reprocessor_step(bw_reprocessor_t *rp, size_t *done);
+int bw_reprocessor_stats(bw_reprocessor_t *rp, bw_reprocessor_stats_t *out);
+void bw_reprocessor_free(bw_reprocessor_t *rp);
+extern "Python" int _bw_py_reprocess(void *userdata,
+                                     const bw_stored_item_t *item);
 """
 
 ffibuilder = FFI()
@@ -328,7 +386,7 @@ ffibuilder.set_source(
     "breakwater._bw",
     "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n"
     "#include <breakwater/pipeline.h>\n#include <breakwater/registry.h>\n"
-    "#include <breakwater/event.h>\n",
+    "#include <breakwater/event.h>\n#include <breakwater/store.h>\n",
     include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
     library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
     libraries=[f[2:] for f in _pkg("--libs-only-l")],

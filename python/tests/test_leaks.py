@@ -145,6 +145,33 @@ def test_async_calls_do_not_leak():
     _check(_measure(run))
 
 
+def test_parking_and_replaying_do_not_leak():
+    """Every call is refused (the breaker is isolated) and parks its work;
+    every 100 calls a reprocessor drains the lot (successes, and every
+    tenth replay a permanent failure to the dead-letter queue, which is
+    then emptied): payloads, records and the callback's objects are freed."""
+    clock = bw.ManualClock()
+    lot = bw.ParkingLot("leak", clock=clock, max_size=1000, dlq_max=1000)
+    breaker = bw.Breaker("parked", clock=clock)
+    breaker.isolate()
+    pl = bw.Pipeline([breaker], park=lot)
+
+    def handle(work):
+        if work["i"] % 10 == 0:
+            raise ValueError("poison")
+    rp = bw.Reprocessor(lot, handle, permanent=ValueError, batch=100)
+
+    def run(n):
+        for i in range(n):
+            pl.call(lambda w: None, {"i": i})
+            if i % 100 == 99:
+                assert rp.step() == 90
+                for d in lot.dead_letters():
+                    lot.discard(d["id"])
+        assert len(lot) < 100
+    _check(_measure(run))
+
+
 def test_objects_are_freed():
     """20k policies created and dropped: ffi.gc frees each C object."""
     sink = bw.Sink(lambda ev: None)
@@ -159,7 +186,10 @@ def test_objects_are_freed():
             reg = bw.Registry(clock=clock)
             reg.breaker("x")
             reg.add(pl)
-            del clock, b, bh, r, pl, reg
+            lot = bw.ParkingLot(clock=clock, sink=sink)
+            rp = bw.Reprocessor(lot, print, breaker=b)
+            ppl = bw.Pipeline([b], park=lot)
+            del clock, b, bh, r, pl, reg, lot, rp, ppl
     growth = _measure(lambda n: run(min(n, 20_000)))
     _check(growth)
 

@@ -228,13 +228,29 @@ def test_fallback_parks_the_work_and_returns_its_value():
     clock = bw.ManualClock()
     breaker, _, _ = stack(clock, threshold=1)
     parked = []
-    pl = bw.Pipeline([breaker], fallback=lambda exc: parked.append(exc) or "parked")
+    # The work of each call (here from a counter: the calls take no
+    # argument) is parked in a real ParkingLot by the C core's fallback,
+    # then the Python fallback's value is returned.
+    lot = bw.ParkingLot("orders", clock=clock)
+    orders = iter(range(100))
+    pl = bw.Pipeline([breaker], park=lot, work=lambda: {"order": next(orders)},
+                     fallback=lambda exc: parked.append(exc) or "parked")
     assert pl.call(flaky(1)) == "parked"
     assert pl.call(flaky(0)) == "parked"      # open: refused, parked too
     assert isinstance(parked[0], Transient) and isinstance(parked[1], bw.BreakerOpen)
+    assert [e.breakwater_parked for e in parked] == [True, True]
+    assert len(lot) == 2
     # reprocessed once the breaker closes again
     clock.advance(30)
     assert pl.call(flaky(0)) == "ok"
+    assert breaker.state == "closed"
+    replayed = []
+    rp = bw.Reprocessor(lot, replayed.append, breaker=breaker)
+    assert rp.step() == 2
+    assert replayed == [{"order": 0}, {"order": 1}]   # in order, once each
+    assert len(lot) == 0 and rp.step() == 0
+    s = lot.stats()
+    assert s["parked"] == 2 and s["acked"] == 2 and s["dead_lettered"] == 0
 
 
 def test_decorator_and_attempt_loop():

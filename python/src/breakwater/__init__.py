@@ -23,6 +23,7 @@ from ._retry import Attempt, Retry
 from . import events
 from .events import Sink
 from ._pipeline import Pipeline, PipelineAttempt, Timeout
+from ._parking import Parked, ParkingLot, Reprocessor
 from ._registry import Registry, default_registry
 from ._queue import QueueGuard, RedisUnavailable
 
@@ -33,9 +34,9 @@ __all__ = [
     "Attempt", "Breaker", "BreakerOpen", "BreakwaterError", "Budget",
     "BudgetExhausted", "Bulkhead", "BulkheadFull", "Clock", "ConfigError",
     "DeadlineExceeded", "HEADER", "Limiter", "LimiterFull", "ManualClock",
-    "Permit", "Pipeline", "PipelineAttempt", "QueueGuard", "RateLimited",
+    "Parked", "ParkingLot", "Permit", "Pipeline", "PipelineAttempt", "QueueGuard", "RateLimited",
     "RateLimiter", "RedisUnavailable",
-    "Registry", "Rejected", "Retry", "SharedBreaker", "Sink", "Timeout",
+    "Registry", "Rejected", "Reprocessor", "Retry", "SharedBreaker", "Sink", "Timeout",
     "check", "core_version", "deadline", "default_registry", "events",
     "from_header", "headers", "parse_header", "remaining", "to_header",
 ]

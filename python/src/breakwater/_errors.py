@@ -9,14 +9,24 @@ class BreakwaterError(Exception):
 
 
 class ConfigError(BreakwaterError, ValueError):
-    """A keyword argument's value was refused by the C core's validation.
+    """A keyword argument's value was refused by the C core's validation,
+    or a configuration file was refused (:meth:`Registry.load_file`).
 
     ``field`` names the offending configuration field; the message is the
-    core's own sentence (it names the field and the rule)."""
+    core's own sentence (it names the field and the rule). For a file,
+    the message is ``FILE:LINE: KEY: RULE``; ``path``, ``line`` (1-based,
+    None when the error is about no line: an unreadable file, the
+    environment), ``field`` (the key, e.g.
+    ``breaker.payment_api.failure_threshold``) and ``rule`` hold its
+    parts."""
 
-    def __init__(self, message: str, field: str = "") -> None:
+    def __init__(self, message: str, field: str = "", *, path: Optional[str] = None,
+                 line: Optional[int] = None, rule: Optional[str] = None) -> None:
         super().__init__(message)
         self.field = field
+        self.path = path
+        self.line = line
+        self.rule = rule
 
 
 class Rejected(BreakwaterError):

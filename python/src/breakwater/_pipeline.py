@@ -18,6 +18,7 @@ from ._ffi import error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import (Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker, _BreakerBase)
+from ._parking import Parked, ParkingLot
 from ._retry import Retry
 from .events import Sink, sink_ptr
 
@@ -52,12 +53,21 @@ def _ms(seconds: float) -> int:
 class _Run:
     """One logical call through a pipeline: the C call and the last error."""
 
-    __slots__ = ("pl", "c", "last", "step")
+    __slots__ = ("pl", "c", "last", "step", "work")
 
-    def __init__(self, pl: "Pipeline") -> None:
+    def __init__(self, pl: "Pipeline", work: Optional[bytes] = None) -> None:
         self.pl = pl
         self.c = ffi.new("bw_pipeline_call_t *")
         self.last: Optional[BaseException] = None
+        # The work to park if the call fails (the C fallback bw_park_fallback
+        # reads it from the call's `user`); it lives as long as the call.
+        self.work = None
+        if work is not None:
+            w = ffi.new("bw_park_work_t *")
+            buf = ffi.new("char[]", work)
+            w.data, w.len = buf, len(work)
+            self.work = (w, buf)
+            self.c.user = w
         at = deadline_ns(pl._clock) if pl._deadline_aware else None
         outer = pl._no_deadline if at is None else _deadline_of(at)
         self.step = lib.bw_pipeline_begin_at(pl._ptr, self.c, outer, pl._now(pl._cclock))
@@ -76,6 +86,8 @@ class _Run:
         if verdict == _TRANSIENT and isinstance(exc, TimeoutError):
             self.step = lib.bw_pipeline_report_timeout(self.c, now)
             return
+        if verdict == _PERMANENT:
+            self.c.user = ffi.NULL  # a permanent failure (a 4xx) is never parked
         hint = _NO_HINT
         ra = getattr(exc, "retry_after", None)
         if isinstance(ra, (int, float)) and not isinstance(ra, bool) and ra >= 0:
@@ -198,6 +210,18 @@ class Pipeline:
     With ``fallback=fn``, ``fn(exc)`` runs instead and its value is returned
     (awaited if it is awaitable, in the async forms).
 
+    Parking: with ``park=lot`` (a :class:`ParkingLot`) the C core's
+    ``bw_park_fallback`` parks the call's work when it fails — the call's
+    one positional argument, or ``work(*args, **kwargs)``, encoded by the
+    lot before the call (so work that cannot be parked is a TypeError up
+    front). A permanent failure (``ignore``, or outside the retry's
+    ``retry_on``: a 4xx) is never parked: it is raised. A parked call
+    returns :class:`Parked` (``accepted`` False when the lot was full and
+    the work went to its dead-letter queue), or ``fallback(exc)`` when there
+    is a fallback too; the exception carries ``breakwater_parked``. A
+    :class:`Reprocessor` replays the lot. The ``for attempt in pipeline``
+    forms have no arguments and park nothing.
+
     Use: ``@pipeline`` (sync and async functions), ``pipeline.call(fn, ...)``,
     ``await pipeline.call_async(fn, ...)``, or ``for attempt in pipeline:
     with attempt: ...`` (``async for``). Waits sleep (``asyncio.sleep`` in
@@ -208,7 +232,9 @@ class Pipeline:
                  clock: Optional[Clock] = None, ignore: Classifier = None,
                  fallback: Optional[Callable[[BaseException], Any]] = None,
                  sink: Optional[Sink] = None,
-                 sleep: Optional[Callable[[float], Any]] = None) -> None:
+                 sleep: Optional[Callable[[float], Any]] = None,
+                 park: Optional[ParkingLot] = None,
+                 work: Optional[Callable[..., Any]] = None) -> None:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if isinstance(strategies, (str, bytes)) or not isinstance(strategies, (list, tuple)):
@@ -217,6 +243,14 @@ class Pipeline:
             raise TypeError("fallback must be callable")
         if sleep is not None and not callable(sleep):
             raise TypeError("sleep must be callable")
+        if park is not None and not isinstance(park, ParkingLot):
+            raise TypeError(f"park must be a ParkingLot, not {type(park).__name__}")
+        if work is not None and not callable(work):
+            raise TypeError("work must be callable (it gets the call's arguments)")
+        if work is not None and park is None:
+            raise TypeError("work needs park= (the ParkingLot to park it in)")
+        self._park = park
+        self._work = work
         if clock is not None:
             clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
@@ -232,6 +266,9 @@ class Pipeline:
             keep.append(cname)
             cfg.name = cname
         cfg.sink = sink_ptr(sink)
+        if park is not None:  # the C core parks a failed call's work
+            cfg.fallback = ffi.addressof(lib, "bw_park_fallback")
+            cfg.fallback_userdata = park._ptr
         members: List[Any] = []
         ignores: List[Classifier] = []
         clocks: List[Clock] = []
@@ -266,7 +303,7 @@ class Pipeline:
         ptr = lib.bw_pipeline_new(cfg, err)
         if ptr == ffi.NULL:
             raise error_from(err, "pipeline")
-        keep_members = (tuple(members), sink)
+        keep_members = (tuple(members), sink, park)
         self._ptr = ffi.gc(ptr, lambda p, k=keep_members: (lib.bw_pipeline_free(p), k))
         self.strategies: Tuple[Any, ...] = tuple(members)
         self.name = ffi.string(lib.bw_pipeline_name(ptr)).decode()
@@ -342,10 +379,38 @@ class Pipeline:
         name = member.name if member is not None else self.name
         return RateLimited(name, None)
 
-    def _give_up(self, run: _Run) -> Any:
+    def _payload(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[bytes]:
+        """The call's work in the parking lot's stored form (None: no lot)."""
+        if self._park is None:
+            return None
+        if self._work is not None:
+            work = self._work(*args, **kwargs)
+        elif len(args) == 1 and not kwargs:
+            work = args[0]
+        else:
+            raise TypeError(f"pipeline '{self.name}' parks the call's one positional "
+                            f"argument; this call has {len(args)} and {len(kwargs)} "
+                            "keyword arguments: give Pipeline(work=fn) to choose")
+        return self._park.encode(work)
+
+    def _give_up(self, run: _Run, fallback: bool = True) -> Any:
         exc = run.failure()
+        parked: Optional[Parked] = None
+        c = run.c
+        if run.work is not None and c.fallback_ran and c.fallback_rc in (lib.BW_OK,
+                                                                         lib.BW_E_FULL):
+            parked = Parked(self._park, self._park._settle(c.fallback_rc), exc)
+        if self._park is not None:
+            try:
+                exc.breakwater_parked = parked is not None  # type: ignore[attr-defined]
+            except AttributeError:
+                pass
+        if not fallback:
+            raise exc
         if self._fallback is not None:
             return self._fallback(exc)
+        if parked is not None:
+            return parked
         raise exc
 
     # ---- waits --------------------------------------------------------------
@@ -371,7 +436,13 @@ class Pipeline:
     # ---- calls ----------------------------------------------------------------
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Calls fn(*args, **kwargs) through the pipeline."""
-        run = _Run(self)
+        return self._call(fn, args, kwargs)
+
+    def _call(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
+              park: bool = True) -> Any:
+        """call(); with park False (a replay) nothing is parked and no
+        fallback runs: a failure raises."""
+        run = _Run(self, self._payload(args, kwargs) if park else None)
         result = None
         while True:
             step = run.step
@@ -404,14 +475,20 @@ class Pipeline:
                 raise RuntimeError(f"pipeline '{self.name}': step {step}")
         if run.c.failure == lib.BW_FAILURE_NONE:
             return result
-        return self._give_up(run)
+        return self._give_up(run, park)
 
     async def call_async(self, fn: Callable[..., Awaitable[Any]], *args: Any,
                          **kwargs: Any) -> Any:
         """Awaits fn(*args, **kwargs) through the pipeline; an attempt past
         its time limit is cancelled (asyncio.wait_for) and counts as timed
         out."""
-        run = _Run(self)
+        return await self._call_async(fn, args, kwargs)
+
+    async def _call_async(self, fn: Callable[..., Awaitable[Any]], args: Tuple[Any, ...],
+                          kwargs: Dict[str, Any], park: bool = True) -> Any:
+        """call_async(); with park False (a replay) nothing is parked and no
+        fallback runs: a failure raises."""
+        run = _Run(self, self._payload(args, kwargs) if park else None)
         result = None
         while True:
             step = run.step
@@ -444,7 +521,7 @@ class Pipeline:
                 raise RuntimeError(f"pipeline '{self.name}': step {step}")
         if run.c.failure == lib.BW_FAILURE_NONE:
             return result
-        out = self._give_up(run)
+        out = self._give_up(run, park)
         if inspect.isawaitable(out):
             out = await out
         return out

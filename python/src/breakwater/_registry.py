@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._clock import Clock, resolve
+from ._errors import ConfigError
 from ._ffi import configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier
+from ._parking import ParkingLot
 from ._pipeline import Pipeline
 from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker)
@@ -25,21 +27,26 @@ def _name(name: Any) -> bytes:
 
 
 class _Owner:
-    """Owns the C registry: frees it (after putting back the breaker holds)
-    when the last of the Registry and the objects it created goes. It
-    refers to no Python wrapper, so it is never part of a reference cycle,
-    and its clock and sink are freed only after it."""
+    """Owns the C registry: frees it when the last of the Registry and the
+    objects it created goes.
+
+    The free touches nothing but the registry: ``bw_registry_free`` frees
+    every object whatever its holds and reads no clock, so the breaker holds
+    (``held``) are not put back first. That matters when the registry is
+    garbage of a reference cycle (a test frame kept alive by a traceback):
+    the collector then clears the wrappers in any order and may free the
+    registry's ManualClock first, and ``bw_registry_put`` reads the clock.
+    The clock and the sink are still kept until the free (their C objects
+    too), since the registry borrows them."""
 
     __slots__ = ("ptr", "held", "keep", "__weakref__")
 
     def __init__(self, ptr: Any, clock: Clock, sink: Optional[Sink]) -> None:
-        held: list = []
-        self.held = held
+        self.held: list = []  # the breaker holds this wrapper took (see above)
         self.keep: list = []  # budgets borrowed by the retry policies it owns
+        pins = (clock, sink, clock._ptr, sink_ptr(sink))
 
-        def free(p: Any, held: list = held, keep: Tuple[Any, ...] = (clock, sink)) -> None:
-            for b in held:
-                lib.bw_registry_put(p, b)
+        def free(p: Any, keep: Tuple[Any, ...] = pins) -> None:
             lib.bw_registry_free(p)
         self.ptr = ffi.gc(ptr, free)
 
@@ -125,6 +132,10 @@ class Registry:
             keep: list = []
             cfg = self._config(lib.BW_CONFIG_BREAKER, "bw_breaker_config_t *",
                                lib.bw_breaker_config_init, fields, keep)
+            found = lib.bw_registry_find_breaker(self._ptr, cname)
+            if found != ffi.NULL:  # made in C (a configuration file): as it is
+                self._owner.held.append(found)
+                return found
             err = ffi.new("bw_error_t *")
             if lib.bw_registry_set_breaker_config(self._ptr, cname, cfg, err) != lib.BW_OK:
                 raise error_from(err, "breaker")
@@ -236,15 +247,17 @@ class Registry:
     # ---- objects made elsewhere ---------------------------------------------
     _KINDS = ((SharedBreaker, "breaker_if"), (Bulkhead, "bulkhead"), (Limiter, "limiter"),
               (RateLimiter, "ratelimit"), (Budget, "budget"), (Retry, "retry"),
-              (Pipeline, "pipeline"))
+              (Pipeline, "pipeline"), (ParkingLot, "queue_store"))
 
     def add(self, obj: Any, name: Optional[str] = None) -> Any:
         """Puts a policy created elsewhere into the registry (its metrics
         then appear in :meth:`prometheus`) under its own name or ``name``;
         the registry keeps it alive. A :class:`SharedBreaker` joins as a
         breaker; an in-process :class:`Breaker` cannot be added (create it
-        with :meth:`breaker`). Returns obj. ValueError (field "name") when
-        the name is taken in that kind."""
+        with :meth:`breaker`). A :class:`ParkingLot` joins as a queue
+        store: its backlog and dead letters are then on the dashboard
+        (``breakwater_queue_store_*``). Returns obj. ValueError (field
+        "name") when the name is taken in that kind."""
         if isinstance(obj, Breaker):
             raise TypeError("an in-process Breaker cannot be added: use registry.breaker(name, ...)")
         for cls, kind in self._KINDS:
@@ -260,13 +273,120 @@ class Registry:
         ckind = {"breaker_if": lib.BW_REGISTRY_BREAKER_IF, "bulkhead": lib.BW_REGISTRY_BULKHEAD,
                  "limiter": lib.BW_REGISTRY_LIMITER, "ratelimit": lib.BW_REGISTRY_RATELIMIT,
                  "budget": lib.BW_REGISTRY_BUDGET, "retry": lib.BW_REGISTRY_RETRY,
-                 "pipeline": lib.BW_REGISTRY_PIPELINE}[kind]
+                 "pipeline": lib.BW_REGISTRY_PIPELINE,
+                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE}[kind]
         err = ffi.new("bw_error_t *")
         with self._lock:
             if lib.bw_registry_put_object(self._ptr, ckind, cname, cptr, err) != lib.BW_OK:
                 raise error_from(err, "add")
             self._added.append(obj)
         return obj
+
+    # ---- configuration files ------------------------------------------------
+    def _config_lib(self) -> Tuple[Any, Any, Any]:
+        """The config component's extension and this registry's pointer in it."""
+        try:
+            from ._config_c import ffi as cffi_, lib as clib
+        except ImportError:
+            raise RuntimeError("breakwater was built without the config component "
+                               "(pkg-config module breakwater-config)") from None
+        reg = cffi_.cast("bw_registry_t *", int(ffi.cast("uintptr_t", self._ptr)))
+        return cffi_, clib, reg
+
+    @staticmethod
+    def _options(cffi_: Any, clib: Any, env_prefix: Optional[str], keep: list) -> Any:
+        opt = cffi_.new("bw_config_file_options_t *")
+        clib.bw_config_file_options_init(opt)
+        if env_prefix is None:
+            opt.env_prefix = cffi_.NULL
+        elif env_prefix != "BREAKWATER":
+            keep.append(cffi_.new("char[]", _name(env_prefix)))
+            opt.env_prefix = keep[-1]
+        return opt
+
+    @staticmethod
+    def _diag_error(cffi_: Any, clib: Any, diag: Any, path: str) -> BaseException:
+        message = cffi_.string(diag.message).decode("utf-8", "replace")
+        if diag.code == clib.BW_E_NOMEM:
+            return MemoryError(message or f"loading {path}")
+        return ConfigError(message or f"{path}: refused ({diag.code})",
+                           cffi_.string(diag.key).decode("utf-8", "replace"),
+                           path=path, line=diag.line or None,
+                           rule=cffi_.string(diag.rule).decode("utf-8", "replace"))
+
+    @staticmethod
+    def _path(path: Any) -> str:
+        import os
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a str or a path, not {type(path).__name__}")
+        if "\x00" in path:
+            raise ValueError("path must not contain a NUL character")
+        return path
+
+    def load_file(self, path: Any, *, env_prefix: Optional[str] = "BREAKWATER"
+                  ) -> List[Tuple[str, str]]:
+        """Makes every object of a configuration file (docs/configuration.md:
+        ``[breaker.payment_api]`` sections, ``[KIND.default]`` defaults,
+        pipelines) in this registry, with its clock and sink; returns the
+        (kind, name) of each, in file order. Then ``registry.breaker(name)``
+        returns a breaker of the file, as the file configured it.
+
+        Environment variables ``PREFIX_NAME_KIND_FIELD`` override the file
+        (``env_prefix``; None: the environment is not read). The whole file
+        is validated first: any error raises :class:`ConfigError` whose
+        message is ``FILE:LINE: KEY: RULE`` (``path``, ``line``, ``field``,
+        ``rule``), and nothing is made; so does a name the registry already
+        has. Needs the config component (``breakwater-config``)."""
+        path = self._path(path)
+        cffi_, clib, reg = self._config_lib()
+        keep: list = []
+        opt = self._options(cffi_, clib, env_prefix, keep)
+        diag = cffi_.new("bw_config_diag_t *")
+        f = clib.bw_config_file_read(path.encode(), opt, diag)
+        if f == cffi_.NULL:
+            raise self._diag_error(cffi_, clib, diag, path)
+        try:
+            kind, name = cffi_.new("char **"), cffi_.new("char **")
+            made = []
+            for i in range(clib.bw_config_file_count(f)):
+                clib.bw_config_file_object(f, i, kind, name)
+                made.append((cffi_.string(kind[0]).decode(), cffi_.string(name[0]).decode()))
+            with self._lock:
+                if clib.bw_config_file_apply(f, reg, diag) != clib.BW_OK:
+                    raise self._diag_error(cffi_, clib, diag, path)
+            return made
+        finally:
+            clib.bw_config_file_free(f)
+
+    def reload(self, path: Any, *, env_prefix: Optional[str] = "BREAKWATER"
+               ) -> Dict[str, Any]:
+        """Reads the file again and brings the registry to it, all or
+        nothing (an error raises :class:`ConfigError` and changes nothing):
+        new objects are made, live breakers take the changed thresholds
+        (fields fixed at creation are reported, not applied), live objects
+        of other kinds are kept as made. Returns ``created``, ``applied``,
+        ``not_applied``, ``kept`` and ``report`` (one line per event, e.g.
+        ``breaker.payment_api.failure_threshold: 3 -> 5: applied``)."""
+        path = self._path(path)
+        cffi_, clib, reg = self._config_lib()
+        keep: list = []
+        opt = self._options(cffi_, clib, env_prefix, keep)
+        diag = cffi_.new("bw_config_diag_t *")
+        report = cffi_.new("bw_config_reload_t *")
+        try:
+            with self._lock:
+                rc = clib.bw_registry_reload_ex(reg, path.encode(), opt, report, diag)
+            if rc != clib.BW_OK:
+                raise self._diag_error(cffi_, clib, diag, path)
+            text = (cffi_.string(report.report).decode("utf-8", "replace")
+                    if report.report != cffi_.NULL else "")
+            return {"created": report.created, "applied": report.applied,
+                    "not_applied": report.not_applied, "kept": report.kept,
+                    "report": text.splitlines()}
+        finally:
+            clib.bw_config_reload_clear(report)
 
     # ---- reading ------------------------------------------------------------
     def prometheus(self) -> str:
@@ -282,11 +402,13 @@ class Registry:
 
     def count(self, kind: str = "breaker") -> int:
         """Live objects of a kind: "breaker", "breaker_if", "bulkhead",
-        "limiter", "ratelimit", "retry", "budget" or "pipeline"."""
+        "limiter", "ratelimit", "retry", "budget", "pipeline" or
+        "queue_store"."""
         kinds = {"breaker": lib.BW_REGISTRY_BREAKER, "breaker_if": lib.BW_REGISTRY_BREAKER_IF,
                  "bulkhead": lib.BW_REGISTRY_BULKHEAD, "limiter": lib.BW_REGISTRY_LIMITER,
                  "ratelimit": lib.BW_REGISTRY_RATELIMIT, "retry": lib.BW_REGISTRY_RETRY,
-                 "budget": lib.BW_REGISTRY_BUDGET, "pipeline": lib.BW_REGISTRY_PIPELINE}
+                 "budget": lib.BW_REGISTRY_BUDGET, "pipeline": lib.BW_REGISTRY_PIPELINE,
+                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE}
         if kind not in kinds:
             raise ValueError(f"kind must be one of {', '.join(kinds)} (got {kind!r})")
         return lib.bw_registry_count(self._ptr, kinds[kind])

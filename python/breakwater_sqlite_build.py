@@ -1,0 +1,71 @@
+"""cffi API-mode builder for ``breakwater._sqlite_c``: the SQLite queue
+store (include/breakwater/store_sqlite.h), for durable parking lots
+(``ParkingLot(path=...)``), linked to the installed ``libbreakwater_sqlite``
+found through pkg-config (module ``breakwater-sqlite``). A separate
+extension so that the core binding builds without the SQLite component;
+setup.py adds it only when pkg-config finds the module. The queue it makes
+is used through the core's store interface (breakwater._bw): the pointers
+cross between the two extensions as addresses."""
+import subprocess
+
+from cffi import FFI
+
+MODULES = ["breakwater-sqlite"]
+
+
+def available():
+    """True when pkg-config knows the breakwater-sqlite module."""
+    try:
+        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
+    except OSError:
+        return False
+
+
+def _pkg(*args):
+    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+CDEF = r"""
+typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
+typedef struct bw_sink_s bw_sink_t;
+typedef struct bw_clock_s bw_clock_t;
+#define BW_OK 0
+#define BW_E_INVAL ...
+#define BW_E_NOMEM ...
+#define BW_E_IO ...
+typedef struct { const char *name; uint32_t max_size; double warn_threshold;
+  double warn_rearm_threshold; uint32_t max_deliveries; uint32_t dlq_max;
+  const bw_clock_t *clock; const bw_clock_t *wall_clock; bw_sink_t *sink; }
+  bw_queue_store_config_t;
+typedef struct bw_queue_store_s bw_queue_store_t;
+typedef enum { BW_SQLITE_SYNC_NORMAL = 0, BW_SQLITE_SYNC_FULL = 1 }
+  bw_sqlite_sync_t;
+typedef struct { const char *path; bw_sqlite_sync_t synchronous;
+  int64_t busy_timeout_ms; bool group_commit; ...; } bw_sqlite_config_t;
+typedef struct bw_sqlite_s bw_sqlite_t;
+void bw_sqlite_config_init(bw_sqlite_config_t *cfg);
+bw_sqlite_t *bw_sqlite_open(const bw_sqlite_config_t *cfg, bw_error_t *err);
+void bw_sqlite_close(bw_sqlite_t *db);
+bw_queue_store_t *bw_sqlite_queue_new(bw_sqlite_t *db,
+                                      const bw_queue_store_config_t *cfg,
+                                      bw_error_t *err);
+void bw_queue_store_free(bw_queue_store_t *q);
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(CDEF)
+if available():
+    ffibuilder.set_source(
+        "breakwater._sqlite_c",
+        "#include <breakwater/store_sqlite.h>\n",
+        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
+        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
+        libraries=[f[2:] for f in _pkg("--libs-only-l")],
+        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
+        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
+    )
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)
