@@ -221,11 +221,17 @@ static void execute_runs_once_and_replays_the_result(void **state) {
 typedef struct replay_s {
   int calls;
   int fail_next;
+  int refuse_next; /* answer BW_E_OPEN: not processed, end the step */
   char seen[64][16];
 } replay_t;
 
 static int replay_fn(void *ud, const bw_stored_item_t *it) {
   replay_t *r = ud;
+  if (r->refuse_next > 0) {
+    r->refuse_next--;
+    r->calls++;
+    return BW_E_OPEN;
+  }
   if (r->fail_next > 0) {
     r->fail_next--;
     r->calls++;
@@ -369,6 +375,110 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   bw_reprocessor_free(rp);
   bw_queue_store_free(q);
   bw_breaker_free(b);
+  bw_clock_free(clk);
+}
+
+/* The breaker opens on the step's first replay: the items after it are
+ * never claimed, so no delivery is counted for them — with
+ * max_deliveries 1 they would otherwise go to the DLQ untried. */
+static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
+  bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
+  bw_breaker_config_t bc;
+  bw_breaker_t *b;
+  bw_queue_store_config_t qc;
+  bw_queue_store_t *q;
+  bw_reprocessor_config_t rc;
+  bw_reprocessor_t *rp;
+  bw_reprocessor_stats_t st;
+  bw_error_t err;
+  replay_t replay;
+  size_t done = 99;
+  char work[16];
+  (void)state;
+  memset(&replay, 0, sizeof(replay));
+  bw_breaker_config_init(&bc);
+  bc.failure_threshold = 1;
+  bc.break_ms = 1000;
+  bc.clock = clk;
+  b = bw_breaker_new(&bc, &err);
+  assert_non_null(b);
+  bw_queue_store_config_init(&qc);
+  qc.max_deliveries = 1;
+  qc.clock = clk;
+  q = bw_mem_queue_new(&qc, &err);
+  assert_non_null(q);
+  for (int i = 0; i < 4; i++) {
+    snprintf(work, sizeof(work), "w%d", i);
+    assert_status(bw_queue_store_enqueue(q, work, strlen(work), NULL), BW_OK);
+  }
+  replay_config(&rc, q, b, &replay);
+  rc.batch = 4;
+  rp = bw_reprocessor_new(&rc, &err);
+  assert_non_null(rp);
+  replay.fail_next = 1; /* w0 fails: the breaker opens */
+  assert_status(bw_reprocessor_step(rp, &done), BW_OK);
+  assert_u64_eq(done, 0);
+  assert_int_equal(replay.calls, 1);
+  assert_state(bw_breaker_state(b), BW_OPEN);
+  assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
+  assert_u64_eq(st.failed, 1);
+  assert_u64_eq(st.dlq_depth, 1); /* w0: tried once, its one delivery */
+  assert_u64_eq(st.backlog, 3);   /* w1..w3: waiting, never delivered */
+  /* the breaker recovers: the three are replayed, in order */
+  bw_clock_manual_advance(clk, 1000 * MS);
+  probe_succeeds(b);
+  assert_status(bw_reprocessor_step(rp, &done), BW_OK);
+  assert_u64_eq(done, 3);
+  assert_int_equal(replay.calls, 4);
+  assert_string_equal(replay.seen[1], "w1");
+  assert_string_equal(replay.seen[2], "w2");
+  assert_string_equal(replay.seen[3], "w3");
+  assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
+  assert_u64_eq(st.backlog, 0);
+  assert_u64_eq(st.dlq_depth, 1);
+  assert_u64_eq(st.processed, 3);
+  bw_reprocessor_free(rp);
+  bw_queue_store_free(q);
+  bw_breaker_free(b);
+  bw_clock_free(clk);
+}
+
+/* A handler that answers BW_E_OPEN ends the step: its item is handed back
+ * at once, no other item is claimed, nothing counts as failed. */
+static void a_refusing_handler_ends_the_step(void **state) {
+  bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
+  bw_queue_store_t *q = mem_queue_on(clk, NULL);
+  bw_reprocessor_config_t rc;
+  bw_reprocessor_t *rp;
+  bw_reprocessor_stats_t st;
+  bw_error_t err;
+  replay_t replay;
+  size_t done = 99;
+  (void)state;
+  memset(&replay, 0, sizeof(replay));
+  assert_status(bw_queue_store_enqueue(q, "a", 1, NULL), BW_OK);
+  assert_status(bw_queue_store_enqueue(q, "b", 1, NULL), BW_OK);
+  assert_status(bw_queue_store_enqueue(q, "c", 1, NULL), BW_OK);
+  replay_config(&rc, q, NULL, &replay);
+  rc.retry_delay_ms = 5000; /* a failure would hide its item for 5 s */
+  rp = bw_reprocessor_new(&rc, &err);
+  assert_non_null(rp);
+  replay.refuse_next = 1;
+  assert_status(bw_reprocessor_step(rp, &done), BW_OK);
+  assert_u64_eq(done, 0);
+  assert_int_equal(replay.calls, 1); /* "b" and "c" were not claimed */
+  assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
+  assert_u64_eq(st.failed, 0);
+  assert_u64_eq(st.backlog, 3);
+  /* handed back with no delay: the next step, at the same instant, takes
+   * all three in order */
+  assert_status(bw_reprocessor_step(rp, &done), BW_OK);
+  assert_u64_eq(done, 3);
+  assert_string_equal(replay.seen[1], "a");
+  assert_string_equal(replay.seen[2], "b");
+  assert_string_equal(replay.seen[3], "c");
+  bw_reprocessor_free(rp);
+  bw_queue_store_free(q);
   bw_clock_free(clk);
 }
 
@@ -714,6 +824,8 @@ int main(void) {
       cmocka_unit_test(execute_runs_once_and_replays_the_result),
       cmocka_unit_test(parked_work_is_replayed_only_once_the_breaker_closes),
       cmocka_unit_test(failed_replays_are_retried_and_bad_ones_dead_lettered),
+      cmocka_unit_test(items_the_breaker_refused_mid_step_wait_untried),
+      cmocka_unit_test(a_refusing_handler_ends_the_step),
       cmocka_unit_test(each_call_parks_its_own_work),
       cmocka_unit_test(a_pipeline_fallback_parks_and_the_reprocessor_replays),
       cmocka_unit_test(reprocessor_config_errors_name_the_field),

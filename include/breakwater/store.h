@@ -464,8 +464,12 @@ BW_EXTERN int bw_park_fallback(void *userdata, bw_failure_t why,
 
 /* Replays one parked item. BW_OK: done (acked; the breaker hears SUCCESS).
  * BW_E_INVAL: the item is bad and never will be good (rejected to the DLQ;
- * the breaker hears IGNORED). Any other negative: failed (nacked with
- * retry_delay_ms; the breaker hears FAILURE). */
+ * the breaker hears IGNORED). BW_E_OPEN: not processed, and the step should
+ * end (the handler's own dependency refused, or the program is stopping):
+ * the item is handed back at once (nacked with no delay; the delivery
+ * counts) and no further item is claimed in this step; the breaker hears
+ * IGNORED. Any other negative: failed (nacked with retry_delay_ms; the
+ * breaker hears FAILURE). */
 typedef int (*bw_reprocess_fn)(void *userdata, const bw_stored_item_t *item);
 
 typedef struct bw_reprocessor_config_s {
@@ -496,13 +500,15 @@ BW_EXTERN void bw_reprocessor_config_init(bw_reprocessor_config_t *cfg);
 /* NULL with err naming the field on a bad configuration; BW_E_NOMEM. */
 BW_EXTERN bw_reprocessor_t *bw_reprocessor_new(
     const bw_reprocessor_config_t *cfg, bw_error_t *err);
-/* One step: while the breaker is CLOSED (re-checked before every item),
- * claims up to `batch` items and replays each through the breaker
- * (acquire, fn, release). *done (optional) gets how many were processed
- * (acked). BW_OK; BW_E_OPEN when the breaker was not CLOSED before the
- * first item (nothing claimed); store errors. Items claimed but not
- * replayed because the breaker opened mid-step are nacked with no delay.
- * Safe from many threads; fn may run concurrently with itself. */
+/* One step: up to `batch` times, while the breaker is CLOSED and admits
+ * (asked before each claim), claims one item and replays it through the
+ * breaker (acquire, fn, release). An item is claimed only to be replayed,
+ * so one the breaker refused mid-step stays in the queue with no delivery
+ * counted. *done (optional) gets how many were processed (acked). BW_OK;
+ * BW_E_OPEN when the breaker was not CLOSED before the first item (nothing
+ * claimed); store errors. With retry_delay_ms 0 a failed item is visible
+ * again at once and may be replayed again in the same step. Safe from many
+ * threads; fn may run concurrently with itself. */
 BW_EXTERN int bw_reprocessor_step(bw_reprocessor_t *rp, size_t *done);
 BW_EXTERN int bw_reprocessor_stats(bw_reprocessor_t *rp,
                                    bw_reprocessor_stats_t *out);

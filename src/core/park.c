@@ -93,58 +93,72 @@ static bool rp_closed(const bw_reprocessor_t *rp) {
 }
 
 /* Replays one claimed item and settles it by fn's answer: acked, rejected to
- * the DLQ (BW_E_INVAL: it never will be good), or nacked for a later retry.
- * Returns what the breaker hears. */
-static bw_outcome_t rp_replay(bw_reprocessor_t *rp,
-                              const bw_stored_item_t *it) {
+ * the DLQ (BW_E_INVAL: it never will be good), handed back at once
+ * (BW_E_OPEN: not processed, end the step), or nacked for a later retry.
+ * *o gets what the breaker hears; returns false when the step must end. */
+static bool rp_replay(bw_reprocessor_t *rp, const bw_stored_item_t *it,
+                      bw_outcome_t *o) {
   int r = rp->cfg.fn(rp->cfg.userdata, it);
   if (r == BW_OK) {
     bw_queue_store_ack(rp->cfg.queue, it->id, it->receipt);
     atomic_fetch_add(&rp->processed, 1);
-    return BW_SUCCESS;
+    *o = BW_SUCCESS;
+    return true;
   }
   if (r == BW_E_INVAL) {
     bw_queue_store_reject(rp->cfg.queue, it->id, it->receipt,
                           "reprocessor: the item was refused as invalid");
     atomic_fetch_add(&rp->rejected, 1);
-    return BW_IGNORED;
+    *o = BW_IGNORED;
+    return true;
+  }
+  if (r == BW_E_OPEN) {
+    bw_queue_store_nack(rp->cfg.queue, it->id, it->receipt, 0);
+    *o = BW_IGNORED;
+    return false;
   }
   bw_queue_store_nack(rp->cfg.queue, it->id, it->receipt,
                       rp->cfg.retry_delay_ms);
   atomic_fetch_add(&rp->failed, 1);
-  return BW_FAILURE;
+  *o = BW_FAILURE;
+  return true;
 }
 
 int bw_reprocessor_step(bw_reprocessor_t *rp, size_t *done) {
-  bw_stored_item_t *items;
-  size_t n = 0, i, ok = 0;
-  int rc;
+  size_t i, ok = 0;
+  int rc = BW_OK;
   if (done) *done = 0;
   if (rp == NULL) return BW_E_INVAL;
   if (!rp_closed(rp)) {
     atomic_fetch_add(&rp->paused, 1);
     return BW_E_OPEN;
   }
-  items = bw_calloc(rp->cfg.batch, sizeof(*items));
-  if (items == NULL) return BW_E_NOMEM;
-  rc = bw_queue_store_claim(rp->cfg.queue, rp->cfg.batch, rp->cfg.visibility_ms,
-                            items, &n);
-  for (i = 0; i < n; i++) {
+  /* One item at a time, the breaker asked before each claim: an item is
+   * claimed only when it will be replayed. (Claiming a batch and handing
+   * back what the breaker then refused counted a delivery for items never
+   * tried, and with max_deliveries 1 sent them to the DLQ untried.) */
+  for (i = 0; i < rp->cfg.batch; i++) {
+    bw_stored_item_t it;
     bw_permit_t p;
     bw_outcome_t o;
+    size_t n = 0;
     if (!rp_closed(rp) || (rp->cfg.breaker != NULL &&
-                           bw_breaker_acquire(rp->cfg.breaker, &p) != BW_OK)) {
-      /* the breaker opened mid-step: hand the rest back untouched */
-      for (; i < n; i++)
-        bw_queue_store_nack(rp->cfg.queue, items[i].id, items[i].receipt, 0);
+                           bw_breaker_acquire(rp->cfg.breaker, &p) != BW_OK))
+      break; /* the breaker opened mid-step: the rest wait, unclaimed */
+    memset(&it, 0, sizeof(it));
+    rc = bw_queue_store_claim(rp->cfg.queue, 1, rp->cfg.visibility_ms, &it, &n);
+    if (rc != BW_OK || n == 0) {
+      /* nothing to replay (or the store failed): the permit decided nothing */
+      if (rp->cfg.breaker != NULL)
+        bw_breaker_release(rp->cfg.breaker, &p, BW_IGNORED);
       break;
     }
-    o = rp_replay(rp, &items[i]);
+    bool go_on = rp_replay(rp, &it, &o);
     if (o == BW_SUCCESS) ok++;
     if (rp->cfg.breaker != NULL) bw_breaker_release(rp->cfg.breaker, &p, o);
+    bw_stored_items_clear(&it, 1);
+    if (!go_on) break;
   }
-  bw_stored_items_clear(items, n);
-  bw_free(items);
   if (done) *done = ok;
   return rc;
 }

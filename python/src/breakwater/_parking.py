@@ -446,7 +446,7 @@ class Reprocessor:
             return lib.BW_E_IO
         except BaseException as exc:  # noqa: BLE001 - raised after the step
             st.stop = exc
-            return lib.BW_E_IO
+            return lib.BW_E_OPEN  # not processed: handed back, the step ends
         return lib.BW_OK
 
     # ---- stepping -----------------------------------------------------------
