@@ -444,6 +444,71 @@ static void a_hedged_copy_carries_its_own_span(void **state) {
   bw_hedge_free(hedge);
 }
 
+/* The user's per-transfer options (bw_curl_config_t.setup): here
+ * CURLOPT_RESOLVE, which points a name under .invalid at the loopback
+ * server, so the request succeeds only if setup ran on its handle. A
+ * setup that answers non-zero fails the attempt before it is sent. */
+typedef struct setup_s {
+  struct curl_slist *resolve;
+  int calls;
+  bool refuse;
+} setup_t;
+
+static int resolve_setup(void *userdata, CURL *easy) {
+  setup_t *su = userdata;
+  su->calls++;
+  if (su->refuse) return -1;
+  return curl_easy_setopt(easy, CURLOPT_RESOLVE, su->resolve) == CURLE_OK ? 0
+                                                                          : -1;
+}
+
+static void setup_sets_the_users_options_on_every_attempt(void **state) {
+  env_t *e = *state;
+  bw_curl_config_t cc;
+  bw_curl_t *http;
+  bw_curl_request_t req;
+  bw_error_t err;
+  setup_t su;
+  got_t g;
+  char u[96], entry[96];
+  unsigned hits;
+  memset(&su, 0, sizeof(su));
+  snprintf(entry, sizeof(entry), "partner.invalid:%d:127.0.0.1", e->srv.port);
+  su.resolve = curl_slist_append(NULL, entry);
+  assert_non_null(su.resolve);
+  bw_curl_config_init(&cc);
+  assert_null(cc.setup);
+  cc.setup = resolve_setup;
+  cc.setup_userdata = &su;
+  http = bw_curl_new(e->base, &cc, &err);
+  assert_non_null(http);
+  e->pl = make_pipeline(0, NULL, NULL, 2000);
+  snprintf(u, sizeof(u), "http://partner.invalid:%d/ok", e->srv.port);
+  bw_curl_request_init(&req);
+  req.url = u;
+  memset(&g, 0, sizeof(g));
+  assert_status(bw_curl_request(http, e->pl, &req, on_done, &g), BW_OK);
+  run_until(e, &g.dones, 1, 5000);
+  assert_int_equal(g.dones, 1);
+  assert_int_equal(g.res.failure, BW_FAILURE_NONE);
+  assert_int_equal(g.res.status, 200);
+  assert_int_equal(su.calls, 1);
+  hits = hits_on(&e->srv, "/ok");
+  assert_true(hits >= 1);
+  /* refused by setup: not sent */
+  su.refuse = true;
+  memset(&g, 0, sizeof(g));
+  assert_status(bw_curl_request(http, e->pl, &req, on_done, &g), BW_OK);
+  run_until(e, &g.dones, 1, 5000);
+  assert_int_equal(g.dones, 1);
+  assert_true(g.res.failure != BW_FAILURE_NONE);
+  assert_int_equal(g.res.transport, BW_TRANSPORT_OTHER);
+  assert_int_equal(su.calls, 2);
+  assert_int_equal(hits_on(&e->srv, "/ok"), hits);
+  bw_curl_free(http);
+  curl_slist_free_all(su.resolve);
+}
+
 static void connection_refused_is_not_sent_and_retried(void **state) {
   env_t *e = *state;
   bw_curl_request_t req;
@@ -786,6 +851,7 @@ int main(void) {
       T(outer_deadline_narrows_the_budget),
       T(the_callers_trace_goes_out_with_a_new_span_per_attempt),
       T(a_hedged_copy_carries_its_own_span),
+      T(setup_sets_the_users_options_on_every_attempt),
       T(connection_refused_is_not_sent_and_retried),
       T(a_4xx_is_permanent_and_not_retried),
       T(a_non_http_url_is_permanent),

@@ -387,6 +387,13 @@ static int loopback_prereq(void *ud, char *ip, char *local_ip, int rport,
 
 /* GET or POST url; 0 with the status in *status (and, when body is not
  * NULL, the start of the body in body[body_size]), or -1 with err. */
+/* The driver's per-transfer options (bw_curl_config_t.setup): no proxy
+ * from the environment, for any transfer of the storm. */
+static int no_proxy(void *userdata, CURL *easy) {
+  (void)userdata;
+  return curl_easy_setopt(easy, CURLOPT_NOPROXY, "*") == CURLE_OK ? 0 : -1;
+}
+
 static int fetch_n(const char *url, bool post, char *body, size_t body_size,
                    long *status, char *err, size_t err_size) {
   sink_t sink = {body, body_size};
@@ -556,10 +563,6 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     snprintf(err, err_size, "--clients must be >= 1");
     return -1;
   }
-  /* Every transfer of the storm goes straight to the loopback address it
-   * names: never through a proxy from the environment. */
-  (void)setenv("no_proxy", "*", 1);
-  (void)setenv("NO_PROXY", "*", 1);
   if (bw_storm_fd_budget(cfg->clients, cfg->url == NULL, err, err_size) != 0)
     return -1;
   s.reqs = calloc(cfg->clients, sizeof *s.reqs);
@@ -653,6 +656,9 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   bw_curl_config_t cc;
   bw_curl_config_init(&cc);
   cc.seed = cfg->seed;
+  /* Every transfer of the storm goes straight to the loopback address it
+   * names: never through a proxy from the environment. */
+  cc.setup = no_proxy;
   if ((s.http = bw_curl_new(s.base, &cc, &e)) == NULL) {
     snprintf(err, err_size, "cannot start the HTTP client: %s", e.message);
     goto out;

@@ -65,6 +65,17 @@ typedef struct bw_curl_config_s {
                                    default BW_CURL_BODY_MAX */
   uint64_t seed;                /* Idempotency-Key randomness when the
                                    pipeline has no retry; 0 = from the OS */
+  /* Called with every attempt's easy handle, after the driver set its own
+   * options and before the transfer starts: the place for TLS
+   * (CURLOPT_CAINFO, client certificates), proxies (CURLOPT_PROXY,
+   * CURLOPT_NOPROXY), CURLOPT_INTERFACE, CURLOPT_RESOLVE. It must not
+   * change what the driver owns (URL, method and body, headers, callbacks,
+   * CURLOPT_PRIVATE, timeouts). Hedged copies are duplicates of the handle
+   * (curl_easy_duphandle) and so carry the same options. Answering
+   * non-zero fails the attempt before it is sent (BW_TRANSPORT_OTHER,
+   * CURLE_FAILED_INIT). NULL = none. Called from the loop. */
+  int (*setup)(void *userdata, CURL *easy);
+  void *setup_userdata;
 } bw_curl_config_t;
 
 /* One HTTP request. The driver copies everything it needs in

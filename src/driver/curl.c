@@ -37,6 +37,8 @@ struct bw_curl_s {
   const bw_clock_t *wall;
   int64_t connect_timeout_ms;
   uint32_t max_body;
+  int (*setup)(void *userdata, CURL *easy); /* the user's options, or NULL */
+  void *setup_userdata;
   bw_rand_t rng;
   bool closing;
   bw__sock_t *socks;  /* every socket curl asked us to watch */
@@ -319,6 +321,10 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
     if (limit < connect_ms) connect_ms = limit;
   }
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_ms);
+  if (h->setup != NULL && h->setup(h->setup_userdata, e) != 0) {
+    bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_FAILED_INIT);
+    return;
+  }
   if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
     bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_FAILED_INIT);
     return;
@@ -698,6 +704,8 @@ bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
   h->wall = c.wall_clock != NULL ? c.wall_clock : bw_clock_realtime();
   h->connect_timeout_ms = c.connect_timeout_ms;
   h->max_body = c.max_body;
+  h->setup = c.setup;
+  h->setup_userdata = c.setup_userdata;
   bw_rand_seed(&h->rng, c.seed != 0 ? c.seed : bw_rand_os_seed());
   bw_ev_config_init(&ec);
   ec.clock = h->clock;
