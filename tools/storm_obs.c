@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakwater/driver_curl.h"
 #include "breakwater/registry.h"
 
 void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit) {
@@ -14,7 +15,7 @@ void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit) {
   bw_error_t e;
   bw_registry_t *reg;
   int rc = BW_OK;
-  if (obs->n >= BW_LAB__COUNT) return;
+  if (obs->n >= 2 * BW_LAB__COUNT) return;
   reg = bw_registry_new(NULL, &e);
   if (reg == NULL) {
     obs->failed = 1;
@@ -43,6 +44,22 @@ void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit) {
   else
     obs->n++;
   bw_registry_free(reg);
+}
+
+void bw_storm_obs_http(void *userdata, const char *mode,
+                       struct bw_curl_s *http) {
+  bw_storm_obs_t *obs = userdata;
+  bw_error_t e;
+  bw_registry_t *reg;
+  if (obs->n >= 2 * BW_LAB__COUNT) return;
+  reg = bw_registry_new(NULL, &e);
+  if (reg != NULL && bw_curl_put_registry(reg, mode, http, &e) == BW_OK)
+    obs->texts[obs->n] = bw_registry_prometheus(reg, NULL);
+  if (obs->texts[obs->n] == NULL)
+    obs->failed = 1;
+  else
+    obs->n++;
+  bw_registry_free(reg); /* before the driver: the collector borrows it */
 }
 
 /* A family's block in one text: its HELP and TYPE lines, then samples. */
