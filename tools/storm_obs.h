@@ -10,10 +10,12 @@
 #include "breakwater/lab.h"
 
 typedef struct bw_storm_obs_s {
-  /* each mode's exposition (bw_free); then, in real HTTP mode, each mode's
-   * HTTP driver's (bw_storm_obs_http) */
-  char *texts[2 * BW_LAB__COUNT];
+  char *texts[BW_LAB__COUNT]; /* each mode's exposition (bw_free) */
   int n;
+  /* in real HTTP mode, each mode's HTTP driver's (bw_storm_obs_http),
+   * written after the kits' families */
+  char *http[BW_LAB__COUNT];
+  int nh;
   int failed; /* a mode's exposition could not be made (out of memory) */
 } bw_storm_obs_t;
 
@@ -22,8 +24,8 @@ typedef struct bw_storm_obs_s {
 void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit);
 
 /* For the real storm (userdata: a bw_storm_obs_t): the HTTP driver's
- * families (bw_curl_put_registry) under the mode's name, kept like a kit's
- * text. */
+ * families (bw_curl_put_registry) under the mode's name, kept for
+ * bw_storm_obs_write_metrics. */
 struct bw_curl_s;
 void bw_storm_obs_http(void *userdata, const char *mode,
                        struct bw_curl_s *http);
