@@ -2,7 +2,8 @@
 the metrics with the Prometheus checks of check_prometheus.py (a real parser
 and the naming rules; promtool too when installed), with every object the
 modes use present (pipeline outcomes and latency histogram, breaker,
-limiter, retry, budget) and every mode as a name label; the events as JSON
+limiter, retry, budget; for `storm`, real HTTP, the curl driver's attempts,
+transport errors and responses too) and every mode as a name label; the events as JSON
 lines (one object each, with an event type and a name).
 
 Usage: check_storm_obs.py BREAKWATER ARGS..."""
@@ -25,6 +26,15 @@ EXPECT = [
     "breakwater_budget_retries_total",
 ]
 
+# `breakwater storm` (real HTTP) also writes the curl driver's families.
+HTTP_EXPECT = [
+    "breakwater_http_client_attempts_total",
+    "breakwater_http_client_network_calls_total",
+    "breakwater_http_client_transport_errors_total",
+    "breakwater_http_client_responses_total",
+    "breakwater_http_client_calls_total",
+]
+
 
 def main(argv):
     tmp = tempfile.mkdtemp()
@@ -37,7 +47,9 @@ def main(argv):
         return 1
     with open(metrics, encoding="utf-8") as f:
         text = f.read()
-    fams, samples = check_prometheus.strict(text, EXPECT)
+    real = len(argv) > 1 and argv[1] == "storm"  # real HTTP: the curl driver
+    expect = EXPECT + (HTTP_EXPECT if real else [])
+    fams, samples = check_prometheus.strict(text, expect)
     parsed = check_prometheus.real_parser(text)
     if parsed is not None and parsed != samples:
         print("check_storm_obs: prometheus_client read %d samples, strict %d"
@@ -46,6 +58,11 @@ def main(argv):
     for mode in ("naive", "polly", "breakwater", "oracle"):
         if ('_count{name="%s"}' % mode) not in text:
             print("check_storm_obs: no latency histogram for mode %s" % mode)
+            return 1
+        if real and ('breakwater_http_client_attempts_total{name="%s"}'
+                     % mode) not in text:
+            print("check_storm_obs: no HTTP driver families for mode %s"
+                  % mode)
             return 1
     if shutil.which("promtool"):
         with open(metrics, "rb") as f:

@@ -94,6 +94,7 @@ int bw_cmd_storm(int argc, char **argv) {
     cfg.config_file = o.config;
     if (o.metrics != NULL) {
       cfg.on_kit = bw_storm_obs_kit;
+      cfg.on_http = bw_storm_obs_http;
       cfg.kit_userdata = &obs;
     }
     int r = bw_storm_run_real(&cfg, &rows[i], want_timeline ? &timeline : NULL,

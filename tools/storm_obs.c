@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakwater/driver_curl.h"
 #include "breakwater/registry.h"
 
 void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit) {
@@ -45,6 +46,22 @@ void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit) {
   bw_registry_free(reg);
 }
 
+void bw_storm_obs_http(void *userdata, const char *mode,
+                       struct bw_curl_s *http) {
+  bw_storm_obs_t *obs = userdata;
+  bw_error_t e;
+  bw_registry_t *reg;
+  if (obs->nh >= BW_LAB__COUNT) return;
+  reg = bw_registry_new(NULL, &e);
+  if (reg != NULL && bw_curl_put_registry(reg, mode, http, &e) == BW_OK)
+    obs->http[obs->nh] = bw_registry_prometheus(reg, NULL);
+  if (obs->http[obs->nh] == NULL)
+    obs->failed = 1;
+  else
+    obs->nh++;
+  bw_registry_free(reg); /* before the driver: the collector borrows it */
+}
+
 /* A family's block in one text: its HELP and TYPE lines, then samples. */
 typedef struct block_s {
   const char *head; /* "# HELP ..." through the TYPE line's newline */
@@ -82,7 +99,8 @@ static bool find_block(const char *text, const char *name, block_t *b) {
 int bw_storm_obs_write_metrics(const bw_storm_obs_t *obs, const char *path,
                                char *err, size_t err_size) {
   FILE *fp = fopen(path, "w");
-  int i;
+  const char *texts[2 * BW_LAB__COUNT]; /* the kits', then the drivers' */
+  int i, n = 0;
   if (fp == NULL) {
     snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
     return -1;
@@ -92,10 +110,14 @@ int bw_storm_obs_write_metrics(const bw_storm_obs_t *obs, const char *path,
     snprintf(err, err_size, "out of memory making the metrics");
     return -1;
   }
+  for (i = 0; i < obs->n; i++)
+    texts[n++] = obs->texts[i];
+  for (i = 0; i < obs->nh; i++)
+    texts[n++] = obs->http[i];
   /* Families in the order of their first appearance, each mode's samples
    * together under one HELP and TYPE. */
-  for (i = 0; i < obs->n; i++) {
-    const char *p = obs->texts[i];
+  for (i = 0; i < n; i++) {
+    const char *p = texts[i];
     while ((p = strstr(p, "# HELP ")) != NULL) {
       char name[128];
       size_t k = 0;
@@ -110,15 +132,15 @@ int bw_storm_obs_write_metrics(const bw_storm_obs_t *obs, const char *path,
       name[k] = '\0';
       if (strncmp(name, "breakwater_registry_", 20) == 0) continue;
       for (j = 0; j < i && !seen; j++)
-        seen = find_block(obs->texts[j], name, &b);
+        seen = find_block(texts[j], name, &b);
       if (seen) continue; /* written with an earlier mode's */
-      for (j = i; j < obs->n && !any; j++)
-        any = find_block(obs->texts[j], name, &b) && b.samples_len > 0;
+      for (j = i; j < n && !any; j++)
+        any = find_block(texts[j], name, &b) && b.samples_len > 0;
       if (!any) continue;
-      if (!find_block(obs->texts[i], name, &b)) continue;
+      if (!find_block(texts[i], name, &b)) continue;
       fwrite(b.head, 1, b.head_len, fp);
-      for (j = i; j < obs->n; j++)
-        if (find_block(obs->texts[j], name, &b))
+      for (j = i; j < n; j++)
+        if (find_block(texts[j], name, &b))
           fwrite(b.samples, 1, b.samples_len, fp);
     }
   }
@@ -137,7 +159,10 @@ int bw_storm_obs_write_metrics(const bw_storm_obs_t *obs, const char *path,
 void bw_storm_obs_free(bw_storm_obs_t *obs) {
   for (int i = 0; i < obs->n; i++)
     bw_free(obs->texts[i]);
+  for (int i = 0; i < obs->nh; i++)
+    bw_free(obs->http[i]);
   obs->n = 0;
+  obs->nh = 0;
 }
 
 int bw_storm_events_open(const char *path, FILE **fp, bw_sink_t **sink,

@@ -12,12 +12,23 @@
 typedef struct bw_storm_obs_s {
   char *texts[BW_LAB__COUNT]; /* each mode's exposition (bw_free) */
   int n;
+  /* in real HTTP mode, each mode's HTTP driver's (bw_storm_obs_http),
+   * written after the kits' families */
+  char *http[BW_LAB__COUNT];
+  int nh;
   int failed; /* a mode's exposition could not be made (out of memory) */
 } bw_storm_obs_t;
 
 /* A bw_lab_kit_fn (userdata: a bw_storm_obs_t): puts the kit's objects into
  * a registry under the mode's name and keeps its Prometheus text. */
 void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit);
+
+/* For the real storm (userdata: a bw_storm_obs_t): the HTTP driver's
+ * families (bw_curl_put_registry) under the mode's name, kept for
+ * bw_storm_obs_write_metrics. */
+struct bw_curl_s;
+void bw_storm_obs_http(void *userdata, const char *mode,
+                       struct bw_curl_s *http);
 
 /* Writes the modes' texts to path as one exposition: each family's HELP
  * and TYPE once, then its samples from every mode (families without a

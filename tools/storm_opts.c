@@ -65,7 +65,8 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
       BW_CLI_STRING("metrics", &o->metrics, "FILE",
                     "write the Prometheus text of every object each mode "
                     "used (pipeline outcomes and latency histogram, breaker, "
-                    "limiter, retry, budget), name=\"MODE\""),
+                    "limiter, retry, budget; in storm, the HTTP client's "
+                    "attempts and errors), name=\"MODE\""),
       BW_CLI_STRING("events", &o->events, "FILE",
                     "write every event of the run, one JSON line each"),
       BW_CLI_BOOL("quiet", &o->quiet, "no progress line"),

@@ -691,6 +691,8 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   bw_curl_stats(s.http, &cs);
   row->network_calls = cs.network_calls;
   row->unanswered = cs.transport_errors;
+  if (cfg->on_http != NULL)
+    cfg->on_http(cfg->kit_userdata, bw_lab_mode_name(cfg->mode), s.http);
   bw_curl_free(s.http);
   s.http = NULL;
   /* A cut before everything was submitted: the rest never started. */

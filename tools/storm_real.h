@@ -12,6 +12,8 @@
 #include "breakwater/lab.h"
 #include "storm_report.h"
 
+struct bw_curl_s; /* driver_curl.h */
+
 typedef struct bw_storm_real_config_s {
   bw_lab_mode_t mode;
   uint32_t clients;
@@ -37,6 +39,9 @@ typedef struct bw_storm_real_config_s {
                                  lab's; NULL: the lab's */
   bw_lab_kit_fn on_kit;       /* optional: the kit at the end of a run */
   void *kit_userdata;
+  /* optional: the HTTP driver at the end of a run, before it is freed (with
+   * kit_userdata and the mode's name) */
+  void (*on_http)(void *userdata, const char *mode, struct bw_curl_s *http);
 } bw_storm_real_config_t;
 
 #define BW_STORM_IDLE_WAIT_MS 30000

@@ -46,6 +46,7 @@
 #include "driver_event.h"
 #include "http.h"
 #include "pipeline.h"
+#include "registry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,9 @@ typedef struct bw_curl_stats_s {
   uint64_t calls_in_progress;
   uint64_t hedges;     /* hedged copies sent (in network_calls too) */
   uint64_t hedge_wins; /* attempts whose OK answer was a copy's */
+  uint64_t attempts;   /* ATTEMPT steps the pipelines asked for (hedged
+                          copies not counted; an attempt with no time left
+                          or out of memory makes no network call) */
 } bw_curl_stats_t;
 
 /* Fills the defaults. NULL is ignored. */
@@ -163,8 +167,28 @@ BW_EXTERN int bw_curl_request_hedged(bw_curl_t *http, const bw_pipeline_t *pl,
                                      bw_deadline_t outer, bw_curl_done_fn done,
                                      void *userdata);
 
-/* Counters. NULL arguments are ignored. */
+/* Counters. NULL arguments are ignored. Unlike the rest of this header,
+ * callable from any thread (the counters are read under a lock). */
 BW_EXTERN void bw_curl_stats(const bw_curl_t *http, bw_curl_stats_t *out);
+
+/* The driver's counters as registry families (registry.h, collectors), all
+ * with name = the collector's name: breakwater_http_client_attempts_total,
+ * _network_calls_total, _hedges_total, _hedge_wins_total,
+ * _transport_errors_total{kind="timeout"/"refused"/"dns"/"reset"/"tls"/
+ * "other"}, _responses_total{class="1xx".."5xx"/"other"},
+ * _calls_total{outcome="success"/"failure"/"cancelled"} (counters) and
+ * _calls_in_progress (gauge); docs/drivers.md. A bw_collect_fn: obj is the
+ * bw_curl_t. BW_OK, or BW_E_INVAL (NULL obj or emit), or what emit
+ * answered. Callable from any thread. */
+BW_EXTERN int bw_curl_collect(void *http, bw_metric_emit_fn emit,
+                              void *emit_ctx);
+/* bw_registry_put_collector(reg, name, bw_curl_collect, http, err): the
+ * driver's families in every exposition of reg, under `name`. The driver
+ * must outlive the registry, or be removed first
+ * (bw_registry_remove_collector(reg, name)). BW_OK; BW_E_INVAL with
+ * err.field "http" (NULL) or as bw_registry_put_collector; BW_E_NOMEM. */
+BW_EXTERN int bw_curl_put_registry(bw_registry_t *reg, const char *name,
+                                   bw_curl_t *http, bw_error_t *err);
 
 /* Blocking helper for simple programs: runs one logical call on its own
  * event_base and bw_curl_t (monotonic clock) until it is done. Returns the

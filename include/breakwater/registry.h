@@ -235,6 +235,80 @@ BW_EXTERN char *bw_registry_prometheus(bw_registry_t *reg, size_t *len);
 BW_EXTERN int bw_registry_write_openmetrics(bw_registry_t *reg, FILE *fp);
 BW_EXTERN char *bw_registry_openmetrics(bw_registry_t *reg, size_t *len);
 
+/* ---- collectors: metrics of objects the core does not know -------------
+ *
+ * A component (the curl driver: bw_curl_put_registry) or a user registers a
+ * collect function under a name; every exposition (Prometheus and
+ * OpenMetrics) calls it, and it emits samples through the emit function the
+ * registry passes. The registry groups the samples of every collector by
+ * family, so each family's HELP/TYPE (and UNIT) lines appear once, with one
+ * `name="<collector name>"` label value per collector, families in byte
+ * order after the built-in ones. It checks every sample: a sample that would
+ * make the text malformed or ambiguous is refused (emit answers BW_E_INVAL
+ * with err naming the field and the rule, and
+ * breakwater_registry_collector_refused_total counts it), never written.
+ * docs/registry.md has the rules. */
+
+typedef enum bw_metric_type_e {
+  BW_METRIC_COUNTER = 0, /* the family name ends in _total; value >= 0 */
+  BW_METRIC_GAUGE = 1
+} bw_metric_type_t;
+
+/* One extra label of a sample: name [a-zA-Z_][a-zA-Z0-9_]*, not starting
+ * with "__", and none of "name" (the registry's), "le", "quantile"; value
+ * any bytes (escaped as the object names are). */
+typedef struct bw_metric_label_s {
+  const char *name;
+  const char *value;
+} bw_metric_label_t;
+
+#define BW_METRIC_LABELS_MAX 8
+
+/* One sample, valid during the emit call only (the registry copies it). */
+typedef struct bw_metric_sample_s {
+  const char *family; /* [a-zA-Z_][a-zA-Z0-9_]*, at most BW_NAME_MAX bytes */
+  bw_metric_type_t type;
+  const char *help; /* one line of text (a newline is escaped), non-empty */
+  const char *unit; /* NULL, or the family's base unit ("seconds",
+                       "bytes"): the name must end in _<unit> (before
+                       _total): OpenMetrics' UNIT line */
+  const bw_metric_label_t *labels; /* label_count of them (NULL when 0) */
+  size_t label_count;              /* at most BW_METRIC_LABELS_MAX */
+  double value; /* a counter: finite, >= 0; a gauge: any (NaN, +-Inf too) */
+} bw_metric_sample_t;
+
+/* The emit function the registry passes to a collector: BW_OK, or
+ * BW_E_INVAL with err (may be NULL) naming the field at fault ("family",
+ * "type", "help", "unit", "labels", "value") and the rule: the sample is
+ * then not written. */
+typedef int (*bw_metric_emit_fn)(void *emit_ctx, const bw_metric_sample_t *s,
+                                 bw_error_t *err);
+
+/* A collector: emits its object's samples with emit(emit_ctx, &sample, err)
+ * and returns BW_OK. Any other answer means its object could not be read:
+ * its samples of that exposition are dropped and
+ * breakwater_registry_collector_up is 0. It runs on the thread that asked
+ * for the exposition, with the registry's collector lock held: it must not
+ * call bw_registry_put_collector, bw_registry_remove_collector or an
+ * exposition function of the same registry (the others are fine). */
+typedef int (*bw_collect_fn)(void *obj, bw_metric_emit_fn emit, void *emit_ctx);
+
+/* Registers fn(obj, ...) under `name` (the name label of its samples;
+ * copied). obj is borrowed: it must stay valid until the collector is
+ * removed or the registry freed. BW_OK; BW_E_INVAL with err.field "reg"
+ * (NULL), "name" (NULL, empty, longer than BW_NAME_MAX bytes, or taken by
+ * another collector) or "fn" (NULL); BW_E_NOMEM. */
+BW_EXTERN int bw_registry_put_collector(bw_registry_t *reg, const char *name,
+                                        bw_collect_fn fn, void *obj,
+                                        bw_error_t *err);
+/* Removes the collector named `name`: when this returns, it is not running
+ * and will never be called again (its object may be freed). BW_OK,
+ * BW_E_NOTFOUND, or BW_E_INVAL (NULL reg or name). */
+BW_EXTERN int bw_registry_remove_collector(bw_registry_t *reg,
+                                           const char *name);
+/* Number of collectors (0 for NULL). */
+BW_EXTERN size_t bw_registry_collector_count(bw_registry_t *reg);
+
 /* Frees the registry and every object in it (NULL is fine). No hold may be
  * in use. */
 BW_EXTERN void bw_registry_free(bw_registry_t *reg);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "registry_collect.h"
 
 /* Longest accepted name, in bytes (the header promises 200). */
 #define BW__REG_NAME_MAX BW_NAME_MAX
@@ -257,6 +258,7 @@ struct bw_registry_s {
   bw__table_t kconfigs; /* bw__kcfg_t by (kind, name) */
   bw__gobj_t *gobjs;
   size_t kind_count[BW_REGISTRY_KIND__COUNT];
+  bw__collectors_t *collectors; /* registry_collect.c; NULL until the first */
 };
 
 /* Why an at-cap lookup found nothing to evict, for the error message. */
@@ -1307,7 +1309,7 @@ static size_t bw__utf8_len(const unsigned char *s, size_t n) {
 /* Escapes a label value: backslash, double quote and newline as the format
  * requires, and invalid UTF-8 bytes as U+FFFD. With out == NULL only
  * measures. Returns the escaped length (without NUL). */
-static size_t bw__escape_label(const char *in, size_t n, char *out) {
+size_t bw__escape_label(const char *in, size_t n, char *out) {
   const unsigned char *s = (const unsigned char *)in;
   size_t i = 0, w = 0;
   while (i < n) {
@@ -1358,6 +1360,8 @@ typedef struct bw__snapshot_s {
   size_t max_objects;
   uint64_t evictions;
   uint64_t limit_rejections;
+  char *collected; /* the collectors' families (registry_collect.c) */
+  size_t collected_len;
 } bw__snapshot_t;
 
 static int bw__cmp_snap(const void *a, const void *b) {
@@ -1447,7 +1451,7 @@ static void bw__outs(bw__out_t *o, const char *s) {
 /* Shortest of %.15g..%.17g that reads back as the same double, with the
  * decimal point forced to '.': printf follows LC_NUMERIC, and a program
  * running under a decimal-comma locale must still produce parseable text. */
-static void bw__fmt_double(double d, char *buf, size_t size) {
+void bw__fmt_double(double d, char *buf, size_t size) {
   int prec;
   char *p;
   if (isnan(d)) {
@@ -2717,6 +2721,7 @@ static void bw__write_exposition(bw__out_t *o, const bw__snapshot_t *s) {
                   "Lookups refused at the cap with nothing evictable.");
   bw__fmt_u64(s->limit_rejections, v, sizeof(v));
   bw__sample(o, "breakwater_registry_limit_rejections_total", NULL, NULL, v);
+  bw__out(o, s->collected, s->collected_len);
   if (o->om) bw__outs(o, "# EOF\n");
 }
 
@@ -2728,8 +2733,12 @@ static int bw__write_to(bw_registry_t *reg, FILE *fp, bool om) {
   rc = bw__snapshot(reg, &s);
   if (rc != BW_OK) return rc;
   rc = bw__gsnapshot(reg, &s.g, &s.ng);
+  if (rc == BW_OK)
+    rc = bw__collectors_render(bw__registry_collectors(reg, false), om,
+                               &s.collected, &s.collected_len);
   if (rc != BW_OK) {
     bw_free(s.v);
+    bw_free(s.g);
     return rc;
   }
   memset(&o, 0, sizeof(o));
@@ -2739,6 +2748,7 @@ static int bw__write_to(bw_registry_t *reg, FILE *fp, bool om) {
   bw__write_exposition(&o, &s);
   bw_free(s.v);
   bw_free(s.g);
+  bw_free(s.collected);
   /* Flush so a write error (a full disk, a closed pipe) is reported here and
    * not lost in stdio's buffer. */
   if (o.rc == BW_OK && (fflush(fp) != 0 || ferror(fp))) o.rc = BW_E_IO;
@@ -2763,12 +2773,19 @@ static char *bw__text(bw_registry_t *reg, size_t *len, bool om) {
     bw_free(s.v);
     return NULL;
   }
+  if (bw__collectors_render(bw__registry_collectors(reg, false), om,
+                            &s.collected, &s.collected_len) != BW_OK) {
+    bw_free(s.v);
+    bw_free(s.g);
+    return NULL;
+  }
   memset(&o, 0, sizeof(o));
   o.rc = BW_OK;
   o.om = om;
   bw__write_exposition(&o, &s);
   bw_free(s.v);
   bw_free(s.g);
+  bw_free(s.collected);
   if (o.rc != BW_OK) {
     bw_free(o.buf);
     return NULL;
@@ -2787,6 +2804,37 @@ char *bw_registry_openmetrics(bw_registry_t *reg, size_t *len) {
 
 void bw_registry_free(bw_registry_t *reg) {
   if (reg == NULL) return;
+  bw__collectors_free(reg->collectors);
   pthread_mutex_destroy(&reg->lock);
   bw__registry_destroy(reg);
+}
+
+/* ---- for the collectors (registry_collect.c) ---------------------------- */
+
+bw__collectors_t *bw__registry_collectors(bw_registry_t *reg, bool create) {
+  bw__collectors_t *c;
+  pthread_mutex_lock(&reg->lock);
+  if (reg->collectors == NULL && create) reg->collectors = bw__collectors_new();
+  c = reg->collectors;
+  pthread_mutex_unlock(&reg->lock);
+  return c;
+}
+
+void bw__registry_foreach_family(void (*cb)(void *ud, const char *metric,
+                                            const char *type),
+                                 void *ud) {
+  static const char *const own[][2] = {
+      {"breakwater_registry_kind_objects", "gauge"},
+      {"breakwater_registry_objects", "gauge"},
+      {"breakwater_registry_max_objects", "gauge"},
+      {"breakwater_registry_evictions_total", "counter"},
+      {"breakwater_registry_limit_rejections_total", "counter"}};
+  int f, k;
+  for (f = 0; f < BW__F__COUNT; f++)
+    cb(ud, bw__families[f].metric, bw__families[f].type);
+  for (k = 0; k < BW_REGISTRY_KIND__COUNT; k++)
+    for (f = 0; f < bw__kindexp[k].nfams; f++)
+      cb(ud, bw__kindexp[k].fams[f].metric, bw__kindexp[k].fams[f].type);
+  for (f = 0; f < BW__NF(own); f++)
+    cb(ud, own[f][0], own[f][1]);
 }

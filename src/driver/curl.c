@@ -44,8 +44,15 @@ struct bw_curl_s {
   bw__sock_t *socks;  /* every socket curl asked us to watch */
   struct event *reap; /* fails the transfers in `failed` from the loop */
   bw__req_t *failed;  /* transfers we could not watch (out of memory) */
+  /* The counters are written by the loop's thread and may be read from any
+   * (bw_curl_stats, the registry's collector at a scrape): under st_lock. */
+  pthread_mutex_t st_lock;
+  bool st_lock_ready;
   bw_curl_stats_t st;
 };
+
+#define BW__ST_LOCK(h) pthread_mutex_lock(&(h)->st_lock)
+#define BW__ST_UNLOCK(h) pthread_mutex_unlock(&(h)->st_lock)
 
 /* A hedged copy of the attempt in progress (hedging, below): its own easy
  * handle, headers, body and hints; the primary's are in the request. */
@@ -266,6 +273,9 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
   r->call = call;
   r->len = 0;
   r->buf[0] = '\0';
+  BW__ST_LOCK(h);
+  h->st.attempts++;
+  BW__ST_UNLOCK(h);
   r->truncated = false;
   bw__curl_hint_reset(&r->hint_in);
   if (!r->idempotent && r->key[0] == '\0') {
@@ -330,7 +340,9 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
     return;
   }
   r->network_attempts++;
+  BW__ST_LOCK(h);
   h->st.network_calls++;
+  BW__ST_UNLOCK(h);
   if (r->hedging != NULL) bw__hedge_arm(r, pc, now);
 }
 
@@ -344,12 +356,14 @@ static void bw__req_finished(bw__req_t *r, CURLcode code) {
   r->status = (int)status;
   r->curl_code = (int)code;
   r->transport = bw_curl_transport((int)code);
+  BW__ST_LOCK(h);
   if (r->transport == BW_TRANSPORT_NONE) {
     h->st.responses[(status >= 100 && status <= 599) ? status / 100 : 0]++;
   } else {
     h->st.transport_errors++;
     h->st.transport[r->transport]++;
   }
+  BW__ST_UNLOCK(h);
   v = bw_curl_verdict((int)code, r->status);
   r->hint = bw__curl_hint_value(&r->hint_in, r->transport, r->status);
   if (r->transport == BW_TRANSPORT_TIMEOUT)
@@ -373,8 +387,10 @@ static void bw__on_reap(evutil_socket_t fd, short kind, void *arg) {
     r->curl_code = CURLE_OUT_OF_MEMORY;
     r->transport = BW_TRANSPORT_OTHER;
     r->hint = BW_RETRY_AFTER_NONE;
+    BW__ST_LOCK(h);
     h->st.transport_errors++;
     h->st.transport[BW_TRANSPORT_OTHER]++;
+    BW__ST_UNLOCK(h);
     bw_ev_call_report(r->call, bw_http_classify(0, BW_TRANSPORT_OTHER),
                       BW_RETRY_AFTER_NONE);
   }
@@ -440,6 +456,7 @@ static void bw__req_done(void *userdata, const bw_ev_result_t *er) {
   res.body = r->buf;
   res.body_len = r->len;
   res.body_truncated = r->truncated;
+  BW__ST_LOCK(h);
   if (er->cancelled)
     h->st.calls_cancelled++;
   else if (er->failure == BW_FAILURE_NONE)
@@ -447,6 +464,7 @@ static void bw__req_done(void *userdata, const bw_ev_result_t *er) {
   else
     h->st.calls_failed++;
   h->st.calls_in_progress--;
+  BW__ST_UNLOCK(h);
   if (r->done != NULL) r->done(r->ud, &res);
   bw__req_free(r);
 }
@@ -553,8 +571,10 @@ static bool bw__hedge_send(bw__req_t *r, int64_t now) {
   }
   l->sent_ns = now;
   r->network_attempts++;
+  BW__ST_LOCK(h);
   h->st.network_calls++;
   h->st.hedges++;
+  BW__ST_UNLOCK(h);
   return true;
 }
 
@@ -640,8 +660,11 @@ static bool bw__hedge_finished(bw__req_t *r, CURL *easy, CURLcode code) {
     sent_ns = won->sent_ns;
     curl_slist_free_all(won->headers);
     won->headers = NULL;
-    if (bw_curl_verdict((int)code, (int)status) == BW_VERDICT_OK)
+    if (bw_curl_verdict((int)code, (int)status) == BW_VERDICT_OK) {
+      BW__ST_LOCK(r->http);
       r->http->st.hedge_wins++;
+      BW__ST_UNLOCK(r->http);
+    }
   }
   if (bw_curl_verdict((int)code, (int)status) == BW_VERDICT_OK)
     bw_hedge_record(g->hedge, bw_clock_now(r->http->clock) - sent_ns);
@@ -699,6 +722,12 @@ bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
   }
   h = bw_calloc(1, sizeof(*h));
   if (h == NULL) goto nomem;
+  if (pthread_mutex_init(&h->st_lock, NULL) != 0) {
+    bw_free(h);
+    h = NULL;
+    goto nomem;
+  }
+  h->st_lock_ready = true;
   h->base = base;
   h->clock = c.clock != NULL ? c.clock : bw_clock_monotonic();
   h->wall = c.wall_clock != NULL ? c.wall_clock : bw_clock_realtime();
@@ -739,6 +768,7 @@ void bw_curl_free(bw_curl_t *h) {
     bw__sock_drop(h->socks);
   if (h->timer != NULL) event_free(h->timer);
   if (h->reap != NULL) event_free(h->reap);
+  if (h->st_lock_ready) pthread_mutex_destroy(&h->st_lock);
   bw_free(h);
 }
 
@@ -802,12 +832,16 @@ static int bw__request_start(bw_curl_t *h, const bw_pipeline_t *pl,
   ops.abort = bw__req_abort;
   ops.done = bw__req_done;
   ops.driver_timeout = false; /* libcurl enforces CURLOPT_TIMEOUT_MS */
+  BW__ST_LOCK(h);
   h->st.calls_started++;
   h->st.calls_in_progress++;
+  BW__ST_UNLOCK(h);
   rc = bw_ev_call_start(h->ev, pl, &ops, r, outer, &r->call);
   if (rc != BW_OK) {
+    BW__ST_LOCK(h);
     h->st.calls_started--;
     h->st.calls_in_progress--;
+    BW__ST_UNLOCK(h);
     bw__req_free(r);
   }
   return rc;
@@ -835,7 +869,9 @@ int bw_curl_request(bw_curl_t *h, const bw_pipeline_t *pl,
 
 void bw_curl_stats(const bw_curl_t *h, bw_curl_stats_t *out) {
   if (h == NULL || out == NULL) return;
+  BW__ST_LOCK((bw_curl_t *)h);
   *out = h->st;
+  BW__ST_UNLOCK((bw_curl_t *)h);
 }
 
 /* ---- the blocking helper ------------------------------------------------ */
@@ -910,4 +946,85 @@ int bw_http_call(const bw_pipeline_t *pl, const bw_curl_request_t *req,
   }
   bw_error_clear(err);
   return (int)s.failure;
+}
+
+/* ---- the registry's collector -------------------------------------------- */
+
+/* bw_transport_t's names, for the kind label (NONE is never counted). */
+static const char *const bw__transport_kinds[7] = {
+    NULL, "timeout", "refused", "dns", "reset", "tls", "other"};
+
+/* One sample with at most one extra label. */
+static int bw__emit1(bw_metric_emit_fn emit, void *ctx, const char *family,
+                     bw_metric_type_t type, const char *help, const char *label,
+                     const char *value, uint64_t v) {
+  bw_metric_label_t l = {label, value};
+  bw_metric_sample_t s;
+  memset(&s, 0, sizeof(s));
+  s.family = family;
+  s.type = type;
+  s.help = help;
+  s.labels = label != NULL ? &l : NULL;
+  s.label_count = label != NULL ? 1 : 0;
+  s.value = (double)v;
+  return emit(ctx, &s, NULL);
+}
+
+int bw_curl_collect(void *obj, bw_metric_emit_fn emit, void *ctx) {
+  static const char *const classes[6] = {"other", "1xx", "2xx",
+                                         "3xx",   "4xx", "5xx"};
+  const bw_metric_type_t C = BW_METRIC_COUNTER;
+  bw_curl_stats_t st;
+  int rc = BW_OK, i;
+  if (obj == NULL || emit == NULL) return BW_E_INVAL;
+  bw_curl_stats(obj, &st);
+#define BW__E(fam, type, help, label, value, v)                             \
+  do {                                                                      \
+    int r_ =                                                                \
+        bw__emit1(emit, ctx, (fam), (type), (help), (label), (value), (v)); \
+    if (rc == BW_OK) rc = r_;                                               \
+  } while (0)
+  BW__E("breakwater_http_client_attempts_total", C,
+        "Attempts the pipelines asked the HTTP driver for (hedged copies not "
+        "counted).",
+        NULL, NULL, st.attempts);
+  BW__E("breakwater_http_client_network_calls_total", C,
+        "Transfers the HTTP driver started on the network (hedged copies "
+        "included).",
+        NULL, NULL, st.network_calls);
+  BW__E("breakwater_http_client_hedges_total", C,
+        "Hedged copies of an attempt sent.", NULL, NULL, st.hedges);
+  BW__E("breakwater_http_client_hedge_wins_total", C,
+        "Attempts whose successful answer was a hedged copy's.", NULL, NULL,
+        st.hedge_wins);
+  for (i = 1; i < 7; i++)
+    BW__E("breakwater_http_client_transport_errors_total", C,
+          "Transfers that ended without a response, by transport error kind.",
+          "kind", bw__transport_kinds[i], st.transport[i]);
+  for (i = 1; i <= 6; i++)
+    BW__E("breakwater_http_client_responses_total", C,
+          "Responses received, by status class (other: a status outside "
+          "100..599).",
+          "class", classes[i % 6], st.responses[i % 6]);
+  BW__E("breakwater_http_client_calls_total", C,
+        "Logical calls (all their attempts) ended, by outcome.", "outcome",
+        "success", st.calls_succeeded);
+  BW__E("breakwater_http_client_calls_total", C,
+        "Logical calls (all their attempts) ended, by outcome.", "outcome",
+        "failure", st.calls_failed);
+  BW__E("breakwater_http_client_calls_total", C,
+        "Logical calls (all their attempts) ended, by outcome.", "outcome",
+        "cancelled", st.calls_cancelled);
+  BW__E("breakwater_http_client_calls_in_progress", BW_METRIC_GAUGE,
+        "Logical calls started and not ended yet.", NULL, NULL,
+        st.calls_in_progress);
+#undef BW__E
+  return rc;
+}
+
+int bw_curl_put_registry(bw_registry_t *reg, const char *name, bw_curl_t *http,
+                         bw_error_t *err) {
+  if (http == NULL)
+    return bw_error_set(err, BW_E_INVAL, "http", "http must not be NULL");
+  return bw_registry_put_collector(reg, name, bw_curl_collect, http, err);
 }
