@@ -498,6 +498,95 @@ static void aimd_an_app_limited_success_changes_nothing(void **state) {
   let_go(e);
 }
 
+/* Makes one acquire fail: fills the limit with background permits, is
+ * refused, then gives the background back (IGNORED: no sample). */
+static void refuse_once(env_t *e) {
+  bw_permit_t p;
+  int before = e->held;
+  while ((uint32_t)e->held < 32 &&
+         stats(e->lim).in_flight < bw_limiter_limit(e->lim))
+    e->background[e->held++] = take(e->lim);
+  assert_status(bw_limiter_try_acquire(e->lim, &p), BW_E_FULL);
+  while (e->held > before)
+    assert_status(
+        bw_limiter_release(e->lim, &e->background[--e->held], BW_LIMIT_IGNORED),
+        BW_OK);
+}
+
+/* The demand rule (startup only): a success whose call was out when an
+ * acquire was refused is limit-bound, not app-limited, if it was admitted
+ * at a third of the limit or more. */
+static void startup_counts_a_refusal_during_the_call_as_demand(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t p;
+  config(e, &cfg, BW_LIMITER_AIMD, 12);
+  cfg.startup_headroom = 1.0;
+  make(e, &cfg);
+  assert_true(stats(e->lim).startup);
+  /* No refusal is recorded before the first RTT is known. */
+  refuse_once(e);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 1); /* app-limited */
+  assert_u64_eq(bw_limiter_limit(e->lim), 12);
+  /* admitted at 4 of 12 (4 x 2 < 12: app-limited by the in-flight rule,
+   * 4 x 3 >= 12), refused while it is out: +1 */
+  hold(e, 3);
+  p = take(e->lim);
+  assert_u64_eq(p.inflight_at_acquire, 4);
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  refuse_once(e);
+  let_go(e);
+  bw_clock_manual_advance(e->clock, 30 * MS);
+  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 13);
+  /* the last refusal came before this call left: app-limited */
+  bw_clock_manual_advance(e->clock, MS);
+  hold(e, 4);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 5); /* 5 x 2 < 13 */
+  let_go(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 13);
+  /* admitted at 3 of 13 (below a third), refused while out: app-limited */
+  hold(e, 2);
+  p = take(e->lim);
+  assert_u64_eq(p.inflight_at_acquire, 3);
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  refuse_once(e);
+  let_go(e);
+  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 13);
+  /* a drop ends the startup (13 x 0.9 -> 11): the rule is off */
+  assert_u64_eq(step(e, 40, BW_LIMIT_DROPPED), 1);
+  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  assert_false(stats(e->lim).startup);
+  hold(e, 3);
+  p = take(e->lim);
+  assert_u64_eq(p.inflight_at_acquire, 4); /* 4 x 3 >= 11, 4 x 2 < 11 */
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  refuse_once(e);
+  let_go(e);
+  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+}
+
+/* Without startup (startup_headroom 0, the default) the rule never
+ * applies. */
+static void without_startup_a_refusal_is_no_demand(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t p;
+  config(e, &cfg, BW_LIMITER_AIMD, 12);
+  make(e, &cfg);
+  assert_false(stats(e->lim).startup);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 1);
+  hold(e, 3);
+  p = take(e->lim);
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  refuse_once(e);
+  let_go(e);
+  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 12);
+}
+
 static void aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down(
     void **state) {
   env_t *e = *state;
@@ -1801,6 +1890,8 @@ int main(void) {
       T(bad_releases_are_refused),
       T(aimd_a_success_near_the_limit_adds_one),
       T(aimd_an_app_limited_success_changes_nothing),
+      T(startup_counts_a_refusal_during_the_call_as_demand),
+      T(without_startup_a_refusal_is_no_demand),
       T(aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down),
       T(aimd_stays_within_min_and_max),
       T(aimd_a_success_slower_than_the_timeout_counts_as_a_drop),

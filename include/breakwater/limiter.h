@@ -172,7 +172,10 @@ typedef struct bw_limiter_config_s {
    *   follows, a stuck probe) growth may reach (1 + startup_headroom) x
    *   the proven level instead of (1 + probe_headroom) x: slow start,
    *   1.0 doubles per round trip. Default 0 = off (the probe_headroom cap
-   *   from the start); [0, 4]. Inert with probe_headroom 0 (no cap).
+   *   from the start); [0, 4]. The cap is inert with probe_headroom 0 (no
+   *   cap). During startup a success whose call was out when an acquire
+   *   was refused, admitted at a third of the limit or more, counts as
+   *   limit-bound, not app-limited (the demand rule).
    * - A level above the proven one (during startup, above initial_limit
    *   too) is admitted once, then refused until a success admitted at
    *   that level or above proves it; a probe still unproven stuck_ratio x

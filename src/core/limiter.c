@@ -96,9 +96,12 @@ struct bw_limiter_s {
    * is the highest such level admitted, probe_at[level & BW__PROBE_MASK]
    * when. The lowest unproven level still unproven stuck_ns after its
    * admission is stuck: the limit is cut to the open level. */
-  double startup_headroom;   /* growth headroom until the first congestion */
-  uint32_t initial;          /* initial_limit */
-  _Atomic bool startup;      /* no congestion signal yet */
+  double startup_headroom; /* growth headroom until the first congestion */
+  uint32_t initial;        /* initial_limit */
+  _Atomic bool startup;    /* no congestion signal yet */
+  /* The last refused acquire during startup (once an RTT is known), or
+   * INT64_MIN: the demand rule (bw__lim_demand). */
+  _Atomic int64_t refused_at_ns;
   _Atomic uint32_t probe_hi; /* the highest unproven level admitted */
   _Atomic int64_t *probe_at; /* NULL when stuck detection is off */
   double stuck_ratio;        /* stuck after this x the smoothed RTT */
@@ -426,6 +429,7 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->startup_headroom = cfg->startup_headroom;
   lim->initial = cfg->initial_limit;
   atomic_init(&lim->startup, cfg->startup_headroom > 0.0);
+  atomic_init(&lim->refused_at_ns, INT64_MIN);
   atomic_init(&lim->probe_hi, 0);
   lim->stuck_ratio = cfg->stuck_ratio;
   atomic_init(&lim->stuck_ns, 0);
@@ -868,6 +872,11 @@ full:
    * looks for stuck calls (a scan at most once per bucket width). */
   if (lim->age != NULL && BW__LOAD(lim->age_shift) != 0)
     bw__age_check(lim, bw__clock_now(lim->clock));
+  /* During startup a refusal shows demand beyond the limit: the calls out
+   * now were limit-bound, not app-limited (bw__lim_demand). */
+  if (BW__LOAD(lim->startup) && BW__LOAD(lim->last_rtt_ns) > 0)
+    atomic_store_explicit(&lim->refused_at_ns, bw__clock_now(lim->clock),
+                          memory_order_relaxed);
   bw__bump(&lim->stripes[s].rejected, s);
   if (BW__UNLIKELY(lim->sink != NULL)) bw__lim_refused(lim);
   return BW_E_FULL;
@@ -1201,6 +1210,22 @@ done:
   if (moved) bw__lim_changed(lim, old, next);
 }
 
+/* The demand rule, during startup only: a success whose call was out when
+ * an acquire was refused was held back by the limit, whatever the
+ * in-flight count at its admission says. Slot waits poll, so freed slots
+ * sit idle between two polls and calls leave at low in-flight levels: by
+ * the in-flight rule alone their successes read as app-limited and the
+ * startup stalls (docs/limiter.md, "Startup: demand"). A call admitted
+ * below a third of the limit still counts as app-limited: it says too
+ * little. TCP's slow start asks the same question ("cwnd-limited"). */
+static bool bw__lim_demand(bw_limiter_t *lim, const bw_permit_t *p,
+                           uint32_t inflight, uint32_t limit_then) {
+  if (!BW__LOAD(lim->startup) || p->start_ns == BW_LIMITER_UNTIMED)
+    return false;
+  if ((uint64_t)inflight * 3 < limit_then) return false;
+  return BW__LOAD(lim->refused_at_ns) >= p->start_ns;
+}
+
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
   bw__lim_sample_t sample;
@@ -1285,6 +1310,8 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   if (drop || timed || lim->algo->untimed_successes) {
     sample.limit_then = bw__limit_at_acquire(lim, p);
     sample.inflight = inflight;
+    sample.demand =
+        !drop && bw__lim_demand(lim, p, inflight, sample.limit_then);
     sample.drop = drop;
     sample.stuck = false;
     sample.cut_to = 0.0;

@@ -50,7 +50,7 @@ static double bw__aimd_update(void *state, const bw__lim_sample_t *s,
         bw__aimd_backoff(s->limit_then < cur ? s->limit_then : cur, a->backoff);
     return next < a->min ? a->min : next;
   }
-  if ((uint64_t)s->inflight * 2 < cur)
+  if (!s->demand && (uint64_t)s->inflight * 2 < cur)
     return s->est; /* app-limited: no evidence the limit is too low */
   if (!a->slow_start) {
     /* Congestion avoidance: +1 once `limit` successes have counted. */
