@@ -4,25 +4,16 @@
 ``breakwater-redis``). A separate extension so that the core binding builds
 without the Redis component; setup.py adds it only when pkg-config finds
 the module."""
-import subprocess
-
 from cffi import FFI
+
+import breakwater_pkgconfig
 
 MODULES = ["breakwater-redis"]
 
 
 def available():
     """True when pkg-config knows the breakwater-redis module."""
-    try:
-        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
-    except OSError:
-        return False
-
-
-def _pkg(*args):
-    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
-                         capture_output=True, text=True).stdout
-    return out.split()
+    return breakwater_pkgconfig.available(MODULES)
 
 
 CDEF = r"""
@@ -71,15 +62,9 @@ void bw_redis_queue_free(bw_redis_queue_t *q);
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 if available():
-    ffibuilder.set_source(
-        "breakwater._redis_c",
-        "#include <breakwater/store_redis.h>\n",
-        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
-        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        libraries=[f[2:] for f in _pkg("--libs-only-l")],
-        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
-    )
+    breakwater_pkgconfig.set_source(
+        ffibuilder, "breakwater._redis_c", "#include <breakwater/store_redis.h>\n",
+        MODULES)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

@@ -6,25 +6,16 @@ extension so that the core binding builds without the SQLite component;
 setup.py adds it only when pkg-config finds the module. The queue it makes
 is used through the core's store interface (breakwater._bw): the pointers
 cross between the two extensions as addresses."""
-import subprocess
-
 from cffi import FFI
+
+import breakwater_pkgconfig
 
 MODULES = ["breakwater-sqlite"]
 
 
 def available():
     """True when pkg-config knows the breakwater-sqlite module."""
-    try:
-        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
-    except OSError:
-        return False
-
-
-def _pkg(*args):
-    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
-                         capture_output=True, text=True).stdout
-    return out.split()
+    return breakwater_pkgconfig.available(MODULES)
 
 
 CDEF = r"""
@@ -57,15 +48,9 @@ void bw_queue_store_free(bw_queue_store_t *q);
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 if available():
-    ffibuilder.set_source(
-        "breakwater._sqlite_c",
-        "#include <breakwater/store_sqlite.h>\n",
-        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
-        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        libraries=[f[2:] for f in _pkg("--libs-only-l")],
-        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
-    )
+    breakwater_pkgconfig.set_source(
+        ffibuilder, "breakwater._sqlite_c", "#include <breakwater/store_sqlite.h>\n",
+        MODULES)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)
