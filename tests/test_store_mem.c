@@ -245,17 +245,42 @@ static int replay_fn(void *ud, const bw_stored_item_t *it) {
   return BW_OK;
 }
 
-/* A memory queue on clk (named, unless name is NULL). */
-static bw_queue_store_t *mem_queue_on(bw_clock_t *clk, const char *name) {
+/* A memory queue on clk (named, unless name is NULL; max_deliveries the
+ * default when 0). */
+static bw_queue_store_t *mem_queue_max(bw_clock_t *clk, const char *name,
+                                       uint32_t max_deliveries) {
   bw_queue_store_config_t qc;
   bw_error_t err;
   bw_queue_store_t *q;
   bw_queue_store_config_init(&qc);
   if (name != NULL) qc.name = name;
+  if (max_deliveries != 0) qc.max_deliveries = max_deliveries;
   qc.clock = clk;
   q = bw_mem_queue_new(&qc, &err);
   assert_non_null(q);
   return q;
+}
+
+/* A memory queue on clk (named, unless name is NULL). */
+static bw_queue_store_t *mem_queue_on(bw_clock_t *clk, const char *name) {
+  return mem_queue_max(clk, name, 0);
+}
+
+/* A breaker on clk (name may be NULL) that opens after `failures`
+ * failures in a row and stays open for break_ms. */
+static bw_breaker_t *breaker_on(bw_clock_t *clk, const char *name,
+                                uint32_t failures, int64_t break_ms) {
+  bw_breaker_config_t bc;
+  bw_error_t err;
+  bw_breaker_t *b;
+  bw_breaker_config_init(&bc);
+  if (name != NULL) bc.name = name;
+  bc.failure_threshold = failures;
+  bc.break_ms = break_ms;
+  bc.clock = clk;
+  b = bw_breaker_new(&bc, &err);
+  assert_non_null(b);
+  return b;
 }
 
 /* Defaults, replaying q's items into r, gated by breaker b (may be NULL). */
@@ -288,7 +313,6 @@ static void assert_replayed(const replay_t *r, const char *prefix, int n) {
 
 static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_breaker_config_t bc;
   bw_breaker_t *b;
   bw_queue_store_t *q;
   bw_reprocessor_config_t rc;
@@ -301,13 +325,8 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   char work[16];
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_breaker_config_init(&bc);
-  bc.name = "notificacoes";
-  bc.failure_threshold = 5; /* the article's fail_max */
-  bc.break_ms = 30000;      /* and reset_timeout */
-  bc.clock = clk;
-  b = bw_breaker_new(&bc, &err);
-  assert_non_null(b);
+  /* the article's fail_max and reset_timeout */
+  b = breaker_on(clk, "notificacoes", 5, 30000);
   q = mem_queue_on(clk, "notificacao_pendente");
   replay_config(&rc, q, b, &replay);
   rc.batch = 4;
@@ -383,9 +402,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
  * max_deliveries 1 they would otherwise go to the DLQ untried. */
 static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_breaker_config_t bc;
   bw_breaker_t *b;
-  bw_queue_store_config_t qc;
   bw_queue_store_t *q;
   bw_reprocessor_config_t rc;
   bw_reprocessor_t *rp;
@@ -396,17 +413,8 @@ static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
   char work[16];
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_breaker_config_init(&bc);
-  bc.failure_threshold = 1;
-  bc.break_ms = 1000;
-  bc.clock = clk;
-  b = bw_breaker_new(&bc, &err);
-  assert_non_null(b);
-  bw_queue_store_config_init(&qc);
-  qc.max_deliveries = 1;
-  qc.clock = clk;
-  q = bw_mem_queue_new(&qc, &err);
-  assert_non_null(q);
+  b = breaker_on(clk, NULL, 1, 1000);
+  q = mem_queue_max(clk, NULL, 1);
   for (int i = 0; i < 4; i++) {
     snprintf(work, sizeof(work), "w%d", i);
     assert_status(bw_queue_store_enqueue(q, work, strlen(work), NULL), BW_OK);
@@ -570,7 +578,6 @@ static void each_call_parks_its_own_work(void **state) {
 static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
     void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_breaker_config_t bc;
   bw_breaker_t *b;
   bw_queue_store_t *q;
   bw_pipeline_config_t pc;
@@ -585,11 +592,7 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
   char work[16];
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_breaker_config_init(&bc);
-  bc.failure_threshold = 2;
-  bc.break_ms = 1000;
-  bc.clock = clk;
-  b = bw_breaker_new(&bc, &err);
+  b = breaker_on(clk, NULL, 2, 1000);
   q = mem_queue_on(clk, NULL);
   bw_pipeline_config_init(&pc);
   assert_status(bw_pipeline_add_breaker(&pc, b), BW_OK);
