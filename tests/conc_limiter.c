@@ -73,13 +73,30 @@ static void run_workers(bw_limiter_t *lim, bool near_limit, unsigned seed,
   }
 }
 
+/* The limiters the workers run on: `alg` on the ticking clock, starting at
+ * `initial`, at most 64. */
+static void ticking_config(bw_limiter_config_t *cfg, bw_limiter_algorithm_t alg,
+                           uint32_t initial) {
+  bw_limiter_config_init(cfg);
+  cfg->algorithm = alg;
+  cfg->initial_limit = initial;
+  cfg->max_limit = 64;
+  cfg->clock = &ticking;
+}
+
+/* The end of a conservation run: p, the one permit left, released leaves
+ * nothing held and nothing in flight. */
+static void last_release_leaves_nothing(bw_limiter_t *lim, bw_permit_t *p) {
+  bw_limiter_stats_t s;
+  assert_status(bw_limiter_release(lim, p, BW_LIMIT_IGNORED), BW_OK);
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.held, 0);
+  assert_u64_eq(s.in_flight, 0);
+}
+
 static void held_slots_conserve(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
-  bw_limiter_config_init(&cfg);
-  cfg.algorithm = alg;
-  cfg.initial_limit = 16;
-  cfg.max_limit = 64;
-  cfg.clock = &ticking;
+  ticking_config(&cfg, alg, 16);
   cfg.timeout_hold_ratio = 0.5;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
@@ -96,10 +113,7 @@ static void held_slots_conserve(bw_limiter_algorithm_t alg) {
   atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
   bw_permit_t p;
   assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
-  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.held, 0);
-  assert_u64_eq(s.in_flight, 0);
+  last_release_leaves_nothing(lim, &p);
   bw_limiter_free(lim);
 }
 
@@ -126,11 +140,7 @@ static void vegas_held_slots_conserve(void **state) {
  * 0), nothing is in flight, and every permit was released once. */
 static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
-  bw_limiter_config_init(&cfg);
-  cfg.algorithm = alg;
-  cfg.initial_limit = 16;
-  cfg.max_limit = 64;
-  cfg.clock = &ticking;
+  ticking_config(&cfg, alg, 16);
   cfg.stuck_ratio = 1.0;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
@@ -150,10 +160,7 @@ static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
   assert_int_equal(p.flags, BW_PERMIT_FLAG_AGED); /* the ring is running */
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.stuck_calls, 0);
-  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.held, 0);
-  assert_u64_eq(s.in_flight, 0);
+  last_release_leaves_nothing(lim, &p);
   bw_limiter_free(lim);
 }
 
@@ -178,12 +185,8 @@ static void vegas_stuck_calls_conserve(void **state) {
  * the estimate moves on successes and on drops (one in 8), in races. */
 static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
-  bw_limiter_config_init(&cfg);
-  cfg.algorithm = alg;
-  cfg.initial_limit = 4;
+  ticking_config(&cfg, alg, 4);
   cfg.min_limit = 1;
-  cfg.max_limit = 64;
-  cfg.clock = &ticking;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
   uint64_t admitted, timed_out;
