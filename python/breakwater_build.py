@@ -6,8 +6,6 @@ headers and links the installed shared libraries found through pkg-config
 recorded as an rpath, so the extension finds libbreakwater at run time
 without LD_LIBRARY_PATH.
 """
-from cffi import FFI
-
 import breakwater_pkgconfig
 
 MODULES = ["breakwater", "breakwater-shm"]
@@ -374,10 +372,8 @@ extern "Python" int _bw_py_reprocess(void *userdata,
                                      const bw_stored_item_t *item);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-breakwater_pkgconfig.set_source(
-    ffibuilder, "breakwater._bw",
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._bw",
     "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n"
     "#include <breakwater/pipeline.h>\n#include <breakwater/registry.h>\n"
     "#include <breakwater/event.h>\n#include <breakwater/store.h>\n",

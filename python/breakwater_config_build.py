@@ -5,8 +5,6 @@ installed ``libbreakwater_config`` found through pkg-config (module
 builds without the config component (it needs inih); setup.py adds it only
 when pkg-config finds the module, and ``Registry.load_file`` says so when
 it is missing."""
-from cffi import FFI
-
 import breakwater_pkgconfig
 
 MODULES = ["breakwater-config"]
@@ -47,12 +45,9 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
                           bw_config_reload_t *report, bw_config_diag_t *diag);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-if available():
-    breakwater_pkgconfig.set_source(
-        ffibuilder, "breakwater._config_c", "#include <breakwater/config_file.h>\n",
-        MODULES)
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._config_c", "#include <breakwater/config_file.h>\n", MODULES,
+    optional=True)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

@@ -7,6 +7,8 @@ installed shared libraries without LD_LIBRARY_PATH). A build-time
 module, imported by the builders; it is not installed."""
 import subprocess
 
+from cffi import FFI
+
 
 def available(modules):
     """True when pkg-config knows every module in ``modules``."""
@@ -21,6 +23,32 @@ def pkg(modules, *args):
     out = subprocess.run(["pkg-config", *args, *modules], check=True,
                          capture_output=True, text=True).stdout
     return out.split()
+
+
+# The declarations the component builders (Redis, SQLite) both open with:
+# the error struct, the opaque sink and clock, and the status codes they
+# answer with.
+COMPONENT_CDEF = r"""
+typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
+typedef struct bw_sink_s bw_sink_t;
+typedef struct bw_clock_s bw_clock_t;
+#define BW_OK 0
+#define BW_E_INVAL ...
+#define BW_E_NOMEM ...
+#define BW_E_IO ...
+"""
+
+
+def ffi_builder(cdef, name, source, modules, optional=False):
+    """An FFI builder for ``cdef`` whose C source (extension ``name``,
+    ``source`` the includes) is compiled against ``modules``. An optional
+    extension gets its source only when pkg-config knows the modules
+    (setup.py then leaves the builder out)."""
+    ffibuilder = FFI()
+    ffibuilder.cdef(cdef)
+    if not optional or available(modules):
+        set_source(ffibuilder, name, source, modules)
+    return ffibuilder
 
 
 def set_source(ffibuilder, name, source, modules):

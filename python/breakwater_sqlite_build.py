@@ -6,8 +6,6 @@ extension so that the core binding builds without the SQLite component;
 setup.py adds it only when pkg-config finds the module. The queue it makes
 is used through the core's store interface (breakwater._bw): the pointers
 cross between the two extensions as addresses."""
-from cffi import FFI
-
 import breakwater_pkgconfig
 
 MODULES = ["breakwater-sqlite"]
@@ -18,14 +16,7 @@ def available():
     return breakwater_pkgconfig.available(MODULES)
 
 
-CDEF = r"""
-typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
-typedef struct bw_sink_s bw_sink_t;
-typedef struct bw_clock_s bw_clock_t;
-#define BW_OK 0
-#define BW_E_INVAL ...
-#define BW_E_NOMEM ...
-#define BW_E_IO ...
+CDEF = breakwater_pkgconfig.COMPONENT_CDEF + r"""
 typedef struct { const char *name; uint32_t max_size; double warn_threshold;
   double warn_rearm_threshold; uint32_t max_deliveries; uint32_t dlq_max;
   const bw_clock_t *clock; const bw_clock_t *wall_clock; bw_sink_t *sink; }
@@ -45,12 +36,9 @@ bw_queue_store_t *bw_sqlite_queue_new(bw_sqlite_t *db,
 void bw_queue_store_free(bw_queue_store_t *q);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-if available():
-    breakwater_pkgconfig.set_source(
-        ffibuilder, "breakwater._sqlite_c", "#include <breakwater/store_sqlite.h>\n",
-        MODULES)
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._sqlite_c", "#include <breakwater/store_sqlite.h>\n", MODULES,
+    optional=True)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

@@ -3,6 +3,7 @@ sans-I/O state machine (bw_pipeline_t, docs/pipeline.md)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Iterator,
@@ -98,6 +99,17 @@ class _Run:
 
     def cancel(self) -> None:
         lib.bw_pipeline_cancel(self.c)
+
+    @contextlib.contextmanager
+    def cancelled_if_interrupted(self) -> Iterator[None]:
+        """Around a wait between attempts (either call loop): whatever it
+        raises (a KeyboardInterrupt, a cancelled task) cancels the call
+        before it propagates."""
+        try:
+            yield
+        except BaseException:
+            self.cancel()
+            raise
 
     def bad_step(self) -> RuntimeError:
         """A step this driver does not know (a driver bug, never silently a
@@ -467,11 +479,8 @@ class Pipeline:
                     raise
                 run.ok()
             elif step == _WAIT:
-                try:
+                with run.cancelled_if_interrupted():
                     self._wait_sync(run.c.delay_ms)
-                except BaseException:
-                    run.cancel()
-                    raise
                 run.resume()
             elif step == _DONE:
                 break
@@ -512,11 +521,8 @@ class Pipeline:
                     raise
                 run.ok()
             elif step == _WAIT:
-                try:
+                with run.cancelled_if_interrupted():
                     await self._wait_async(run.c.delay_ms)
-                except BaseException:
-                    run.cancel()
-                    raise
                 run.resume()
             elif step == _DONE:
                 break
