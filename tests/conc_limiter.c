@@ -94,20 +94,32 @@ static void last_release_leaves_nothing(bw_limiter_t *lim, bw_permit_t *p) {
   assert_u64_eq(s.in_flight, 0);
 }
 
+/* The workers' run on lim (any of the four outcomes) and the law every
+ * run keeps: each admitted permit released once (admitted = successes +
+ * drops + ignored), the TIMED_OUT releases counted, the limit inside
+ * [min_limit, max_limit]. Returns the limiter's stats after the run. */
+static bw_limiter_stats_t run_and_conserve(bw_limiter_t *lim,
+                                           const bw_limiter_config_t *cfg,
+                                           unsigned seed, uint64_t *admitted) {
+  uint64_t timed_out;
+  bw_limiter_stats_t s;
+  run_workers(lim, false, seed, admitted, &timed_out);
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.admitted, *admitted);
+  assert_u64_eq(s.successes + s.drops + s.ignored, *admitted);
+  assert_u64_eq(s.timed_out, timed_out);
+  assert_true(s.limit >= cfg->min_limit && s.limit <= cfg->max_limit);
+  return s;
+}
+
 static void held_slots_conserve(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
   ticking_config(&cfg, alg, 16);
   cfg.timeout_hold_ratio = 0.5;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
-  uint64_t admitted, timed_out;
-  run_workers(lim, false, 7919u, &admitted, &timed_out);
-  bw_limiter_stats_t s;
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.admitted, admitted);
-  assert_u64_eq(s.successes + s.drops + s.ignored, admitted);
-  assert_u64_eq(s.timed_out, timed_out);
-  assert_true(s.limit >= cfg.min_limit && s.limit <= cfg.max_limit);
+  uint64_t admitted;
+  run_and_conserve(lim, &cfg, 7919u, &admitted);
   /* Every hold has ended long ago (the clock moved 1 us per read); one
    * acquire frees what is left, and its release leaves nothing. */
   atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
@@ -144,13 +156,8 @@ static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
   cfg.stuck_ratio = 1.0;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
-  uint64_t admitted, timed_out;
-  run_workers(lim, false, 104729u, &admitted, &timed_out);
-  bw_limiter_stats_t s;
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.admitted, admitted);
-  assert_u64_eq(s.successes + s.drops + s.ignored, admitted);
-  assert_true(s.limit >= cfg.min_limit && s.limit <= cfg.max_limit);
+  uint64_t admitted;
+  bw_limiter_stats_t s = run_and_conserve(lim, &cfg, 104729u, &admitted);
   print_message("%s: %llu admitted, %llu stuck events\n",
                 bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
                 (unsigned long long)s.stuck);

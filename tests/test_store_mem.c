@@ -293,6 +293,15 @@ static void replay_config(bw_reprocessor_config_t *rc, bw_queue_store_t *q,
   rc->userdata = r;
 }
 
+/* The reprocessor tests' end: what they made, freed (b may be NULL). */
+static void free_replay(bw_reprocessor_t *rp, bw_queue_store_t *q,
+                        bw_breaker_t *b, bw_clock_t *clk) {
+  bw_reprocessor_free(rp);
+  bw_queue_store_free(q);
+  bw_breaker_free(b);
+  bw_clock_free(clk);
+}
+
 /* A probe succeeds: the breaker closes. */
 static void probe_succeeds(bw_breaker_t *b) {
   bw_permit_t p;
@@ -391,10 +400,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   assert_u64_eq(st.processed, 10);
   assert_u64_eq(st.failed, 0);
 
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_breaker_free(b);
-  bw_clock_free(clk);
+  free_replay(rp, q, b, clk);
 }
 
 /* The breaker opens on the step's first replay: the items after it are
@@ -445,10 +451,7 @@ static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
   assert_u64_eq(st.backlog, 0);
   assert_u64_eq(st.dlq_depth, 1);
   assert_u64_eq(st.processed, 3);
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_breaker_free(b);
-  bw_clock_free(clk);
+  free_replay(rp, q, b, clk);
 }
 
 /* A handler that answers BW_E_OPEN ends the step: its item is handed back
@@ -485,9 +488,7 @@ static void a_refusing_handler_ends_the_step(void **state) {
   assert_string_equal(replay.seen[1], "a");
   assert_string_equal(replay.seen[2], "b");
   assert_string_equal(replay.seen[3], "c");
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_clock_free(clk);
+  free_replay(rp, q, NULL, clk);
 }
 
 static void failed_replays_are_retried_and_bad_ones_dead_lettered(
@@ -524,9 +525,7 @@ static void failed_replays_are_retried_and_bad_ones_dead_lettered(
   assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
   assert_u64_eq(st.backlog, 0);
   assert_u64_eq(st.processed, 1);
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_clock_free(clk);
+  free_replay(rp, q, NULL, clk);
 }
 
 /* The whole loop through a real pipeline: its fallback parks every failed
