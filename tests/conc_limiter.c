@@ -84,6 +84,15 @@ static void ticking_config(bw_limiter_config_t *cfg, bw_limiter_algorithm_t alg,
   cfg->clock = &ticking;
 }
 
+/* With the threads gone, the clock an hour on (past every hold and every
+ * stuck threshold): one acquire, admitted. */
+static bw_permit_t take_an_hour_later(bw_limiter_t *lim) {
+  bw_permit_t p;
+  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  return p;
+}
+
 /* The end of a conservation run: p, the one permit left, released leaves
  * nothing held and nothing in flight. */
 static void last_release_leaves_nothing(bw_limiter_t *lim, bw_permit_t *p) {
@@ -122,9 +131,7 @@ static void held_slots_conserve(bw_limiter_algorithm_t alg) {
   run_and_conserve(lim, &cfg, 7919u, &admitted);
   /* Every hold has ended long ago (the clock moved 1 us per read); one
    * acquire frees what is left, and its release leaves nothing. */
-  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
-  bw_permit_t p;
-  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  bw_permit_t p = take_an_hour_later(lim);
   last_release_leaves_nothing(lim, &p);
   bw_limiter_free(lim);
 }
@@ -161,9 +168,7 @@ static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
   print_message("%s: %llu admitted, %llu stuck events\n",
                 bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
                 (unsigned long long)s.stuck);
-  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
-  bw_permit_t p;
-  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  bw_permit_t p = take_an_hour_later(lim);
   assert_int_equal(p.flags, BW_PERMIT_FLAG_AGED); /* the ring is running */
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.stuck_calls, 0);

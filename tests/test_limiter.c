@@ -1595,6 +1595,15 @@ static void refused(env_t *e) {
   assert_status(bw_limiter_try_acquire(e->lim, &p), BW_E_FULL);
 }
 
+/* The limit now, the stuck events so far, and the calls stuck now. */
+static void assert_stuck(env_t *e, uint64_t limit, uint64_t events,
+                         uint64_t calls) {
+  bw_limiter_stats_t s = stats(e->lim);
+  assert_u64_eq(s.limit, limit);
+  assert_u64_eq(s.stuck, events);
+  assert_u64_eq(s.stuck_calls, calls);
+}
+
 /* A look at base + ms: an acquire there, refused (it scans the ring). */
 static void look_at(env_t *e, int64_t base, int64_t ms) {
   at(e, base, ms);
@@ -1612,7 +1621,6 @@ static void look_at(env_t *e, int64_t base, int64_t ms) {
 static void stuck_calls_at_any_level_cut_the_limit(void **state) {
   env_t *e = *state;
   bw_permit_t ps[40], qs[20];
-  bw_limiter_stats_t s;
   int64_t base = stuck_ready(e, 2.0);
   /* Ring time (ms since its start) -> bucket: 100 -> 11, 150 -> 17,
    * 200 -> 23. */
@@ -1629,18 +1637,13 @@ static void stuck_calls_at_any_level_cut_the_limit(void **state) {
   /* At 301 ms it is: 10 of 40 in flight are stuck (a batch: >= 1/16), so
    * the limit is cut to the 30 that are not. */
   look_at(e, base, 301);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 30);
-  assert_u64_eq(s.stuck, 1);
-  assert_u64_eq(s.stuck_calls, 10);
-  assert_u64_eq(s.proven, 30);
+  assert_stuck(e, 30, 1, 10);
+  assert_u64_eq(stats(e->lim).proven, 30);
   /* At 360 ms the 20 of 150 ms are stuck too: 40 - 30 = 10 in flight are
    * not, but one event at most halves the limit it started from: 20. */
   look_at(e, base, 360);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 20);
-  assert_u64_eq(s.stuck, 1); /* the same event, deeper */
-  assert_u64_eq(s.stuck_calls, 30);
+  /* the same event, deeper */
+  assert_stuck(e, 20, 1, 30);
   /* Their 429s come back: the same congestion, nothing more. */
   release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
@@ -1651,10 +1654,7 @@ static void stuck_calls_at_any_level_cut_the_limit(void **state) {
   look_at(e, base, 602);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
   look_at(e, base, 603);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 10);
-  assert_u64_eq(s.stuck, 2);
-  assert_u64_eq(s.stuck_calls, 20);
+  assert_stuck(e, 10, 2, 20);
   release_each(e, qs, 20, BW_LIMIT_IGNORED);
   /* Every counted call was taken out of the ring again. */
   at(e, base, 2000);
@@ -1672,21 +1672,15 @@ static void a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off(
     void **state) {
   env_t *e = *state;
   bw_permit_t ps[40];
-  bw_limiter_stats_t s;
   int64_t base = stuck_ready(e, 2.0);
   at(e, base, 100);
   take_into(e, ps, 0, 2);
   at(e, base, 150);
   take_into(e, ps, 2, 40);
   look_at(e, base, 301); /* 2 of 40 stuck: 2 x 16 < 40 */
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 40);
-  assert_u64_eq(s.stuck, 0);
-  assert_u64_eq(s.stuck_calls, 2);
+  assert_stuck(e, 40, 0, 2);
   look_at(e, base, 360); /* all 40 stuck: cut to 0 not stuck, at most halved */
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 20);
-  assert_u64_eq(s.stuck, 1);
+  assert_stuck(e, 20, 1, 40);
   release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
 
@@ -1695,10 +1689,7 @@ static void a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off(
   take_into(e, ps, 0, 40);
   assert_int_equal(ps[0].flags, 0);
   look_at(e, base, 5000);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 40);
-  assert_u64_eq(s.stuck, 0);
-  assert_u64_eq(s.stuck_calls, 0);
+  assert_stuck(e, 40, 0, 0);
   /* the first drop: floor(40 x 0.9) */
   release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 36);
