@@ -6,17 +6,9 @@ headers and links the installed shared libraries found through pkg-config
 recorded as an rpath, so the extension finds libbreakwater at run time
 without LD_LIBRARY_PATH.
 """
-import subprocess
-
-from cffi import FFI
+import breakwater_pkgconfig
 
 MODULES = ["breakwater", "breakwater-shm"]
-
-
-def _pkg(*args):
-    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
-                         capture_output=True, text=True).stdout
-    return out.split()
 
 
 CDEF = r"""
@@ -380,19 +372,12 @@ extern "Python" int _bw_py_reprocess(void *userdata,
                                      const bw_stored_item_t *item);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-ffibuilder.set_source(
-    "breakwater._bw",
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._bw",
     "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n"
     "#include <breakwater/pipeline.h>\n#include <breakwater/registry.h>\n"
     "#include <breakwater/event.h>\n#include <breakwater/store.h>\n",
-    include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
-    library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-    libraries=[f[2:] for f in _pkg("--libs-only-l")],
-    runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-    extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
-)
+    MODULES)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

@@ -5,25 +5,14 @@ installed ``libbreakwater_config`` found through pkg-config (module
 builds without the config component (it needs inih); setup.py adds it only
 when pkg-config finds the module, and ``Registry.load_file`` says so when
 it is missing."""
-import subprocess
-
-from cffi import FFI
+import breakwater_pkgconfig
 
 MODULES = ["breakwater-config"]
 
 
 def available():
     """True when pkg-config knows the breakwater-config module."""
-    try:
-        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
-    except OSError:
-        return False
-
-
-def _pkg(*args):
-    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
-                         capture_output=True, text=True).stdout
-    return out.split()
+    return breakwater_pkgconfig.available(MODULES)
 
 
 CDEF = r"""
@@ -56,18 +45,9 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
                           bw_config_reload_t *report, bw_config_diag_t *diag);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-if available():
-    ffibuilder.set_source(
-        "breakwater._config_c",
-        "#include <breakwater/config_file.h>\n",
-        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
-        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        libraries=[f[2:] for f in _pkg("--libs-only-l")],
-        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
-    )
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._config_c", "#include <breakwater/config_file.h>\n", MODULES,
+    optional=True)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

@@ -4,38 +4,20 @@
 ``breakwater-redis``). A separate extension so that the core binding builds
 without the Redis component; setup.py adds it only when pkg-config finds
 the module."""
-import subprocess
-
-from cffi import FFI
+import breakwater_pkgconfig
 
 MODULES = ["breakwater-redis"]
 
 
 def available():
     """True when pkg-config knows the breakwater-redis module."""
-    try:
-        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
-    except OSError:
-        return False
+    return breakwater_pkgconfig.available(MODULES)
 
 
-def _pkg(*args):
-    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
-                         capture_output=True, text=True).stdout
-    return out.split()
-
-
-CDEF = r"""
-typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
-typedef struct bw_sink_s bw_sink_t;
-typedef struct bw_clock_s bw_clock_t;
+CDEF = breakwater_pkgconfig.COMPONENT_CDEF + r"""
 void bw_free(void *ptr);
-#define BW_OK 0
-#define BW_E_INVAL ...
-#define BW_E_NOMEM ...
 #define BW_E_FULL ...
 #define BW_E_NOTFOUND ...
-#define BW_E_IO ...
 
 typedef struct { const char *host; int port; const char *username;
   const char *password; int db; bool tls; int64_t connect_timeout_ms;
@@ -68,18 +50,9 @@ void bw_redis_queue_stats(const bw_redis_queue_t *q,
 void bw_redis_queue_free(bw_redis_queue_t *q);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-if available():
-    ffibuilder.set_source(
-        "breakwater._redis_c",
-        "#include <breakwater/store_redis.h>\n",
-        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
-        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        libraries=[f[2:] for f in _pkg("--libs-only-l")],
-        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
-    )
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._redis_c", "#include <breakwater/store_redis.h>\n", MODULES,
+    optional=True)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

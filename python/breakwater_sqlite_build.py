@@ -6,35 +6,17 @@ extension so that the core binding builds without the SQLite component;
 setup.py adds it only when pkg-config finds the module. The queue it makes
 is used through the core's store interface (breakwater._bw): the pointers
 cross between the two extensions as addresses."""
-import subprocess
-
-from cffi import FFI
+import breakwater_pkgconfig
 
 MODULES = ["breakwater-sqlite"]
 
 
 def available():
     """True when pkg-config knows the breakwater-sqlite module."""
-    try:
-        return subprocess.run(["pkg-config", "--exists", *MODULES]).returncode == 0
-    except OSError:
-        return False
+    return breakwater_pkgconfig.available(MODULES)
 
 
-def _pkg(*args):
-    out = subprocess.run(["pkg-config", *args, *MODULES], check=True,
-                         capture_output=True, text=True).stdout
-    return out.split()
-
-
-CDEF = r"""
-typedef struct { int code; char field[48]; char message[208]; } bw_error_t;
-typedef struct bw_sink_s bw_sink_t;
-typedef struct bw_clock_s bw_clock_t;
-#define BW_OK 0
-#define BW_E_INVAL ...
-#define BW_E_NOMEM ...
-#define BW_E_IO ...
+CDEF = breakwater_pkgconfig.COMPONENT_CDEF + r"""
 typedef struct { const char *name; uint32_t max_size; double warn_threshold;
   double warn_rearm_threshold; uint32_t max_deliveries; uint32_t dlq_max;
   const bw_clock_t *clock; const bw_clock_t *wall_clock; bw_sink_t *sink; }
@@ -54,18 +36,9 @@ bw_queue_store_t *bw_sqlite_queue_new(bw_sqlite_t *db,
 void bw_queue_store_free(bw_queue_store_t *q);
 """
 
-ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
-if available():
-    ffibuilder.set_source(
-        "breakwater._sqlite_c",
-        "#include <breakwater/store_sqlite.h>\n",
-        include_dirs=[f[2:] for f in _pkg("--cflags-only-I")],
-        library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        libraries=[f[2:] for f in _pkg("--libs-only-l")],
-        runtime_library_dirs=[f[2:] for f in _pkg("--libs-only-L")],
-        extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
-    )
+ffibuilder = breakwater_pkgconfig.ffi_builder(
+    CDEF, "breakwater._sqlite_c", "#include <breakwater/store_sqlite.h>\n", MODULES,
+    optional=True)
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

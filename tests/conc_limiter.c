@@ -73,33 +73,66 @@ static void run_workers(bw_limiter_t *lim, bool near_limit, unsigned seed,
   }
 }
 
-static void held_slots_conserve(bw_limiter_algorithm_t alg) {
-  bw_limiter_config_t cfg;
-  bw_limiter_config_init(&cfg);
-  cfg.algorithm = alg;
-  cfg.initial_limit = 16;
-  cfg.max_limit = 64;
-  cfg.clock = &ticking;
-  cfg.timeout_hold_ratio = 0.5;
-  bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
-  assert_non_null(lim);
-  uint64_t admitted, timed_out;
-  run_workers(lim, false, 7919u, &admitted, &timed_out);
-  bw_limiter_stats_t s;
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.admitted, admitted);
-  assert_u64_eq(s.successes + s.drops + s.ignored, admitted);
-  assert_u64_eq(s.timed_out, timed_out);
-  assert_true(s.limit >= cfg.min_limit && s.limit <= cfg.max_limit);
-  /* Every hold has ended long ago (the clock moved 1 us per read); one
-   * acquire frees what is left, and its release leaves nothing. */
-  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
+/* The limiters the workers run on: `alg` on the ticking clock, starting at
+ * `initial`, at most 64. */
+static void ticking_config(bw_limiter_config_t *cfg, bw_limiter_algorithm_t alg,
+                           uint32_t initial) {
+  bw_limiter_config_init(cfg);
+  cfg->algorithm = alg;
+  cfg->initial_limit = initial;
+  cfg->max_limit = 64;
+  cfg->clock = &ticking;
+}
+
+/* With the threads gone, the clock an hour on (past every hold and every
+ * stuck threshold): one acquire, admitted. */
+static bw_permit_t take_an_hour_later(bw_limiter_t *lim) {
   bw_permit_t p;
+  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
   assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
-  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  return p;
+}
+
+/* The end of a conservation run: p, the one permit left, released leaves
+ * nothing held and nothing in flight. */
+static void last_release_leaves_nothing(bw_limiter_t *lim, bw_permit_t *p) {
+  bw_limiter_stats_t s;
+  assert_status(bw_limiter_release(lim, p, BW_LIMIT_IGNORED), BW_OK);
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.held, 0);
   assert_u64_eq(s.in_flight, 0);
+}
+
+/* The workers' run on lim (any of the four outcomes) and the law every
+ * run keeps: each admitted permit released once (admitted = successes +
+ * drops + ignored), the TIMED_OUT releases counted, the limit inside
+ * [min_limit, max_limit]. Returns the limiter's stats after the run. */
+static bw_limiter_stats_t run_and_conserve(bw_limiter_t *lim,
+                                           const bw_limiter_config_t *cfg,
+                                           unsigned seed, uint64_t *admitted) {
+  uint64_t timed_out;
+  bw_limiter_stats_t s;
+  run_workers(lim, false, seed, admitted, &timed_out);
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.admitted, *admitted);
+  assert_u64_eq(s.successes + s.drops + s.ignored, *admitted);
+  assert_u64_eq(s.timed_out, timed_out);
+  assert_true(s.limit >= cfg->min_limit && s.limit <= cfg->max_limit);
+  return s;
+}
+
+static void held_slots_conserve(bw_limiter_algorithm_t alg) {
+  bw_limiter_config_t cfg;
+  ticking_config(&cfg, alg, 16);
+  cfg.timeout_hold_ratio = 0.5;
+  bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
+  assert_non_null(lim);
+  uint64_t admitted;
+  run_and_conserve(lim, &cfg, 7919u, &admitted);
+  /* Every hold has ended long ago (the clock moved 1 us per read); one
+   * acquire frees what is left, and its release leaves nothing. */
+  bw_permit_t p = take_an_hour_later(lim);
+  last_release_leaves_nothing(lim, &p);
   bw_limiter_free(lim);
 }
 
@@ -126,34 +159,20 @@ static void vegas_held_slots_conserve(void **state) {
  * 0), nothing is in flight, and every permit was released once. */
 static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
-  bw_limiter_config_init(&cfg);
-  cfg.algorithm = alg;
-  cfg.initial_limit = 16;
-  cfg.max_limit = 64;
-  cfg.clock = &ticking;
+  ticking_config(&cfg, alg, 16);
   cfg.stuck_ratio = 1.0;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
-  uint64_t admitted, timed_out;
-  run_workers(lim, false, 104729u, &admitted, &timed_out);
-  bw_limiter_stats_t s;
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.admitted, admitted);
-  assert_u64_eq(s.successes + s.drops + s.ignored, admitted);
-  assert_true(s.limit >= cfg.min_limit && s.limit <= cfg.max_limit);
+  uint64_t admitted;
+  bw_limiter_stats_t s = run_and_conserve(lim, &cfg, 104729u, &admitted);
   print_message("%s: %llu admitted, %llu stuck events\n",
                 bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
                 (unsigned long long)s.stuck);
-  atomic_fetch_add(&g_now, INT64_C(3600) * BW_NS_PER_S);
-  bw_permit_t p;
-  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  bw_permit_t p = take_an_hour_later(lim);
   assert_int_equal(p.flags, BW_PERMIT_FLAG_AGED); /* the ring is running */
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.stuck_calls, 0);
-  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
-  bw_limiter_stats(lim, &s);
-  assert_u64_eq(s.held, 0);
-  assert_u64_eq(s.in_flight, 0);
+  last_release_leaves_nothing(lim, &p);
   bw_limiter_free(lim);
 }
 
@@ -178,12 +197,8 @@ static void vegas_stuck_calls_conserve(void **state) {
  * the estimate moves on successes and on drops (one in 8), in races. */
 static void estimate_and_limit_agree(bw_limiter_algorithm_t alg) {
   bw_limiter_config_t cfg;
-  bw_limiter_config_init(&cfg);
-  cfg.algorithm = alg;
-  cfg.initial_limit = 4;
+  ticking_config(&cfg, alg, 4);
   cfg.min_limit = 1;
-  cfg.max_limit = 64;
-  cfg.clock = &ticking;
   bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
   assert_non_null(lim);
   uint64_t admitted, timed_out;

@@ -575,6 +575,29 @@ static void write_file(const char *path, const char *text) {
   fclose(fp);
 }
 
+/* The reload tests' start: `text` written to `path` and loaded into the
+ * fixture's registry, with `opt` (no environment overrides) for the
+ * reloads that follow. */
+static void load_written(fixture_t *fx, const char *path, const char *text,
+                         bw_config_file_options_t *opt) {
+  bw_config_diag_t d;
+  bw_config_file_options_init(opt);
+  opt->env_prefix = NULL;
+  write_file(path, text);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, opt, &d), BW_OK);
+}
+
+/* The configuration the registry's live breaker `name` runs with now. */
+static bw_breaker_config_t live_breaker_config(fixture_t *fx,
+                                               const char *name) {
+  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, name);
+  bw_breaker_config_t c;
+  assert_non_null(b);
+  bw_breaker_config_of(b, &c);
+  bw_registry_put(fx->reg, b);
+  return c;
+}
+
 #define RELOAD_V1                                                  \
   "[breaker.payment_api]\nfailure_threshold = 3\nbreak_ms = 60s\n" \
   "success_threshold = 3\n"                                        \
@@ -592,10 +615,7 @@ static void reload_applies_thresholds_and_reports_the_rest(void **state) {
   bw_config_file_options_t opt;
   bw_config_diag_t d;
   bw_config_reload_t r;
-  bw_config_file_options_init(&opt);
-  opt.env_prefix = NULL;
-  write_file(path, RELOAD_V1);
-  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  load_written(fx, path, RELOAD_V1, &opt);
   bw_pipeline_t *old = bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL);
   write_file(path,
              "[breaker.payment_api]\nfailure_threshold = 5\nbreak_ms = 90s\n"
@@ -660,10 +680,7 @@ static void reload_of_a_bad_file_changes_nothing(void **state) {
   bw_config_file_options_t opt;
   bw_config_diag_t d;
   bw_config_reload_t r;
-  bw_config_file_options_init(&opt);
-  opt.env_prefix = NULL;
-  write_file(path, RELOAD_V1);
-  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  load_written(fx, path, RELOAD_V1, &opt);
   write_file(path,
              "[breaker.payment_api]\nfailure_threshold = 10\n"
              "[retry.new_one]\n"
@@ -676,11 +693,8 @@ static void reload_of_a_bad_file_changes_nothing(void **state) {
   assert_null(r.report);
   assert_u64_eq(r.applied + r.created + r.kept + r.not_applied, 0);
   assert_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "new_one"));
-  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payment_api");
-  bw_breaker_config_t c;
-  bw_breaker_config_of(b, &c);
+  bw_breaker_config_t c = live_breaker_config(fx, "payment_api");
   assert_u64_eq(c.failure_threshold, 3);
-  bw_registry_put(fx->reg, b);
   remove(path);
 }
 
@@ -692,12 +706,10 @@ static void reload_applies_a_breaker_whole_or_not_at_all(void **state) {
   bw_config_file_options_t opt;
   bw_config_diag_t d;
   bw_config_reload_t r;
-  bw_config_file_options_init(&opt);
-  opt.env_prefix = NULL;
-  write_file(path,
-             "[breaker.x]\ntrip_rule = count_window\nwindow_size = 10\n"
-             "minimum_calls = 5\n");
-  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  load_written(fx, path,
+               "[breaker.x]\ntrip_rule = count_window\nwindow_size = 10\n"
+               "minimum_calls = 5\n",
+               &opt);
   write_file(path,
              "[breaker.x]\ntrip_rule = count_window\n"
              "window_size = 100\nminimum_calls = 50\n"
@@ -716,12 +728,9 @@ static void reload_applies_a_breaker_whole_or_not_at_all(void **state) {
   assert_u64_eq(r.applied, 0);
   assert_u64_eq(r.not_applied, 3);
   bw_config_reload_clear(&r);
-  bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "x");
-  bw_breaker_config_t c;
-  bw_breaker_config_of(b, &c);
+  bw_breaker_config_t c = live_breaker_config(fx, "x");
   assert_dbl_eq(c.failure_ratio, 0.5, 0);
   assert_u64_eq(c.minimum_calls, 5);
-  bw_registry_put(fx->reg, b);
   remove(path);
 }
 

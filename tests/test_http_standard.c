@@ -83,6 +83,14 @@ static void config_init_fills_documented_defaults(void **state) {
   assert_status(bw_http_standard_config_validate(&c, NULL), BW_OK);
 }
 
+/* validate refuses c, naming `field`. */
+static void expect_refused(const bw_http_standard_config_t *c,
+                           const char *field) {
+  bw_error_t err;
+  assert_status(bw_http_standard_config_validate(c, &err), BW_E_INVAL);
+  assert_string_equal(err.field, field);
+}
+
 static void a_bad_part_is_refused_naming_the_part_and_field(void **state) {
   bw_http_standard_config_t c;
   bw_error_t err;
@@ -96,28 +104,22 @@ static void a_bad_part_is_refused_naming_the_part_and_field(void **state) {
   assert_contains(err.message, "failure_ratio");
   bw_http_standard_config_init(&c);
   c.retry.base_ms = -1;
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "retry.base_ms");
+  expect_refused(&c, "retry.base_ms");
   bw_http_standard_config_init(&c);
   c.limiter.max_limit = 0;
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "limiter.max_limit");
+  expect_refused(&c, "limiter.max_limit");
   bw_http_standard_config_init(&c);
   c.budget.budget_percent = 101;
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "budget.budget_percent");
+  expect_refused(&c, "budget.budget_percent");
   bw_http_standard_config_init(&c);
   c.deadline_ms = -1;
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "deadline_ms");
+  expect_refused(&c, "deadline_ms");
   bw_http_standard_config_init(&c);
   c.attempt_timeout_ms = -5;
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "attempt_timeout_ms");
+  expect_refused(&c, "attempt_timeout_ms");
   bw_http_standard_config_init(&c);
   c.limit_wait_ms = -1;
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "limit_wait_ms");
+  expect_refused(&c, "limit_wait_ms");
   bw_http_standard_config_init(&c);
   c.use_retry = false;
   assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
@@ -125,8 +127,7 @@ static void a_bad_part_is_refused_naming_the_part_and_field(void **state) {
   assert_contains(err.message, "use_budget needs use_retry");
   bw_http_standard_config_init(&c);
   c.name = "";
-  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
-  assert_string_equal(err.field, "name");
+  expect_refused(&c, "name");
 }
 
 /* Deadline outermost, limit outside the breaker, breaker outside the

@@ -1633,6 +1633,19 @@ static void an_untimed_growth_step_sees_the_memory_run_out(void **state) {
 
 /* ==== stuck calls at any level (stuck_ratio; limiter.h) ================= */
 
+/* ps[from, to) taken now (each admitted). */
+static void take_into(env_t *e, bw_permit_t *ps, int from, int to) {
+  for (int i = from; i < to; i++)
+    ps[i] = take(e->lim);
+}
+
+/* ps[0, n) released with outcome o (each accepted). */
+static void release_each(env_t *e, bw_permit_t *ps, int n,
+                         bw_limit_outcome_t o) {
+  for (int i = 0; i < n; i++)
+    assert_status(bw_limiter_release(e->lim, &ps[i], o), BW_OK);
+}
+
 /* A limiter with stuck_ratio 2 whose good RTT is 100 ms (so a call is
  * stuck once older than 200 ms) and whose proven level is 40 (no call at
  * or under it is a probe): a drop takes AIMD out of slow start (45 ->
@@ -1654,11 +1667,9 @@ static int64_t stuck_ready(env_t *e, double stuck_ratio) {
   step(e, 100, BW_LIMIT_DROPPED); /* floor(45 x 0.9) = 40 */
   step(e, 100, BW_LIMIT_SUCCESS); /* app-limited: 40 */
   base = bw_clock_now(e->clock);
-  for (int i = 0; i < 40; i++)
-    ps[i] = take(e->lim);
+  take_into(e, ps, 0, 40);
   bw_clock_manual_advance(e->clock, 100 * MS);
-  for (int i = 0; i < 40; i++)
-    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  release_each(e, ps, 40, BW_LIMIT_SUCCESS);
   assert_u64_eq(stats(e->lim).proven, 40);
   assert_u64_eq(bw_limiter_limit(e->lim), 40);
   return base;
@@ -1673,6 +1684,21 @@ static void refused(env_t *e) {
   assert_status(bw_limiter_try_acquire(e->lim, &p), BW_E_FULL);
 }
 
+/* The limit now, the stuck events so far, and the calls stuck now. */
+static void assert_stuck(env_t *e, uint64_t limit, uint64_t events,
+                         uint64_t calls) {
+  bw_limiter_stats_t s = stats(e->lim);
+  assert_u64_eq(s.limit, limit);
+  assert_u64_eq(s.stuck, events);
+  assert_u64_eq(s.stuck_calls, calls);
+}
+
+/* A look at base + ms: an acquire there, refused (it scans the ring). */
+static void look_at(env_t *e, int64_t base, int64_t ms) {
+  at(e, base, ms);
+  refused(e);
+}
+
 /* The dependency stops answering a batch of calls at a level the limiter
  * has proven (no probe covers it). Each call is stuck once older than 200
  * ms, to within the bucket it was admitted in; the first batch admitted
@@ -1684,61 +1710,41 @@ static void refused(env_t *e) {
 static void stuck_calls_at_any_level_cut_the_limit(void **state) {
   env_t *e = *state;
   bw_permit_t ps[40], qs[20];
-  bw_limiter_stats_t s;
   int64_t base = stuck_ready(e, 2.0);
   /* Ring time (ms since its start) -> bucket: 100 -> 11, 150 -> 17,
    * 200 -> 23. */
   at(e, base, 100);
-  for (int i = 0; i < 10; i++)
-    ps[i] = take(e->lim);
+  take_into(e, ps, 0, 10);
   at(e, base, 150);
-  for (int i = 10; i < 30; i++)
-    ps[i] = take(e->lim);
+  take_into(e, ps, 10, 30);
   at(e, base, 200);
-  for (int i = 30; i < 40; i++)
-    ps[i] = take(e->lim);
+  take_into(e, ps, 30, 40);
   /* At 300 ms the bucket of 100 ms ends 200.66 ms ago: not yet stuck. */
-  at(e, base, 300);
-  refused(e);
+  look_at(e, base, 300);
   assert_u64_eq(bw_limiter_limit(e->lim), 40);
   assert_u64_eq(stats(e->lim).stuck_calls, 0);
   /* At 301 ms it is: 10 of 40 in flight are stuck (a batch: >= 1/16), so
    * the limit is cut to the 30 that are not. */
-  at(e, base, 301);
-  refused(e);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 30);
-  assert_u64_eq(s.stuck, 1);
-  assert_u64_eq(s.stuck_calls, 10);
-  assert_u64_eq(s.proven, 30);
+  look_at(e, base, 301);
+  assert_stuck(e, 30, 1, 10);
+  assert_u64_eq(stats(e->lim).proven, 30);
   /* At 360 ms the 20 of 150 ms are stuck too: 40 - 30 = 10 in flight are
    * not, but one event at most halves the limit it started from: 20. */
-  at(e, base, 360);
-  refused(e);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 20);
-  assert_u64_eq(s.stuck, 1); /* the same event, deeper */
-  assert_u64_eq(s.stuck_calls, 30);
+  look_at(e, base, 360);
+  /* the same event, deeper */
+  assert_stuck(e, 20, 1, 30);
   /* Their 429s come back: the same congestion, nothing more. */
-  for (int i = 0; i < 40; i++)
-    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_DROPPED), BW_OK);
+  release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
   /* A batch admitted after the cut (at 400 ms: bucket 47, stuck once
    * older than 602.65 ms) is a new event: 20 - 20 stuck, at most halved. */
   at(e, base, 400);
-  for (int i = 0; i < 20; i++)
-    qs[i] = take(e->lim);
-  at(e, base, 602);
-  refused(e);
+  take_into(e, qs, 0, 20);
+  look_at(e, base, 602);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
-  at(e, base, 603);
-  refused(e);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 10);
-  assert_u64_eq(s.stuck, 2);
-  assert_u64_eq(s.stuck_calls, 20);
-  for (int i = 0; i < 20; i++)
-    assert_status(bw_limiter_release(e->lim, &qs[i], BW_LIMIT_IGNORED), BW_OK);
+  look_at(e, base, 603);
+  assert_stuck(e, 10, 2, 20);
+  release_each(e, qs, 20, BW_LIMIT_IGNORED);
   /* Every counted call was taken out of the ring again. */
   at(e, base, 2000);
   qs[0] = take(e->lim);
@@ -1755,42 +1761,26 @@ static void a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off(
     void **state) {
   env_t *e = *state;
   bw_permit_t ps[40];
-  bw_limiter_stats_t s;
   int64_t base = stuck_ready(e, 2.0);
   at(e, base, 100);
-  for (int i = 0; i < 2; i++)
-    ps[i] = take(e->lim);
+  take_into(e, ps, 0, 2);
   at(e, base, 150);
-  for (int i = 2; i < 40; i++)
-    ps[i] = take(e->lim);
-  at(e, base, 301); /* 2 of 40 stuck: 2 x 16 < 40 */
-  refused(e);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 40);
-  assert_u64_eq(s.stuck, 0);
-  assert_u64_eq(s.stuck_calls, 2);
-  at(e, base, 360); /* all 40 stuck: cut to 0 not stuck, at most halved */
-  refused(e);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 20);
-  assert_u64_eq(s.stuck, 1);
-  for (int i = 0; i < 40; i++)
-    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_DROPPED), BW_OK);
+  take_into(e, ps, 2, 40);
+  look_at(e, base, 301); /* 2 of 40 stuck: 2 x 16 < 40 */
+  assert_stuck(e, 40, 0, 2);
+  look_at(e, base, 360); /* all 40 stuck: cut to 0 not stuck, at most halved */
+  assert_stuck(e, 20, 1, 40);
+  release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
 
   base = stuck_ready(e, 0.0);
   at(e, base, 100);
-  for (int i = 0; i < 40; i++)
-    ps[i] = take(e->lim);
+  take_into(e, ps, 0, 40);
   assert_int_equal(ps[0].flags, 0);
-  at(e, base, 5000);
-  refused(e);
-  s = stats(e->lim);
-  assert_u64_eq(s.limit, 40);
-  assert_u64_eq(s.stuck, 0);
-  assert_u64_eq(s.stuck_calls, 0);
-  for (int i = 0; i < 40; i++) /* the first drop: floor(40 x 0.9) */
-    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_DROPPED), BW_OK);
+  look_at(e, base, 5000);
+  assert_stuck(e, 40, 0, 0);
+  /* the first drop: floor(40 x 0.9) */
+  release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 36);
 }
 
@@ -1806,21 +1796,16 @@ static void the_threshold_follows_the_slowest_good_answer(void **state) {
   step(e, 190, BW_LIMIT_SUCCESS); /* ring time 100 -> 290 ms */
   /* bucket 34 (290 / 8.388608), stuck after 35 x 8.388608 + 380 =
    * 673.60 ms */
-  for (int i = 0; i < 40; i++)
-    ps[i] = take(e->lim);
-  at(e, base, 590); /* 300 ms out: stuck for a 2 x 111.25 ms threshold */
-  refused(e);
+  take_into(e, ps, 0, 40);
+  look_at(e, base, 590); /* 300 ms out: stuck for a 2 x 111.25 ms threshold */
   assert_u64_eq(bw_limiter_limit(e->lim), 40);
   assert_u64_eq(stats(e->lim).stuck_calls, 0);
-  at(e, base, 673);
-  refused(e);
+  look_at(e, base, 673);
   assert_u64_eq(bw_limiter_limit(e->lim), 40);
-  at(e, base, 674);
-  refused(e);
+  look_at(e, base, 674);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
   assert_u64_eq(stats(e->lim).stuck_calls, 40);
-  for (int i = 0; i < 40; i++)
-    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+  release_each(e, ps, 40, BW_LIMIT_IGNORED);
 }
 
 /* The good RTT that sets when a call is stuck leaves out the late answers
@@ -1836,16 +1821,12 @@ static void late_answers_do_not_raise_the_stuck_threshold(void **state) {
     step(e, 250, BW_LIMIT_SUCCESS);
   /* ring time now 1100 ms -> bucket 131; stuck once older than 200 ms:
    * after 132 x 8.388608 + 200 = 1307.30 ms */
-  for (int i = 0; i < 40; i++)
-    ps[i] = take(e->lim);
-  at(e, base, 1307);
-  refused(e);
+  take_into(e, ps, 0, 40);
+  look_at(e, base, 1307);
   assert_u64_eq(bw_limiter_limit(e->lim), 40);
-  at(e, base, 1308);
-  refused(e);
+  look_at(e, base, 1308);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
-  for (int i = 0; i < 40; i++)
-    assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_IGNORED), BW_OK);
+  release_each(e, ps, 40, BW_LIMIT_IGNORED);
 }
 
 /* The NULL policy: every verb answers BW_E_INVAL (or its documented

@@ -245,17 +245,42 @@ static int replay_fn(void *ud, const bw_stored_item_t *it) {
   return BW_OK;
 }
 
-/* A memory queue on clk (named, unless name is NULL). */
-static bw_queue_store_t *mem_queue_on(bw_clock_t *clk, const char *name) {
+/* A memory queue on clk (named, unless name is NULL; max_deliveries the
+ * default when 0). */
+static bw_queue_store_t *mem_queue_max(bw_clock_t *clk, const char *name,
+                                       uint32_t max_deliveries) {
   bw_queue_store_config_t qc;
   bw_error_t err;
   bw_queue_store_t *q;
   bw_queue_store_config_init(&qc);
   if (name != NULL) qc.name = name;
+  if (max_deliveries != 0) qc.max_deliveries = max_deliveries;
   qc.clock = clk;
   q = bw_mem_queue_new(&qc, &err);
   assert_non_null(q);
   return q;
+}
+
+/* A memory queue on clk (named, unless name is NULL). */
+static bw_queue_store_t *mem_queue_on(bw_clock_t *clk, const char *name) {
+  return mem_queue_max(clk, name, 0);
+}
+
+/* A breaker on clk (name may be NULL) that opens after `failures`
+ * failures in a row and stays open for break_ms. */
+static bw_breaker_t *breaker_on(bw_clock_t *clk, const char *name,
+                                uint32_t failures, int64_t break_ms) {
+  bw_breaker_config_t bc;
+  bw_error_t err;
+  bw_breaker_t *b;
+  bw_breaker_config_init(&bc);
+  if (name != NULL) bc.name = name;
+  bc.failure_threshold = failures;
+  bc.break_ms = break_ms;
+  bc.clock = clk;
+  b = bw_breaker_new(&bc, &err);
+  assert_non_null(b);
+  return b;
 }
 
 /* Defaults, replaying q's items into r, gated by breaker b (may be NULL). */
@@ -266,6 +291,15 @@ static void replay_config(bw_reprocessor_config_t *rc, bw_queue_store_t *q,
   rc->breaker = b;
   rc->fn = replay_fn;
   rc->userdata = r;
+}
+
+/* The reprocessor tests' end: what they made, freed (b may be NULL). */
+static void free_replay(bw_reprocessor_t *rp, bw_queue_store_t *q,
+                        bw_breaker_t *b, bw_clock_t *clk) {
+  bw_reprocessor_free(rp);
+  bw_queue_store_free(q);
+  bw_breaker_free(b);
+  bw_clock_free(clk);
 }
 
 /* A probe succeeds: the breaker closes. */
@@ -288,7 +322,6 @@ static void assert_replayed(const replay_t *r, const char *prefix, int n) {
 
 static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_breaker_config_t bc;
   bw_breaker_t *b;
   bw_queue_store_t *q;
   bw_reprocessor_config_t rc;
@@ -301,13 +334,8 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   char work[16];
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_breaker_config_init(&bc);
-  bc.name = "notificacoes";
-  bc.failure_threshold = 5; /* the article's fail_max */
-  bc.break_ms = 30000;      /* and reset_timeout */
-  bc.clock = clk;
-  b = bw_breaker_new(&bc, &err);
-  assert_non_null(b);
+  /* the article's fail_max and reset_timeout */
+  b = breaker_on(clk, "notificacoes", 5, 30000);
   q = mem_queue_on(clk, "notificacao_pendente");
   replay_config(&rc, q, b, &replay);
   rc.batch = 4;
@@ -372,10 +400,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
   assert_u64_eq(st.processed, 10);
   assert_u64_eq(st.failed, 0);
 
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_breaker_free(b);
-  bw_clock_free(clk);
+  free_replay(rp, q, b, clk);
 }
 
 /* The breaker opens on the step's first replay: the items after it are
@@ -383,9 +408,7 @@ static void parked_work_is_replayed_only_once_the_breaker_closes(void **state) {
  * max_deliveries 1 they would otherwise go to the DLQ untried. */
 static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_breaker_config_t bc;
   bw_breaker_t *b;
-  bw_queue_store_config_t qc;
   bw_queue_store_t *q;
   bw_reprocessor_config_t rc;
   bw_reprocessor_t *rp;
@@ -396,17 +419,8 @@ static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
   char work[16];
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_breaker_config_init(&bc);
-  bc.failure_threshold = 1;
-  bc.break_ms = 1000;
-  bc.clock = clk;
-  b = bw_breaker_new(&bc, &err);
-  assert_non_null(b);
-  bw_queue_store_config_init(&qc);
-  qc.max_deliveries = 1;
-  qc.clock = clk;
-  q = bw_mem_queue_new(&qc, &err);
-  assert_non_null(q);
+  b = breaker_on(clk, NULL, 1, 1000);
+  q = mem_queue_max(clk, NULL, 1);
   for (int i = 0; i < 4; i++) {
     snprintf(work, sizeof(work), "w%d", i);
     assert_status(bw_queue_store_enqueue(q, work, strlen(work), NULL), BW_OK);
@@ -437,10 +451,7 @@ static void items_the_breaker_refused_mid_step_wait_untried(void **state) {
   assert_u64_eq(st.backlog, 0);
   assert_u64_eq(st.dlq_depth, 1);
   assert_u64_eq(st.processed, 3);
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_breaker_free(b);
-  bw_clock_free(clk);
+  free_replay(rp, q, b, clk);
 }
 
 /* A handler that answers BW_E_OPEN ends the step: its item is handed back
@@ -477,9 +488,7 @@ static void a_refusing_handler_ends_the_step(void **state) {
   assert_string_equal(replay.seen[1], "a");
   assert_string_equal(replay.seen[2], "b");
   assert_string_equal(replay.seen[3], "c");
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_clock_free(clk);
+  free_replay(rp, q, NULL, clk);
 }
 
 static void failed_replays_are_retried_and_bad_ones_dead_lettered(
@@ -516,9 +525,7 @@ static void failed_replays_are_retried_and_bad_ones_dead_lettered(
   assert_status(bw_reprocessor_stats(rp, &st), BW_OK);
   assert_u64_eq(st.backlog, 0);
   assert_u64_eq(st.processed, 1);
-  bw_reprocessor_free(rp);
-  bw_queue_store_free(q);
-  bw_clock_free(clk);
+  free_replay(rp, q, NULL, clk);
 }
 
 /* The whole loop through a real pipeline: its fallback parks every failed
@@ -570,7 +577,6 @@ static void each_call_parks_its_own_work(void **state) {
 static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
     void **state) {
   bw_clock_t *clk = bw_clock_manual_new(BWT_T0_NS);
-  bw_breaker_config_t bc;
   bw_breaker_t *b;
   bw_queue_store_t *q;
   bw_pipeline_config_t pc;
@@ -585,11 +591,7 @@ static void a_pipeline_fallback_parks_and_the_reprocessor_replays(
   char work[16];
   (void)state;
   memset(&replay, 0, sizeof(replay));
-  bw_breaker_config_init(&bc);
-  bc.failure_threshold = 2;
-  bc.break_ms = 1000;
-  bc.clock = clk;
-  b = bw_breaker_new(&bc, &err);
+  b = breaker_on(clk, NULL, 2, 1000);
   q = mem_queue_on(clk, NULL);
   bw_pipeline_config_init(&pc);
   assert_status(bw_pipeline_add_breaker(&pc, b), BW_OK);

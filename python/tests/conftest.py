@@ -4,6 +4,35 @@ import uuid
 import pytest
 
 
+# Shared by test_retry.py and test_pipeline.py (`from conftest import ...`).
+class Transient(Exception):
+    """The retried kind of failure in the retry and pipeline tests."""
+
+
+class HTTPError(Exception):
+    """A status-carrying failure (a 4xx is permanent); `retry_after`, when
+    given, is the server's hint in seconds."""
+
+    def __init__(self, status, retry_after=None):
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        if retry_after is not None:
+            self.retry_after = retry_after
+
+
+def flaky(failures, exc=Transient):
+    """A callable that raises `exc` `failures` times, then returns "ok"."""
+    calls = []
+
+    def f():
+        calls.append(1)
+        if len(calls) <= failures:
+            raise exc() if isinstance(exc, type) else exc
+        return "ok"
+    f.calls = calls
+    return f
+
+
 @pytest.fixture
 def segment():
     """A fresh shared-memory segment name, removed afterwards."""

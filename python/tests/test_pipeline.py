@@ -7,30 +7,7 @@ import asyncio
 import pytest
 
 import breakwater as bw
-
-
-class Transient(Exception):
-    pass
-
-
-class HTTPError(Exception):
-    def __init__(self, status, retry_after=None):
-        super().__init__(f"HTTP {status}")
-        self.status = status
-        if retry_after is not None:
-            self.retry_after = retry_after
-
-
-def flaky(failures, exc=Transient):
-    calls = []
-
-    def f():
-        calls.append(1)
-        if len(calls) <= failures:
-            raise exc() if isinstance(exc, type) else exc
-        return "ok"
-    f.calls = calls
-    return f
+from conftest import HTTPError, Transient, flaky
 
 
 def stack(clock, threshold=2, attempts=3, **retry):

@@ -7,29 +7,7 @@ import time
 import pytest
 
 import breakwater as bw
-
-
-class Transient(Exception):
-    pass
-
-
-class HTTPError(Exception):
-    def __init__(self, status):
-        super().__init__(f"HTTP {status}")
-        self.status = status
-
-
-def flaky(failures, exc=Transient):
-    """A callable that raises `exc` `failures` times, then returns "ok"."""
-    calls = []
-
-    def f():
-        calls.append(1)
-        if len(calls) <= failures:
-            raise exc() if isinstance(exc, type) else exc
-        return "ok"
-    f.calls = calls
-    return f
+from conftest import HTTPError, Transient, flaky
 
 
 def test_transient_retried_until_success():

@@ -1086,6 +1086,38 @@ done:
   if (moved) bw__lim_changed(lim, old, next);
 }
 
+/* What both stuck paths (bw__lim_stuck, bw__lim_age_cut) ask of the
+ * algorithm, under the lock: a drop sample marked stuck, with `inflight`
+ * calls in flight at limit `old`, asking for a cut to `cut_to`. When the
+ * estimate falls, lim->est takes it and the new limit (its floor, not below
+ * min) is returned; otherwise `old`. The caller stores a changed limit and
+ * does its own bookkeeping. */
+static uint32_t bw__lim_stuck_cut(bw_limiter_t *lim, uint32_t old,
+                                  uint32_t inflight, double cut_to,
+                                  int64_t now) {
+  bw__lim_sample_t sm;
+  bool congestion = false;
+  uint32_t next = old;
+  double est;
+  memset(&sm, 0, sizeof sm);
+  sm.est = lim->est;
+  sm.limit = old;
+  sm.limit_then = old;
+  sm.inflight = inflight;
+  sm.drop = true;
+  sm.stuck = true;
+  sm.cut_to = cut_to;
+  sm.start_ns = BW_LIMITER_UNTIMED;
+  sm.now_ns = now;
+  est = lim->algo->update(lim->state, &sm, &congestion);
+  if (est < lim->est) {
+    next = (uint32_t)floor(est);
+    if (next < lim->min) next = lim->min;
+    lim->est = est;
+  }
+  return next;
+}
+
 /* A probe is stuck (bw__probe_stuck): the level it was admitted at is over
  * what the dependency serves at once, and every call admitted at that
  * level or above is stuck with it. Under the lock, if still so: the limit
@@ -1095,9 +1127,7 @@ done:
  * starts: the stuck calls' drops, seconds later, report this same event. */
 static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
   uint32_t gen, old, next, open;
-  bool moved = false, congestion = false;
-  bw__lim_sample_t sm;
-  double est;
+  bool moved = false;
   pthread_mutex_lock(&lim->lock);
   if (!bw__probe_stuck(lim, now)) {
     pthread_mutex_unlock(&lim->lock);
@@ -1116,26 +1146,12 @@ static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
                           memory_order_relaxed);
   }
   old = BW__LOAD(lim->limit);
-  memset(&sm, 0, sizeof sm);
-  sm.est = lim->est;
-  sm.limit = old;
-  sm.limit_then = old;
-  sm.inflight = open + 1u;
-  sm.drop = true;
-  sm.stuck = true;
-  sm.cut_to = (double)(open > lim->min ? open : lim->min);
-  sm.start_ns = BW_LIMITER_UNTIMED;
-  sm.now_ns = now;
-  est = lim->algo->update(lim->state, &sm, &congestion);
-  if (est < lim->est) {
-    next = (uint32_t)floor(est);
-    if (next < lim->min) next = lim->min;
-    lim->est = est;
-    if (next != old) {
-      moved = true;
-      bw__lower_u32(&lim->proven, next);
-      atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
-    }
+  next = bw__lim_stuck_cut(lim, old, open + 1u,
+                           (double)(open > lim->min ? open : lim->min), now);
+  if (next != old) {
+    moved = true;
+    bw__lower_u32(&lim->proven, next);
+    atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
   }
   pthread_mutex_unlock(&lim->lock);
   if (moved) bw__lim_changed(lim, old, next);
@@ -1154,9 +1170,7 @@ static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
                             uint64_t stuck, uint64_t fresh) {
   uint32_t gen, old, next = 0, floor_;
   uint64_t in, held, gone, target;
-  bool moved = false, congestion = false;
-  bw__lim_sample_t sm;
-  double est;
+  bool moved = false;
   pthread_mutex_lock(&lim->lock);
   old = BW__LOAD(lim->limit);
   in = BW__LOAD(lim->in_flight);
@@ -1184,26 +1198,11 @@ static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
   }
   if (target < floor_) target = floor_;
   if (target >= old) goto done;
-  memset(&sm, 0, sizeof sm);
-  sm.est = lim->est;
-  sm.limit = old;
-  sm.limit_then = old;
-  sm.inflight = old;
-  sm.drop = true;
-  sm.stuck = true;
-  sm.cut_to = (double)target;
-  sm.start_ns = BW_LIMITER_UNTIMED;
-  sm.now_ns = now;
-  est = lim->algo->update(lim->state, &sm, &congestion);
-  if (est < lim->est) {
-    next = (uint32_t)floor(est);
-    if (next < lim->min) next = lim->min;
-    lim->est = est;
-    if (next != old) {
-      moved = true;
-      bw__guard_decreased(lim, next);
-      atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
-    }
+  next = bw__lim_stuck_cut(lim, old, old, (double)target, now);
+  if (next != old) {
+    moved = true;
+    bw__guard_decreased(lim, next);
+    atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
   }
 done:
   pthread_mutex_unlock(&lim->lock);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "breakwater/sim.h"
+#include "sim_internal.h"
 #include "breakwater/ext.h"
 
 typedef struct sim_req_s sim_req_t;
@@ -508,22 +509,9 @@ int bw_sim_client_error(const bw_sim_client_t *c) {
   return c != NULL ? c->error : BW_E_INVAL;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Nearest rank: the smallest value with at least pct% of values <= it. */
-static int64_t percentile(const int64_t *v, uint64_t n, unsigned pct) {
-  uint64_t rank;
-  if (n == 0) return 0;
-  rank = (pct * n + 99) / 100;
-  if (rank < 1) rank = 1;
-  return v[rank - 1];
-}
-
 int bw_sim_client_results(bw_sim_client_t *c, bw_sim_results_t *out) {
   bw_sim_partner_stats_t ps;
+  bw__sim_latency_t lat;
   if (c == NULL || out == NULL) return BW_E_INVAL;
   memset(out, 0, sizeof(*out));
   *out = c->r;
@@ -531,11 +519,11 @@ int bw_sim_client_results(bw_sim_client_t *c, bw_sim_results_t *out) {
   out->partner_received = ps.received;
   out->partner_max_in_flight = ps.max_in_flight;
   out->completion_ns = c->r.completed > 0 ? c->last_end_ns - c->start_ns : 0;
-  qsort(c->lat, (size_t)c->nlat, sizeof(int64_t), cmp_i64);
-  out->latency_p50_ns = percentile(c->lat, c->nlat, 50);
-  out->latency_p95_ns = percentile(c->lat, c->nlat, 95);
-  out->latency_p99_ns = percentile(c->lat, c->nlat, 99);
-  out->latency_max_ns = c->nlat > 0 ? c->lat[c->nlat - 1] : 0;
+  lat = bw__sim_latency_summary(c->lat, c->nlat);
+  out->latency_p50_ns = lat.p50_ns;
+  out->latency_p95_ns = lat.p95_ns;
+  out->latency_p99_ns = lat.p99_ns;
+  out->latency_max_ns = lat.max_ns;
   out->events = c->started ? bw_sim_fired(c->sim) - c->fired_at_start : 0;
   return BW_OK;
 }

@@ -14,6 +14,7 @@
 #include "breakwater/ext.h"
 #include "breakwater/hedge.h"
 #include "breakwater/sim.h"
+#include "sim_internal.h"
 
 #define MAX_COPIES (1u + BW_HEDGE_MAX_HEDGES)
 
@@ -212,19 +213,6 @@ static void arrival(bw_sim_t *sim, void *user) {
   }
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-static int64_t percentile(const int64_t *v, uint64_t n, unsigned pct) {
-  uint64_t rank;
-  if (n == 0) return 0;
-  rank = (pct * n + 99) / 100;
-  if (rank < 1) rank = 1;
-  return v[rank - 1];
-}
-
 static int validate(const bw_sim_hedge_config_t *cfg, bw_error_t *err) {
   if (cfg->requests < 1 || cfg->requests > BW_SIM_MAX_REQUESTS)
     return bw_error_set(err, BW_E_INVAL, "requests",
@@ -246,6 +234,7 @@ int bw_sim_hedge_run(bw_sim_t *sim, bw_sim_partner_t *partner,
                      bw_sim_hedge_results_t *out, bw_error_t *err) {
   hrun_t h;
   bw_sim_partner_stats_t ps0, ps;
+  bw__sim_latency_t lat;
   int rc;
   bw_error_clear(err);
   if (sim == NULL || partner == NULL || cfg == NULL || out == NULL)
@@ -281,11 +270,11 @@ int bw_sim_hedge_run(bw_sim_t *sim, bw_sim_partner_t *partner,
   *out = h.r;
   bw_sim_partner_stats(partner, &ps);
   out->partner_tail = ps.tail - ps0.tail;
-  qsort(h.lat, (size_t)h.nlat, sizeof(int64_t), cmp_i64);
-  out->latency_p50_ns = percentile(h.lat, h.nlat, 50);
-  out->latency_p95_ns = percentile(h.lat, h.nlat, 95);
-  out->latency_p99_ns = percentile(h.lat, h.nlat, 99);
-  out->latency_max_ns = h.nlat > 0 ? h.lat[h.nlat - 1] : 0;
+  lat = bw__sim_latency_summary(h.lat, h.nlat);
+  out->latency_p50_ns = lat.p50_ns;
+  out->latency_p95_ns = lat.p95_ns;
+  out->latency_p99_ns = lat.p99_ns;
+  out->latency_max_ns = lat.max_ns;
 out:
   bw_free(h.reqs);
   bw_free(h.lat);

@@ -3,9 +3,9 @@ sans-I/O state machine (bw_pipeline_t, docs/pipeline.md)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
-import time
 from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Iterator,
                     List, Optional, Sequence, Tuple, TypeVar)
 
@@ -19,7 +19,7 @@ from ._guard import Classifier, check_classifier, matches
 from ._policies import (Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker, _BreakerBase)
 from ._parking import Parked, ParkingLot
-from ._retry import Retry
+from ._retry import Retry, wait_ms, wait_ms_async
 from .events import Sink, sink_ptr
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,6 +100,30 @@ class _Run:
     def cancel(self) -> None:
         lib.bw_pipeline_cancel(self.c)
 
+    @contextlib.contextmanager
+    def cancelled_if_interrupted(self) -> Iterator[None]:
+        """Around a wait between attempts (either call loop): whatever it
+        raises (a KeyboardInterrupt, a cancelled task) cancels the call
+        before it propagates."""
+        try:
+            yield
+        except BaseException:
+            self.cancel()
+            raise
+
+    def bad_step(self) -> RuntimeError:
+        """A step this driver does not know (a driver bug, never silently a
+        success): the call is cancelled and the error to raise returned."""
+        self.cancel()
+        return RuntimeError(f"pipeline '{self.pl.name}': step {self.step}")
+
+    def raise_failure(self) -> None:
+        """The iterators' end: a call that ended outside an attempt's exit
+        (refused at the start, or at a resume: a deadline or a breaker
+        between attempts) raises its failure here."""
+        if self.c.failure != lib.BW_FAILURE_NONE:
+            raise self.failure()
+
     def attempt_deadline(self) -> Optional[float]:
         """The attempt's time limit in seconds, or None."""
         ms = self.c.attempt_timeout_ms
@@ -151,6 +175,12 @@ class PipelineAttempt:
     def timeout(self) -> Optional[float]:
         """This attempt's time limit in seconds, or None."""
         return self._run.attempt_deadline()
+
+    def _require_used(self) -> None:
+        """The iterators, after yielding this attempt: one not used as
+        ``with attempt:`` reported nothing, and the call cannot go on."""
+        if not self._reported:
+            raise RuntimeError("each pipeline attempt must be used as `with attempt:`")
 
     def __enter__(self) -> "PipelineAttempt":
         return self
@@ -415,23 +445,10 @@ class Pipeline:
 
     # ---- waits --------------------------------------------------------------
     def _wait_sync(self, ms: int) -> None:
-        if self._sleep is not None:
-            self._sleep(ms / 1000.0)
-        elif self._clock.is_manual:
-            self._clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
-        else:
-            time.sleep(ms / 1000.0)
+        wait_ms(self._sleep, self._clock, ms)
 
     async def _wait_async(self, ms: int) -> None:
-        if self._sleep is not None:
-            res = self._sleep(ms / 1000.0)
-            if inspect.isawaitable(res):
-                await res
-        elif self._clock.is_manual:
-            self._clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
-            await asyncio.sleep(0)
-        else:
-            await asyncio.sleep(ms / 1000.0)
+        await wait_ms_async(self._sleep, self._clock, ms)
 
     # ---- calls ----------------------------------------------------------------
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -462,17 +479,13 @@ class Pipeline:
                     raise
                 run.ok()
             elif step == _WAIT:
-                try:
+                with run.cancelled_if_interrupted():
                     self._wait_sync(run.c.delay_ms)
-                except BaseException:
-                    run.cancel()
-                    raise
                 run.resume()
             elif step == _DONE:
                 break
-            else:  # pragma: no cover - a driver bug, never silently a success
-                run.cancel()
-                raise RuntimeError(f"pipeline '{self.name}': step {step}")
+            else:  # pragma: no cover - a driver bug
+                raise run.bad_step()
         if run.c.failure == lib.BW_FAILURE_NONE:
             return result
         return self._give_up(run, park)
@@ -508,17 +521,13 @@ class Pipeline:
                     raise
                 run.ok()
             elif step == _WAIT:
-                try:
+                with run.cancelled_if_interrupted():
                     await self._wait_async(run.c.delay_ms)
-                except BaseException:
-                    run.cancel()
-                    raise
                 run.resume()
             elif step == _DONE:
                 break
-            else:  # pragma: no cover - a driver bug, never silently a success
-                run.cancel()
-                raise RuntimeError(f"pipeline '{self.name}': step {step}")
+            else:  # pragma: no cover - a driver bug
+                raise run.bad_step()
         if run.c.failure == lib.BW_FAILURE_NONE:
             return result
         out = self._give_up(run, park)
@@ -539,15 +548,11 @@ class Pipeline:
                     continue
                 attempt = PipelineAttempt(run)
                 yield attempt
-                if not attempt._reported:
-                    raise RuntimeError("each pipeline attempt must be used as `with attempt:`")
+                attempt._require_used()
         except GeneratorExit:
             run.cancel()
             raise
-        # Ended outside an attempt's exit (refused at the start, or at a
-        # resume: a deadline or a breaker between attempts): raise here.
-        if run.c.failure != lib.BW_FAILURE_NONE:
-            raise run.failure()
+        run.raise_failure()
 
     async def __aiter__(self) -> AsyncIterator[PipelineAttempt]:
         """``async for attempt in pipeline: with attempt: ...`` — waits are
@@ -561,15 +566,11 @@ class Pipeline:
                     continue
                 attempt = PipelineAttempt(run)
                 yield attempt
-                if not attempt._reported:
-                    raise RuntimeError("each pipeline attempt must be used as `with attempt:`")
+                attempt._require_used()
         except GeneratorExit:
             run.cancel()
             raise
-        # Ended outside an attempt's exit (refused at the start, or at a
-        # resume: a deadline or a breaker between attempts): raise here.
-        if run.c.failure != lib.BW_FAILURE_NONE:
-            raise run.failure()
+        run.raise_failure()
 
     def __call__(self, fn: F) -> F:
         """Decorates a function or a coroutine function."""

@@ -100,29 +100,10 @@ class _BreakerBase(Guard):
                 return failure
             return failure if code == lib.BW_TIMED_OUT else code
 
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def awrapper(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    p = pool.pop()
-                except IndexError:
-                    p = new("bw_permit_t *")
-                if acq(ptr, p) != ok:
-                    pool.append(p)
-                    raise self._open()
-                try:
-                    result = await fn(*args, **kwargs)
-                except BaseException as exc:
-                    rel(ptr, p, outcome(exc))
-                    pool.append(p)
-                    raise
-                rel(ptr, p, success)
-                pool.append(p)
-                return result
-            return awrapper  # type: ignore[return-value]
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # What the sync and the async wrapper share: a permit from the pool
+        # (or a new one) admitted, or BreakerOpen; an outcome reported and
+        # the permit back in the pool.
+        def admit() -> Any:
             try:
                 p = pool.pop()
             except IndexError:
@@ -130,14 +111,34 @@ class _BreakerBase(Guard):
             if acq(ptr, p) != ok:
                 pool.append(p)
                 raise self._open()
+            return p
+
+        def settle(p: Any, code: int) -> None:
+            rel(ptr, p, code)
+            pool.append(p)
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                p = admit()
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as exc:
+                    settle(p, outcome(exc))
+                    raise
+                settle(p, success)
+                return result
+            return awrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            p = admit()
             try:
                 result = fn(*args, **kwargs)
             except BaseException as exc:
-                rel(ptr, p, outcome(exc))
-                pool.append(p)
+                settle(p, outcome(exc))
                 raise
-            rel(ptr, p, success)
-            pool.append(p)
+            settle(p, success)
             return result
         return wrapper  # type: ignore[return-value]
 

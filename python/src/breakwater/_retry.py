@@ -20,6 +20,33 @@ from .events import Sink, sink_ptr
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def wait_ms(sleep: Optional[Callable[[float], Any]], clock: Clock, ms: int) -> None:
+    """The wait between two attempts (Retry and Pipeline): the user's sleep
+    when given, else a manual clock moved on, else time.sleep."""
+    if sleep is not None:
+        sleep(ms / 1000.0)
+    elif clock.is_manual:
+        clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
+    else:
+        time.sleep(ms / 1000.0)
+
+
+async def wait_ms_async(sleep: Optional[Callable[[float], Any]], clock: Clock,
+                        ms: int) -> None:
+    """wait_ms for a coroutine: the user's sleep is awaited when it returns
+    an awaitable, a manual clock yields to the loop once, and otherwise
+    asyncio.sleep, never blocking the loop."""
+    if sleep is not None:
+        res = sleep(ms / 1000.0)
+        if inspect.isawaitable(res):
+            await res
+    elif clock.is_manual:
+        clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
+        await asyncio.sleep(0)
+    else:
+        await asyncio.sleep(ms / 1000.0)
+
+
 class Attempt:
     """One attempt of a retried block: ``with attempt:``. Its ``__exit__``
     reports the outcome to the iterator; an exception that will be retried
@@ -167,23 +194,10 @@ class Retry:
 
     # ---- waiting ------------------------------------------------------------
     def _wait_sync(self, ms: int) -> None:
-        if self._sleep is not None:
-            self._sleep(ms / 1000.0)
-        elif self.clock.is_manual:
-            self.clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
-        else:
-            time.sleep(ms / 1000.0)
+        wait_ms(self._sleep, self.clock, ms)
 
     async def _wait_async(self, ms: int) -> None:
-        if self._sleep is not None:
-            res = self._sleep(ms / 1000.0)
-            if inspect.isawaitable(res):
-                await res
-        elif self.clock.is_manual:
-            self.clock.advance(ms / 1000.0)  # type: ignore[attr-defined]
-            await asyncio.sleep(0)
-        else:
-            await asyncio.sleep(ms / 1000.0)
+        await wait_ms_async(self._sleep, self.clock, ms)
 
     # ---- tenacity's loop ----------------------------------------------------
     def __iter__(self) -> Iterator[Attempt]:
