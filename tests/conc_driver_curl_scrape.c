@@ -13,6 +13,7 @@
  *              network calls and successes, and the server saw REQUESTS
  *              requests. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include <event2/event.h>
@@ -98,6 +99,12 @@ static void test_scrape_while_the_loop_runs(void **state) {
   sh.reg = bw_registry_new(NULL, &err);
   assert_status(bw_curl_put_registry(sh.reg, "loop", h, &err), BW_OK);
   assert_int_equal(pthread_create(&th, NULL, scraper, &sh), 0);
+  /* The scraper is running before the first request: otherwise, on a
+   * loaded machine, the requests could all be done before it is scheduled
+   * and it would read nothing while the loop runs. */
+  for (i = 0; i < 10000000 && atomic_load(&sh.scrapes) == 0; i++)
+    sched_yield();
+  assert_true(atomic_load(&sh.scrapes) > 0);
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/ok", srv.port);
   for (i = 0; i < REQUESTS; i++) {
     bw_curl_request_t req;
