@@ -583,9 +583,10 @@ static void write_file(const char *path, const char *text) {
   "[pipeline.payment_api]\nstrategies = bulkhead.payment_agent, "  \
   "retry.payment_api, breaker.payment_api\n"
 
-/* Loosening a breaker by editing the file: thresholds applied live,
- * fields fixed at creation reported, other kinds kept, new sections made
- * (a new pipeline may stack a live breaker). */
+/* Loosening a breaker by editing the file: thresholds applied live, a
+ * bulkhead's max_concurrent too, fields fixed at creation reported, kinds
+ * without live setters kept, new sections made (a new pipeline may stack a
+ * live breaker). */
 static void reload_applies_thresholds_and_reports_the_rest(void **state) {
   fixture_t *fx = *state;
   const char *path = "test_config_file_reload.ini";
@@ -619,15 +620,14 @@ static void reload_applies_thresholds_and_reports_the_rest(void **state) {
       "breaker.payment_api.failure_threshold: 3 -> 5: applied\n"
       "breaker.payment_api.minimum_calls: 20 -> 10: applied\n"
       "breaker.payment_api.break_ms: 60000 -> 90000: applied\n"
-      "bulkhead.payment_agent: kept as made: a live bulkhead is not "
-      "reconfigured (restart to apply a change)\n"
+      "bulkhead.payment_agent.max_concurrent: 5 -> 8: applied\n"
       "pipeline.payment_api: kept as made: a live pipeline is not "
       "reconfigured (restart to apply a change)\n"
       "pipeline.geo_api: created\n");
   assert_u64_eq(r.created, 2);
-  assert_u64_eq(r.applied, 3);
+  assert_u64_eq(r.applied, 4);
   assert_u64_eq(r.not_applied, 1);
-  assert_u64_eq(r.kept, 3);
+  assert_u64_eq(r.kept, 2);
   bw_config_reload_clear(&r);
   assert_null(r.report);
   /* The live breaker now takes 5 failures in a row and breaks for 90 s. */
@@ -644,6 +644,12 @@ static void reload_applies_thresholds_and_reports_the_rest(void **state) {
   assert_ptr_equal(bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL),
                    old);
   assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "geo_api"));
+  {
+    bw_bulkhead_stats_t st;
+    bw_bulkhead_stats(
+        bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "payment_agent"), &st);
+    assert_u64_eq(st.max_concurrent, 8);
+  }
   /* The same file again: nothing more to apply. */
   assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
   assert_u64_eq(r.created, 0);
@@ -681,6 +687,112 @@ static void reload_of_a_bad_file_changes_nothing(void **state) {
   bw_breaker_config_of(b, &c);
   assert_u64_eq(c.failure_threshold, 3);
   bw_registry_put(fx->reg, b);
+  {
+    bw_bulkhead_stats_t st;
+    bw_bulkhead_stats(
+        bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "payment_agent"), &st);
+    assert_u64_eq(st.max_concurrent, 5);
+  }
+  remove(path);
+}
+
+#define LIMITS_V1                                            \
+  "[bulkhead.hotel]\nmax_concurrent = 5\ntimeout_ms = 15s\n" \
+  "[ratelimit.geo]\nrate_per_sec = 10\n"                     \
+  "[limiter.search]\nmin_limit = 1\nmax_limit = 100\n"       \
+  "[limiter.wide]\nmax_limit = 50\ninitial_limit = 10\n"     \
+  "[budget.shared]\nkind = ratio\n"                          \
+  "[budget.tokens]\n"
+
+/* Limits applied live: a bulkhead's max_concurrent, a rate limiter's rate
+ * and burst, a limiter's bounds, a ratio budget's share and floor; fields
+ * fixed at creation, a creation-only field, and bounds a live limiter
+ * cannot take, each reported not applied with the reason; the objects
+ * read back the applied values. */
+static void reload_applies_limits_live(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_limits.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path, LIMITS_V1);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[bulkhead.hotel]\nmax_concurrent = 2\ntimeout_ms = 20s\n"
+             "[ratelimit.geo]\nrate_per_sec = 100\nburst = 5\n"
+             "[limiter.search]\nmin_limit = 2\nmax_limit = 40\n"
+             "initial_limit = 10\n"
+             "[limiter.wide]\nmax_limit = 80\ninitial_limit = 10\n"
+             "[budget.shared]\nkind = ratio\nbudget_percent = 50\n"
+             "min_retries_per_sec = 1\n"
+             "[budget.tokens]\nmax_tokens = 20\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "budget.shared.budget_percent: 20 -> 50: applied\n"
+      "budget.shared.min_retries_per_sec: 3 -> 1: applied\n"
+      "budget.tokens.max_tokens: 10 -> 20: not applied: fixed at creation "
+      "(restart to apply)\n"
+      "bulkhead.hotel.max_concurrent: 5 -> 2: applied\n"
+      "bulkhead.hotel.timeout_ms: 15000 -> 20000: not applied: fixed at "
+      "creation (restart to apply)\n"
+      "limiter.search.initial_limit: 20 -> 10: not applied: used only at "
+      "creation (restart to apply)\n"
+      "limiter.search.min_limit: 1 -> 2: applied\n"
+      "limiter.search.max_limit: 100 -> 40: applied\n"
+      "limiter.wide.max_limit: 50 -> 80: not applied: on the live limiter, "
+      "max_limit must be in [min_limit 1, 50], the creation max_limit (got "
+      "80)\n"
+      "ratelimit.geo.rate_per_sec: 10 -> 100: applied\n"
+      "ratelimit.geo.burst: 1 -> 5: applied\n");
+  assert_u64_eq(r.applied, 7);
+  assert_u64_eq(r.not_applied, 4);
+  assert_u64_eq(r.kept, 0);
+  assert_u64_eq(r.created, 0);
+  bw_config_reload_clear(&r);
+  {
+    bw_bulkhead_config_t c;
+    bw_bulkhead_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "hotel"), &c);
+    assert_u64_eq(c.max_concurrent, 2);
+    assert_i64_eq(c.timeout_ms, 15000);
+  }
+  {
+    bw_ratelimit_config_t c;
+    bw_ratelimit_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_RATELIMIT, "geo"), &c);
+    assert_true(c.rate_per_sec == 100.0);
+    assert_u64_eq(c.burst, 5);
+  }
+  {
+    bw_limiter_t *lim =
+        bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "search");
+    bw_limiter_config_t c;
+    bw_limiter_config_of(lim, &c);
+    assert_u64_eq(c.min_limit, 2);
+    assert_u64_eq(c.max_limit, 40);
+    assert_u64_eq(bw_limiter_limit(lim), 20); /* inside: unchanged */
+    bw_limiter_config_of(bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "wide"),
+                         &c);
+    assert_u64_eq(c.max_limit, 50);
+  }
+  {
+    bw_budget_config_t c;
+    bw_budget_config_of(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "shared"),
+                        &c);
+    assert_true(c.budget_percent == 50.0);
+    assert_true(c.min_retries_per_sec == 1.0);
+    bw_budget_config_of(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "tokens"),
+                        &c);
+    assert_true(c.max_tokens == 10.0);
+  }
+  /* The same file again: what was applied is now the live value. */
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_u64_eq(r.applied, 0);
+  assert_u64_eq(r.not_applied, 4);
+  bw_config_reload_clear(&r);
   remove(path);
 }
 
@@ -776,6 +888,8 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(
           reload_applies_a_breaker_whole_or_not_at_all, setup, teardown),
+      cmocka_unit_test_setup_teardown(reload_applies_limits_live, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
                                       setup, teardown),
   };

@@ -240,6 +240,13 @@ typedef struct bw_limiter_stats_s {
  * in-flight count is back under it. Thread-safe against every other call. */
 BW_EXTERN int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
                                     uint32_t max_limit, bw_error_t *err);
+/* The checks of bw_limiter_set_bounds alone, changing nothing: BW_OK when
+ * it would take (min_limit, max_limit), else BW_E_INVAL with err as it
+ * would answer. For a caller that must know before it changes anything (a
+ * reload, all or nothing). */
+BW_EXTERN int bw_limiter_check_bounds(const bw_limiter_t *lim,
+                                      uint32_t min_limit, uint32_t max_limit,
+                                      bw_error_t *err);
 /* Fills cfg with the limiter's configuration now: as created, with the live
  * min_limit and max_limit, name pointing at the limiter's own and the
  * clocks resolved (never NULL). initial_limit stays the creation value.

@@ -1100,6 +1100,160 @@ static bool plan_breaker(const section_t *s, const bw_breaker_t *b,
   return ok;
 }
 
+/* ---- the other kinds with live setters ----------------------------------
+ * A bulkhead's max_concurrent, a rate limiter's rate and burst, an adaptive
+ * limiter's bounds, a ratio budget's share and floor: the core's setters
+ * (bulkhead.h, ratelimit.h, limiter.h, budget.h). Every other field of
+ * theirs is fixed at creation. */
+
+static void of_bulkhead(const void *o, void *c) {
+  bw_bulkhead_config_of(o, c);
+}
+static void of_ratelimit(const void *o, void *c) {
+  bw_ratelimit_config_of(o, c);
+}
+static void of_limiter(const void *o, void *c) {
+  bw_limiter_config_of(o, c);
+}
+static void of_budget(const void *o, void *c) {
+  bw_budget_config_of(o, c);
+}
+
+static bool is(const char *field, const char *a, const char *b) {
+  return strcmp(field, a) == 0 || (b != NULL && strcmp(field, b) == 0);
+}
+
+static bool live_bulkhead(const void *now, const char *f) {
+  (void)now;
+  return is(f, "max_concurrent", NULL);
+}
+static bool live_ratelimit(const void *now, const char *f) {
+  (void)now;
+  return is(f, "rate_per_sec", "burst");
+}
+static bool live_limiter(const void *now, const char *f) {
+  (void)now;
+  return is(f, "min_limit", "max_limit");
+}
+static bool live_budget(const void *now, const char *f) {
+  const bw_budget_config_t *c = now;
+  return c->kind == BW_BUDGET_RATIO &&
+         is(f, "budget_percent", "min_retries_per_sec");
+}
+
+/* Checks, changing nothing, what the setter alone would refuse (beyond the
+ * kind's validate). */
+static int check_limiter(const void *o, const void *m, bw_error_t *err) {
+  const bw_limiter_config_t *c = m;
+  return bw_limiter_check_bounds(o, c->min_limit, c->max_limit, err);
+}
+
+static int set_bulkhead(void *o, const void *m, bw_error_t *err) {
+  return bw_bulkhead_set_max_concurrent(
+      o, ((const bw_bulkhead_config_t *)m)->max_concurrent, err);
+}
+static int set_ratelimit(void *o, const void *m, bw_error_t *err) {
+  const bw_ratelimit_config_t *c = m;
+  return bw_ratelimit_set_rate(o, c->rate_per_sec, c->burst, err);
+}
+static int set_limiter(void *o, const void *m, bw_error_t *err) {
+  const bw_limiter_config_t *c = m;
+  return bw_limiter_set_bounds(o, c->min_limit, c->max_limit, err);
+}
+static int set_budget(void *o, const void *m, bw_error_t *err) {
+  const bw_budget_config_t *c = m;
+  if (c->kind != BW_BUDGET_RATIO) return BW_OK; /* nothing live */
+  return bw_budget_set_ratio(o, c->budget_percent, c->min_retries_per_sec, err);
+}
+
+typedef struct live_ops_s {
+  bw_config_kind_t ck;
+  void (*config_of)(const void *obj, void *cfg);
+  bool (*live)(const void *now, const char *field); /* settable live? */
+  const char *creation_only; /* a field read only at creation, or NULL */
+  int (*check)(const void *obj, const void *merged, bw_error_t *err);
+  int (*set)(void *obj, const void *merged, bw_error_t *err);
+} live_ops_t;
+
+static const live_ops_t live_ops[] = {
+    {BW_CONFIG_BULKHEAD, of_bulkhead, live_bulkhead, NULL, NULL, set_bulkhead},
+    {BW_CONFIG_RATELIMIT, of_ratelimit, live_ratelimit, NULL, NULL,
+     set_ratelimit},
+    {BW_CONFIG_LIMITER, of_limiter, live_limiter, "initial_limit",
+     check_limiter, set_limiter},
+    {BW_CONFIG_BUDGET, of_budget, live_budget, NULL, NULL, set_budget},
+};
+
+static const live_ops_t *live_ops_of(int ck) {
+  for (size_t i = 0; i < sizeof live_ops / sizeof live_ops[0]; i++)
+    if ((int)live_ops[i].ck == ck) return &live_ops[i];
+  return NULL;
+}
+
+/* Plans a live object's changes, as plan_breaker: the lines, and in
+ * *merged its configuration now with the file's values of the fields it
+ * can change live (and of a creation-only field, so that the rules
+ * between fields are checked on the file's own values). false: none can
+ * be applied (the lines say why). */
+static bool plan_live(const live_ops_t *ops, const section_t *s,
+                      const void *obj, any_config_t *merged, report_t *rp) {
+  const char *kn = bw_config_kind_name(ops->ck);
+  const void *want = s->cfg;
+  any_config_t now;
+  bw_error_t err;
+  size_t n;
+  bool ok = true;
+  const bw_config_field_t *fl = bw_config_fields(ops->ck, &n);
+  memset(&err, 0, sizeof err);
+  ops->config_of(obj, &now);
+  *merged = now;
+  for (size_t i = 0; i < n; i++) {
+    char z[128];
+    if (fl[i].type == BW_CONFIG_T_POINTER || strcmp(fl[i].name, "name") == 0)
+      continue;
+    if (!ops->live(&now, fl[i].name) &&
+        (ops->creation_only == NULL ||
+         strcmp(fl[i].name, ops->creation_only) != 0))
+      continue;
+    bw_config_get(ops->ck, want, fl[i].name, z, sizeof z, NULL);
+    bw_config_set(ops->ck, merged, fl[i].name, z, NULL);
+  }
+  if (bw_config_validate(ops->ck, merged, &err) != BW_OK ||
+      (ops->check != NULL && ops->check(obj, merged, &err) != BW_OK))
+    ok = false;
+  for (size_t i = 0; i < n; i++) {
+    char a[128], z[128];
+    if (fl[i].type == BW_CONFIG_T_POINTER || strcmp(fl[i].name, "name") == 0)
+      continue;
+    bw_config_get(ops->ck, &now, fl[i].name, a, sizeof a, NULL);
+    bw_config_get(ops->ck, want, fl[i].name, z, sizeof z, NULL);
+    if (strcmp(a, z) == 0) continue;
+    if (ops->creation_only != NULL &&
+        strcmp(fl[i].name, ops->creation_only) == 0) {
+      rp->r->not_applied++;
+      report_line(rp,
+                  "%s.%s.%s: %s -> %s: not applied: used only at creation "
+                  "(restart to apply)",
+                  kn, s->name, fl[i].name, a, z);
+    } else if (!ops->live(&now, fl[i].name)) {
+      rp->r->not_applied++;
+      report_line(rp,
+                  "%s.%s.%s: %s -> %s: not applied: fixed at creation "
+                  "(restart to apply)",
+                  kn, s->name, fl[i].name, a, z);
+    } else if (!ok) {
+      rp->r->not_applied++;
+      report_line(rp, "%s.%s.%s: %s -> %s: not applied: on the live %s, %s", kn,
+                  s->name, fl[i].name, a, z, kn, err.message);
+    } else {
+      rp->r->applied++;
+      report_line(rp, "%s.%s.%s: %s -> %s: applied", kn, s->name, fl[i].name, a,
+                  z);
+    }
+  }
+  return ok;
+}
+
 int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
                           const bw_config_file_options_t *opt,
                           bw_config_reload_t *report, bw_config_diag_t *diag) {
@@ -1109,7 +1263,7 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   bw_config_file_t *f;
   void **objs = NULL;
   bool *live = NULL, *keep_hold = NULL;
-  bw_breaker_config_t *merged = NULL;
+  any_config_t *merged = NULL;
   bool *apply = NULL;
   int rc = BW_OK;
   if (report == NULL) report = &local_report;
@@ -1148,7 +1302,10 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       }
       live[i] = true;
       if (kinds[k].ck == BW_CONFIG_BREAKER) {
-        apply[i] = plan_breaker(s, objs[i], &merged[i], &rp);
+        apply[i] = plan_breaker(s, objs[i], (void *)&merged[i], &rp);
+      } else if (live_ops_of(kinds[k].ck) != NULL) {
+        apply[i] =
+            plan_live(live_ops_of(kinds[k].ck), s, objs[i], &merged[i], &rp);
       } else {
         report->kept++;
         report_line(&rp,
@@ -1183,9 +1340,15 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       }
     }
   }
+  /* Checked in the plan: none of these can fail now. */
   for (size_t j = 0; j < f->nobjs; j++) {
     size_t i = f->objs[j];
-    if (live[i] && apply[i]) bw_breaker_reconfigure(objs[i], &merged[i], NULL);
+    const live_ops_t *ops = live_ops_of(kinds[f->s[i].kind].ck);
+    if (!live[i] || !apply[i]) continue;
+    if (kinds[f->s[i].kind].ck == BW_CONFIG_BREAKER)
+      bw_breaker_reconfigure(objs[i], (const void *)&merged[i], NULL);
+    else if (ops != NULL)
+      ops->set(objs[i], &merged[i], NULL);
   }
 done:
   if (objs != NULL && live != NULL && keep_hold != NULL)

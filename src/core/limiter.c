@@ -1055,9 +1055,8 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
  * Kept at the end of the file, apart from the algorithm: only min and max
  * move, under the lock that every update of the limit takes. */
 
-int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
-                          uint32_t max_limit, bw_error_t *err) {
-  uint32_t old, next;
+int bw_limiter_check_bounds(const bw_limiter_t *lim, uint32_t min_limit,
+                            uint32_t max_limit, bw_error_t *err) {
   if (lim == NULL)
     return bw_error_set(err, BW_E_INVAL, "", "limiter must not be NULL");
   /* The algorithms keep their own floor and ceiling from creation, so the
@@ -1078,6 +1077,15 @@ int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
                         "max_limit must be >= gradient2_queue_size %u (got "
                         "%u)",
                         lim->made.gradient2_queue_size, max_limit);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
+                          uint32_t max_limit, bw_error_t *err) {
+  uint32_t old, next;
+  if (bw_limiter_check_bounds(lim, min_limit, max_limit, err) != BW_OK)
+    return BW_E_INVAL;
   pthread_mutex_lock(&lim->lock);
   lim->min = min_limit;
   lim->max = max_limit;
