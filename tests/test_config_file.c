@@ -305,11 +305,11 @@ static const bad_t bad[] = {
     {"[brekaer.a]\n", 0, BW_E_NOTFOUND,
      "t.ini:1: [brekaer.a]: unknown kind 'brekaer' (kinds: breaker, retry, "
      "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "pipeline)"},
+     "http, pipeline)"},
     {"[queue.a]\n", 0, BW_E_NOTFOUND,
      "t.ini:1: [queue.a]: unknown kind 'queue' (kinds: breaker, retry, "
      "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "pipeline)"},
+     "http, pipeline)"},
     {"failure_threshold = 3\n[breaker.a]\n", 0, BW_E_INVAL,
      "t.ini:1: failure_threshold: a key before any section: a configuration "
      "file is [KIND.NAME] sections of key = value lines"},
@@ -367,7 +367,7 @@ static const bad_t bad[] = {
     {"[]\n", 0, BW_E_INVAL,
      "t.ini:1: []: a section is [KIND.NAME] (KIND one of breaker, retry, "
      "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "pipeline)"},
+     "http, pipeline)"},
     {"\n[breaker.a\n", 0, BW_E_INVAL,
      "t.ini:2: a section header ends with ']'"},
     {"[breaker.a b]\n", 0, BW_E_INVAL,
@@ -865,6 +865,139 @@ static void every_verb_answers_null_without_crashing(void **state) {
   bw_config_reload_clear(NULL);
 }
 
+#define HTTP_FILE                                    \
+  "[http.default]\ndeadline_ms = 20s\n"              \
+  "[http.payments]\nbreaker.failure_ratio = 0.2\n"   \
+  "retry.max_attempts = 2\nlimiter.max_limit = 64\n" \
+  "[http.search]\nuse_retry = off\nuse_budget = off\n"
+
+/* [http.NAME]: the standard HTTP pipeline by name, its parts' fields
+ * overridden as breaker.failure_ratio = 0.2, inheriting [http.default]
+ * and the preset's defaults; loaded as registry objects named NAME. */
+static void http_sections_make_the_standard_pipeline(void **state) {
+  fixture_t *fx = *state;
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_file_t *f;
+  const bw_http_standard_config_t *hc;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = "CFGX_TEST";
+  setenv("CFGX_TEST_PAYMENTS_HTTP_RETRY_BASE_MS", "500ms", 1);
+  f = bw_config_file_parse(HTTP_FILE, strlen(HTTP_FILE), "http.ini", &opt, &d);
+  if (f == NULL) fail_msg("%s", d.message);
+  /* The effective values: file, defaults section, preset, environment. */
+  hc = bw_config_file_config(f, BW_CONFIG_HTTP, "payments");
+  assert_non_null(hc);
+  assert_string_equal(hc->name, "payments");
+  assert_i64_eq(hc->deadline_ms, 20000);        /* [http.default] */
+  assert_i64_eq(hc->attempt_timeout_ms, 10000); /* the preset's */
+  assert_true(hc->breaker.failure_ratio == 0.2);
+  assert_int_equal(hc->breaker.trip_rule, BW_TRIP_TIME_WINDOW);
+  assert_int_equal(hc->breaker.minimum_calls, 100);
+  assert_int_equal(hc->retry.max_attempts, 2);
+  assert_i64_eq(hc->retry.base_ms, 500); /* the environment's */
+  assert_int_equal(hc->limiter.max_limit, 64);
+  assert_int_equal(hc->budget.kind, BW_BUDGET_RATIO);
+  {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    assert_status(bw_config_file_write(f, mem), BW_OK);
+    fclose(mem);
+    assert_contains(text, "[http.payments]\ndeadline_ms = 20000\n");
+    assert_contains(text, "breaker.failure_ratio = 0.2\n");
+    assert_contains(text, "retry.base_ms = 500\n");
+    free(text);
+  }
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_OK);
+  bw_config_file_free(f);
+  unsetenv("CFGX_TEST_PAYMENTS_HTTP_RETRY_BASE_MS");
+  /* The parts, named by the section. */
+  {
+    bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payments");
+    bw_breaker_config_t bc;
+    bw_limiter_config_t lc;
+    assert_non_null(b);
+    bw_breaker_config_of(b, &bc);
+    assert_true(bc.failure_ratio == 0.2);
+    assert_i64_eq(bc.break_ms, 5000);
+    assert_ptr_equal(bc.clock, fx->clock); /* the registry's */
+    bw_registry_put(fx->reg, b);
+    bw_limiter_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "payments"), &lc);
+    assert_int_equal(lc.max_limit, 64);
+    assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "payments"));
+    assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "payments"));
+    assert_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "search"));
+    assert_null(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "search"));
+    assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "search"));
+  }
+  /* The pipeline: a 20 s deadline, 10 s attempts, two attempts in all. */
+  {
+    bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "payments", NULL, NULL);
+    bw_pipeline_call_t call;
+    int64_t t0 = bw_clock_now(fx->clock);
+    assert_non_null(pl);
+    assert_int_equal(bw_pipeline_begin(pl, &call, t0), BW_STEP_ATTEMPT);
+    assert_i64_eq(call.deadline.at_ns, t0 + 20000 * BW_NS_PER_MS);
+    assert_i64_eq(call.attempt_timeout_ms, 10000);
+    assert_int_equal(
+        bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, -1, t0 + BW_NS_PER_MS),
+        BW_STEP_WAIT);
+    int64_t t1 = t0 + BW_NS_PER_MS + call.delay_ms * BW_NS_PER_MS;
+    assert_int_equal(bw_pipeline_resume(&call, t1), BW_STEP_ATTEMPT);
+    assert_int_equal(call.attempt, 2);
+    assert_int_equal(
+        bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, -1, t1 + BW_NS_PER_MS),
+        BW_STEP_DONE);
+    assert_int_equal(call.attempt, 2);
+  }
+}
+
+/* An [http.NAME] makes five objects named NAME: a section of the file, or
+ * an object of the registry, of one of their kinds and that name is
+ * refused, naming both; nothing is made. */
+static void http_section_name_collisions(void **state) {
+  fixture_t *fx = *state;
+  bw_config_diag_t d;
+  bw_config_file_t *f;
+  bw_error_t err;
+  const char *text = "[http.payments]\n\n[breaker.payments]\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_null(f);
+  assert_string_equal(d.message,
+                      "x.ini:1: [http.payments]: [http.payments] makes the "
+                      "breaker named 'payments', and [breaker.payments] at "
+                      "line 3 names one too: rename one of them");
+  /* use_retry off: no retry is made, so [retry.payments] is fine. */
+  text =
+      "[http.payments]\nuse_retry = off\nuse_budget = off\n"
+      "[retry.payments]\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_non_null(f);
+  bw_config_file_free(f);
+  /* A limiter of that name already in the registry. */
+  assert_non_null(bw_registry_limiter(fx->reg, "payments", NULL, &err));
+  text = "[http.payments]\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_non_null(f);
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_E_INVAL);
+  assert_string_equal(d.message,
+                      "x.ini:1: [http.payments]: a limiter named 'payments' "
+                      "is already in the registry (the preset makes one)");
+  bw_config_file_free(f);
+  assert_null(bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "payments"));
+  assert_u64_eq(bw_registry_size(fx->reg), 0);
+  /* A part's bad value names the section's key, its line and the rule. */
+  text = "[http.payments]\nbreaker.failure_ratio = 2\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_null(f);
+  assert_contains(d.message,
+                  "x.ini:2: http.payments.breaker.failure_ratio: "
+                  "breaker.failure_ratio must be a ratio");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(agents_file_makes_the_reference_toolkit,
@@ -889,6 +1022,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           reload_applies_a_breaker_whole_or_not_at_all, setup, teardown),
       cmocka_unit_test_setup_teardown(reload_applies_limits_live, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(http_sections_make_the_standard_pipeline,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(http_section_name_collisions, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
                                       setup, teardown),

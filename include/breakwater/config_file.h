@@ -19,13 +19,17 @@
  *   bw_pipeline_t *pl = bw_registry_pipeline(reg, "payment_api", NULL, &err);
  *
  * A section is [KIND.NAME]: KIND one of breaker, retry, budget, bulkhead,
- * limiter, ratelimit, priority_queue, stage, degrade, pipeline; NAME letters,
+ * limiter, ratelimit, priority_queue, stage, degrade, http, pipeline; NAME
+ * letters,
  * digits, '_' and '-' (at most 40 bytes). [KIND.default] holds the defaults
  * of every KIND section of the file (resilience4j's configs.default) and
  * makes no object. Keys are the field names of breakwater/config.h, values
  * its text values; a retry's `budget` names a [budget.NAME] of the file; a
  * pipeline has one key, `strategies` (the grammar is in
- * docs/configuration.md).
+ * docs/configuration.md). An [http.NAME] is the standard HTTP pipeline
+ * (http_standard.h), its parts' keys dotted (breaker.failure_ratio = 0.2):
+ * its limiter, breaker, retry, budget and pipeline are made as registry
+ * objects, all named NAME.
  *
  * An object's value is, last word first: the environment
  * (PREFIX_NAME_KIND_FIELD, bw_config_from_env's rule, prefix BREAKWATER by

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "breakwater/ext.h"
+#include "breakwater/http_standard.h"
 
 #define MAX_FILE_BYTES (1024 * 1024)
 #define MAX_INSTANCE 40
@@ -50,6 +51,9 @@ static const kind_t kinds[] = {
     {"priority_queue", BW_CONFIG_PRIORITY_QUEUE, BW_REGISTRY_QUEUE},
     {"stage", BW_CONFIG_STAGE, BW_REGISTRY_STAGE},
     {"degrade", BW_CONFIG_DEGRADE, BW_REGISTRY_DEGRADE},
+    /* The standard HTTP preset: its parts and its pipeline, all named by the
+     * section (make_http); found in the registry by its pipeline. */
+    {"http", BW_CONFIG_HTTP, BW_REGISTRY_PIPELINE},
     {"pipeline", PIPELINE, BW_REGISTRY_PIPELINE},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
@@ -57,7 +61,7 @@ static const kind_t kinds[] = {
 static const char kind_list[] =
     "breaker, retry, budget, bulkhead, limiter, "
     "ratelimit, priority_queue, stage, degrade, "
-    "pipeline";
+    "http, pipeline";
 
 /* Any kind's config struct, aligned for all (as tools/cmd_config.c). */
 typedef union any_config_u {
@@ -628,6 +632,19 @@ static int env_unknown_objects(const bw_config_file_t *f, const char *prefix,
     const char *eq = strchr(var, '=');
     size_t vlen = eq != NULL ? (size_t)(eq - var) : strlen(var);
     if (vlen <= plen || memcmp(var, pre, plen) != 0) continue;
+    /* A variable of an object the file defines: its fields were checked by
+     * bw_config_from_env (PAYMENTS_HTTP_RETRY_BASE_MS is the preset's,
+     * though it spells _RETRY_ too). */
+    bool defined = false;
+    for (size_t j = 0; !defined && j < f->nobjs; j++) {
+      const section_t *o = &f->s[f->objs[j]];
+      char stem[256];
+      if (kinds[o->kind].ck == PIPELINE) continue;
+      defined = env_stem_of(prefix, (bw_config_kind_t)kinds[o->kind].ck,
+                            o->name, stem, sizeof stem) &&
+                strlen(stem) <= vlen && memcmp(var, stem, strlen(stem)) == 0;
+    }
+    if (defined) continue;
     for (size_t k = 0; k < NKINDS; k++) {
       char seg[260], stem[256];
       int ck = kinds[k].ck;
@@ -658,6 +675,67 @@ static int env_unknown_objects(const bw_config_file_t *f, const char *prefix,
     }
   }
   return BW_OK;
+}
+
+/* ---- the HTTP preset's parts -------------------------------------------- */
+
+/* The parts an [http.NAME] section makes, each named NAME in its kind: the
+ * index of the kind in kinds[] and whether the section uses it. */
+typedef struct http_part_s {
+  const char *kind; /* kinds[].name */
+  bw_registry_kind_t rk;
+  bool used;
+} http_part_t;
+
+static size_t http_parts(const section_t *s, http_part_t out[5]) {
+  const bw_http_standard_config_t *c = (const void *)s->cfg;
+  out[0] = (http_part_t){"limiter", BW_REGISTRY_LIMITER, c->use_limiter};
+  out[1] = (http_part_t){"breaker", BW_REGISTRY_BREAKER, c->use_breaker};
+  out[2] = (http_part_t){"retry", BW_REGISTRY_RETRY, c->use_retry};
+  out[3] = (http_part_t){"budget", BW_REGISTRY_BUDGET,
+                         c->use_budget && c->use_retry};
+  out[4] = (http_part_t){"pipeline", BW_REGISTRY_PIPELINE, true};
+  return 5;
+}
+
+/* An [http.NAME] makes a breaker, limiter, retry, budget and pipeline named
+ * NAME: a section of the file naming one of those too would be two objects
+ * under one name. */
+static int http_collisions(const bw_config_file_t *f, bw_config_diag_t *diag) {
+  for (size_t j = 0; j < f->nobjs; j++) {
+    const section_t *s = &f->s[f->objs[j]];
+    http_part_t parts[5];
+    char key[64];
+    if (kinds[s->kind].ck != BW_CONFIG_HTTP) continue;
+    size_t n = http_parts(s, parts);
+    for (size_t i = 0; i < n; i++) {
+      int k = kind_find(parts[i].kind, strlen(parts[i].kind));
+      int o = k >= 0 ? find_section(f, (size_t)k, s->name) : -1;
+      if (!parts[i].used || o < 0 || f->s[o].is_default) continue;
+      snprintf(key, sizeof key, "[http.%s]", s->name);
+      return diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                      "[http.%s] makes the %s named '%s', and [%s.%s] at "
+                      "line %u names one too: rename one of them",
+                      s->name, parts[i].kind, s->name, parts[i].kind, s->name,
+                      f->s[o].line);
+    }
+  }
+  return BW_OK;
+}
+
+/* The first part of an [http.NAME] already in the registry, or NULL. */
+static const char *http_part_live(bw_registry_t *reg, const section_t *s) {
+  http_part_t parts[5];
+  size_t n = http_parts(s, parts);
+  for (size_t i = 0; i < n; i++) {
+    void *o;
+    if (!parts[i].used) continue;
+    o = bw_registry_find(reg, parts[i].rk, s->name);
+    if (o == NULL) continue;
+    if (parts[i].rk == BW_REGISTRY_BREAKER) bw_registry_put(reg, o);
+    return parts[i].kind;
+  }
+  return NULL;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -735,6 +813,7 @@ bw_config_file_t *bw_config_file_parse(const char *text, size_t len,
     if (rc != BW_OK) goto fail;
     f->objs[f->nobjs++] = i;
   }
+  if (http_collisions(f, diag) != BW_OK) goto fail;
   if (env_unknown_objects(f, opt->env_prefix, diag) != BW_OK) goto fail;
   return f;
 fail:
@@ -846,10 +925,55 @@ int bw_config_file_write(const bw_config_file_t *f, FILE *out) {
 
 /* ---- pass 3: apply ------------------------------------------------------ */
 
+/* The standard HTTP pipeline of an [http.NAME] section, as
+ * bw_http_standard_new builds it (http_standard.h), but of registry
+ * objects, each named NAME: the limiter, the breaker (held, as the file's
+ * breakers), the budget, the retry on it, then the pipeline, outermost
+ * first: deadline, limit (waiting limit_wait_ms), breaker, retry, attempt
+ * timeout. Their clocks and sinks are the registry's. Returns the
+ * pipeline. */
+static void *make_http(bw_registry_t *reg, const section_t *s,
+                       bw_error_t *err) {
+  const bw_http_standard_config_t *c = (const void *)s->cfg;
+  bw_limiter_t *lim = NULL;
+  bw_breaker_t *b = NULL;
+  bw_budget_t *bu = NULL;
+  bw_retry_policy_t *rt = NULL;
+  bw_pipeline_config_t pc;
+  if (c->use_limiter &&
+      (lim = bw_registry_limiter(reg, s->name, &c->limiter, err)) == NULL)
+    return NULL;
+  if (c->use_breaker && (bw_registry_set_breaker_config(
+                             reg, s->name, &c->breaker, err) != BW_OK ||
+                         (b = bw_registry_breaker(reg, s->name, err)) == NULL))
+    return NULL;
+  if (c->use_retry && c->use_budget &&
+      (bu = bw_registry_budget(reg, s->name, &c->budget, err)) == NULL)
+    return NULL;
+  if (c->use_retry) {
+    bw_retry_config_t rc = c->retry;
+    rc.budget = bu;
+    if ((rt = bw_registry_retry(reg, s->name, &rc, err)) == NULL) return NULL;
+  }
+  bw_pipeline_config_init(&pc);
+  pc.name = s->name;
+  /* At most five strategies: each add fits (validated with the file). */
+  if (c->deadline_ms > 0) bw_pipeline_add_deadline(&pc, c->deadline_ms);
+  if (lim != NULL)
+    bw_pipeline_add_limit(&pc, bw_limiter_as_limit(lim), c->limit_wait_ms);
+  if (b != NULL) bw_pipeline_add_breaker(&pc, b);
+  if (rt != NULL) bw_pipeline_add_retry(&pc, rt);
+  if (c->attempt_timeout_ms > 0)
+    bw_pipeline_add_timeout(&pc, c->attempt_timeout_ms);
+  return bw_registry_pipeline(reg, s->name, &pc, err);
+}
+
 static void *make(bw_registry_t *reg, const bw_config_file_t *f,
                   const section_t *s, void *const *objs, bw_error_t *err) {
   const void *c = s->cfg;
   switch (kinds[s->kind].ck) {
+  case BW_CONFIG_HTTP:
+    return make_http(reg, s, err);
   case BW_CONFIG_BUDGET:
     return bw_registry_budget(reg, s->name, c, err);
   case BW_CONFIG_RETRY: {
@@ -930,6 +1054,15 @@ int bw_config_file_apply(const bw_config_file_t *f, bw_registry_t *reg,
     const section_t *s = &f->s[f->objs[i]];
     void *o = bw_registry_find(reg, kinds[s->kind].rk, s->name);
     char key[64];
+    const char *part;
+    if (kinds[s->kind].ck == BW_CONFIG_HTTP && o == NULL &&
+        (part = http_part_live(reg, s)) != NULL) {
+      snprintf(key, sizeof key, "[http.%s]", s->name);
+      return diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                      "a %s named '%s' is already in the registry (the "
+                      "preset makes one)",
+                      part, s->name);
+    }
     if (o == NULL) continue;
     if (kinds[s->kind].rk == BW_REGISTRY_BREAKER) bw_registry_put(reg, o);
     snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
@@ -1295,6 +1428,17 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       const section_t *s = &f->s[i];
       if (s->kind != k) continue;
       objs[i] = bw_registry_find(reg, kinds[k].rk, s->name);
+      const char *part;
+      if (objs[i] == NULL && kinds[k].ck == BW_CONFIG_HTTP &&
+          (part = http_part_live(reg, s)) != NULL) {
+        char key[64];
+        snprintf(key, sizeof key, "[http.%s]", s->name);
+        rc = diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                      "a %s named '%s' is already in the registry (the "
+                      "preset makes one)",
+                      part, s->name);
+        goto done;
+      }
       if (objs[i] == NULL) {
         report->created++;
         report_line(&rp, "%s.%s: created", kinds[k].name, s->name);
