@@ -998,6 +998,60 @@ static void http_section_name_collisions(void **state) {
                   "breaker.failure_ratio must be a ratio");
 }
 
+/* Reloading an [http.NAME] whose pipeline is live: its breaker and budget
+ * take their changes as sections of their kinds would (the lines name the
+ * objects), a use_* toggle is not applied, and the pipeline's own fields
+ * and the retry are kept, in one line. */
+static void reload_of_a_live_http_section(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_http.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path,
+             "[http.payments]\ndeadline_ms = 20s\n"
+             "breaker.failure_ratio = 0.2\nlimiter.max_limit = 64\n"
+             "retry.max_attempts = 2\n");
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[http.payments]\ndeadline_ms = 25s\n"
+             "breaker.failure_ratio = 0.3\nbreaker.window_ms = 60s\n"
+             "retry.max_attempts = 3\nbudget.budget_percent = 30\n"
+             "use_limiter = off\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "http.payments.use_limiter: true -> false: not applied: the preset's "
+      "parts are made with its pipeline (restart to apply)\n"
+      "breaker.payments.failure_ratio: 0.2 -> 0.3: applied\n"
+      "breaker.payments.window_ms: 30000 -> 60000: not applied: fixed at "
+      "creation (restart to apply)\n"
+      "budget.payments.budget_percent: 20 -> 30: applied\n"
+      "http.payments: its pipeline (deadline_ms, limit_wait_ms, "
+      "attempt_timeout_ms) and retry policy are kept as made (restart to "
+      "apply a change)\n");
+  assert_u64_eq(r.applied, 2);
+  assert_u64_eq(r.not_applied, 2);
+  assert_u64_eq(r.kept, 1);
+  assert_u64_eq(r.created, 0);
+  bw_config_reload_clear(&r);
+  {
+    bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payments");
+    bw_breaker_config_t bc;
+    bw_budget_config_t uc;
+    bw_breaker_config_of(b, &bc);
+    assert_true(bc.failure_ratio == 0.3);
+    assert_i64_eq(bc.window_ms, 30000);
+    bw_registry_put(fx->reg, b);
+    bw_budget_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "payments"), &uc);
+    assert_true(uc.budget_percent == 30.0);
+  }
+  remove(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(agents_file_makes_the_reference_toolkit,
@@ -1026,6 +1080,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(http_sections_make_the_standard_pipeline,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(http_section_name_collisions, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(reload_of_a_live_http_section, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
                                       setup, teardown),

@@ -181,6 +181,9 @@ BW_EXTERN void bw_config_reload_clear(bw_config_reload_t *r);
  *   creation); if the new values cannot stand together (the kind's rules
  *   between fields with the object's fixed ones, a limiter's creation
  *   range), none of that object's changes is applied, each with the reason;
+ * - a live [http.NAME] (its pipeline exists): its breaker, limiter and
+ *   budget as above (their lines name breaker.NAME...), a changed use_*
+ *   not applied, its pipeline and retry policy kept (one line);
  * - a live object of any other kind (retry, queue, stage, degrade,
  *   pipeline) is kept as it was made and reported (no live setter);
  * - objects of the registry that the file does not name are left alone.

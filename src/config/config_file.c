@@ -1387,6 +1387,72 @@ static bool plan_live(const live_ops_t *ops, const section_t *s,
   return ok;
 }
 
+/* A live [http.NAME]: its parts with live setters, and what each takes. */
+typedef struct http_live_s {
+  bw_breaker_t *b; /* held (found), put back when the reload ends */
+  bw_limiter_t *lim;
+  bw_budget_t *bu;
+  bool apply_b, apply_lim, apply_bu;
+  any_config_t mb, mlim, mbu; /* the merged configurations */
+} http_live_t;
+
+/* A use_* toggle of a live preset: the parts are made with the pipeline. */
+static void http_toggle(report_t *rp, const section_t *s, const char *field,
+                        bool now, bool want) {
+  if (now == want) return;
+  rp->r->not_applied++;
+  report_line(rp,
+              "http.%s.%s: %s -> %s: not applied: the preset's parts are "
+              "made with its pipeline (restart to apply)",
+              s->name, field, now ? "true" : "false", want ? "true" : "false");
+}
+
+/* Plans a live [http.NAME] (its pipeline exists): its breaker, limiter and
+ * budget are planned as the file's sections of their kinds would be (the
+ * lines name them breaker.NAME..., the objects they are); a use_* toggle
+ * is not applied; the pipeline's own fields and the retry policy are kept
+ * as made (one line). Finds and holds the parts in *h. */
+static void plan_http(bw_registry_t *reg, const section_t *s, http_live_t *h,
+                      report_t *rp) {
+  const bw_http_standard_config_t *want = (const void *)s->cfg;
+  any_config_t part;
+  section_t t;
+  memset(&t, 0, sizeof t);
+  memcpy(t.name, s->name, sizeof t.name);
+  t.line = s->line;
+  t.cfg = &part;
+  h->b = bw_registry_find(reg, BW_REGISTRY_BREAKER, s->name);
+  h->lim = bw_registry_find(reg, BW_REGISTRY_LIMITER, s->name);
+  h->bu = bw_registry_find(reg, BW_REGISTRY_BUDGET, s->name);
+  http_toggle(rp, s, "use_limiter", h->lim != NULL, want->use_limiter);
+  http_toggle(rp, s, "use_breaker", h->b != NULL, want->use_breaker);
+  http_toggle(rp, s, "use_retry",
+              bw_registry_find(reg, BW_REGISTRY_RETRY, s->name) != NULL,
+              want->use_retry);
+  http_toggle(rp, s, "use_budget", h->bu != NULL,
+              want->use_budget && want->use_retry);
+  if (h->lim != NULL && want->use_limiter) {
+    memcpy(&part, &want->limiter, sizeof want->limiter);
+    h->apply_lim =
+        plan_live(live_ops_of(BW_CONFIG_LIMITER), &t, h->lim, &h->mlim, rp);
+  }
+  if (h->b != NULL && want->use_breaker) {
+    memcpy(&part, &want->breaker, sizeof want->breaker);
+    h->apply_b = plan_breaker(&t, h->b, (void *)&h->mb, rp);
+  }
+  if (h->bu != NULL && want->use_budget && want->use_retry) {
+    memcpy(&part, &want->budget, sizeof want->budget);
+    h->apply_bu =
+        plan_live(live_ops_of(BW_CONFIG_BUDGET), &t, h->bu, &h->mbu, rp);
+  }
+  rp->r->kept++;
+  report_line(rp,
+              "http.%s: its pipeline (deadline_ms, limit_wait_ms, "
+              "attempt_timeout_ms) and retry policy are kept as made "
+              "(restart to apply a change)",
+              s->name);
+}
+
 int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
                           const bw_config_file_options_t *opt,
                           bw_config_reload_t *report, bw_config_diag_t *diag) {
@@ -1398,6 +1464,7 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   bool *live = NULL, *keep_hold = NULL;
   any_config_t *merged = NULL;
   bool *apply = NULL;
+  http_live_t **hl = NULL;
   int rc = BW_OK;
   if (report == NULL) report = &local_report;
   if (diag == NULL) diag = &local_diag;
@@ -1415,8 +1482,9 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   keep_hold = bw_calloc(n, sizeof *keep_hold);
   apply = bw_calloc(n, sizeof *apply);
   merged = bw_calloc(n, sizeof *merged);
+  hl = bw_calloc(n, sizeof *hl);
   if (objs == NULL || live == NULL || keep_hold == NULL || apply == NULL ||
-      merged == NULL) {
+      merged == NULL || hl == NULL) {
     rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
     goto done;
   }
@@ -1447,6 +1515,12 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       live[i] = true;
       if (kinds[k].ck == BW_CONFIG_BREAKER) {
         apply[i] = plan_breaker(s, objs[i], (void *)&merged[i], &rp);
+      } else if (kinds[k].ck == BW_CONFIG_HTTP) {
+        if ((hl[i] = bw_calloc(1, sizeof *hl[i])) == NULL) {
+          rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
+          goto done;
+        }
+        plan_http(reg, s, hl[i], &rp);
       } else if (live_ops_of(kinds[k].ck) != NULL) {
         apply[i] =
             plan_live(live_ops_of(kinds[k].ck), s, objs[i], &merged[i], &rp);
@@ -1488,6 +1562,14 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   for (size_t j = 0; j < f->nobjs; j++) {
     size_t i = f->objs[j];
     const live_ops_t *ops = live_ops_of(kinds[f->s[i].kind].ck);
+    const http_live_t *h = hl[i];
+    if (h != NULL) {
+      if (h->apply_lim)
+        live_ops_of(BW_CONFIG_LIMITER)->set(h->lim, &h->mlim, NULL);
+      if (h->apply_b) bw_breaker_reconfigure(h->b, (const void *)&h->mb, NULL);
+      if (h->apply_bu) live_ops_of(BW_CONFIG_BUDGET)->set(h->bu, &h->mbu, NULL);
+      continue;
+    }
     if (!live[i] || !apply[i]) continue;
     if (kinds[f->s[i].kind].ck == BW_CONFIG_BREAKER)
       bw_breaker_reconfigure(objs[i], (const void *)&merged[i], NULL);
@@ -1502,6 +1584,13 @@ done:
           !(rc == BW_OK && keep_hold[i]))
         bw_registry_put(reg, objs[i]);
     }
+  if (hl != NULL)
+    for (size_t i = 0; i < n; i++)
+      if (hl[i] != NULL) {
+        if (hl[i]->b != NULL) bw_registry_put(reg, hl[i]->b);
+        bw_free(hl[i]);
+      }
+  bw_free(hl);
   if (rc != BW_OK) bw_config_reload_clear(report);
   if (report == &local_report) bw_config_reload_clear(report);
   bw_free(objs);
