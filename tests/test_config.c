@@ -342,7 +342,7 @@ static const bad_t bads[] = {
      "cannot be set by name"},
     /* an unknown kind */
     {(bw_config_kind_t)99, "name", "x", BW_E_NOTFOUND, "kind",
-     "kind must be a bw_config_kind_t below 15 (got 99)"},
+     "kind must be a bw_config_kind_t below 17 (got 99)"},
     {(bw_config_kind_t)-1, "name", "x", BW_E_NOTFOUND, "kind", "(got -1)"},
 };
 
@@ -413,7 +413,7 @@ static void test_kind_parse(void **state) {
   assert_contains(err.message,
                   "unknown kind 'brekaer' (kinds: breaker, "
                   "retry, budget");
-  assert_contains(err.message, "reprocessor)");
+  assert_contains(err.message, "reprocessor, hedge, http)");
   assert_status(bw_config_kind_parse(NULL, &k, &err), BW_E_INVAL);
 }
 
@@ -845,6 +845,131 @@ static void test_docs_match_tables(void **state) {
   free(doc);
 }
 
+/* The preset's table holds every field of its parts (bar their names and
+ * pointers), prefixed, at the part's place: set by name, it lands in the
+ * part's struct; read back, it is the part's value. */
+static void test_http_has_every_part_field(void **state) {
+  static const struct {
+    const char *part;
+    bw_config_kind_t kind;
+    size_t at;
+  } parts[] = {
+      {"limiter", BW_CONFIG_LIMITER,
+       offsetof(bw_http_standard_config_t, limiter)},
+      {"breaker", BW_CONFIG_BREAKER,
+       offsetof(bw_http_standard_config_t, breaker)},
+      {"retry", BW_CONFIG_RETRY, offsetof(bw_http_standard_config_t, retry)},
+      {"budget", BW_CONFIG_BUDGET, offsetof(bw_http_standard_config_t, budget)},
+  };
+  (void)state;
+  for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+    size_t n;
+    const bw_config_field_t *f = bw_config_fields(parts[p].kind, &n);
+    for (size_t i = 0; i < n; i++) {
+      char name[96];
+      const bw_config_field_t *h;
+      snprintf(name, sizeof name, "%s.%s", parts[p].part, f[i].name);
+      h = bw_config_field(BW_CONFIG_HTTP, name);
+      if (f[i].type == BW_CONFIG_T_POINTER || strcmp(f[i].name, "name") == 0) {
+        assert_null(h);
+        continue;
+      }
+      if (h == NULL) fail_msg("http has no field %s", name);
+      assert_int_equal(h->type, f[i].type);
+      assert_int_equal(h->offset, f[i].offset + parts[p].at);
+      assert_true(h->min == f[i].min && h->max == f[i].max);
+      assert_int_equal(h->flags, f[i].flags);
+    }
+  }
+}
+
+/* The preset by name: its own fields and its parts', validated as
+ * bw_http_standard_new will, errors naming the part's field. */
+static void test_http_and_hedge_by_name(void **state) {
+  bw_http_standard_config_t c;
+  bw_hedge_config_t h;
+  bw_error_t err;
+  char buf[64];
+  (void)state;
+  bw_http_standard_config_init(&c);
+  assert_status(
+      bw_config_set(BW_CONFIG_HTTP, &c, "breaker.failure_ratio", "20%", &err),
+      BW_OK);
+  assert_status(
+      bw_config_set(BW_CONFIG_HTTP, &c, "retry.max_attempts", "2", &err),
+      BW_OK);
+  assert_status(
+      bw_config_set(BW_CONFIG_HTTP, &c, "limiter.max_limit", "64", &err),
+      BW_OK);
+  assert_status(bw_config_set(BW_CONFIG_HTTP, &c, "deadline_ms", "5s", &err),
+                BW_OK);
+  assert_status(bw_config_set(BW_CONFIG_HTTP, &c, "use_budget", "off", &err),
+                BW_OK);
+  assert_true(c.breaker.failure_ratio == 0.2);
+  assert_int_equal(c.retry.max_attempts, 2);
+  assert_int_equal(c.limiter.max_limit, 64);
+  assert_i64_eq(c.deadline_ms, 5000);
+  assert_false(c.use_budget);
+  assert_status(bw_config_validate(BW_CONFIG_HTTP, &c, &err), BW_OK);
+  assert_status(bw_config_get(BW_CONFIG_HTTP, &c, "breaker.failure_ratio", buf,
+                              sizeof buf, &err),
+                BW_OK);
+  assert_string_equal(buf, "0.2");
+  /* A part's own range, named with the part. */
+  bwt_prefill_error(&err);
+  assert_status(
+      bw_config_set(BW_CONFIG_HTTP, &c, "breaker.failure_ratio", "1.5", &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "breaker.failure_ratio");
+  assert_contains(err.message, "breaker.failure_ratio must be a ratio");
+  /* A rule between a part's fields, at validate, named with the part. */
+  assert_status(
+      bw_config_set(BW_CONFIG_HTTP, &c, "limiter.initial_limit", "100", &err),
+      BW_OK);
+  assert_status(bw_config_validate(BW_CONFIG_HTTP, &c, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "limiter.initial_limit");
+  /* The parts' names and pointers are not fields of the preset. */
+  assert_status(bw_config_set(BW_CONFIG_HTTP, &c, "breaker.name", "x", &err),
+                BW_E_NOTFOUND);
+  assert_status(bw_config_set(BW_CONFIG_HTTP, &c, "clock", "x", &err),
+                BW_E_INVAL);
+  /* From the environment, by the one naming rule. */
+  bw_http_standard_config_init(&c);
+  setenv("APP_PAYMENTS_HTTP_BREAKER_FAILURE_RATIO", "0.25", 1);
+  setenv("APP_PAYMENTS_HTTP_ATTEMPT_TIMEOUT_MS", "2s", 1);
+  assert_status(bw_config_from_env("APP", BW_CONFIG_HTTP, "payments", &c, &err),
+                BW_OK);
+  assert_true(c.breaker.failure_ratio == 0.25);
+  assert_i64_eq(c.attempt_timeout_ms, 2000);
+  setenv("APP_PAYMENTS_HTTP_BREAKER_FAILURE_RATION", "0.25", 1);
+  assert_status(bw_config_from_env("APP", BW_CONFIG_HTTP, "payments", &c, &err),
+                BW_E_NOTFOUND);
+  assert_contains(err.message, "APP_PAYMENTS_HTTP_BREAKER_FAILURE_RATION");
+  unsetenv("APP_PAYMENTS_HTTP_BREAKER_FAILURE_RATION");
+  unsetenv("APP_PAYMENTS_HTTP_BREAKER_FAILURE_RATIO");
+  unsetenv("APP_PAYMENTS_HTTP_ATTEMPT_TIMEOUT_MS");
+  /* Hedging. */
+  bw_hedge_config_init(&h);
+  assert_status(bw_config_set(BW_CONFIG_HEDGE, &h, "delay", "fixed", &err),
+                BW_OK);
+  assert_status(bw_config_set(BW_CONFIG_HEDGE, &h, "delay_ms", "150ms", &err),
+                BW_OK);
+  assert_status(bw_config_set(BW_CONFIG_HEDGE, &h, "max_hedges", "2", &err),
+                BW_OK);
+  assert_int_equal(h.delay, BW_HEDGE_FIXED);
+  assert_i64_eq(h.delay_ms, 150);
+  assert_int_equal(h.max_hedges, 2);
+  assert_status(bw_config_validate(BW_CONFIG_HEDGE, &h, &err), BW_OK);
+  assert_status(bw_config_set(BW_CONFIG_HEDGE, &h, "max_hedges", "5", &err),
+                BW_E_INVAL);
+  assert_string_equal(err.field, "max_hedges");
+  assert_status(bw_config_set(BW_CONFIG_HEDGE, &h, "quantile", "1", &err),
+                BW_E_INVAL);
+  assert_string_equal(err.field, "quantile");
+  assert_status(bw_config_set(BW_CONFIG_HEDGE, &h, "budget", "x", &err),
+                BW_E_INVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sizes_fit),
@@ -864,6 +989,8 @@ int main(void) {
       cmocka_unit_test(test_env_errors_leave_cfg_alone),
       cmocka_unit_test(test_env_recovery_queue),
       cmocka_unit_test(test_docs_match_tables),
+      cmocka_unit_test(test_http_has_every_part_field),
+      cmocka_unit_test(test_http_and_hedge_by_name),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,11 +305,11 @@ static const bad_t bad[] = {
     {"[brekaer.a]\n", 0, BW_E_NOTFOUND,
      "t.ini:1: [brekaer.a]: unknown kind 'brekaer' (kinds: breaker, retry, "
      "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "pipeline)"},
+     "http, pipeline)"},
     {"[queue.a]\n", 0, BW_E_NOTFOUND,
      "t.ini:1: [queue.a]: unknown kind 'queue' (kinds: breaker, retry, "
      "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "pipeline)"},
+     "http, pipeline)"},
     {"failure_threshold = 3\n[breaker.a]\n", 0, BW_E_INVAL,
      "t.ini:1: failure_threshold: a key before any section: a configuration "
      "file is [KIND.NAME] sections of key = value lines"},
@@ -367,7 +367,7 @@ static const bad_t bad[] = {
     {"[]\n", 0, BW_E_INVAL,
      "t.ini:1: []: a section is [KIND.NAME] (KIND one of breaker, retry, "
      "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "pipeline)"},
+     "http, pipeline)"},
     {"\n[breaker.a\n", 0, BW_E_INVAL,
      "t.ini:2: a section header ends with ']'"},
     {"[breaker.a b]\n", 0, BW_E_INVAL,
@@ -606,9 +606,10 @@ static bw_breaker_config_t live_breaker_config(fixture_t *fx,
   "[pipeline.payment_api]\nstrategies = bulkhead.payment_agent, "  \
   "retry.payment_api, breaker.payment_api\n"
 
-/* Loosening a breaker by editing the file: thresholds applied live,
- * fields fixed at creation reported, other kinds kept, new sections made
- * (a new pipeline may stack a live breaker). */
+/* Loosening a breaker by editing the file: thresholds applied live, a
+ * bulkhead's max_concurrent too, fields fixed at creation reported, kinds
+ * without live setters kept, new sections made (a new pipeline may stack a
+ * live breaker). */
 static void reload_applies_thresholds_and_reports_the_rest(void **state) {
   fixture_t *fx = *state;
   const char *path = "test_config_file_reload.ini";
@@ -639,15 +640,14 @@ static void reload_applies_thresholds_and_reports_the_rest(void **state) {
       "breaker.payment_api.failure_threshold: 3 -> 5: applied\n"
       "breaker.payment_api.minimum_calls: 20 -> 10: applied\n"
       "breaker.payment_api.break_ms: 60000 -> 90000: applied\n"
-      "bulkhead.payment_agent: kept as made: a live bulkhead is not "
-      "reconfigured (restart to apply a change)\n"
+      "bulkhead.payment_agent.max_concurrent: 5 -> 8: applied\n"
       "pipeline.payment_api: kept as made: a live pipeline is not "
       "reconfigured (restart to apply a change)\n"
       "pipeline.geo_api: created\n");
   assert_u64_eq(r.created, 2);
-  assert_u64_eq(r.applied, 3);
+  assert_u64_eq(r.applied, 4);
   assert_u64_eq(r.not_applied, 1);
-  assert_u64_eq(r.kept, 3);
+  assert_u64_eq(r.kept, 2);
   bw_config_reload_clear(&r);
   assert_null(r.report);
   /* The live breaker now takes 5 failures in a row and breaks for 90 s. */
@@ -664,6 +664,12 @@ static void reload_applies_thresholds_and_reports_the_rest(void **state) {
   assert_ptr_equal(bw_registry_pipeline(fx->reg, "payment_api", NULL, NULL),
                    old);
   assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "geo_api"));
+  {
+    bw_bulkhead_stats_t st;
+    bw_bulkhead_stats(
+        bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "payment_agent"), &st);
+    assert_u64_eq(st.max_concurrent, 8);
+  }
   /* The same file again: nothing more to apply. */
   assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
   assert_u64_eq(r.created, 0);
@@ -695,6 +701,112 @@ static void reload_of_a_bad_file_changes_nothing(void **state) {
   assert_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "new_one"));
   bw_breaker_config_t c = live_breaker_config(fx, "payment_api");
   assert_u64_eq(c.failure_threshold, 3);
+  {
+    bw_bulkhead_stats_t st;
+    bw_bulkhead_stats(
+        bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "payment_agent"), &st);
+    assert_u64_eq(st.max_concurrent, 5);
+  }
+  remove(path);
+}
+
+#define LIMITS_V1                                            \
+  "[bulkhead.hotel]\nmax_concurrent = 5\ntimeout_ms = 15s\n" \
+  "[ratelimit.geo]\nrate_per_sec = 10\n"                     \
+  "[limiter.search]\nmin_limit = 1\nmax_limit = 100\n"       \
+  "[limiter.wide]\nmax_limit = 50\ninitial_limit = 10\n"     \
+  "[budget.shared]\nkind = ratio\n"                          \
+  "[budget.tokens]\n"
+
+/* Limits applied live: a bulkhead's max_concurrent, a rate limiter's rate
+ * and burst, a limiter's bounds, a ratio budget's share and floor; fields
+ * fixed at creation, a creation-only field, and bounds a live limiter
+ * cannot take, each reported not applied with the reason; the objects
+ * read back the applied values. */
+static void reload_applies_limits_live(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_limits.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path, LIMITS_V1);
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[bulkhead.hotel]\nmax_concurrent = 2\ntimeout_ms = 20s\n"
+             "[ratelimit.geo]\nrate_per_sec = 100\nburst = 5\n"
+             "[limiter.search]\nmin_limit = 2\nmax_limit = 40\n"
+             "initial_limit = 10\n"
+             "[limiter.wide]\nmax_limit = 80\ninitial_limit = 10\n"
+             "[budget.shared]\nkind = ratio\nbudget_percent = 50\n"
+             "min_retries_per_sec = 1\n"
+             "[budget.tokens]\nmax_tokens = 20\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "budget.shared.budget_percent: 20 -> 50: applied\n"
+      "budget.shared.min_retries_per_sec: 3 -> 1: applied\n"
+      "budget.tokens.max_tokens: 10 -> 20: not applied: fixed at creation "
+      "(restart to apply)\n"
+      "bulkhead.hotel.max_concurrent: 5 -> 2: applied\n"
+      "bulkhead.hotel.timeout_ms: 15000 -> 20000: not applied: fixed at "
+      "creation (restart to apply)\n"
+      "limiter.search.initial_limit: 20 -> 10: not applied: used only at "
+      "creation (restart to apply)\n"
+      "limiter.search.min_limit: 1 -> 2: applied\n"
+      "limiter.search.max_limit: 100 -> 40: applied\n"
+      "limiter.wide.max_limit: 50 -> 80: not applied: on the live limiter, "
+      "max_limit must be in [min_limit 1, 50], the creation max_limit (got "
+      "80)\n"
+      "ratelimit.geo.rate_per_sec: 10 -> 100: applied\n"
+      "ratelimit.geo.burst: 1 -> 5: applied\n");
+  assert_u64_eq(r.applied, 7);
+  assert_u64_eq(r.not_applied, 4);
+  assert_u64_eq(r.kept, 0);
+  assert_u64_eq(r.created, 0);
+  bw_config_reload_clear(&r);
+  {
+    bw_bulkhead_config_t c;
+    bw_bulkhead_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_BULKHEAD, "hotel"), &c);
+    assert_u64_eq(c.max_concurrent, 2);
+    assert_i64_eq(c.timeout_ms, 15000);
+  }
+  {
+    bw_ratelimit_config_t c;
+    bw_ratelimit_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_RATELIMIT, "geo"), &c);
+    assert_true(c.rate_per_sec == 100.0);
+    assert_u64_eq(c.burst, 5);
+  }
+  {
+    bw_limiter_t *lim =
+        bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "search");
+    bw_limiter_config_t c;
+    bw_limiter_config_of(lim, &c);
+    assert_u64_eq(c.min_limit, 2);
+    assert_u64_eq(c.max_limit, 40);
+    assert_u64_eq(bw_limiter_limit(lim), 20); /* inside: unchanged */
+    bw_limiter_config_of(bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "wide"),
+                         &c);
+    assert_u64_eq(c.max_limit, 50);
+  }
+  {
+    bw_budget_config_t c;
+    bw_budget_config_of(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "shared"),
+                        &c);
+    assert_true(c.budget_percent == 50.0);
+    assert_true(c.min_retries_per_sec == 1.0);
+    bw_budget_config_of(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "tokens"),
+                        &c);
+    assert_true(c.max_tokens == 10.0);
+  }
+  /* The same file again: what was applied is now the live value. */
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_u64_eq(r.applied, 0);
+  assert_u64_eq(r.not_applied, 4);
+  bw_config_reload_clear(&r);
   remove(path);
 }
 
@@ -762,6 +874,193 @@ static void every_verb_answers_null_without_crashing(void **state) {
   bw_config_reload_clear(NULL);
 }
 
+#define HTTP_FILE                                    \
+  "[http.default]\ndeadline_ms = 20s\n"              \
+  "[http.payments]\nbreaker.failure_ratio = 0.2\n"   \
+  "retry.max_attempts = 2\nlimiter.max_limit = 64\n" \
+  "[http.search]\nuse_retry = off\nuse_budget = off\n"
+
+/* [http.NAME]: the standard HTTP pipeline by name, its parts' fields
+ * overridden as breaker.failure_ratio = 0.2, inheriting [http.default]
+ * and the preset's defaults; loaded as registry objects named NAME. */
+static void http_sections_make_the_standard_pipeline(void **state) {
+  fixture_t *fx = *state;
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_file_t *f;
+  const bw_http_standard_config_t *hc;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = "CFGX_TEST";
+  setenv("CFGX_TEST_PAYMENTS_HTTP_RETRY_BASE_MS", "500ms", 1);
+  f = bw_config_file_parse(HTTP_FILE, strlen(HTTP_FILE), "http.ini", &opt, &d);
+  if (f == NULL) fail_msg("%s", d.message);
+  /* The effective values: file, defaults section, preset, environment. */
+  hc = bw_config_file_config(f, BW_CONFIG_HTTP, "payments");
+  assert_non_null(hc);
+  assert_string_equal(hc->name, "payments");
+  assert_i64_eq(hc->deadline_ms, 20000);        /* [http.default] */
+  assert_i64_eq(hc->attempt_timeout_ms, 10000); /* the preset's */
+  assert_true(hc->breaker.failure_ratio == 0.2);
+  assert_int_equal(hc->breaker.trip_rule, BW_TRIP_TIME_WINDOW);
+  assert_int_equal(hc->breaker.minimum_calls, 100);
+  assert_int_equal(hc->retry.max_attempts, 2);
+  assert_i64_eq(hc->retry.base_ms, 500); /* the environment's */
+  assert_int_equal(hc->limiter.max_limit, 64);
+  assert_int_equal(hc->budget.kind, BW_BUDGET_RATIO);
+  {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    assert_status(bw_config_file_write(f, mem), BW_OK);
+    fclose(mem);
+    assert_contains(text, "[http.payments]\ndeadline_ms = 20000\n");
+    assert_contains(text, "breaker.failure_ratio = 0.2\n");
+    assert_contains(text, "retry.base_ms = 500\n");
+    free(text);
+  }
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_OK);
+  bw_config_file_free(f);
+  unsetenv("CFGX_TEST_PAYMENTS_HTTP_RETRY_BASE_MS");
+  /* The parts, named by the section. */
+  {
+    bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payments");
+    bw_breaker_config_t bc;
+    bw_limiter_config_t lc;
+    assert_non_null(b);
+    bw_breaker_config_of(b, &bc);
+    assert_true(bc.failure_ratio == 0.2);
+    assert_i64_eq(bc.break_ms, 5000);
+    assert_ptr_equal(bc.clock, fx->clock); /* the registry's */
+    bw_registry_put(fx->reg, b);
+    bw_limiter_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "payments"), &lc);
+    assert_int_equal(lc.max_limit, 64);
+    assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "payments"));
+    assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "payments"));
+    assert_null(bw_registry_find(fx->reg, BW_REGISTRY_RETRY, "search"));
+    assert_null(bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "search"));
+    assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "search"));
+  }
+  /* The pipeline: a 20 s deadline, 10 s attempts, two attempts in all. */
+  {
+    bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "payments", NULL, NULL);
+    bw_pipeline_call_t call;
+    int64_t t0 = bw_clock_now(fx->clock);
+    assert_non_null(pl);
+    assert_int_equal(bw_pipeline_begin(pl, &call, t0), BW_STEP_ATTEMPT);
+    assert_i64_eq(call.deadline.at_ns, t0 + 20000 * BW_NS_PER_MS);
+    assert_i64_eq(call.attempt_timeout_ms, 10000);
+    assert_int_equal(
+        bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, -1, t0 + BW_NS_PER_MS),
+        BW_STEP_WAIT);
+    int64_t t1 = t0 + BW_NS_PER_MS + call.delay_ms * BW_NS_PER_MS;
+    assert_int_equal(bw_pipeline_resume(&call, t1), BW_STEP_ATTEMPT);
+    assert_int_equal(call.attempt, 2);
+    assert_int_equal(
+        bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, -1, t1 + BW_NS_PER_MS),
+        BW_STEP_DONE);
+    assert_int_equal(call.attempt, 2);
+  }
+}
+
+/* An [http.NAME] makes five objects named NAME: a section of the file, or
+ * an object of the registry, of one of their kinds and that name is
+ * refused, naming both; nothing is made. */
+static void http_section_name_collisions(void **state) {
+  fixture_t *fx = *state;
+  bw_config_diag_t d;
+  bw_config_file_t *f;
+  bw_error_t err;
+  const char *text = "[http.payments]\n\n[breaker.payments]\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_null(f);
+  assert_string_equal(d.message,
+                      "x.ini:1: [http.payments]: [http.payments] makes the "
+                      "breaker named 'payments', and [breaker.payments] at "
+                      "line 3 names one too: rename one of them");
+  /* use_retry off: no retry is made, so [retry.payments] is fine. */
+  text =
+      "[http.payments]\nuse_retry = off\nuse_budget = off\n"
+      "[retry.payments]\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_non_null(f);
+  bw_config_file_free(f);
+  /* A limiter of that name already in the registry. */
+  assert_non_null(bw_registry_limiter(fx->reg, "payments", NULL, &err));
+  text = "[http.payments]\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_non_null(f);
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_E_INVAL);
+  assert_string_equal(d.message,
+                      "x.ini:1: [http.payments]: a limiter named 'payments' "
+                      "is already in the registry (the preset makes one)");
+  bw_config_file_free(f);
+  assert_null(bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "payments"));
+  assert_u64_eq(bw_registry_size(fx->reg), 0);
+  /* A part's bad value names the section's key, its line and the rule. */
+  text = "[http.payments]\nbreaker.failure_ratio = 2\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  assert_null(f);
+  assert_contains(d.message,
+                  "x.ini:2: http.payments.breaker.failure_ratio: "
+                  "breaker.failure_ratio must be a ratio");
+}
+
+/* Reloading an [http.NAME] whose pipeline is live: its breaker and budget
+ * take their changes as sections of their kinds would (the lines name the
+ * objects), a use_* toggle is not applied, and the pipeline's own fields
+ * and the retry are kept, in one line. */
+static void reload_of_a_live_http_section(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_http.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path,
+             "[http.payments]\ndeadline_ms = 20s\n"
+             "breaker.failure_ratio = 0.2\nlimiter.max_limit = 64\n"
+             "retry.max_attempts = 2\n");
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[http.payments]\ndeadline_ms = 25s\n"
+             "breaker.failure_ratio = 0.3\nbreaker.window_ms = 60s\n"
+             "retry.max_attempts = 3\nbudget.budget_percent = 30\n"
+             "use_limiter = off\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "http.payments.use_limiter: true -> false: not applied: the preset's "
+      "parts are made with its pipeline (restart to apply)\n"
+      "breaker.payments.failure_ratio: 0.2 -> 0.3: applied\n"
+      "breaker.payments.window_ms: 30000 -> 60000: not applied: fixed at "
+      "creation (restart to apply)\n"
+      "budget.payments.budget_percent: 20 -> 30: applied\n"
+      "http.payments: its pipeline (deadline_ms, limit_wait_ms, "
+      "attempt_timeout_ms) and retry policy are kept as made (restart to "
+      "apply a change)\n");
+  assert_u64_eq(r.applied, 2);
+  assert_u64_eq(r.not_applied, 2);
+  assert_u64_eq(r.kept, 1);
+  assert_u64_eq(r.created, 0);
+  bw_config_reload_clear(&r);
+  {
+    bw_breaker_t *b = bw_registry_find_breaker(fx->reg, "payments");
+    bw_breaker_config_t bc;
+    bw_budget_config_t uc;
+    bw_breaker_config_of(b, &bc);
+    assert_true(bc.failure_ratio == 0.3);
+    assert_i64_eq(bc.window_ms, 30000);
+    bw_registry_put(fx->reg, b);
+    bw_budget_config_of(
+        bw_registry_find(fx->reg, BW_REGISTRY_BUDGET, "payments"), &uc);
+    assert_true(uc.budget_percent == 30.0);
+  }
+  remove(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(agents_file_makes_the_reference_toolkit,
@@ -785,6 +1084,14 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(
           reload_applies_a_breaker_whole_or_not_at_all, setup, teardown),
+      cmocka_unit_test_setup_teardown(reload_applies_limits_live, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(http_sections_make_the_standard_pipeline,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(http_section_name_collisions, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(reload_of_a_live_http_section, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
                                       setup, teardown),
   };

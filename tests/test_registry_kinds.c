@@ -768,6 +768,132 @@ static void test_get_or_create_races(void **state) {
   bw_registry_free(reg);
 }
 
+/* Counts the events a sink receives, by type. */
+typedef struct ev_count_s {
+  unsigned n[BW_EV__COUNT];
+  char name[BW_EV__COUNT][32];
+} ev_count_t;
+
+static void count_event(const bw_event_t *e, void *ud) {
+  ev_count_t *c = ud;
+  if ((unsigned)e->type >= BW_EV__COUNT) return;
+  c->n[e->type]++;
+  snprintf(c->name[e->type], sizeof c->name[e->type], "%s", e->name);
+}
+
+/* docs/registry.md: a configuration whose sink is NULL gets the registry's,
+ * for every kind with a sink. One object of each such kind is made with
+ * cfg NULL or a cfg that names no sink, made to refuse once, and freed
+ * with the registry (which flushes the summaries): each kind's event lands
+ * in the registry's sink, under the object's name. */
+static void test_registry_sink_for_every_kind(void **state) {
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  ev_count_t got;
+  bw_error_t err;
+  bw_registry_config_t rc;
+  bw_registry_t *reg;
+  bw_sink_t *sink;
+  bw_permit_t p1, p2;
+  int64_t wait_ms;
+  (void)state;
+  memset(&got, 0, sizeof got);
+  sink = bw_sink_callback_new(count_event, &got, &err);
+  assert_non_null(sink);
+  bw_registry_config_init(&rc);
+  rc.clock = clock;
+  rc.sink = sink;
+  reg = bw_registry_new(&rc, &err);
+  assert_non_null(reg);
+  { /* bulkhead: one slot, a second call refused */
+    bw_bulkhead_config_t c;
+    bw_bulkhead_t *bh;
+    bw_bulkhead_config_init(&c);
+    c.max_concurrent = 1;
+    bh = bw_registry_bulkhead(reg, "hotel_api", &c, &err);
+    assert_non_null(bh);
+    assert_int_equal(bw_bulkhead_try_acquire(bh, &p1), BW_OK);
+    assert_int_equal(bw_bulkhead_try_acquire(bh, &p2), BW_E_FULL);
+    assert_int_equal(bw_bulkhead_release(bh, &p1), BW_OK);
+  }
+  { /* rate limiter: a burst of one, the second call at once refused */
+    bw_ratelimit_config_t c;
+    bw_ratelimit_t *rl;
+    bw_ratelimit_config_init(&c);
+    c.rate_per_sec = 1;
+    rl = bw_registry_ratelimit(reg, "geo_api", &c, &err);
+    assert_non_null(rl);
+    assert_int_equal(bw_ratelimit_try_acquire(rl, &wait_ms), BW_OK);
+    assert_int_equal(bw_ratelimit_try_acquire(rl, &wait_ms), BW_E_FULL);
+  }
+  { /* budget: a ratio budget that allows no retry */
+    bw_budget_config_t c;
+    bw_budget_t *bu;
+    bw_budget_config_init(&c);
+    c.kind = BW_BUDGET_RATIO;
+    c.budget_percent = 0;
+    c.min_retries_per_sec = 0;
+    bu = bw_registry_budget(reg, "payment_api", &c, &err);
+    assert_non_null(bu);
+    bw_budget_on_request(bu);
+    assert_false(bw_budget_try_retry(bu));
+  }
+  { /* priority queue: one place, the second item rejected */
+    bw_queue_config_t c;
+    bw_queue_t *q;
+    bw_queue_item_t shed;
+    bw_queue_config_init(&c);
+    c.max_size = 1;
+    q = bw_registry_queue(reg, "work", &c, &err);
+    assert_non_null(q);
+    assert_int_equal(bw_queue_enqueue(q, NULL, 0, BW_QUEUE_NO_DEADLINE, &shed),
+                     BW_QUEUE_ADMITTED);
+    assert_int_equal(bw_queue_enqueue(q, NULL, 0, BW_QUEUE_NO_DEADLINE, &shed),
+                     BW_QUEUE_REJECTED);
+  }
+  { /* stage: one place, the second item rejected */
+    bw_stage_config_t c;
+    bw_stage_t *st;
+    bw_stage_result_t res;
+    bw_stage_config_init(&c);
+    c.queue_size = 1;
+    st = bw_registry_stage(reg, "ingest", &c, &err);
+    assert_non_null(st);
+    assert_int_equal(bw_stage_submit(st, NULL, 0, BW_QUEUE_NO_DEADLINE, &res),
+                     BW_QUEUE_ADMITTED);
+    assert_int_equal(bw_stage_submit(st, NULL, 0, BW_QUEUE_NO_DEADLINE, &res),
+                     BW_QUEUE_REJECTED);
+  }
+  { /* pipeline: a call that fails permanently gives up */
+    bw_pipeline_config_t c;
+    bw_pipeline_t *pl;
+    bw_pipeline_call_t call;
+    int64_t t0 = bw_clock_now(clock);
+    bw_pipeline_config_init(&c);
+    assert_int_equal(bw_pipeline_add_deadline(&c, 1000), BW_OK);
+    pl = bw_registry_pipeline(reg, "checkout", &c, &err);
+    assert_non_null(pl);
+    assert_int_equal(bw_pipeline_begin(pl, &call, t0), BW_STEP_ATTEMPT);
+    assert_int_equal(bw_pipeline_report(&call, BW_VERDICT_PERMANENT, -1, t0),
+                     BW_STEP_DONE);
+  }
+  /* Pipelines emit at once; the others' summaries are flushed by free. */
+  assert_int_equal(got.n[BW_EV_PIPELINE_GAVE_UP], 1);
+  assert_string_equal(got.name[BW_EV_PIPELINE_GAVE_UP], "checkout");
+  bw_registry_free(reg);
+  assert_int_equal(got.n[BW_EV_BULKHEAD_REJECTED], 1);
+  assert_string_equal(got.name[BW_EV_BULKHEAD_REJECTED], "hotel_api");
+  assert_int_equal(got.n[BW_EV_RATE_LIMITED], 1);
+  assert_string_equal(got.name[BW_EV_RATE_LIMITED], "geo_api");
+  assert_int_equal(got.n[BW_EV_RETRIES_REFUSED], 1);
+  assert_string_equal(got.name[BW_EV_RETRIES_REFUSED], "payment_api");
+  assert_int_equal(got.n[BW_EV_QUEUE_DROPPED], 1);
+  assert_string_equal(got.name[BW_EV_QUEUE_DROPPED], "work");
+  assert_int_equal(got.n[BW_EV_STAGE_DROPPED], 1);
+  assert_string_equal(got.name[BW_EV_STAGE_DROPPED], "ingest");
+  bw_sink_free(sink);
+  bw_clock_free(clock);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bulkhead_registry_get_and_stats),
@@ -780,6 +906,7 @@ int main(void) {
       cmocka_unit_test(test_pipeline_histogram_buckets),
       cmocka_unit_test(test_oom),
       cmocka_unit_test(test_get_or_create_races),
+      cmocka_unit_test(test_registry_sink_for_every_kind),
   };
   if (oom_install() != BW_OK) return 1;
   return cmocka_run_group_tests(tests, NULL, NULL);

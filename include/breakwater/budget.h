@@ -89,6 +89,22 @@ typedef struct bw_budget_stats_s {
   uint64_t window_retries;  /* ratio: allowed retries in the window */
 } bw_budget_stats_t;
 
+/* Changes a ratio budget's budget_percent and min_retries_per_sec live (a
+ * configuration reload): BW_OK, or BW_E_INVAL with err naming the field and
+ * the rule, as at creation (budget_percent in [0, 100],
+ * min_retries_per_sec in [0, 1e9]), or naming kind for a token bucket
+ * (whose fields are fixed at creation); nothing changes then. The window's
+ * counts are kept: the new share and floor decide from the next retry on.
+ * Thread-safe against every other call; a decision made during the change
+ * may see the old share with the new floor or the reverse. */
+BW_EXTERN int bw_budget_set_ratio(bw_budget_t *b, double budget_percent,
+                                  double min_retries_per_sec, bw_error_t *err);
+/* Fills cfg with the budget's configuration now (after any live change):
+ * name pointing at the budget's own, wall clock resolved; a ratio budget's
+ * clock resolved too. NULL b or cfg: nothing. */
+BW_EXTERN void bw_budget_config_of(const bw_budget_t *b,
+                                   bw_budget_config_t *cfg);
+
 /* Fills the documented defaults. */
 BW_EXTERN void bw_budget_config_init(bw_budget_config_t *cfg);
 /* Checks a configuration without creating anything: BW_OK, or BW_E_INVAL

@@ -231,6 +231,23 @@ BW_EXTERN const char *bw_bulkhead_name(const bw_bulkhead_t *bh);
  * ignores the outcome's kind but validates it). Owned by bh. */
 BW_EXTERN bw_limit_t *bw_bulkhead_as_limit(bw_bulkhead_t *bh);
 
+/* Changes max_concurrent live (a configuration reload): BW_OK, or
+ * BW_E_INVAL with err naming max_concurrent and the rule (1..1000000) or a
+ * NULL bulkhead. Raising it admits queued waiters at once, in order.
+ * Lowering it revokes nothing: the calls already in beyond the new bound
+ * finish, and until enough of them have released, new calls are refused
+ * or wait (a released slot is then given back, not passed to a waiter).
+ * stats.available is 0 meanwhile. Thread-safe against every other call. The
+ * other fields are fixed at creation. */
+BW_EXTERN int bw_bulkhead_set_max_concurrent(bw_bulkhead_t *bh,
+                                             uint32_t max_concurrent,
+                                             bw_error_t *err);
+/* Fills cfg with the bulkhead's configuration now (after any live change):
+ * name pointing at the bulkhead's own, clocks resolved (never NULL). NULL
+ * bh or cfg: nothing. */
+BW_EXTERN void bw_bulkhead_config_of(const bw_bulkhead_t *bh,
+                                     bw_bulkhead_config_t *cfg);
+
 /* Frees a bulkhead (NULL is fine). Nothing may hold a slot or wait. */
 BW_EXTERN void bw_bulkhead_free(bw_bulkhead_t *bh);
 

@@ -88,7 +88,13 @@ typedef enum bw_config_kind_e {
   BW_CONFIG_REGISTRY = 13,      /* "registry": bw_registry_config_t */
   BW_CONFIG_REPROCESSOR = 14,   /* "reprocessor":
                                    bw_reprocessor_config_t */
-  BW_CONFIG__COUNT = 15
+  BW_CONFIG_HEDGE = 15,         /* "hedge": bw_hedge_config_t */
+  BW_CONFIG_HTTP = 16,          /* "http": bw_http_standard_config_t, the
+                                   standard HTTP pipeline preset; its
+                                   parts' fields as "breaker.failure_ratio",
+                                   "limiter.max_limit", "retry.base_ms",
+                                   "budget.budget_percent" */
+  BW_CONFIG__COUNT = 17
 } bw_config_kind_t;
 
 /* How a field's text is read. */

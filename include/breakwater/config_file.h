@@ -19,13 +19,17 @@
  *   bw_pipeline_t *pl = bw_registry_pipeline(reg, "payment_api", NULL, &err);
  *
  * A section is [KIND.NAME]: KIND one of breaker, retry, budget, bulkhead,
- * limiter, ratelimit, priority_queue, stage, degrade, pipeline; NAME letters,
+ * limiter, ratelimit, priority_queue, stage, degrade, http, pipeline; NAME
+ * letters,
  * digits, '_' and '-' (at most 40 bytes). [KIND.default] holds the defaults
  * of every KIND section of the file (resilience4j's configs.default) and
  * makes no object. Keys are the field names of breakwater/config.h, values
  * its text values; a retry's `budget` names a [budget.NAME] of the file; a
  * pipeline has one key, `strategies` (the grammar is in
- * docs/configuration.md).
+ * docs/configuration.md). An [http.NAME] is the standard HTTP pipeline
+ * (http_standard.h), its parts' keys dotted (breaker.failure_ratio = 0.2):
+ * its limiter, breaker, retry, budget and pipeline are made as registry
+ * objects, all named NAME.
  *
  * An object's value is, last word first: the environment
  * (PREFIX_NAME_KIND_FIELD, bw_config_from_env's rule, prefix BREAKWATER by
@@ -141,14 +145,15 @@ BW_EXTERN int bw_registry_load_file_ex(bw_registry_t *reg, const char *path,
  *   breaker.payment_api.failure_threshold: 3 -> 5: applied
  *   breaker.payment_api.window_size: 100 -> 200: not applied: fixed at
  *     creation (restart to apply)
- *   bulkhead.payment_agent: kept as made: a live bulkhead is not
- *     reconfigured (restart to apply a change)
+ *   bulkhead.payment_agent.max_concurrent: 5 -> 8: applied
+ *   retry.payment_api: kept as made: a live retry is not reconfigured
+ *     (restart to apply a change)
  *   retry.geo_api: created
  * Release with bw_config_reload_clear. */
 typedef struct bw_config_reload_s {
   size_t created;     /* objects new in the file, made */
-  size_t applied;     /* field changes applied to live breakers */
-  size_t not_applied; /* field changes a live breaker cannot take */
+  size_t applied;     /* field changes applied to live objects */
+  size_t not_applied; /* field changes a live object cannot take */
   size_t kept;        /* live objects of kinds without a live setter */
   char *report;
 } bw_config_reload_t;
@@ -167,12 +172,24 @@ BW_EXTERN void bw_config_reload_clear(bw_config_reload_t *r);
  *   off) is reported not applied; if the file's values cannot be taken
  *   together by that breaker (a rule between fields, with its fixed ones),
  *   none of its changes is applied and each is reported with the reason;
- * - a live object of any other kind (retry, budget, bulkhead, limiter,
- *   ratelimit, queue, stage, degrade, pipeline) is kept as it was made and
- *   reported (those kinds have no live setter yet);
+ * - a live bulkhead, rate limiter, adaptive limiter or ratio budget takes
+ *   its changed limits (bw_bulkhead_set_max_concurrent: max_concurrent;
+ *   bw_ratelimit_set_rate: rate_per_sec, burst; bw_limiter_set_bounds:
+ *   min_limit, max_limit, inside the creation range; bw_budget_set_ratio:
+ *   budget_percent, min_retries_per_sec), every other changed field is
+ *   reported not applied (a limiter's initial_limit: used only at
+ *   creation); if the new values cannot stand together (the kind's rules
+ *   between fields with the object's fixed ones, a limiter's creation
+ *   range), none of that object's changes is applied, each with the reason;
+ * - a live [http.NAME] (its pipeline exists): its breaker, limiter and
+ *   budget as above (their lines name breaker.NAME...), a changed use_*
+ *   not applied, its pipeline and retry policy kept (one line);
+ * - a live object of any other kind (retry, queue, stage, degrade,
+ *   pipeline) is kept as it was made and reported (no live setter);
  * - objects of the registry that the file does not name are left alone.
  * Only an allocation failure or a full capped registry can stop it
- * half-way, as for bw_config_file_apply (then no breaker was changed yet).
+ * half-way, as for bw_config_file_apply (then no live object was changed
+ * yet: every change is planned and checked first, applied last).
  * report (may be NULL) is filled also on error (with nothing in it). */
 BW_EXTERN int bw_registry_reload(bw_registry_t *reg, const char *path,
                                  bw_config_reload_t *report, bw_error_t *err);

@@ -245,6 +245,33 @@ typedef struct bw_limiter_stats_s {
   bool startup;           /* no congestion signal yet (startup_headroom) */
 } bw_limiter_stats_t;
 
+/* Changes min_limit and max_limit live (a configuration reload): BW_OK, or
+ * BW_E_INVAL with err naming the field and the rule, and nothing changed.
+ * The new range must lie inside the one the limiter was created with (each
+ * algorithm keeps that floor and ceiling of its own): min_limit in
+ * [created min_limit, created max_limit], max_limit in [min_limit, created
+ * max_limit], and for GRADIENT2 max_limit >= gradient2_queue_size. So a
+ * limiter can be narrowed live and widened back, not beyond its creation.
+ * The limit in force (and the estimate) is clamped into the new range at
+ * once, reported like any change (on_change, limit_changed); calls already
+ * in flight above a lowered limit finish, new ones are refused until the
+ * in-flight count is back under it. Thread-safe against every other call. */
+BW_EXTERN int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
+                                    uint32_t max_limit, bw_error_t *err);
+/* The checks of bw_limiter_set_bounds alone, changing nothing: BW_OK when
+ * it would take (min_limit, max_limit), else BW_E_INVAL with err as it
+ * would answer. For a caller that must know before it changes anything (a
+ * reload, all or nothing). */
+BW_EXTERN int bw_limiter_check_bounds(const bw_limiter_t *lim,
+                                      uint32_t min_limit, uint32_t max_limit,
+                                      bw_error_t *err);
+/* Fills cfg with the limiter's configuration now: as created, with the live
+ * min_limit and max_limit, name pointing at the limiter's own and the
+ * clocks resolved (never NULL). initial_limit stays the creation value.
+ * NULL lim or cfg: nothing. */
+BW_EXTERN void bw_limiter_config_of(const bw_limiter_t *lim,
+                                    bw_limiter_config_t *cfg);
+
 /* Fills the documented defaults. */
 BW_EXTERN void bw_limiter_config_init(bw_limiter_config_t *cfg);
 /* Checks a configuration: BW_OK, or BW_E_INVAL with err (may be NULL)

@@ -53,6 +53,25 @@ typedef struct bw_ratelimit_stats_s {
   uint64_t reserved_waiting; /* reserve calls that had to wait */
 } bw_ratelimit_stats_t;
 
+/* Changes the rate and the burst live (a configuration reload): BW_OK, or
+ * BW_E_INVAL with err naming the field and the rule, as at creation
+ * (rate_per_sec in [1e-06, 1e9], burst >= 1, burst / rate_per_sec at most
+ * a year); nothing changes then. The schedule already booked is kept: a
+ * call admitted before the change keeps its slot, so the first call after
+ * it waits at most what it would have waited under the old rate, and from
+ * then on calls are spaced by the new rate with the new burst (GCRA: a
+ * call at now is admitted while the booked time ahead of now is at most
+ * (burst - 1) / rate_per_sec). Thread-safe against every other call; one
+ * that runs during the change may decide on the old rate with the new
+ * burst or the reverse. */
+BW_EXTERN int bw_ratelimit_set_rate(bw_ratelimit_t *rl, double rate_per_sec,
+                                    uint32_t burst, bw_error_t *err);
+/* Fills cfg with the limiter's configuration now (after any live change):
+ * name pointing at the limiter's own, clocks resolved (never NULL). NULL rl
+ * or cfg: nothing. */
+BW_EXTERN void bw_ratelimit_config_of(const bw_ratelimit_t *rl,
+                                      bw_ratelimit_config_t *cfg);
+
 /* Fills the documented defaults. */
 BW_EXTERN void bw_ratelimit_config_init(bw_ratelimit_config_t *cfg);
 /* Checks a configuration without creating anything: BW_OK, or BW_E_INVAL

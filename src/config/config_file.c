@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "breakwater/ext.h"
+#include "breakwater/http_standard.h"
 
 #define MAX_FILE_BYTES (1024 * 1024)
 #define MAX_INSTANCE 40
@@ -50,6 +51,9 @@ static const kind_t kinds[] = {
     {"priority_queue", BW_CONFIG_PRIORITY_QUEUE, BW_REGISTRY_QUEUE},
     {"stage", BW_CONFIG_STAGE, BW_REGISTRY_STAGE},
     {"degrade", BW_CONFIG_DEGRADE, BW_REGISTRY_DEGRADE},
+    /* The standard HTTP preset: its parts and its pipeline, all named by the
+     * section (make_http); found in the registry by its pipeline. */
+    {"http", BW_CONFIG_HTTP, BW_REGISTRY_PIPELINE},
     {"pipeline", PIPELINE, BW_REGISTRY_PIPELINE},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
@@ -57,7 +61,7 @@ static const kind_t kinds[] = {
 static const char kind_list[] =
     "breaker, retry, budget, bulkhead, limiter, "
     "ratelimit, priority_queue, stage, degrade, "
-    "pipeline";
+    "http, pipeline";
 
 /* Any kind's config struct, aligned for all (as tools/cmd_config.c). */
 typedef union any_config_u {
@@ -628,6 +632,19 @@ static int env_unknown_objects(const bw_config_file_t *f, const char *prefix,
     const char *eq = strchr(var, '=');
     size_t vlen = eq != NULL ? (size_t)(eq - var) : strlen(var);
     if (vlen <= plen || memcmp(var, pre, plen) != 0) continue;
+    /* A variable of an object the file defines: its fields were checked by
+     * bw_config_from_env (PAYMENTS_HTTP_RETRY_BASE_MS is the preset's,
+     * though it spells _RETRY_ too). */
+    bool defined = false;
+    for (size_t j = 0; !defined && j < f->nobjs; j++) {
+      const section_t *o = &f->s[f->objs[j]];
+      char stem[256];
+      if (kinds[o->kind].ck == PIPELINE) continue;
+      defined = env_stem_of(prefix, (bw_config_kind_t)kinds[o->kind].ck,
+                            o->name, stem, sizeof stem) &&
+                strlen(stem) <= vlen && memcmp(var, stem, strlen(stem)) == 0;
+    }
+    if (defined) continue;
     for (size_t k = 0; k < NKINDS; k++) {
       char seg[260], stem[256];
       int ck = kinds[k].ck;
@@ -658,6 +675,67 @@ static int env_unknown_objects(const bw_config_file_t *f, const char *prefix,
     }
   }
   return BW_OK;
+}
+
+/* ---- the HTTP preset's parts -------------------------------------------- */
+
+/* The parts an [http.NAME] section makes, each named NAME in its kind: the
+ * index of the kind in kinds[] and whether the section uses it. */
+typedef struct http_part_s {
+  const char *kind; /* kinds[].name */
+  bw_registry_kind_t rk;
+  bool used;
+} http_part_t;
+
+static size_t http_parts(const section_t *s, http_part_t out[5]) {
+  const bw_http_standard_config_t *c = (const void *)s->cfg;
+  out[0] = (http_part_t){"limiter", BW_REGISTRY_LIMITER, c->use_limiter};
+  out[1] = (http_part_t){"breaker", BW_REGISTRY_BREAKER, c->use_breaker};
+  out[2] = (http_part_t){"retry", BW_REGISTRY_RETRY, c->use_retry};
+  out[3] = (http_part_t){"budget", BW_REGISTRY_BUDGET,
+                         c->use_budget && c->use_retry};
+  out[4] = (http_part_t){"pipeline", BW_REGISTRY_PIPELINE, true};
+  return 5;
+}
+
+/* An [http.NAME] makes a breaker, limiter, retry, budget and pipeline named
+ * NAME: a section of the file naming one of those too would be two objects
+ * under one name. */
+static int http_collisions(const bw_config_file_t *f, bw_config_diag_t *diag) {
+  for (size_t j = 0; j < f->nobjs; j++) {
+    const section_t *s = &f->s[f->objs[j]];
+    http_part_t parts[5];
+    char key[64];
+    if (kinds[s->kind].ck != BW_CONFIG_HTTP) continue;
+    size_t n = http_parts(s, parts);
+    for (size_t i = 0; i < n; i++) {
+      int k = kind_find(parts[i].kind, strlen(parts[i].kind));
+      int o = k >= 0 ? find_section(f, (size_t)k, s->name) : -1;
+      if (!parts[i].used || o < 0 || f->s[o].is_default) continue;
+      snprintf(key, sizeof key, "[http.%s]", s->name);
+      return diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                      "[http.%s] makes the %s named '%s', and [%s.%s] at "
+                      "line %u names one too: rename one of them",
+                      s->name, parts[i].kind, s->name, parts[i].kind, s->name,
+                      f->s[o].line);
+    }
+  }
+  return BW_OK;
+}
+
+/* The first part of an [http.NAME] already in the registry, or NULL. */
+static const char *http_part_live(bw_registry_t *reg, const section_t *s) {
+  http_part_t parts[5];
+  size_t n = http_parts(s, parts);
+  for (size_t i = 0; i < n; i++) {
+    void *o;
+    if (!parts[i].used) continue;
+    o = bw_registry_find(reg, parts[i].rk, s->name);
+    if (o == NULL) continue;
+    if (parts[i].rk == BW_REGISTRY_BREAKER) bw_registry_put(reg, o);
+    return parts[i].kind;
+  }
+  return NULL;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -735,6 +813,7 @@ bw_config_file_t *bw_config_file_parse(const char *text, size_t len,
     if (rc != BW_OK) goto fail;
     f->objs[f->nobjs++] = i;
   }
+  if (http_collisions(f, diag) != BW_OK) goto fail;
   if (env_unknown_objects(f, opt->env_prefix, diag) != BW_OK) goto fail;
   return f;
 fail:
@@ -846,10 +925,55 @@ int bw_config_file_write(const bw_config_file_t *f, FILE *out) {
 
 /* ---- pass 3: apply ------------------------------------------------------ */
 
+/* The standard HTTP pipeline of an [http.NAME] section, as
+ * bw_http_standard_new builds it (http_standard.h), but of registry
+ * objects, each named NAME: the limiter, the breaker (held, as the file's
+ * breakers), the budget, the retry on it, then the pipeline, outermost
+ * first: deadline, limit (waiting limit_wait_ms), breaker, retry, attempt
+ * timeout. Their clocks and sinks are the registry's. Returns the
+ * pipeline. */
+static void *make_http(bw_registry_t *reg, const section_t *s,
+                       bw_error_t *err) {
+  const bw_http_standard_config_t *c = (const void *)s->cfg;
+  bw_limiter_t *lim = NULL;
+  bw_breaker_t *b = NULL;
+  bw_budget_t *bu = NULL;
+  bw_retry_policy_t *rt = NULL;
+  bw_pipeline_config_t pc;
+  if (c->use_limiter &&
+      (lim = bw_registry_limiter(reg, s->name, &c->limiter, err)) == NULL)
+    return NULL;
+  if (c->use_breaker && (bw_registry_set_breaker_config(
+                             reg, s->name, &c->breaker, err) != BW_OK ||
+                         (b = bw_registry_breaker(reg, s->name, err)) == NULL))
+    return NULL;
+  if (c->use_retry && c->use_budget &&
+      (bu = bw_registry_budget(reg, s->name, &c->budget, err)) == NULL)
+    return NULL;
+  if (c->use_retry) {
+    bw_retry_config_t rc = c->retry;
+    rc.budget = bu;
+    if ((rt = bw_registry_retry(reg, s->name, &rc, err)) == NULL) return NULL;
+  }
+  bw_pipeline_config_init(&pc);
+  pc.name = s->name;
+  /* At most five strategies: each add fits (validated with the file). */
+  if (c->deadline_ms > 0) bw_pipeline_add_deadline(&pc, c->deadline_ms);
+  if (lim != NULL)
+    bw_pipeline_add_limit(&pc, bw_limiter_as_limit(lim), c->limit_wait_ms);
+  if (b != NULL) bw_pipeline_add_breaker(&pc, b);
+  if (rt != NULL) bw_pipeline_add_retry(&pc, rt);
+  if (c->attempt_timeout_ms > 0)
+    bw_pipeline_add_timeout(&pc, c->attempt_timeout_ms);
+  return bw_registry_pipeline(reg, s->name, &pc, err);
+}
+
 static void *make(bw_registry_t *reg, const bw_config_file_t *f,
                   const section_t *s, void *const *objs, bw_error_t *err) {
   const void *c = s->cfg;
   switch (kinds[s->kind].ck) {
+  case BW_CONFIG_HTTP:
+    return make_http(reg, s, err);
   case BW_CONFIG_BUDGET:
     return bw_registry_budget(reg, s->name, c, err);
   case BW_CONFIG_RETRY: {
@@ -930,6 +1054,15 @@ int bw_config_file_apply(const bw_config_file_t *f, bw_registry_t *reg,
     const section_t *s = &f->s[f->objs[i]];
     void *o = bw_registry_find(reg, kinds[s->kind].rk, s->name);
     char key[64];
+    const char *part;
+    if (kinds[s->kind].ck == BW_CONFIG_HTTP && o == NULL &&
+        (part = http_part_live(reg, s)) != NULL) {
+      snprintf(key, sizeof key, "[http.%s]", s->name);
+      return diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                      "a %s named '%s' is already in the registry (the "
+                      "preset makes one)",
+                      part, s->name);
+    }
     if (o == NULL) continue;
     if (kinds[s->kind].rk == BW_REGISTRY_BREAKER) bw_registry_put(reg, o);
     snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
@@ -1100,6 +1233,226 @@ static bool plan_breaker(const section_t *s, const bw_breaker_t *b,
   return ok;
 }
 
+/* ---- the other kinds with live setters ----------------------------------
+ * A bulkhead's max_concurrent, a rate limiter's rate and burst, an adaptive
+ * limiter's bounds, a ratio budget's share and floor: the core's setters
+ * (bulkhead.h, ratelimit.h, limiter.h, budget.h). Every other field of
+ * theirs is fixed at creation. */
+
+static void of_bulkhead(const void *o, void *c) {
+  bw_bulkhead_config_of(o, c);
+}
+static void of_ratelimit(const void *o, void *c) {
+  bw_ratelimit_config_of(o, c);
+}
+static void of_limiter(const void *o, void *c) {
+  bw_limiter_config_of(o, c);
+}
+static void of_budget(const void *o, void *c) {
+  bw_budget_config_of(o, c);
+}
+
+static bool is(const char *field, const char *a, const char *b) {
+  return strcmp(field, a) == 0 || (b != NULL && strcmp(field, b) == 0);
+}
+
+static bool live_bulkhead(const void *now, const char *f) {
+  (void)now;
+  return is(f, "max_concurrent", NULL);
+}
+static bool live_ratelimit(const void *now, const char *f) {
+  (void)now;
+  return is(f, "rate_per_sec", "burst");
+}
+static bool live_limiter(const void *now, const char *f) {
+  (void)now;
+  return is(f, "min_limit", "max_limit");
+}
+static bool live_budget(const void *now, const char *f) {
+  const bw_budget_config_t *c = now;
+  return c->kind == BW_BUDGET_RATIO &&
+         is(f, "budget_percent", "min_retries_per_sec");
+}
+
+/* Checks, changing nothing, what the setter alone would refuse (beyond the
+ * kind's validate). */
+static int check_limiter(const void *o, const void *m, bw_error_t *err) {
+  const bw_limiter_config_t *c = m;
+  return bw_limiter_check_bounds(o, c->min_limit, c->max_limit, err);
+}
+
+static int set_bulkhead(void *o, const void *m, bw_error_t *err) {
+  return bw_bulkhead_set_max_concurrent(
+      o, ((const bw_bulkhead_config_t *)m)->max_concurrent, err);
+}
+static int set_ratelimit(void *o, const void *m, bw_error_t *err) {
+  const bw_ratelimit_config_t *c = m;
+  return bw_ratelimit_set_rate(o, c->rate_per_sec, c->burst, err);
+}
+static int set_limiter(void *o, const void *m, bw_error_t *err) {
+  const bw_limiter_config_t *c = m;
+  return bw_limiter_set_bounds(o, c->min_limit, c->max_limit, err);
+}
+static int set_budget(void *o, const void *m, bw_error_t *err) {
+  const bw_budget_config_t *c = m;
+  if (c->kind != BW_BUDGET_RATIO) return BW_OK; /* nothing live */
+  return bw_budget_set_ratio(o, c->budget_percent, c->min_retries_per_sec, err);
+}
+
+typedef struct live_ops_s {
+  bw_config_kind_t ck;
+  void (*config_of)(const void *obj, void *cfg);
+  bool (*live)(const void *now, const char *field); /* settable live? */
+  const char *creation_only; /* a field read only at creation, or NULL */
+  int (*check)(const void *obj, const void *merged, bw_error_t *err);
+  int (*set)(void *obj, const void *merged, bw_error_t *err);
+} live_ops_t;
+
+static const live_ops_t live_ops[] = {
+    {BW_CONFIG_BULKHEAD, of_bulkhead, live_bulkhead, NULL, NULL, set_bulkhead},
+    {BW_CONFIG_RATELIMIT, of_ratelimit, live_ratelimit, NULL, NULL,
+     set_ratelimit},
+    {BW_CONFIG_LIMITER, of_limiter, live_limiter, "initial_limit",
+     check_limiter, set_limiter},
+    {BW_CONFIG_BUDGET, of_budget, live_budget, NULL, NULL, set_budget},
+};
+
+static const live_ops_t *live_ops_of(int ck) {
+  for (size_t i = 0; i < sizeof live_ops / sizeof live_ops[0]; i++)
+    if ((int)live_ops[i].ck == ck) return &live_ops[i];
+  return NULL;
+}
+
+/* Plans a live object's changes, as plan_breaker: the lines, and in
+ * *merged its configuration now with the file's values of the fields it
+ * can change live (and of a creation-only field, so that the rules
+ * between fields are checked on the file's own values). false: none can
+ * be applied (the lines say why). */
+static bool plan_live(const live_ops_t *ops, const section_t *s,
+                      const void *obj, any_config_t *merged, report_t *rp) {
+  const char *kn = bw_config_kind_name(ops->ck);
+  const void *want = s->cfg;
+  any_config_t now;
+  bw_error_t err;
+  size_t n;
+  bool ok = true;
+  const bw_config_field_t *fl = bw_config_fields(ops->ck, &n);
+  memset(&err, 0, sizeof err);
+  ops->config_of(obj, &now);
+  *merged = now;
+  for (size_t i = 0; i < n; i++) {
+    char z[128];
+    if (fl[i].type == BW_CONFIG_T_POINTER || strcmp(fl[i].name, "name") == 0)
+      continue;
+    if (!ops->live(&now, fl[i].name) &&
+        (ops->creation_only == NULL ||
+         strcmp(fl[i].name, ops->creation_only) != 0))
+      continue;
+    bw_config_get(ops->ck, want, fl[i].name, z, sizeof z, NULL);
+    bw_config_set(ops->ck, merged, fl[i].name, z, NULL);
+  }
+  if (bw_config_validate(ops->ck, merged, &err) != BW_OK ||
+      (ops->check != NULL && ops->check(obj, merged, &err) != BW_OK))
+    ok = false;
+  for (size_t i = 0; i < n; i++) {
+    char a[128], z[128];
+    if (fl[i].type == BW_CONFIG_T_POINTER || strcmp(fl[i].name, "name") == 0)
+      continue;
+    bw_config_get(ops->ck, &now, fl[i].name, a, sizeof a, NULL);
+    bw_config_get(ops->ck, want, fl[i].name, z, sizeof z, NULL);
+    if (strcmp(a, z) == 0) continue;
+    if (ops->creation_only != NULL &&
+        strcmp(fl[i].name, ops->creation_only) == 0) {
+      rp->r->not_applied++;
+      report_line(rp,
+                  "%s.%s.%s: %s -> %s: not applied: used only at creation "
+                  "(restart to apply)",
+                  kn, s->name, fl[i].name, a, z);
+    } else if (!ops->live(&now, fl[i].name)) {
+      rp->r->not_applied++;
+      report_line(rp,
+                  "%s.%s.%s: %s -> %s: not applied: fixed at creation "
+                  "(restart to apply)",
+                  kn, s->name, fl[i].name, a, z);
+    } else if (!ok) {
+      rp->r->not_applied++;
+      report_line(rp, "%s.%s.%s: %s -> %s: not applied: on the live %s, %s", kn,
+                  s->name, fl[i].name, a, z, kn, err.message);
+    } else {
+      rp->r->applied++;
+      report_line(rp, "%s.%s.%s: %s -> %s: applied", kn, s->name, fl[i].name, a,
+                  z);
+    }
+  }
+  return ok;
+}
+
+/* A live [http.NAME]: its parts with live setters, and what each takes. */
+typedef struct http_live_s {
+  bw_breaker_t *b; /* held (found), put back when the reload ends */
+  bw_limiter_t *lim;
+  bw_budget_t *bu;
+  bool apply_b, apply_lim, apply_bu;
+  any_config_t mb, mlim, mbu; /* the merged configurations */
+} http_live_t;
+
+/* A use_* toggle of a live preset: the parts are made with the pipeline. */
+static void http_toggle(report_t *rp, const section_t *s, const char *field,
+                        bool now, bool want) {
+  if (now == want) return;
+  rp->r->not_applied++;
+  report_line(rp,
+              "http.%s.%s: %s -> %s: not applied: the preset's parts are "
+              "made with its pipeline (restart to apply)",
+              s->name, field, now ? "true" : "false", want ? "true" : "false");
+}
+
+/* Plans a live [http.NAME] (its pipeline exists): its breaker, limiter and
+ * budget are planned as the file's sections of their kinds would be (the
+ * lines name them breaker.NAME..., the objects they are); a use_* toggle
+ * is not applied; the pipeline's own fields and the retry policy are kept
+ * as made (one line). Finds and holds the parts in *h. */
+static void plan_http(bw_registry_t *reg, const section_t *s, http_live_t *h,
+                      report_t *rp) {
+  const bw_http_standard_config_t *want = (const void *)s->cfg;
+  any_config_t part;
+  section_t t;
+  memset(&t, 0, sizeof t);
+  memcpy(t.name, s->name, sizeof t.name);
+  t.line = s->line;
+  t.cfg = &part;
+  h->b = bw_registry_find(reg, BW_REGISTRY_BREAKER, s->name);
+  h->lim = bw_registry_find(reg, BW_REGISTRY_LIMITER, s->name);
+  h->bu = bw_registry_find(reg, BW_REGISTRY_BUDGET, s->name);
+  http_toggle(rp, s, "use_limiter", h->lim != NULL, want->use_limiter);
+  http_toggle(rp, s, "use_breaker", h->b != NULL, want->use_breaker);
+  http_toggle(rp, s, "use_retry",
+              bw_registry_find(reg, BW_REGISTRY_RETRY, s->name) != NULL,
+              want->use_retry);
+  http_toggle(rp, s, "use_budget", h->bu != NULL,
+              want->use_budget && want->use_retry);
+  if (h->lim != NULL && want->use_limiter) {
+    memcpy(&part, &want->limiter, sizeof want->limiter);
+    h->apply_lim =
+        plan_live(live_ops_of(BW_CONFIG_LIMITER), &t, h->lim, &h->mlim, rp);
+  }
+  if (h->b != NULL && want->use_breaker) {
+    memcpy(&part, &want->breaker, sizeof want->breaker);
+    h->apply_b = plan_breaker(&t, h->b, (void *)&h->mb, rp);
+  }
+  if (h->bu != NULL && want->use_budget && want->use_retry) {
+    memcpy(&part, &want->budget, sizeof want->budget);
+    h->apply_bu =
+        plan_live(live_ops_of(BW_CONFIG_BUDGET), &t, h->bu, &h->mbu, rp);
+  }
+  rp->r->kept++;
+  report_line(rp,
+              "http.%s: its pipeline (deadline_ms, limit_wait_ms, "
+              "attempt_timeout_ms) and retry policy are kept as made "
+              "(restart to apply a change)",
+              s->name);
+}
+
 int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
                           const bw_config_file_options_t *opt,
                           bw_config_reload_t *report, bw_config_diag_t *diag) {
@@ -1109,8 +1462,9 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   bw_config_file_t *f;
   void **objs = NULL;
   bool *live = NULL, *keep_hold = NULL;
-  bw_breaker_config_t *merged = NULL;
+  any_config_t *merged = NULL;
   bool *apply = NULL;
+  http_live_t **hl = NULL;
   int rc = BW_OK;
   if (report == NULL) report = &local_report;
   if (diag == NULL) diag = &local_diag;
@@ -1128,8 +1482,9 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   keep_hold = bw_calloc(n, sizeof *keep_hold);
   apply = bw_calloc(n, sizeof *apply);
   merged = bw_calloc(n, sizeof *merged);
+  hl = bw_calloc(n, sizeof *hl);
   if (objs == NULL || live == NULL || keep_hold == NULL || apply == NULL ||
-      merged == NULL) {
+      merged == NULL || hl == NULL) {
     rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
     goto done;
   }
@@ -1141,6 +1496,17 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       const section_t *s = &f->s[i];
       if (s->kind != k) continue;
       objs[i] = bw_registry_find(reg, kinds[k].rk, s->name);
+      const char *part;
+      if (objs[i] == NULL && kinds[k].ck == BW_CONFIG_HTTP &&
+          (part = http_part_live(reg, s)) != NULL) {
+        char key[64];
+        snprintf(key, sizeof key, "[http.%s]", s->name);
+        rc = diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                      "a %s named '%s' is already in the registry (the "
+                      "preset makes one)",
+                      part, s->name);
+        goto done;
+      }
       if (objs[i] == NULL) {
         report->created++;
         report_line(&rp, "%s.%s: created", kinds[k].name, s->name);
@@ -1148,7 +1514,16 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       }
       live[i] = true;
       if (kinds[k].ck == BW_CONFIG_BREAKER) {
-        apply[i] = plan_breaker(s, objs[i], &merged[i], &rp);
+        apply[i] = plan_breaker(s, objs[i], (void *)&merged[i], &rp);
+      } else if (kinds[k].ck == BW_CONFIG_HTTP) {
+        if ((hl[i] = bw_calloc(1, sizeof *hl[i])) == NULL) {
+          rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
+          goto done;
+        }
+        plan_http(reg, s, hl[i], &rp);
+      } else if (live_ops_of(kinds[k].ck) != NULL) {
+        apply[i] =
+            plan_live(live_ops_of(kinds[k].ck), s, objs[i], &merged[i], &rp);
       } else {
         report->kept++;
         report_line(&rp,
@@ -1183,9 +1558,23 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
       }
     }
   }
+  /* Checked in the plan: none of these can fail now. */
   for (size_t j = 0; j < f->nobjs; j++) {
     size_t i = f->objs[j];
-    if (live[i] && apply[i]) bw_breaker_reconfigure(objs[i], &merged[i], NULL);
+    const live_ops_t *ops = live_ops_of(kinds[f->s[i].kind].ck);
+    const http_live_t *h = hl[i];
+    if (h != NULL) {
+      if (h->apply_lim)
+        live_ops_of(BW_CONFIG_LIMITER)->set(h->lim, &h->mlim, NULL);
+      if (h->apply_b) bw_breaker_reconfigure(h->b, (const void *)&h->mb, NULL);
+      if (h->apply_bu) live_ops_of(BW_CONFIG_BUDGET)->set(h->bu, &h->mbu, NULL);
+      continue;
+    }
+    if (!live[i] || !apply[i]) continue;
+    if (kinds[f->s[i].kind].ck == BW_CONFIG_BREAKER)
+      bw_breaker_reconfigure(objs[i], (const void *)&merged[i], NULL);
+    else if (ops != NULL)
+      ops->set(objs[i], &merged[i], NULL);
   }
 done:
   if (objs != NULL && live != NULL && keep_hold != NULL)
@@ -1195,6 +1584,13 @@ done:
           !(rc == BW_OK && keep_hold[i]))
         bw_registry_put(reg, objs[i]);
     }
+  if (hl != NULL)
+    for (size_t i = 0; i < n; i++)
+      if (hl[i] != NULL) {
+        if (hl[i]->b != NULL) bw_registry_put(reg, hl[i]->b);
+        bw_free(hl[i]);
+      }
+  bw_free(hl);
   if (rc != BW_OK) bw_config_reload_clear(report);
   if (report == &local_report) bw_config_reload_clear(report);
   bw_free(objs);

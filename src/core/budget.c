@@ -68,13 +68,18 @@ typedef struct bw__bstripe_s {
 struct bw_budget_s {
   /* Read-only after creation. */
   bw_budget_kind_t kind;
-  int64_t max_milli;      /* token bucket: capacity in thousandths */
-  int64_t ratio_milli;    /* token bucket: refill per success in thousandths */
-  double percent;         /* ratio: budget_percent */
-  uint64_t floor_retries; /* ratio: fewer retries than this in the window
-                             are within the floor, i.e. retries * 1000 <
-                             min_retries_per_sec * window_ms */
-  int64_t bucket_ns;      /* ratio: window_ms / 10 in ns */
+  int64_t max_milli;   /* token bucket: capacity in thousandths */
+  int64_t ratio_milli; /* token bucket: refill per success in thousandths */
+  /* Ratio: budget_percent and the floor, which bw_budget_set_ratio may
+   * change live (each read once per decision; `setting` keeps two setters
+   * from interleaving). */
+  _Atomic uint64_t percent_bits;  /* budget_percent, a double's bits */
+  _Atomic uint64_t floor_retries; /* fewer retries than this in the window
+                                     are within the floor, i.e. retries *
+                                     1000 < min_retries_per_sec * window_ms */
+  _Atomic uint64_t min_rps_bits;  /* min_retries_per_sec, a double's bits */
+  _Atomic bool setting;
+  int64_t bucket_ns; /* ratio: window_ms / 10 in ns */
   const bw_clock_t *clock;
   const bw_clock_t *wall;
   bw_sink_t *sink;
@@ -236,6 +241,30 @@ int bw_budget_config_validate(const bw_budget_config_t *c, bw_error_t *err) {
 
 static void bw__ret_init(bw_budget_t *b);
 
+static uint64_t bw__dbits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+static double bw__bitsd(uint64_t u) {
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+/* Stores a valid budget_percent and min_retries_per_sec (ratio kind). */
+static void bw__ratio_store(bw_budget_t *b, double percent, double min_rps) {
+  int64_t window_ms = b->bucket_ns * BW__BUCKETS / BW_NS_PER_MS;
+  atomic_store_explicit(&b->percent_bits, bw__dbits(percent),
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->floor_retries,
+                        bw__floor_retries(min_rps * (double)window_ms),
+                        memory_order_relaxed);
+  atomic_store_explicit(&b->min_rps_bits, bw__dbits(min_rps),
+                        memory_order_relaxed);
+}
+
 bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
   bw_budget_t *b;
   if (bw_budget_config_validate(cfg, err) != BW_OK) return NULL;
@@ -249,10 +278,8 @@ bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err) {
     bw__to_milli(cfg->token_ratio, &b->ratio_milli);
     atomic_init(&b->tokens, b->max_milli);
   } else {
-    b->percent = cfg->budget_percent;
-    b->floor_retries =
-        bw__floor_retries(cfg->min_retries_per_sec * (double)cfg->window_ms);
     b->bucket_ns = cfg->window_ms * (BW_NS_PER_MS / BW__BUCKETS);
+    bw__ratio_store(b, cfg->budget_percent, cfg->min_retries_per_sec);
     b->clock = cfg->clock               ? cfg->clock
                : cfg->window_ms >= 1000 ? bw_clock_monotonic_coarse()
                                         : bw_clock_monotonic();
@@ -577,8 +604,9 @@ static inline bool bw__ratio_allows(const bw_budget_t *b, uint64_t req,
                                     uint64_t ret) {
   /* Through int64_t: sums of 32-bit counts over at most 80 stripes and 10
    * buckets stay below 2^43, and a signed conversion is one instruction. */
-  return ret < b->floor_retries ||
-         (double)(int64_t)ret * 100.0 < b->percent * (double)(int64_t)req;
+  return ret < BW__LOAD(b->floor_retries) ||
+         (double)(int64_t)ret * 100.0 <
+             bw__bitsd(BW__LOAD(b->percent_bits)) * (double)(int64_t)req;
 }
 
 /* ---- the verbs
@@ -863,4 +891,58 @@ void bw_budget_stats(const bw_budget_t *b, bw_budget_stats_t *out) {
 int bw_budget_try_retry_ex(bw_budget_t *b) {
   if (b == NULL) return BW_E_INVAL;
   return bw_budget_try_retry(b) ? BW_OK : BW_E_FULL;
+}
+
+/* ---- live changes ----------------------------------------------------------
+ */
+
+void bw_budget_config_of(const bw_budget_t *b, bw_budget_config_t *cfg) {
+  if (b == NULL || cfg == NULL) return;
+  bw_budget_config_init(cfg);
+  cfg->name = b->name;
+  cfg->kind = b->kind;
+  if (b->kind == BW_BUDGET_TOKEN_BUCKET) {
+    cfg->max_tokens = (double)b->max_milli / 1000.0;
+    cfg->token_ratio = (double)b->ratio_milli / 1000.0;
+  } else {
+    bw_budget_t *w = (bw_budget_t *)b; /* the setters' flag only */
+    bool no = false;
+    while (!atomic_compare_exchange_weak_explicit(
+        &w->setting, &no, true, memory_order_acquire, memory_order_relaxed))
+      no = false;
+    cfg->budget_percent = bw__bitsd(BW__LOAD(b->percent_bits));
+    cfg->min_retries_per_sec = bw__bitsd(BW__LOAD(b->min_rps_bits));
+    atomic_store_explicit(&w->setting, false, memory_order_release);
+    cfg->window_ms = b->bucket_ns * BW__BUCKETS / BW_NS_PER_MS;
+  }
+  cfg->clock = b->clock;
+  cfg->wall_clock = b->wall;
+  cfg->sink = b->sink;
+}
+
+int bw_budget_set_ratio(bw_budget_t *b, double budget_percent,
+                        double min_retries_per_sec, bw_error_t *err) {
+  bw_budget_config_t c;
+  bool no = false;
+  if (b == NULL)
+    return bw_error_set(err, BW_E_INVAL, "", "budget must not be NULL");
+  if (b->kind != BW_BUDGET_RATIO)
+    return bw_error_set(err, BW_E_INVAL, "kind",
+                        "budget_percent and min_retries_per_sec are a ratio "
+                        "budget's; '%s' is a token_bucket",
+                        b->name);
+  /* The creation rules, with the same messages. */
+  bw_budget_config_of(b, &c);
+  c.budget_percent = budget_percent;
+  c.min_retries_per_sec = min_retries_per_sec;
+  if (bw_budget_config_validate(&c, err) != BW_OK) return BW_E_INVAL;
+  /* The window's counts are kept: the new share and floor decide from the
+   * next retry on. */
+  while (!atomic_compare_exchange_weak_explicit(
+      &b->setting, &no, true, memory_order_acquire, memory_order_relaxed))
+    no = false;
+  bw__ratio_store(b, budget_percent, min_retries_per_sec);
+  atomic_store_explicit(&b->setting, false, memory_order_release);
+  bw_error_clear(err);
+  return BW_OK;
 }

@@ -45,7 +45,9 @@ typedef struct bw__bh_stripe_s {
 
 struct bw_bulkhead_s {
   bw_limit_t iface; /* must stay first */
-  uint32_t max;
+  /* max_concurrent: set under `lock` (bw_bulkhead_set_max_concurrent),
+   * read without it by admissions. */
+  _Atomic uint32_t max;
   uint32_t max_waiting;
   int64_t max_wait_ms;
   int64_t timeout_ns; /* 0 = none of its own */
@@ -71,6 +73,11 @@ struct bw_bulkhead_s {
 
   bw__bh_stripe_t stripes[BW__STRIPES];
 };
+
+/* max_concurrent now (it may change live). */
+static inline uint32_t bw__bh_max(const bw_bulkhead_t *bh) {
+  return atomic_load_explicit(&bh->max, memory_order_relaxed);
+}
 
 void bw_bulkhead_config_init(bw_bulkhead_config_t *cfg) {
   if (cfg == NULL) return;
@@ -154,7 +161,7 @@ static int bw__bh_if_release(bw_limit_t *l, const bw_permit_t *p,
   return bw_bulkhead_release((bw_bulkhead_t *)(void *)l, p);
 }
 static uint32_t bw__bh_if_limit(const bw_limit_t *l) {
-  return ((const bw_bulkhead_t *)(const void *)l)->max;
+  return bw__bh_max((const bw_bulkhead_t *)(const void *)l);
 }
 static uint32_t bw__bh_if_in_flight(const bw_limit_t *l) {
   const bw_bulkhead_t *bh = (const bw_bulkhead_t *)(const void *)l;
@@ -207,7 +214,7 @@ bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
     return NULL;
   }
   bh->iface.vt = &bw__bh_vtable;
-  bh->max = cfg->max_concurrent;
+  atomic_init(&bh->max, cfg->max_concurrent);
   bh->max_waiting = cfg->max_waiting;
   bh->max_wait_ms = cfg->max_wait_ms;
   bh->timeout_ns = cfg->timeout_ms * BW_NS_PER_MS;
@@ -248,7 +255,7 @@ static void bw__bh_summarise_locked(bw_bulkhead_t *bh, int64_t now) {
     }
     f[4].key = "max_concurrent";
     f[4].type = BW_FIELD_UINT;
-    f[4].v.u = bh->max;
+    f[4].v.u = bw__bh_max(bh);
     snprintf(reason, sizeof(reason),
              "%llu calls rejected: %llu with every slot taken, %llu past "
              "their deadline, %llu waits timed out",
@@ -320,7 +327,7 @@ bool bw_bulkhead_expired(const bw_permit_t *p, int64_t now_ns) {
 /* The lock-free admission: a CAS below max, only while nobody is queued. */
 static bool bw__bh_take(bw_bulkhead_t *bh) {
   uint32_t cur = atomic_load_explicit(&bh->in_use, memory_order_relaxed);
-  while (cur < bh->max) {
+  while (cur < bw__bh_max(bh)) {
     if (atomic_compare_exchange_weak_explicit(&bh->in_use, &cur, cur + 1,
                                               memory_order_seq_cst,
                                               memory_order_relaxed))
@@ -595,10 +602,14 @@ int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {
     }
   } else {
     pthread_mutex_lock(&bh->lock);
-    if (bh->head != NULL) {
+    if (bh->head != NULL &&
+        atomic_load_explicit(&bh->in_use, memory_order_relaxed) <=
+            bw__bh_max(bh)) {
       if (!timed) now = bw__clock_now(bh->clock);
       bw__bh_grant_head(bh, now, &ready); /* our slot moves on */
     } else {
+      /* Nobody queued, or more slots in use than max_concurrent allows
+       * (it was lowered live): the slot is given back, not passed on. */
       cur = atomic_load_explicit(&bh->in_use, memory_order_relaxed);
       do {
         if (cur == 0) {
@@ -608,6 +619,7 @@ int bw_bulkhead_release(bw_bulkhead_t *bh, const bw_permit_t *p) {
       } while (!atomic_compare_exchange_weak_explicit(
           &bh->in_use, &cur, cur - 1, memory_order_seq_cst,
           memory_order_relaxed));
+      bw__bh_pump(bh, &ready); /* a waiter fits again, if under the max */
     }
     pthread_mutex_unlock(&bh->lock);
   }
@@ -631,11 +643,50 @@ void bw_bulkhead_stats(const bw_bulkhead_t *bh, bw_bulkhead_stats_t *out) {
     out->released += BW__LOAD(s->released);
     out->timeouts += BW__LOAD(s->timeouts);
   }
-  out->max_concurrent = bh->max;
+  out->max_concurrent = bw__bh_max(bh);
   out->in_use = BW__LOAD(bh->in_use);
-  out->available = out->in_use < bh->max ? bh->max - out->in_use : 0;
+  out->available =
+      out->in_use < out->max_concurrent ? out->max_concurrent - out->in_use : 0;
   out->waiting = BW__LOAD(bh->waiting);
   out->admitted_after_wait = BW__LOAD(bh->admitted_after_wait);
   out->wait_timeouts = BW__LOAD(bh->wait_timeouts);
   out->cancelled = BW__LOAD(bh->cancelled);
+}
+
+/* ---- live changes ----------------------------------------------------------
+ */
+
+int bw_bulkhead_set_max_concurrent(bw_bulkhead_t *bh, uint32_t max_concurrent,
+                                   bw_error_t *err) {
+  bw_bulkhead_waiter_t *ready = NULL;
+  if (bh == NULL)
+    return bw_error_set(err, BW_E_INVAL, "", "bulkhead must not be NULL");
+  if (max_concurrent < 1 || max_concurrent > BW__BH_MAX_CONCURRENT)
+    return bw_error_set(err, BW_E_INVAL, "max_concurrent",
+                        "max_concurrent must be in 1..%u (got %u)",
+                        BW__BH_MAX_CONCURRENT, max_concurrent);
+  /* Under the lock, so that the queue sees the new bound at once: a raise
+   * hands the new slots to the waiters in order (a newcomer cannot jump
+   * them); a lowering revokes nothing, the calls beyond it finish and their
+   * slots are given back instead of passed on (bw_bulkhead_release). */
+  pthread_mutex_lock(&bh->lock);
+  atomic_store_explicit(&bh->max, max_concurrent, memory_order_seq_cst);
+  bw__bh_pump(bh, &ready);
+  pthread_mutex_unlock(&bh->lock);
+  bw__bh_run_ready(ready);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+void bw_bulkhead_config_of(const bw_bulkhead_t *bh, bw_bulkhead_config_t *cfg) {
+  if (bh == NULL || cfg == NULL) return;
+  bw_bulkhead_config_init(cfg);
+  cfg->name = bh->name;
+  cfg->max_concurrent = bw__bh_max(bh);
+  cfg->max_wait_ms = bh->max_wait_ms;
+  cfg->timeout_ms = bh->timeout_ns / BW_NS_PER_MS;
+  cfg->max_waiting = bh->max_waiting;
+  cfg->clock = bh->clock;
+  cfg->wall_clock = bh->wall;
+  cfg->sink = bh->sink;
 }

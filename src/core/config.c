@@ -6,6 +6,8 @@
 
 #include "internal.h"
 #include "breakwater/config.h"
+#include "breakwater/hedge.h"
+#include "breakwater/http_standard.h"
 #include "breakwater/store.h"
 
 extern char **environ; /* POSIX: the process environment */
@@ -67,6 +69,9 @@ ADAPT(stage, bw_stage_config_t, bw_stage_config_init, bw_stage_config_validate)
 ADAPT(batch, bw_batch_config_t, bw_batch_config_init, bw_batch_config_validate)
 ADAPT(degrade, bw_degrade_config_t, bw_degrade_config_init,
       bw_degrade_config_validate)
+ADAPT(hedge, bw_hedge_config_t, bw_hedge_config_init, bw_hedge_config_validate)
+ADAPT(http, bw_http_standard_config_t, bw_http_standard_config_init,
+      bw_http_standard_config_validate)
 #undef ADAPT
 
 static void registry_init(void *c) {
@@ -96,6 +101,8 @@ static const struct {
     {sizeof(bw_degrade_config_t), degrade_init, degrade_validate},
     {sizeof(bw_registry_config_t), registry_init, registry_validate},
     {sizeof(bw_reprocessor_config_t), reprocessor_init, reprocessor_validate},
+    {sizeof(bw_hedge_config_t), hedge_init, hedge_validate},
+    {sizeof(bw_http_standard_config_t), http_init, http_validate},
 };
 
 /* Room for any kind's struct, aligned for all of them. */
@@ -115,6 +122,8 @@ typedef union any_config_u {
   bw_degrade_config_t degrade;
   bw_registry_config_t registry;
   bw_reprocessor_config_t reprocessor;
+  bw_hedge_config_t hedge;
+  bw_http_standard_config_t http;
 } any_config_t;
 
 static int kind_ok(bw_config_kind_t kind) {

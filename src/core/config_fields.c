@@ -12,6 +12,7 @@
  * harness (fuzz/fuzz_config_value.c) links it with config_parse.c and
  * error.c alone. */
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #include "breakwater/degrade.h"
 #include "breakwater/ext.h"
 #include "breakwater/gauge.h"
+#include "breakwater/hedge.h"
+#include "breakwater/http_standard.h"
 #include "breakwater/limiter.h"
 #include "breakwater/queue.h"
 #include "breakwater/ratelimit.h"
@@ -74,6 +77,7 @@ static const char *const budget_kinds[] = {"token_bucket", "ratio", NULL};
 static const char *const algorithms[] = {"aimd", "gradient2", "vegas", NULL};
 static const char *const queue_policies[] = {"reject", "drop_oldest",
                                              "drop_lowest", NULL};
+static const char *const hedge_delays[] = {"fixed", "quantile", NULL};
 
 /* ---- the tables -----------------------------------------------------------
  */
@@ -446,6 +450,123 @@ static const bw_config_field_t reprocessor_fields[] = {
 };
 #undef T
 
+#define T bw_hedge_config_t
+static const bw_config_field_t hedge_fields[] = {
+    STR(T, name, "hedge", "names the policy"),
+    ENUM(T, delay, hedge_delays, "quantile",
+         "fixed: delay_ms always; quantile: of recent latencies"),
+    MS(T, delay_ms, 1, DAY_MS, 0, "200",
+       "fixed: the delay; quantile: the delay until min_samples"),
+    RATIO(T, quantile, 0, 1, BW_CONFIG_MIN_OPEN | BW_CONFIG_MAX_OPEN, "0.95",
+          "quantile: which one of the recent latencies"),
+    U32(T, window, 1, BW_HEDGE_MAX_WINDOW, 0, "200",
+        "quantile: latencies kept"),
+    U32(T, min_samples, 1, BW_HEDGE_MAX_WINDOW, 0, "20",
+        "quantile: latencies before the quantile is used; <= window"),
+    MS(T, min_delay_ms, 1, DAY_MS, 0, "1", "quantile: the delay's floor"),
+    MS(T, max_delay_ms, 1, DAY_MS, 0, "10000",
+       "quantile: the delay's ceiling; >= min_delay_ms"),
+    U32(T, max_hedges, 1, BW_HEDGE_MAX_HEDGES, 0, "1", "extra copies per call"),
+    BOOL_(T, non_idempotent, "false",
+          "hedge non-idempotent calls too (send an Idempotency-Key)"),
+    PTR(T, budget, "null", "every hedge asks it; null = none"),
+    BOOL_(T, budget_requests, "false",
+          "the budget is the hedge's own: begin reports each request"),
+};
+#undef T
+
+/* ---- the standard HTTP preset: its own fields, then its parts' ------------
+ * The parts' rows are the breaker's, limiter's, retry's and budget's own
+ * tables, prefixed ("breaker.failure_ratio") and moved to the part's place
+ * in bw_http_standard_config_t, so a part's table has one definition and a
+ * field added to it reaches the preset too. Left out: the parts' names
+ * (the preset names them) and pointers (its clock and sink replace
+ * theirs). The defaults that bw_http_standard_config_init changes are
+ * listed here (tests/test_config.c checks every default against it). The
+ * table is composed once, on first use. */
+#define T bw_http_standard_config_t
+static const bw_config_field_t http_own[] = {
+    STR(T, name, "http", "names the pipeline (and, from a file, its parts)"),
+    MS(T, deadline_ms, 0, DAY_MS, 0, "30000",
+       "the whole call, retries and waits included; 0 = none"),
+    BOOL_(T, use_limiter, "true", "an adaptive concurrency limiter"),
+    MS(T, limit_wait_ms, 0, DAY_MS, 0, "1000",
+       "a call's wait for a limiter slot; 0 = refuse at once"),
+    BOOL_(T, use_breaker, "true", "a circuit breaker outside the retry"),
+    BOOL_(T, use_retry, "true", "retries, with the HTTP classification"),
+    BOOL_(T, use_budget, "true", "a retry budget; needs use_retry"),
+    MS(T, attempt_timeout_ms, 0, DAY_MS, 0, "10000",
+       "each attempt's time; 0 = none"),
+    PTR(T, clock, "null", "set: every part reads it; null = their own"),
+    PTR(T, sink, "null", "set: every part emits to it; null = none"),
+};
+
+static const struct {
+  const char *field, *value;
+} http_defaults[] = {
+    {"limiter.max_limit", "1000"},    {"breaker.trip_rule", "time_window"},
+    {"breaker.failure_ratio", "0.1"}, {"breaker.window_ms", "30000"},
+    {"breaker.minimum_calls", "100"}, {"breaker.break_ms", "5000"},
+    {"retry.max_attempts", "4"},      {"retry.base_ms", "2000"},
+    {"retry.jitter", "decorrelated"}, {"budget.kind", "ratio"},
+};
+
+#define HTTP_MAX_ROWS 160
+#define HTTP_NAMES_BYTES 6144
+static bw_config_field_t http_fields[HTTP_MAX_ROWS];
+static size_t http_n;
+static char http_names[HTTP_NAMES_BYTES];
+static pthread_once_t http_once = PTHREAD_ONCE_INIT;
+
+static void http_row(const bw_config_field_t *f) {
+  if (http_n < HTTP_MAX_ROWS) http_fields[http_n++] = *f;
+}
+
+/* Appends a part's rows, prefixed and moved by `at`. */
+static void http_part(const char *part, size_t at,
+                      const bw_config_field_t *rows, size_t n, size_t *used) {
+  for (size_t i = 0; i < n; i++) {
+    bw_config_field_t f = rows[i];
+    size_t len = strlen(part) + 1 + strlen(f.name) + 1;
+    if (f.type == BW_CONFIG_T_POINTER || strcmp(f.name, "name") == 0) continue;
+    if (*used + len > HTTP_NAMES_BYTES)
+      return; /* sized with room: a test
+                 checks every row is here */
+    snprintf(http_names + *used, len, "%s.%s", part, f.name);
+    f.name = http_names + *used;
+    *used += len;
+    f.offset += at;
+    for (size_t d = 0; d < sizeof http_defaults / sizeof http_defaults[0]; d++)
+      if (strcmp(http_defaults[d].field, f.name) == 0)
+        f.default_value = http_defaults[d].value;
+    http_row(&f);
+  }
+}
+
+#define HTTP_PART(part, rows) \
+  http_part(#part, offsetof(T, part), rows, sizeof rows / sizeof rows[0], &used)
+static void http_build(void) {
+  size_t used = 0;
+  /* In struct order: name, deadline, the limiter, the breaker, the retry,
+   * the budget, the attempt timeout, clock and sink. */
+  http_row(&http_own[0]);
+  http_row(&http_own[1]);
+  http_row(&http_own[2]);
+  HTTP_PART(limiter, limiter_fields);
+  http_row(&http_own[3]);
+  http_row(&http_own[4]);
+  HTTP_PART(breaker, breaker_fields);
+  http_row(&http_own[5]);
+  HTTP_PART(retry, retry_fields);
+  http_row(&http_own[6]);
+  HTTP_PART(budget, budget_fields);
+  http_row(&http_own[7]);
+  http_row(&http_own[8]);
+  http_row(&http_own[9]);
+}
+#undef HTTP_PART
+#undef T
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 static const struct {
   const char *name;
@@ -471,7 +592,20 @@ static const struct {
     {"registry", "bw_registry_config_t", registry_fields, N(registry_fields)},
     {"reprocessor", "bw_reprocessor_config_t", reprocessor_fields,
      N(reprocessor_fields)},
+    {"hedge", "bw_hedge_config_t", hedge_fields, N(hedge_fields)},
+    {"http", "bw_http_standard_config_t", NULL, 0}, /* composed: table() */
 };
+
+/* A kind's rows and their count (the preset's composed on first use). */
+static const bw_config_field_t *table(bw_config_kind_t kind, size_t *n) {
+  if (kind == BW_CONFIG_HTTP) {
+    pthread_once(&http_once, http_build);
+    *n = http_n;
+    return http_fields;
+  }
+  *n = kinds[kind].n;
+  return kinds[kind].fields;
+}
 
 static int kind_ok(bw_config_kind_t kind) {
   return (unsigned)kind < (unsigned)BW_CONFIG__COUNT;
@@ -510,16 +644,20 @@ const bw_config_field_t *bw_config_fields(bw_config_kind_t kind, size_t *n) {
     if (n != NULL) *n = 0;
     return NULL;
   }
-  if (n != NULL) *n = kinds[kind].n;
-  return kinds[kind].fields;
+  size_t count;
+  const bw_config_field_t *rows = table(kind, &count);
+  if (n != NULL) *n = count;
+  return rows;
 }
 
 const bw_config_field_t *bw_config_field(bw_config_kind_t kind,
                                          const char *field) {
+  size_t n;
+  const bw_config_field_t *rows;
   if (!kind_ok(kind) || field == NULL) return NULL;
-  for (size_t i = 0; i < kinds[kind].n; i++)
-    if (strcmp(kinds[kind].fields[i].name, field) == 0)
-      return &kinds[kind].fields[i];
+  rows = table(kind, &n);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rows[i].name, field) == 0) return &rows[i];
   return NULL;
 }
 
@@ -648,11 +786,13 @@ static int unknown_field(bw_config_kind_t kind, const char *field,
   const char *best = NULL;
   unsigned best_d = 3;
   char v[48];
-  for (size_t i = 0; i < kinds[kind].n; i++) {
-    unsigned d = distance(field, kinds[kind].fields[i].name);
+  size_t n;
+  const bw_config_field_t *rows = table(kind, &n);
+  for (size_t i = 0; i < n; i++) {
+    unsigned d = distance(field, rows[i].name);
     if (d < best_d) {
       best_d = d;
-      best = kinds[kind].fields[i].name;
+      best = rows[i].name;
     }
   }
   shown(field, v);

@@ -59,8 +59,9 @@ struct bw_limiter_s {
   bw_limit_t iface; /* must stay first */
   bw_limiter_algorithm_t alg;
   const bw__lim_algo_t *algo;
-  uint32_t min;
+  uint32_t min; /* min_limit and max_limit: under `lock` */
   uint32_t max;
+  bw_limiter_config_t made; /* as created (bw_limiter_config_of) */
   int64_t slow_ns; /* AIMD: a success slower than this is a drop; 0 = off */
   const bw_clock_t *clock;
   uint32_t sample_every; /* time one call in this many, per stripe */
@@ -402,6 +403,7 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->alg = cfg->algorithm;
   lim->min = cfg->min_limit;
   lim->max = cfg->max_limit;
+  lim->made = *cfg;
   lim->slow_ns = cfg->algorithm == BW_LIMITER_AIMD
                      ? cfg->aimd_timeout_ms * BW_NS_PER_MS
                      : 0;
@@ -1362,4 +1364,69 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
     uint32_t dv = BW__LOAD(lim->disproven);
     out->disproven = dv == UINT32_MAX ? 0 : dv;
   }
+}
+
+/* ---- live changes ----------------------------------------------------------
+ * Kept at the end of the file, apart from the algorithm: only min and max
+ * move, under the lock that every update of the limit takes. */
+
+int bw_limiter_check_bounds(const bw_limiter_t *lim, uint32_t min_limit,
+                            uint32_t max_limit, bw_error_t *err) {
+  if (lim == NULL)
+    return bw_error_set(err, BW_E_INVAL, "", "limiter must not be NULL");
+  /* The algorithms keep their own floor and ceiling from creation, so the
+   * live range stays inside the one the limiter was made with. */
+  if (min_limit < lim->made.min_limit || min_limit > lim->made.max_limit)
+    return bw_error_set(err, BW_E_INVAL, "min_limit",
+                        "min_limit must be in [%u, %u], the range the "
+                        "limiter was created with (got %u)",
+                        lim->made.min_limit, lim->made.max_limit, min_limit);
+  if (max_limit < min_limit || max_limit > lim->made.max_limit)
+    return bw_error_set(err, BW_E_INVAL, "max_limit",
+                        "max_limit must be in [min_limit %u, %u], the "
+                        "creation max_limit (got %u)",
+                        min_limit, lim->made.max_limit, max_limit);
+  if (lim->alg == BW_LIMITER_GRADIENT2 &&
+      lim->made.gradient2_queue_size > max_limit)
+    return bw_error_set(err, BW_E_INVAL, "max_limit",
+                        "max_limit must be >= gradient2_queue_size %u (got "
+                        "%u)",
+                        lim->made.gradient2_queue_size, max_limit);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
+                          uint32_t max_limit, bw_error_t *err) {
+  uint32_t old, next;
+  if (bw_limiter_check_bounds(lim, min_limit, max_limit, err) != BW_OK)
+    return BW_E_INVAL;
+  pthread_mutex_lock(&lim->lock);
+  lim->min = min_limit;
+  lim->max = max_limit;
+  /* The limit in force and the estimate behind it are clamped at once;
+   * calls already in flight above a lowered limit finish, and new ones are
+   * refused until in-flight is back under it. */
+  if (lim->est < (double)min_limit) lim->est = (double)min_limit;
+  if (lim->est > (double)max_limit) lim->est = (double)max_limit;
+  old = BW__LOAD(lim->limit);
+  next = old < min_limit ? min_limit : old > max_limit ? max_limit : old;
+  if (next != old)
+    atomic_store_explicit(&lim->limit, next, memory_order_relaxed);
+  pthread_mutex_unlock(&lim->lock);
+  if (next != old) bw__lim_changed(lim, old, next);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+void bw_limiter_config_of(const bw_limiter_t *lim, bw_limiter_config_t *cfg) {
+  if (lim == NULL || cfg == NULL) return;
+  *cfg = lim->made;
+  cfg->name = lim->name;
+  pthread_mutex_lock((pthread_mutex_t *)&lim->lock);
+  cfg->min_limit = lim->min;
+  cfg->max_limit = lim->max;
+  pthread_mutex_unlock((pthread_mutex_t *)&lim->lock);
+  cfg->clock = lim->clock;
+  cfg->wall_clock = lim->wall;
 }

@@ -15,6 +15,7 @@
  * but a relative origin makes every reading small and the arithmetic plain.
  * docs/ratelimit.md has the user's view. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,15 +40,20 @@ typedef struct bw__rstripe_s {
 } BW__PAIR_ALIGNED bw__rstripe_t;
 
 struct bw_ratelimit_s {
+  /* The rate and burst: written only by bw_ratelimit_set_rate (under
+   * set_lock), read without a lock by every call. A call reads each once;
+   * one that runs while they change may decide on the old T with the new
+   * tau (or the reverse): each is a valid value on its own. */
+  _Atomic int64_t t_units;    /* emission interval T */
+  _Atomic int64_t tau_units;  /* tolerance (burst - 1) * T */
+  _Atomic uint64_t rate_bits; /* rate_per_sec, as the bits of a double */
+  _Atomic uint32_t burst;
+  pthread_mutex_t set_lock;
   /* Read-only after creation. */
-  int64_t t_units;   /* emission interval T */
-  int64_t tau_units; /* tolerance (burst - 1) * T */
   int64_t origin_ns; /* clock reading at creation: unit 0 */
   const bw_clock_t *clock;
   const bw_clock_t *wall;
   bw_sink_t *sink;
-  double rate;
-  uint32_t burst;
   char *name;
 
   /* The one word every admission writes: its own pair of lines. */
@@ -97,6 +103,27 @@ int bw_ratelimit_config_validate(const bw_ratelimit_config_t *c,
   return BW_OK;
 }
 
+static double bw__rl_rate(const bw_ratelimit_t *rl) {
+  uint64_t bits = atomic_load_explicit(&rl->rate_bits, memory_order_relaxed);
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+/* Stores a valid rate and burst: T in units is 1.6e10 / rate, within [16,
+ * 1.6e16] for the valid rates; the tolerance stays below a year, 5e17
+ * units. */
+static void bw__rl_store(bw_ratelimit_t *rl, double rate, uint32_t burst) {
+  int64_t t = (int64_t)llround((double)BW__UNITS_PER_NS * 1e9 / rate);
+  uint64_t bits;
+  memcpy(&bits, &rate, sizeof bits);
+  atomic_store_explicit(&rl->t_units, t, memory_order_relaxed);
+  atomic_store_explicit(&rl->tau_units, (int64_t)(burst - 1) * t,
+                        memory_order_relaxed);
+  atomic_store_explicit(&rl->rate_bits, bits, memory_order_relaxed);
+  atomic_store_explicit(&rl->burst, burst, memory_order_relaxed);
+}
+
 bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
                                  bw_error_t *err) {
   bw_ratelimit_t *rl;
@@ -107,16 +134,20 @@ bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
   if (rl->name == NULL) goto nomem;
   /* T in units: 1.6e10 / rate, within [16, 1.6e16] for the valid rates; the
    * tolerance stays below a year, 5e17 units. */
-  rl->t_units =
-      (int64_t)llround((double)BW__UNITS_PER_NS * 1e9 / cfg->rate_per_sec);
-  rl->tau_units = (int64_t)(cfg->burst - 1) * rl->t_units;
+  bw__rl_store(rl, cfg->rate_per_sec, cfg->burst);
   rl->clock = cfg->clock ? cfg->clock : bw_clock_monotonic();
   rl->origin_ns = bw__clock_now(rl->clock);
   rl->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
   rl->sink = cfg->sink;
-  rl->rate = cfg->rate_per_sec;
-  rl->burst = cfg->burst;
+  if (pthread_mutex_init(&rl->set_lock, NULL) != 0) {
+    bw_free(rl->name);
+    bw_free_aligned(rl);
+    bw_error_set(err, BW_E_NOMEM, "",
+                 "cannot create the lock of rate limiter '%s'", cfg->name);
+    return NULL;
+  }
   if (bw__summary_init(&rl->summary, rl->origin_ns) != 0) {
+    pthread_mutex_destroy(&rl->set_lock);
     bw_free(rl->name);
     bw_free_aligned(rl);
     bw_error_set(err, BW_E_NOMEM, "",
@@ -152,13 +183,13 @@ static void bw__rl_summarise_locked(bw_ratelimit_t *rl, int64_t now) {
     f[0].v.u = n;
     f[1].key = "rate_per_sec";
     f[1].type = BW_FIELD_DOUBLE;
-    f[1].v.d = rl->rate;
+    f[1].v.d = bw__rl_rate(rl);
     f[2].key = "burst";
     f[2].type = BW_FIELD_UINT;
-    f[2].v.u = rl->burst;
+    f[2].v.u = BW__LOAD(rl->burst);
     snprintf(reason, sizeof(reason),
              "%llu calls refused over %g a second (burst %u)",
-             (unsigned long long)n, rl->rate, rl->burst);
+             (unsigned long long)n, f[1].v.d, (unsigned)f[2].v.u);
     bw_event_emit(rl->sink, rl->wall, now, BW_EV_RATE_LIMITED, rl->name, reason,
                   f, 3, NULL);
   }
@@ -173,6 +204,7 @@ void bw_ratelimit_free(bw_ratelimit_t *rl) {
     bw__summary_end(&rl->summary, now);
   }
   bw__summary_destroy(&rl->summary);
+  pthread_mutex_destroy(&rl->set_lock);
   bw_free(rl->name);
   bw_free_aligned(rl);
 }
@@ -205,23 +237,26 @@ static inline int64_t bw__units_to_ns_ceil(int64_t u) {
 
 int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms) {
   uint64_t now, tat;
+  int64_t t_units, tau_units;
   unsigned si;
   if (BW__UNLIKELY(rl == NULL)) {
     if (wait_ms != NULL) *wait_ms = 0;
     return BW_E_INVAL;
   }
+  t_units = atomic_load_explicit(&rl->t_units, memory_order_relaxed);
+  tau_units = atomic_load_explicit(&rl->tau_units, memory_order_relaxed);
   now = bw__units_now(rl);
   tat = BW__LOAD(rl->tat);
   for (;;) {
     /* How far the schedule runs ahead of now (negative: idle). */
     int64_t ahead = bw__sdiff(tat, now);
-    if (ahead > rl->tau_units) {
+    if (ahead > tau_units) {
       /* Refused: admitted once now reaches TAT - tau. Nothing written. */
       si = bw__stripe();
       bw__bump(&rl->stripes[si].limited, si);
       if (wait_ms != NULL)
         *wait_ms =
-            (ahead - rl->tau_units + BW__UNITS_PER_MS - 1) / BW__UNITS_PER_MS;
+            (ahead - tau_units + BW__UNITS_PER_MS - 1) / BW__UNITS_PER_MS;
       if (rl->sink != NULL) {
         /* The reading in ns, from the same `now` (mod 2^64, as units). */
         int64_t ns = rl->origin_ns + (int64_t)(now >> BW__FRAC_BITS);
@@ -233,7 +268,7 @@ int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms) {
       return BW_E_FULL;
     }
     if (atomic_compare_exchange_weak_explicit(
-            &rl->tat, &tat, (ahead > 0 ? tat : now) + (uint64_t)rl->t_units,
+            &rl->tat, &tat, (ahead > 0 ? tat : now) + (uint64_t)t_units,
             memory_order_relaxed, memory_order_relaxed))
       break;
     /* Another thread moved TAT: decide again against its value (tat was
@@ -247,18 +282,20 @@ int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms) {
 
 int64_t bw_ratelimit_reserve_ns(bw_ratelimit_t *rl) {
   uint64_t now, tat;
-  int64_t wait;
+  int64_t wait, t_units, tau_units;
   unsigned si;
   if (BW__UNLIKELY(rl == NULL)) return BW_E_INVAL;
+  t_units = atomic_load_explicit(&rl->t_units, memory_order_relaxed);
+  tau_units = atomic_load_explicit(&rl->tau_units, memory_order_relaxed);
   now = bw__units_now(rl);
   tat = BW__LOAD(rl->tat);
   for (;;) {
     int64_t ahead = bw__sdiff(tat, now);
     /* The slot is usable once now reaches TAT - tau, like an admission. */
-    wait = ahead > rl->tau_units ? ahead - rl->tau_units : 0;
-    if (BW__UNLIKELY(ahead > BW__MAX_AHEAD - rl->t_units)) break;
+    wait = ahead > tau_units ? ahead - tau_units : 0;
+    if (BW__UNLIKELY(ahead > BW__MAX_AHEAD - t_units)) break;
     if (atomic_compare_exchange_weak_explicit(
-            &rl->tat, &tat, (ahead > 0 ? tat : now) + (uint64_t)rl->t_units,
+            &rl->tat, &tat, (ahead > 0 ? tat : now) + (uint64_t)t_units,
             memory_order_relaxed, memory_order_relaxed))
       break;
   }
@@ -279,4 +316,42 @@ void bw_ratelimit_stats(const bw_ratelimit_t *rl, bw_ratelimit_stats_t *out) {
     out->reserved += BW__LOAD(s->reserved);
     out->reserved_waiting += BW__LOAD(s->reserved_waiting);
   }
+}
+
+/* ---- live changes ----------------------------------------------------------
+ */
+
+int bw_ratelimit_set_rate(bw_ratelimit_t *rl, double rate_per_sec,
+                          uint32_t burst, bw_error_t *err) {
+  bw_ratelimit_config_t c;
+  if (rl == NULL)
+    return bw_error_set(err, BW_E_INVAL, "", "rate limiter must not be NULL");
+  /* The creation rules, with the same messages. */
+  bw_ratelimit_config_init(&c);
+  c.name = rl->name;
+  c.rate_per_sec = rate_per_sec;
+  c.burst = burst;
+  if (bw_ratelimit_config_validate(&c, err) != BW_OK) return BW_E_INVAL;
+  /* The schedule already booked (TAT) is kept: calls admitted before the
+   * change keep their slots, and the new T spaces the calls from now on.
+   * The lock only keeps two setters from interleaving their four stores. */
+  pthread_mutex_lock(&rl->set_lock);
+  bw__rl_store(rl, rate_per_sec, burst);
+  pthread_mutex_unlock(&rl->set_lock);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+void bw_ratelimit_config_of(const bw_ratelimit_t *rl,
+                            bw_ratelimit_config_t *cfg) {
+  if (rl == NULL || cfg == NULL) return;
+  bw_ratelimit_config_init(cfg);
+  cfg->name = rl->name;
+  pthread_mutex_lock((pthread_mutex_t *)&rl->set_lock); /* a matching pair */
+  cfg->rate_per_sec = bw__rl_rate(rl);
+  cfg->burst = BW__LOAD(rl->burst);
+  pthread_mutex_unlock((pthread_mutex_t *)&rl->set_lock);
+  cfg->clock = rl->clock;
+  cfg->wall_clock = rl->wall;
+  cfg->sink = rl->sink;
 }

@@ -1163,22 +1163,27 @@ static bool bw__registered_cfg(bw_registry_t *reg, bw_registry_kind_t kind,
 #define BW__SINK (c.sink = c.sink != NULL ? c.sink : reg->sink)
 
 BW__REG_GETTER(bw_registry_bulkhead, BW_REGISTRY_BULKHEAD, bw_bulkhead_t,
-               bw_bulkhead_config_t, bw_bulkhead_config_init, BW__CLOCK)
+               bw_bulkhead_config_t, bw_bulkhead_config_init, BW__CLOCK;
+               BW__SINK)
 BW__REG_GETTER(bw_registry_limiter, BW_REGISTRY_LIMITER, bw_limiter_t,
                bw_limiter_config_t, bw_limiter_config_init, BW__CLOCK;
                BW__SINK)
 BW__REG_GETTER(bw_registry_ratelimit, BW_REGISTRY_RATELIMIT, bw_ratelimit_t,
-               bw_ratelimit_config_t, bw_ratelimit_config_init, BW__CLOCK)
+               bw_ratelimit_config_t, bw_ratelimit_config_init, BW__CLOCK;
+               BW__SINK)
 BW__REG_GETTER(bw_registry_retry, BW_REGISTRY_RETRY, bw_retry_policy_t,
                bw_retry_config_t, bw_retry_config_init, BW__SINK)
 BW__REG_GETTER(bw_registry_budget, BW_REGISTRY_BUDGET, bw_budget_t,
-               bw_budget_config_t, bw_budget_config_init, BW__CLOCK)
+               bw_budget_config_t, bw_budget_config_init, BW__CLOCK;
+               BW__SINK)
 BW__REG_GETTER(bw_registry_pipeline, BW_REGISTRY_PIPELINE, bw_pipeline_t,
-               bw_pipeline_config_t, bw_pipeline_config_init, (void)0)
+               bw_pipeline_config_t, bw_pipeline_config_init, BW__SINK)
 BW__REG_GETTER(bw_registry_queue, BW_REGISTRY_QUEUE, bw_queue_t,
-               bw_queue_config_t, bw_queue_config_init, BW__CLOCK)
+               bw_queue_config_t, bw_queue_config_init, BW__CLOCK;
+               BW__SINK)
 BW__REG_GETTER(bw_registry_stage, BW_REGISTRY_STAGE, bw_stage_t,
-               bw_stage_config_t, bw_stage_config_init, BW__CLOCK)
+               bw_stage_config_t, bw_stage_config_init, BW__CLOCK;
+               BW__SINK)
 BW__REG_GETTER(bw_registry_degrade, BW_REGISTRY_DEGRADE, bw_degrade_t,
                bw_degrade_config_t, bw_degrade_config_init, BW__CLOCK;
                BW__SINK)
