@@ -1109,20 +1109,25 @@ int bw_registry_load_file_ex(bw_registry_t *reg, const char *path,
   return rc;
 }
 
-int bw_registry_load_file(bw_registry_t *reg, const char *path,
-                          bw_error_t *err) {
-  bw_config_diag_t d;
-  int rc = bw_registry_load_file_ex(reg, path, NULL, &d);
+/* The simple forms' error: rc, and the diagnostic's key and message (the
+ * message already names the file and line). */
+static int diag_to_error(int rc, const bw_config_diag_t *d, bw_error_t *err) {
   if (rc == BW_OK) {
     bw_error_clear(err);
     return BW_OK;
   }
   if (err != NULL) {
     err->code = rc;
-    copy_trunc(err->field, sizeof err->field, d.key);
-    copy_trunc(err->message, sizeof err->message, d.message);
+    copy_trunc(err->field, sizeof err->field, d->key);
+    copy_trunc(err->message, sizeof err->message, d->message);
   }
   return rc;
+}
+
+int bw_registry_load_file(bw_registry_t *reg, const char *path,
+                          bw_error_t *err) {
+  bw_config_diag_t d;
+  return diag_to_error(bw_registry_load_file_ex(reg, path, NULL, &d), &d, err);
 }
 
 /* ---- reload ------------------------------------------------------------- */
@@ -1605,15 +1610,6 @@ done:
 int bw_registry_reload(bw_registry_t *reg, const char *path,
                        bw_config_reload_t *report, bw_error_t *err) {
   bw_config_diag_t d;
-  int rc = bw_registry_reload_ex(reg, path, NULL, report, &d);
-  if (rc == BW_OK) {
-    bw_error_clear(err);
-    return BW_OK;
-  }
-  if (err != NULL) {
-    err->code = rc;
-    copy_trunc(err->field, sizeof err->field, d.key);
-    copy_trunc(err->message, sizeof err->message, d.message);
-  }
-  return rc;
+  return diag_to_error(bw_registry_reload_ex(reg, path, NULL, report, &d), &d,
+                       err);
 }
