@@ -166,3 +166,18 @@ def test_bad_sinks():
         bw.Retry(sink=print)
     with pytest.raises(TypeError):
         bw.events.to_logging("root")
+
+
+def test_every_refusal_or_loss_in_the_schema_logs_as_a_warning():
+    """A new event type that refuses, drops, gives up or fires an alert must
+    not log at INFO by default: LEVELS follows the schema's event list."""
+    path = _schema_path()
+    if path is None:
+        pytest.skip("docs/events.schema.json not found (set BREAKWATER_SOURCE_DIR)")
+    with open(path) as f:
+        names = json.load(f)["properties"]["event"]["enum"]
+    loud = ("_rejected", "_dropped", "_gave_up", "_refused", "_limited",
+            "_exhausted", "_lettered", "_firing", "_unavailable", "_warning")
+    for name in names:
+        if name.endswith(loud):
+            assert bw.events.LEVELS.get(name, logging.INFO) >= logging.WARNING, name

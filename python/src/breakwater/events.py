@@ -109,6 +109,9 @@ LEVELS: Mapping[str, int] = {
     "budget_exhausted": logging.WARNING,
     "stage_dropped": logging.WARNING,
     "pipeline_gave_up": logging.WARNING,
+    "limiter_rejected": logging.WARNING,
+    "queue_dropped": logging.WARNING,
+    "alert_firing": logging.WARNING,
 }
 
 
