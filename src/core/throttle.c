@@ -133,10 +133,13 @@ static uint32_t slot_of(const bw_throttle_t *t, int64_t index) {
   return (uint32_t)(s < 0 ? s + (int64_t)t->nbuckets : s);
 }
 
-/* The bucket of `index`, reset if its slot held an older one. */
+/* The bucket of `index`, reset if its slot held an older one. A slot
+ * already holding a newer bucket (a clock reading a whole window older than
+ * another thread's, which a monotonic clock shared by the threads does not
+ * give) is kept and counts the event: never erase newer counts. */
 static bw__tbucket_t *bucket_at(bw_throttle_t *t, int64_t index) {
   bw__tbucket_t *b = &t->ring[slot_of(t, index)];
-  if (b->index != index) {
+  if (b->index < index) { /* INT64_MIN (never used) is older than any */
     b->index = index;
     b->requests = 0;
     b->accepts = 0;
