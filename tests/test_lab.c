@@ -263,6 +263,71 @@ static void breakwater_mode_retry_takes_a_new_slot(void **state) {
   bw_lab_kit_destroy(&kit);
 }
 
+/* --sre-k: the breakwater mode with a client-side throttle (throttle.h)
+ * inside the retry. Every attempt entered it, so once the run is over
+ * (nothing in flight) the throttle's conservation law holds and the
+ * attempts that went out are exactly its accepts and rejections. */
+typedef struct throttle_check_s {
+  int calls;
+  bw_throttle_stats_t ts;
+  bw_pipeline_stats_t ps;
+} throttle_check_t;
+
+static void on_kit_throttle(void *userdata, const bw_lab_kit_t *kit) {
+  throttle_check_t *c = userdata;
+  c->calls++;
+  assert_non_null(kit->throttle);
+  bw_throttle_stats(kit->throttle, &c->ts);
+  bw_pipeline_stats(kit->pipeline, &c->ps);
+}
+
+static void breakwater_mode_with_sre_k_runs_the_throttle(void **state) {
+  (void)state;
+  bw_lab_run_config_t cfg;
+  bw_lab_results_t r;
+  bw_error_t err;
+  throttle_check_t c;
+  memset(&c, 0, sizeof c);
+  bw_lab_run_config_init(&cfg);
+  cfg.clients = 1600;
+  cfg.partner.slow_min_ms = 5; /* fast rejections */
+  cfg.partner.slow_max_ms = 20;
+  cfg.sre_k = 1.0;
+  cfg.seed = 3;
+  cfg.on_kit = on_kit_throttle;
+  cfg.kit_userdata = &c;
+  if (bw_lab_run_virtual(&cfg, &r, &err) != BW_OK)
+    fail_msg("bw_lab_run_virtual: %s", err.message);
+  assert_int_equal(c.calls, 1);
+  assert_conserved(&r, 1600);
+  assert_int_equal(c.ts.requests, c.ts.accepts + c.ts.rejected +
+                                      c.ts.throttled + c.ts.withdrawn);
+  assert_int_equal(c.ts.accepts + c.ts.rejected, c.ps.attempts);
+  assert_int_equal(c.ts.accepts + c.ts.rejected, r.sim.network_calls);
+  assert_int_equal(r.throttle_refused, c.ts.throttled);
+  /* K = 1 refuses as soon as requests pass accepts: the burst's 429s made
+   * it refuse some attempts, and none of those was a network call. */
+  assert_true(c.ts.throttled > 0);
+
+  /* Without sre_k there is no throttle. */
+  bw_lab_kit_config_t kc;
+  bw_lab_kit_t kit;
+  bw_lab_kit_config_init(&kc);
+  kc.mode = BW_LAB_BREAKWATER;
+  assert_status(bw_lab_kit_init(&kit, &kc, &err), BW_OK);
+  assert_null(kit.throttle);
+  bw_lab_kit_destroy(&kit);
+  kc.sre_k = 2.0;
+  assert_status(bw_lab_kit_init(&kit, &kc, &err), BW_OK);
+  assert_non_null(kit.throttle);
+  bw_lab_kit_destroy(&kit);
+  /* Out of range: named. */
+  kc.sre_k = 0.5;
+  bwt_prefill_error(&err);
+  assert_status(bw_lab_kit_init(&kit, &kc, &err), BW_E_INVAL);
+  assert_true(bwt_error_names(&err, "sre_k"));
+}
+
 static void bad_configurations_name_the_field(void **state) {
   (void)state;
   bw_lab_run_config_t cfg;
@@ -314,6 +379,7 @@ int main(void) {
       cmocka_unit_test(polly_mode_breaker_rejections_make_no_calls),
       cmocka_unit_test(oracle_mode_never_exceeds_capacity),
       cmocka_unit_test(breakwater_mode_retry_takes_a_new_slot),
+      cmocka_unit_test(breakwater_mode_with_sre_k_runs_the_throttle),
       cmocka_unit_test(bad_configurations_name_the_field),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,6 +110,7 @@ int bw_cmd_lab(int argc, char **argv) {
     cfg.attempt_timeout_ms = o.timeout_ms;
     cfg.seed = (uint64_t)o.seed;
     cfg.max_limit = o.max_limit;
+    cfg.sre_k = o.sre_k;
     cfg.sink = events;
     bw_storm_file_kit_t fk = {o.config, NULL};
     if (o.config != NULL && modes[i] == BW_LAB_BREAKWATER) {

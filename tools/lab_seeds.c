@@ -99,6 +99,7 @@ static int run_one(const bw_storm_opts_t *o, bw_lab_mode_t mode,
   cfg.attempt_timeout_ms = o->timeout_ms;
   cfg.seed = seed;
   cfg.max_limit = o->max_limit;
+  cfg.sre_k = o->sre_k;
   bw_storm_file_kit_t fk = {o->config, NULL};
   if (o->config != NULL && mode == BW_LAB_BREAKWATER) {
     cfg.make_kit = bw_storm_file_kit_make;

@@ -73,11 +73,17 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
   };
   for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
     f[n++] = out[i];
-  if (!real)
+  if (!real) {
     f[n++] = (bw_cli_flag_t)BW_CLI_STRING(
         "seeds", &o->seeds, "A..B",
         "run each mode on seeds A to B and print per mode the median and "
         "the worst case, also as ratios to the oracle (replaces --seed)");
+    f[n++] = (bw_cli_flag_t)BW_CLI_DOUBLE(
+        "sre-k", &o->sre_k, 0, 10, "K",
+        "breakwater mode: add a client-side throttle (Google SRE's adaptive "
+        "throttling, K in [1, 10], docs/throttle.md) inside the retry, "
+        "before the limiter; 0 = none (default)");
+  }
   if (real) {
     bw_cli_flag_t more[] = {
         BW_CLI_STRING("url", &o->url, "URL",
@@ -226,6 +232,17 @@ int bw_storm_opts_check(const bw_storm_opts_t *o, bw_lab_mode_t *modes,
   if (strcmp(o->arrival, "burst") != 0 && strcmp(o->arrival, "ramp") != 0) {
     snprintf(err, err_size, "--arrival must be burst or ramp (got '%s')",
              o->arrival);
+    return -1;
+  }
+  if (o->sre_k != 0 && !(o->sre_k >= 1.0 && o->sre_k <= 10.0)) {
+    snprintf(err, err_size, "--sre-k must be 0 (none) or in [1, 10] (got %g)",
+             o->sre_k);
+    return -1;
+  }
+  if (o->sre_k != 0 && o->config != NULL) {
+    snprintf(err, err_size,
+             "--sre-k adds the throttle to the built-in breakwater mode: it "
+             "cannot be combined with --config");
     return -1;
   }
   if (o->config != NULL &&

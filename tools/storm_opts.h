@@ -33,6 +33,9 @@ typedef struct bw_storm_opts_s {
   bool quiet;
   /* virtual runs only: "A..B", each mode over seeds A to B (NULL: --seed) */
   const char *seeds;
+  /* virtual runs only: the breakwater mode's client-side throttle (Google
+   * SRE's adaptive throttling, throttle.h) with this K; 0 = none */
+  double sre_k;
   /* real runs only */
   const char *url;
   int64_t max_duration_s;

@@ -27,6 +27,7 @@
 #include "retry.h"
 #include "stage.h"
 #include "strategy.h"
+#include "throttle.h"
 #include "trace.h"
 
 #endif /* BREAKWATER_H */

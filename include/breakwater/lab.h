@@ -37,6 +37,7 @@
 #include "pipeline.h"
 #include "retry.h"
 #include "sim.h"
+#include "throttle.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,9 @@ typedef struct bw_lab_kit_config_s {
                                  capacity (whoever runs the lab sets it from
                                  the partner's); default 400, 1..1000000 */
   bw_sink_t *sink;            /* optional: breaker and retry events */
+  double sre_k; /* breakwater: a client-side throttle (throttle.h) with this
+                   K inside the retry, before the limiter; default 0 (none),
+                   else in [1, 10] */
 } bw_lab_kit_config_t;
 
 /* The policy objects of one mode. Read the pointers (NULL when the mode has
@@ -79,6 +83,7 @@ typedef struct bw_lab_kit_s {
   bw_limiter_t *limiter;   /* breakwater */
   bw_budget_t *budget;     /* breakwater */
   bw_bulkhead_t *bulkhead; /* oracle */
+  bw_throttle_t *throttle; /* breakwater with sre_k */
 } bw_lab_kit_t;
 
 /* Fills the defaults (mode naive). NULL is ignored. */
@@ -139,6 +144,7 @@ typedef struct bw_lab_run_config_s {
   bw_lab_make_kit_fn make_kit; /* optional: the kit, instead of the mode's */
   bw_lab_free_kit_fn free_kit; /* required with make_kit */
   void *make_kit_userdata;
+  double sre_k; /* see bw_lab_kit_config_t; default 0 (none) */
 } bw_lab_run_config_t;
 
 /* What a run produced: the simulator's results plus the kit's view. */
@@ -146,9 +152,10 @@ typedef struct bw_lab_results_s {
   bw_sim_results_t sim;
   uint64_t breaker_opens;
   uint64_t breaker_rejected;
-  uint32_t final_limit;     /* 0 without a limiter */
-  uint64_t budget_refused;  /* retries the budget refused */
-  uint64_t failed_deadline; /* requests that gave up on their deadline */
+  uint32_t final_limit;      /* 0 without a limiter */
+  uint64_t budget_refused;   /* retries the budget refused */
+  uint64_t failed_deadline;  /* requests that gave up on their deadline */
+  uint64_t throttle_refused; /* attempts the client-side throttle refused */
 } bw_lab_results_t;
 
 /* Fills the defaults (mode breakwater, the Polly lab's partner). */

@@ -41,6 +41,7 @@ void bw_lab_kit_destroy(bw_lab_kit_t *kit) {
   bw_retry_policy_free(kit->retry);
   bw_budget_free(kit->budget);
   bw_bulkhead_free(kit->bulkhead);
+  bw_throttle_free(kit->throttle);
   memset(kit, 0, sizeof *kit);
 }
 
@@ -90,6 +91,10 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "oracle_limit",
                         "oracle_limit must be in [1, 1000000] (got %u)",
                         (unsigned)cfg->oracle_limit);
+  if (cfg->sre_k != 0 && !(cfg->sre_k >= 1.0 && cfg->sre_k <= 10.0))
+    return bw_error_set(err, BW_E_INVAL, "sre_k",
+                        "sre_k must be 0 (none) or in [1, 10] (got %g)",
+                        cfg->sre_k);
   kit->mode = cfg->mode;
   bw_retry_config_t rc;
   bw_pipeline_config_t pc;
@@ -181,6 +186,21 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
     rc_add |= bw_pipeline_add_deadline(&pc, 10000);
     rc_add |= bw_pipeline_add_breaker(&pc, kit->breaker);
     rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
+    if (cfg->sre_k != 0) {
+      /* The client-side throttle (throttle.h) per attempt, before the
+       * limiter: a local refusal takes no slot and waits for none. The
+       * default window (a minute) outlasts a storm: nothing expires
+       * during a run. */
+      bw_throttle_config_t tc;
+      bw_throttle_config_init(&tc);
+      tc.name = "partner";
+      tc.k = cfg->sre_k;
+      tc.seed = cfg->seed;
+      tc.clock = cfg->clock;
+      if ((kit->throttle = bw_throttle_new(&tc, err)) == NULL) goto fail;
+      rc_add |=
+          bw_pipeline_add_strategy(&pc, bw_throttle_strategy(kit->throttle), 0);
+    }
     rc_add |=
         bw_pipeline_add_limit(&pc, bw_limiter_as_limit(kit->limiter), 10000);
     break;
@@ -310,6 +330,7 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
   kc.max_limit = cfg->max_limit;
   kc.oracle_limit = pcfg.capacity; /* the ideal knows it */
   kc.sink = cfg->sink;
+  kc.sre_k = cfg->sre_k;
   if (cfg->make_kit != NULL) {
     if (cfg->free_kit == NULL) {
       rc = bw_error_set(err, BW_E_INVAL, "free_kit",
@@ -369,6 +390,11 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
     bw_budget_stats_t us;
     bw_budget_stats(kit.budget, &us);
     out->budget_refused = us.denied;
+  }
+  if (kit.throttle != NULL) {
+    bw_throttle_stats_t ts;
+    bw_throttle_stats(kit.throttle, &ts);
+    out->throttle_refused = ts.throttled;
   }
   bw_pipeline_stats_t ps;
   bw_pipeline_stats(kit.pipeline, &ps);
