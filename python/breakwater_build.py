@@ -53,6 +53,8 @@ int bw_config_set(bw_config_kind_t kind, void *cfg, const char *field,
                   const char *value, bw_error_t *err);
 int bw_config_validate(bw_config_kind_t kind, const void *cfg,
                        bw_error_t *err);
+int bw_config_get(bw_config_kind_t kind, const void *cfg, const char *field,
+                  char *buf, size_t size, bw_error_t *err);
 
 /* deadline */
 typedef struct { int64_t at_ns; } bw_deadline_t;
@@ -173,6 +175,7 @@ typedef struct { uint32_t max_concurrent; uint32_t available;
   uint64_t released; uint64_t timeouts; } bw_bulkhead_stats_t;
 #define BW_BULKHEAD_QUEUED 1
 void bw_bulkhead_config_init(bw_bulkhead_config_t *cfg);
+void bw_bulkhead_config_of(const bw_bulkhead_t *bh, bw_bulkhead_config_t *cfg);
 bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
                                bw_error_t *err);
 int bw_bulkhead_try_acquire(bw_bulkhead_t *bh, bw_permit_t *p);
@@ -298,6 +301,8 @@ int bw_registry_set_breaker_config(bw_registry_t *reg, const char *name,
 bw_breaker_t *bw_registry_breaker(bw_registry_t *reg, const char *name,
                                   bw_error_t *err);
 bw_breaker_t *bw_registry_find_breaker(bw_registry_t *reg, const char *name);
+void *bw_registry_find(bw_registry_t *reg, bw_registry_kind_t kind,
+                        const char *name);
 void bw_registry_put(bw_registry_t *reg, bw_breaker_t *b);
 bw_bulkhead_t *bw_registry_bulkhead(bw_registry_t *reg, const char *name,
                                     const bw_bulkhead_config_t *cfg,

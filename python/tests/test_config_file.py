@@ -4,7 +4,11 @@ Registry.load_file(examples/config/agents.ini) through the config component
 (hotel 5, payment 3, search 10 failures in a row), waits its own break
 (30 s, 60 s, 15 s) and closes after its own number of probe successes
 (2, 3, 1) — on the registry's ManualClock, exactly. Bad files raise
-ConfigError naming FILE:LINE, the key and the rule."""
+ConfigError naming FILE:LINE, the key and the rule. The file's pipelines
+(registry.pipeline) run as Python Pipelines over the C pipelines the file
+made: the Polly lab's retries and breaker as the file says, Python
+exceptions classified by the arguments given; a file's bulkhead keeps its
+max_wait_ms when reached by name."""
 import os
 import pathlib
 import shutil
@@ -150,3 +154,277 @@ def test_reload_applies_changed_thresholds_to_live_breakers(agents_ini, tmp_path
     with pytest.raises(bw.ConfigError) as e:
         reg.reload(path, env_prefix=None)
     assert e.value.line is not None and e.value.line > 0
+
+
+# ---- the file's pipelines from Python ---------------------------------------
+#
+# [pipeline.polly] = retry.polly (3 attempts, decorrelated jitter on base
+# 200 ms, capped at 1.5 s), breaker.polly (time window: opens at 50 %
+# failures over 10 s once 20 calls were seen; 15 s open), timeout 2s.
+# The waits between attempts go to a recording sleep, so the registry's
+# ManualClock stands still and every failure lands in the breaker's window.
+
+
+class Permanent(Exception):
+    pass
+
+
+def _polly(agents_ini, **kwargs):
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    reg.load_file(agents_ini, env_prefix=None)
+    waits = []
+    pl = reg.pipeline("polly", sleep=waits.append, **kwargs)
+    return clock, reg, pl, waits
+
+
+def test_a_file_pipeline_retries_as_the_file_says_and_its_breaker_opens(agents_ini):
+    clock, reg, pl, waits = _polly(agents_ini, retry_on=Transient)
+    assert isinstance(pl, bw.Pipeline) and pl.name == "polly"
+    kinds = [type(m).__name__ for m in pl.strategies]
+    assert kinds == ["Retry", "Breaker", "Timeout"]
+    assert pl.strategies[1] is reg.breaker("polly")
+    assert pl.strategies[2].seconds == 2.0
+    attempts = []
+
+    def flaky():
+        attempts.append(clock.now())
+        raise Transient("down")
+
+    # 6 calls x 3 attempts (max_attempts = 3): 18 failures, the breaker
+    # still closed (minimum_calls = 20)
+    for call in range(6):
+        with pytest.raises(Transient) as e:
+            pl.call(flaky)
+        assert e.value.breakwater_giveup == "exhausted"
+        assert len(attempts) == 3 * (call + 1)
+    assert reg.breaker("polly").state == "closed"
+    # decorrelated jitter (docs/retry.md): a call's first two delays add up
+    # to f(t2) / 1.4 x base_ms, t2 in [1, 2), f(t) = 2^t tanh(sqrt(4t)):
+    # in [0.2754, 0.5676) s for base_ms 200 (each delay rounded to the ms)
+    assert len(waits) == 12 and all(0 <= w <= 1.5 for w in waits), waits
+    for first, second in zip(waits[0::2], waits[1::2]):
+        assert 0.273 <= first + second <= 0.570, waits
+    # the 7th call: failures 19 and 20 open it; the third attempt is refused
+    # by the breaker, never made, and the call raises BreakerOpen from the
+    # last error
+    with pytest.raises(bw.BreakerOpen) as e:
+        pl.call(flaky)
+    assert len(attempts) == 20
+    assert e.value.breakwater_giveup == "breaker"
+    assert e.value.name == "polly" and e.value.retry_in == pytest.approx(15.0)
+    assert isinstance(e.value.__cause__, Transient)
+    assert reg.breaker("polly").state == "open"
+    # refused at once now: no attempt
+    with pytest.raises(bw.BreakerOpen):
+        pl.call(flaky)
+    assert len(attempts) == 20
+    stats = pl.stats()
+    assert stats["calls"] == 8 and stats["attempts"] == 20
+    assert stats["failures"]["exhausted"] == 6 and stats["failures"]["breaker"] == 2
+    # break_ms = 15s, then one probe success closes it (success_threshold 1)
+    clock.advance(15.0)
+    assert pl.call(lambda: "ok") == "ok"
+    assert reg.breaker("polly").state == "closed"
+
+
+def test_a_file_pipeline_classifies_with_the_arguments_given(agents_ini):
+    clock, reg, pl, waits = _polly(agents_ini, retry_on=Transient, ignore=KeyError)
+    calls = []
+
+    def permanent():
+        calls.append(1)
+        raise Permanent("bad request")
+
+    # outside retry_on: permanent, one attempt, raised as it is
+    with pytest.raises(Permanent) as e:
+        pl.call(permanent)
+    assert len(calls) == 1 and e.value.breakwater_giveup == "permanent"
+    with pytest.raises(KeyError):
+        pl.call(lambda: {}["x"])
+    # permanent failures are not breaker failures: 25 of them leave it closed
+    for _ in range(25):
+        with pytest.raises(Permanent):
+            pl.call(permanent)
+    assert reg.breaker("polly").state == "closed" and waits == []
+    # another wrapper of the same C pipeline retries everything by default
+    other = reg.pipeline("polly", sleep=waits.append)
+    with pytest.raises(Permanent):
+        other.call(permanent)
+    assert len(calls) == 1 + 25 + 3
+    assert other.stats()["calls"] == pl.stats()["calls"] == 28
+
+
+def test_a_file_pipeline_decorates_loops_and_awaits(agents_ini):
+    import asyncio
+    clock, reg, pl, waits = _polly(agents_ini, retry_on=Transient)
+    seen = []
+
+    @pl
+    def twice_then_ok(x):
+        seen.append(x)
+        if len(seen) < 3:
+            raise Transient()
+        return x * 2
+    assert twice_then_ok(21) == 42 and seen == [21, 21, 21] and len(waits) == 2
+
+    numbers = []
+    for attempt in pl:
+        with attempt:
+            numbers.append(attempt.number)
+            if attempt.number < 2:
+                raise Transient()
+    assert numbers == [1, 2]
+
+    tries = []
+
+    async def flaky_async():
+        tries.append(1)
+        if len(tries) < 3:
+            raise Transient()
+        return "done"
+    assert asyncio.run(pl.call_async(flaky_async)) == "done" and len(tries) == 3
+
+    async def always():
+        tries.append(1)
+        raise Transient()
+    with pytest.raises(Transient):
+        asyncio.run(pl.call_async(always))
+    assert len(tries) == 6
+
+
+def test_a_file_pipeline_keeps_the_registry_alive(agents_ini):
+    import gc
+    clock, reg, pl, waits = _polly(agents_ini)
+    del reg
+    gc.collect()
+    assert pl.call(lambda: 7) == 7
+    assert pl.stats()["successes"] == 1
+
+
+def test_an_unknown_pipeline_name_raises_naming_it(agents_ini, tmp_path):
+    reg = bw.Registry(clock=bw.ManualClock())
+    reg.load_file(agents_ini, env_prefix=None)
+    with pytest.raises(KeyError) as e:
+        reg.pipeline("nobody")
+    assert "nobody" in str(e.value)
+    with pytest.raises(TypeError):
+        reg.pipeline(3)
+    # a pipeline added from Python exists, but its strategies are not the file's
+    reg.add(bw.Pipeline([bw.Bulkhead("b")], name="mine"))
+    with pytest.raises(ValueError) as e:
+        reg.pipeline("mine")
+    assert "mine" in str(e.value)
+    # retry_on for a pipeline without a retry says so
+    ini = tmp_path / "one.ini"
+    ini.write_text("[bulkhead.x]\n[pipeline.only]\nstrategies = bulkhead.x wait 0\n")
+    reg.load_file(ini, env_prefix=None)
+    with pytest.raises(ValueError) as e:
+        reg.pipeline("only", retry_on=Transient)
+    assert "retry_on" in str(e.value) and "only" in str(e.value)
+    with pytest.raises(ValueError):
+        reg.pipeline("only", retry_on=Exception)
+    # without a retry every exception is a failure, raised as it is
+    with pytest.raises(Transient):
+        reg.pipeline("only").call(fail_with_transient)
+
+
+def fail_with_transient():
+    raise Transient()
+
+
+def test_the_agents_pipelines_wait_as_their_bulkheads_say(agents_ini):
+    reg = bw.Registry(clock=bw.ManualClock())
+    reg.load_file(agents_ini, env_prefix=None)
+    # [bulkhead.default] max_wait_ms = 2s reaches every bulkhead of the file
+    bh = reg.bulkhead("payment_agent")
+    assert bh.max_wait_ms == 2000
+    assert reg.bulkhead("payment_agent", max_concurrent=5, max_wait_ms=2000) is bh
+    with pytest.raises(ValueError) as e:
+        reg.bulkhead("payment_agent", max_wait_ms=500)
+    assert isinstance(e.value, bw.ConfigError) and e.value.field == "max_wait_ms"
+    assert "2000" in str(e.value) and "500" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        reg.bulkhead("payment_agent", max_concurrent=6)
+    assert e.value.field == "max_concurrent"
+    pl = reg.pipeline("payment_api", retry_on=Transient)
+    assert [type(m).__name__ for m in pl.strategies] == ["Bulkhead", "Retry", "Breaker"]
+    assert pl.strategies[0] is bh
+    # the file's 2 s wait for a slot, on the registry's clock, then BulkheadFull
+    clock = reg._clock
+    slots = [bh.acquire() for _ in range(5)]
+    t0 = clock.now()
+    with pytest.raises(bw.BulkheadFull) as e:
+        pl.call(lambda: None)
+    assert "payment_agent" in str(e.value) and e.value.breakwater_giveup == "limit"
+    assert clock.now() - t0 == pytest.approx(2.0)
+    for s in slots:
+        s.release()
+    assert pl.call(lambda: "in") == "in"
+
+
+def test_a_file_bulkhead_keeps_its_max_wait_when_reached_by_name(tmp_path, agents_ini):
+    ini = tmp_path / "slow.ini"
+    ini.write_text("[bulkhead.slow]\nmax_concurrent = 1\nmax_wait_ms = 300ms\n")
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    reg.load_file(ini, env_prefix=None)
+    bh = reg.bulkhead("slow")
+    assert bh.max_wait_ms == 300                      # not the default 2000
+    pl = bw.Pipeline([bh])                            # a Python pipeline waits as the file says
+    slot = bh.acquire()
+    t0 = clock.now()
+    with pytest.raises(bw.BulkheadFull):
+        pl.call(lambda: None)
+    assert clock.now() - t0 == pytest.approx(0.3)
+    slot.release()
+    with pytest.raises(bw.ConfigError) as e:
+        reg.bulkhead("slow", max_wait_ms=2000)
+    assert e.value.field == "max_wait_ms"
+
+
+def test_the_standard_http_pipelines_of_a_file(agents_ini):
+    ini = os.path.join(os.path.dirname(agents_ini), "http.ini")
+    reg = bw.Registry(clock=bw.ManualClock())
+    reg.load_file(ini, env_prefix=None)
+    kinds = lambda pl: [type(m).__name__ for m in pl.strategies]  # noqa: E731
+    pay = reg.pipeline("payments", retry_on=Transient, sleep=lambda s: None)
+    assert kinds(pay) == ["deadline", "Limiter", "Breaker", "Retry", "Timeout"]
+    assert pay.strategies[0].seconds == 20.0 and pay.strategies[4].seconds == 2.0
+    assert pay.strategies[2] is reg.breaker("payments")
+    search = reg.pipeline("search")                   # use_retry = off
+    assert kinds(search) == ["deadline", "Limiter", "Breaker", "Timeout"]
+    attempts = []
+
+    def flaky():
+        attempts.append(1)
+        raise Transient()
+    with pytest.raises(Transient):
+        pay.call(flaky)
+    assert len(attempts) == 2                         # retry.max_attempts = 2
+    with pytest.raises(Transient):
+        search.call(flaky)
+    assert len(attempts) == 3
+
+
+def test_a_pipeline_made_by_reload_is_reachable(agents_ini, tmp_path):
+    path = tmp_path / "agents.ini"
+    shutil.copy(agents_ini, path)
+    reg = bw.Registry(clock=bw.ManualClock())
+    reg.load_file(path, env_prefix=None)
+    with pytest.raises(KeyError):
+        reg.pipeline("extra")
+    path.write_text(path.read_text() +
+                    "\n[pipeline.extra]\nstrategies = retry.hotel_api, breaker.hotel_api\n")
+    out = reg.reload(path, env_prefix=None)
+    assert "pipeline.extra: created" in out["report"]
+    pl = reg.pipeline("extra", retry_on=Transient, sleep=lambda s: None)
+    assert [type(m).__name__ for m in pl.strategies] == ["Retry", "Breaker"]
+    attempts = []
+
+    def flaky():
+        attempts.append(1)
+        raise Transient()
+    with pytest.raises(Transient):
+        pl.call(flaky)
+    assert len(attempts) == 3                         # retry.hotel_api: max_attempts = 3

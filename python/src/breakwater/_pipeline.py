@@ -256,7 +256,11 @@ class Pipeline:
     ``await pipeline.call_async(fn, ...)``, or ``for attempt in pipeline:
     with attempt: ...`` (``async for``). Waits sleep (``asyncio.sleep`` in
     the async forms; a :class:`ManualClock` is advanced instead). The
-    current :class:`deadline` bounds the call."""
+    current :class:`deadline` bounds the call.
+
+    A configuration file's pipelines are Pipelines too:
+    ``registry.pipeline(name, retry_on=..., ignore=...)``
+    (:meth:`Registry.pipeline`)."""
 
     def __init__(self, strategies: Sequence[Any], *, name: Optional[str] = None,
                  clock: Optional[Clock] = None, ignore: Classifier = None,
@@ -340,6 +344,39 @@ class Pipeline:
         self._now = lib.bw_clock_now
         self._cclock = self._clock._ptr
         self._no_deadline = _deadline_of(lib.BW_DEADLINE_NONE_NS)
+
+    @classmethod
+    def _borrow(cls, ptr: Any, owner: Any, clock: Clock, members: Sequence[Any], *,
+                ignore: Classifier = None,
+                fallback: Optional[Callable[[BaseException], Any]] = None,
+                sleep: Optional[Callable[[float], Any]] = None) -> "Pipeline":
+        """A Pipeline over a C pipeline that a registry made and owns
+        (Registry.pipeline): ``members`` are Python wrappers of its
+        strategies in the C order, so that the classification (the retry's
+        ``retry_on``, the members' ``ignore``) and the refusal exceptions
+        are those of a Pipeline built in Python. ``owner`` (the registry's)
+        is kept: the C pipeline lives as long as this object."""
+        if fallback is not None and not callable(fallback):
+            raise TypeError("fallback must be callable")
+        if sleep is not None and not callable(sleep):
+            raise TypeError("sleep must be callable")
+        self = cls.__new__(cls)
+        self._park, self._work = None, None
+        self._ignore = check_classifier("ignore", ignore)
+        self._fallback, self._sleep = fallback, sleep
+        self._retry = next((m for m in members if isinstance(m, Retry)), None)
+        self._member_ignores = tuple(i for i in (getattr(m, "_ignore", None)
+                                                 for m in members) if i is not None)
+        self._clock = clock
+        self._deadline_aware = True
+        self._ptr = ptr  # borrowed: the registry frees it
+        self._registry = owner
+        self.strategies = tuple(members)
+        self.name = ffi.string(lib.bw_pipeline_name(ptr)).decode()
+        self._now = lib.bw_clock_now
+        self._cclock = clock._ptr
+        self._no_deadline = _deadline_of(lib.BW_DEADLINE_NONE_NS)
+        return self
 
     # ---- construction -----------------------------------------------------
     def _add(self, cfg: Any, i: int, policy: Any, wait: Optional[float]) -> int:

@@ -7,11 +7,12 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._clock import Clock, resolve
+from ._deadline import deadline
 from ._errors import ConfigError
 from ._ffi import configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier
 from ._parking import ParkingLot
-from ._pipeline import Pipeline
+from ._pipeline import Pipeline, Timeout
 from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker)
 from ._retry import Retry
@@ -24,6 +25,42 @@ def _name(name: Any) -> bytes:
     if "\x00" in name:
         raise ValueError("name must not contain a NUL character")
     return name.encode()
+
+
+def _same_fields(kind: str, name: str, ckind: int, given: Any, live: Any,
+                 fields: Dict[str, Any]) -> None:
+    """ConfigError (a ValueError) naming the first field of ``fields`` whose
+    value (as configured into ``given``) differs from the live object's
+    configuration ``live``; compared as bw_config_get's text, exactly."""
+    err = ffi.new("bw_error_t *")
+    a, b = ffi.new("char[]", 256), ffi.new("char[]", 256)
+    for field, value in fields.items():
+        if value is None:
+            continue
+        f = field.encode()
+        if (lib.bw_config_get(ckind, given, f, a, 256, err) != lib.BW_OK or
+                lib.bw_config_get(ckind, live, f, b, 256, err) != lib.BW_OK):
+            continue  # not readable as text (a pointer field): nothing to compare
+        want, have = ffi.string(a).decode(), ffi.string(b).decode()
+        if want != have:
+            raise ConfigError(f"{kind} '{name}' exists with {field} = {have}, not {want}: "
+                              "an existing object keeps its settings (give no "
+                              "fields, or the same)", field)
+
+
+def _strategy_items(text: str) -> Tuple[Tuple[str, Optional[str], int], ...]:
+    """The strategies of a pipeline as bw_config_file_write prints them
+    ("deadline 10000ms, bulkhead.b wait 2000ms, retry.r, breaker.x"):
+    (kind, object name or None, ms: the deadline's / timeout's time, else 0)."""
+    items = []
+    for part in text.split(","):
+        words = part.split()
+        if words[0] in ("deadline", "timeout"):
+            items.append((words[0], None, int(words[1].rstrip("ms"))))
+        else:
+            kind, _, ref = words[0].partition(".")
+            items.append((kind, ref, 0))
+    return tuple(items)
 
 
 class _Owner:
@@ -94,6 +131,9 @@ class Registry:
         self._objects: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
             weakref.WeakValueDictionary()
         self._made: Dict[Tuple[str, str], Any] = {}  # C objects by (kind, name)
+        # The strategies of the pipelines a configuration file made, by name:
+        # (kind, object name or None, ms) outermost first (_file_pipelines).
+        self._pipelines: Dict[str, Tuple[Tuple[str, Optional[str], int], ...]] = {}
 
     # ---- get-or-create ------------------------------------------------------
     def _get(self, kind: str, name: Any, create: Callable[[bytes], Any],
@@ -174,17 +214,28 @@ class Registry:
         return self._get(kind, name, create, wrap)
 
     def bulkhead(self, name: str, **fields: Any) -> Bulkhead:
-        """The bulkhead named ``name`` (created on first use)."""
-        probe = ffi.new("bw_bulkhead_config_t *")  # its max_wait_ms, for pipelines
+        """The bulkhead named ``name`` (created on first use with
+        ``fields``). A bulkhead that exists (made by a configuration file or
+        an earlier call) keeps its settings: its ``max_wait_ms`` (a
+        pipeline's wait for a slot) is the object's own, and a field given
+        here that differs from the object's raises :class:`ConfigError` (a
+        ValueError) naming the field, rather than being silently ignored."""
+        probe = ffi.new("bw_bulkhead_config_t *")  # the fields, checked up front
         lib.bw_bulkhead_config_init(probe)
         configure(lib.BW_CONFIG_BULKHEAD, probe, fields, [])
-        max_wait_ms = probe.max_wait_ms
+
         def extra(o: Any, ptr: Any) -> None:
-            o.max_wait_ms = max_wait_ms
-        return self._simple("bulkhead", Bulkhead, lib.BW_CONFIG_BULKHEAD,
-                            "bw_bulkhead_config_t *", lib.bw_bulkhead_config_init,
-                            lib.bw_registry_bulkhead, lib.bw_bulkhead_name, name,
-                            fields, extra)
+            live = ffi.new("bw_bulkhead_config_t *")
+            lib.bw_bulkhead_config_of(ptr, live)
+            o.max_wait_ms = live.max_wait_ms
+        bh = self._simple("bulkhead", Bulkhead, lib.BW_CONFIG_BULKHEAD,
+                          "bw_bulkhead_config_t *", lib.bw_bulkhead_config_init,
+                          lib.bw_registry_bulkhead, lib.bw_bulkhead_name, name,
+                          fields, extra)
+        live = ffi.new("bw_bulkhead_config_t *")
+        lib.bw_bulkhead_config_of(bh._ptr, live)
+        _same_fields("bulkhead", name, lib.BW_CONFIG_BULKHEAD, probe, live, fields)
+        return bh
 
     def limiter(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Limiter:
         """The adaptive concurrency limiter named ``name``."""
@@ -243,6 +294,84 @@ class Registry:
             r.name = ffi.string(lib.bw_retry_policy_name(ptr)).decode()
             return r
         return self._get("retry", name, create, wrap)
+
+    def pipeline(self, name: str, *, retry_on: Classifier = None, ignore: Classifier = None,
+                 fallback: Optional[Callable[[BaseException], Any]] = None,
+                 sleep: Optional[Callable[[float], Any]] = None) -> Pipeline:
+        """The pipeline named ``name`` that a configuration file made
+        (:meth:`load_file`, :meth:`reload`: a ``[pipeline.NAME]`` or the
+        standard HTTP pipeline of an ``[http.NAME]``), as a
+        :class:`Pipeline`: ``call``, the decorator, ``for attempt in
+        pipeline`` and the async forms behave as
+        for a Pipeline built in Python over the file's objects (the same
+        refusal exceptions: :class:`BreakerOpen` naming the file's breaker,
+        :class:`BulkheadFull`, :class:`BudgetExhausted`,
+        :class:`DeadlineExceeded`, ...). The C pipeline is borrowed from the
+        registry, which the returned object keeps alive.
+
+        The file says nothing about Python exceptions: ``retry_on`` is the
+        retry's (the exceptions retried; default Exception, every other one
+        is permanent: not retried, not a breaker failure) and ``ignore``
+        the pipeline's (permanent), as for :class:`Retry` and
+        :class:`Pipeline`; ``fallback`` and ``sleep`` as for Pipeline. Each
+        call returns a new Pipeline object with its own arguments, over the
+        same C pipeline (one set of counters). A breaker of the pipeline
+        reached with :meth:`breaker` first lends its ``ignore`` too.
+
+        KeyError naming ``name`` when the registry has no such pipeline
+        (this never creates one); ValueError when the registry has it but
+        not from :meth:`load_file` or :meth:`reload` (a pipeline made in
+        C or added with :meth:`add`: its strategies are not known here),
+        and when ``retry_on`` is given for a pipeline with no retry."""
+        cname = _name(name)
+        ptr = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_PIPELINE, cname)
+        if ptr == ffi.NULL:
+            raise KeyError(f"no pipeline named {name!r} in the registry "
+                           "(pipelines come from a configuration file: load_file)")
+        items = self._pipelines.get(name)
+        if items is None:
+            raise ValueError(f"pipeline {name!r} was not made by a [pipeline.{name}] "
+                             f"or [http.{name}] section of load_file or reload: its "
+                             "strategies are not known to the binding")
+        retry_on_given = retry_on is not None
+        retry_on = check_classifier("retry_on", Exception if retry_on is None else retry_on)
+        members: List[Any] = []
+        for kind, ref, ms in items:
+            if kind == "deadline":
+                members.append(deadline(ms / 1000.0, clock=self._clock))
+            elif kind == "timeout":
+                members.append(Timeout(ms / 1000.0))
+            elif kind == "breaker":
+                members.append(self.breaker(ref))
+            elif kind == "bulkhead":
+                members.append(self.bulkhead(ref))
+            elif kind == "limiter":
+                members.append(self.limiter(ref))
+            elif kind == "ratelimit":
+                members.append(self.rate_limiter(ref))
+            elif kind == "retry":
+                members.append(self._retry_of(ref, retry_on, sleep))
+            else:  # pragma: no cover - _file_pipelines reads only these
+                raise ValueError(f"pipeline {name!r}: strategy kind {kind!r}")
+        if retry_on_given and not any(isinstance(m, Retry) for m in members):
+            raise ValueError(f"retry_on: pipeline {name!r} has no retry")
+        return Pipeline._borrow(ffi.cast("bw_pipeline_t *", ptr), self._owner, self._clock,
+                                members, ignore=ignore, fallback=fallback, sleep=sleep)
+
+    def _retry_of(self, name: str, retry_on: Classifier,
+                  sleep: Optional[Callable[[float], Any]]) -> Retry:
+        """A Retry over the registry's retry policy ``name`` with this
+        ``retry_on`` (not the wrapper :meth:`retry` caches: each pipeline
+        wrapper classifies with its own)."""
+        ptr = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RETRY, _name(name))
+        if ptr == ffi.NULL:  # pragma: no cover - the file made it with the pipeline
+            raise KeyError(f"no retry policy named {name!r} in the registry")
+        r = Retry.__new__(Retry)
+        r.retry_on, r.clock, r.budget, r._sleep = retry_on, self._clock, None, sleep
+        r._policy = ffi.cast("bw_retry_policy_t *", ptr)
+        r.name = ffi.string(lib.bw_retry_policy_name(r._policy)).decode()
+        r._registry = self._owner  # type: ignore[attr-defined]
+        return r
 
     # ---- objects made elsewhere ---------------------------------------------
     _KINDS = ((SharedBreaker, "breaker_if"), (Bulkhead, "bulkhead"), (Limiter, "limiter"),
@@ -315,6 +444,49 @@ class Registry:
                            rule=cffi_.string(diag.rule).decode("utf-8", "replace"))
 
     @staticmethod
+    def _file_pipelines(cffi_: Any, clib: Any, f: Any
+                        ) -> Dict[str, Tuple[Tuple[str, Optional[str], int], ...]]:
+        """The strategies of each [pipeline.NAME] and [http.NAME] of a parsed
+        file, from its effective configuration (bw_config_file_write: one
+        normalised ``strategies = ...`` line per pipeline; an HTTP preset's
+        top-level fields, stacked as make_http in src/config does: deadline,
+        limiter, breaker, retry, attempt timeout), for :meth:`pipeline`."""
+        buf, size = cffi_.new("char **"), cffi_.new("size_t *")
+        out = clib.open_memstream(buf, size)
+        if out == cffi_.NULL:
+            raise MemoryError("reading the file's pipelines")
+        rc = clib.bw_config_file_write(f, out)
+        clib.fclose(out)
+        try:
+            if rc != clib.BW_OK:  # pragma: no cover - only a failed allocation
+                raise MemoryError("reading the file's pipelines")
+            text = cffi_.unpack(buf[0], size[0]).decode("utf-8", "replace")
+        finally:
+            clib.free(buf[0])
+        pipelines: Dict[str, Tuple[Tuple[str, Optional[str], int], ...]] = {}
+        http: Dict[str, Dict[str, str]] = {}
+        section = ""
+        for line in text.splitlines():
+            if line.startswith("["):
+                section = line.strip("[]")
+                continue
+            key, _, value = line.partition(" = ")
+            if section.startswith("pipeline.") and key == "strategies":
+                pipelines[section[len("pipeline."):]] = _strategy_items(value)
+            elif section.startswith("http.") and "." not in key:
+                http.setdefault(section[len("http."):], {})[key] = value
+        for name, c in http.items():
+            items: List[Tuple[str, Optional[str], int]] = []
+            if int(c["deadline_ms"]) > 0:
+                items.append(("deadline", None, int(c["deadline_ms"])))
+            items += [(kind, name, 0) for kind in ("limiter", "breaker", "retry")
+                      if c[f"use_{kind}"] == "true"]
+            if int(c["attempt_timeout_ms"]) > 0:
+                items.append(("timeout", None, int(c["attempt_timeout_ms"])))
+            pipelines[name] = tuple(items)
+        return pipelines
+
+    @staticmethod
     def _path(path: Any) -> str:
         import os
         if isinstance(path, os.PathLike):
@@ -353,9 +525,11 @@ class Registry:
             for i in range(clib.bw_config_file_count(f)):
                 clib.bw_config_file_object(f, i, kind, name)
                 made.append((cffi_.string(kind[0]).decode(), cffi_.string(name[0]).decode()))
+            pipelines = self._file_pipelines(cffi_, clib, f)
             with self._lock:
                 if clib.bw_config_file_apply(f, reg, diag) != clib.BW_OK:
                     raise self._diag_error(cffi_, clib, diag, path)
+                self._pipelines.update(pipelines)
             return made
         finally:
             clib.bw_config_file_free(f)
@@ -368,12 +542,22 @@ class Registry:
         (fields fixed at creation are reported, not applied), live objects
         of other kinds are kept as made. Returns ``created``, ``applied``,
         ``not_applied``, ``kept`` and ``report`` (one line per event, e.g.
-        ``breaker.payment_api.failure_threshold: 3 -> 5: applied``)."""
+        ``breaker.payment_api.failure_threshold: 3 -> 5: applied``). A
+        pipeline it creates is then reachable with :meth:`pipeline`; the
+        file is read twice for that (its pipelines, then the reload): do not
+        rewrite it meanwhile."""
         path = self._path(path)
         cffi_, clib, reg = self._config_lib()
         keep: list = []
         opt = self._options(cffi_, clib, env_prefix, keep)
         diag = cffi_.new("bw_config_diag_t *")
+        f = clib.bw_config_file_read(path.encode(), opt, diag)
+        if f == cffi_.NULL:
+            raise self._diag_error(cffi_, clib, diag, path)
+        try:
+            pipelines = self._file_pipelines(cffi_, clib, f)
+        finally:
+            clib.bw_config_file_free(f)
         report = cffi_.new("bw_config_reload_t *")
         try:
             with self._lock:
@@ -382,6 +566,10 @@ class Registry:
                 raise self._diag_error(cffi_, clib, diag, path)
             text = (cffi_.string(report.report).decode("utf-8", "replace")
                     if report.report != cffi_.NULL else "")
+            with self._lock:  # the pipelines this reload made (live ones are kept)
+                for name, items in pipelines.items():
+                    if f"pipeline.{name}: created" in text.splitlines():
+                        self._pipelines[name] = items
             return {"created": report.created, "applied": report.applied,
                     "not_applied": report.not_applied, "kept": report.kept,
                     "report": text.splitlines()}
