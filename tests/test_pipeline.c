@@ -1010,6 +1010,77 @@ static void test_a_give_up_is_an_event(void **state) {
   free(rec);
 }
 
+/* ---- reading the strategies back ---------------------------------------- */
+
+/* A pipeline hands back the strategies it was made with, outermost first,
+ * every field as configured; the copy is the pipeline's own, so changing
+ * the configuration afterwards changes nothing. */
+static void test_the_strategies_read_back_as_configured(void **state) {
+  env_t *e = *state;
+  bw_breaker_t *b = make_breaker(e, 5);
+  bw_retry_policy_t *r = make_retry(e, 3, false);
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 2));
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  assert_int_equal(bw_pipeline_add_deadline(&cfg, 5000), BW_OK);
+  assert_int_equal(bw_pipeline_add_breaker(&cfg, b), BW_OK);
+  assert_int_equal(bw_pipeline_add_retry(&cfg, r), BW_OK);
+  assert_int_equal(bw_pipeline_add_limit(&cfg, l, 1500), BW_OK);
+  cfg.strategies[3].poll_ms = 7; /* not the default 5: read back as set */
+  assert_int_equal(bw_pipeline_add_timeout(&cfg, 2000), BW_OK);
+  build(e, &cfg);
+  cfg.strategies[0].ms = 1; /* the pipeline keeps its own copy */
+  cfg.count = 1;
+
+  assert_int_equal(bw_pipeline_strategy_count(e->pl), 5);
+  const struct {
+    bw_strategy_kind_t kind;
+    void *object;
+    int64_t ms, max_wait_ms, poll_ms;
+  } want[5] = {
+      {BW_STRATEGY_DEADLINE, NULL, 5000, 0, 0},
+      {BW_STRATEGY_BREAKER, bw_breaker_iface(b), 0, 0, 0},
+      {BW_STRATEGY_RETRY, r, 0, 0, 0},
+      {BW_STRATEGY_LIMIT, l, 0, 1500, 7},
+      {BW_STRATEGY_TIMEOUT, NULL, 2000, 0, 0},
+  };
+  for (uint32_t i = 0; i < 5; i++) {
+    bw_strategy_t s;
+    memset(&s, 0xab, sizeof s);
+    assert_int_equal(bw_pipeline_strategy_at(e->pl, i, &s), BW_OK);
+    assert_int_equal(s.kind, want[i].kind);
+    assert_ptr_equal(s.object, want[i].object);
+    assert_i64_eq(s.ms, want[i].ms);
+    assert_i64_eq(s.max_wait_ms, want[i].max_wait_ms);
+    assert_i64_eq(s.poll_ms, want[i].poll_ms);
+  }
+  /* the breaker's object is its interface, which names it */
+  bw_strategy_t s;
+  assert_int_equal(bw_pipeline_strategy_at(e->pl, 1, &s), BW_OK);
+  assert_string_equal(bw_breaker_if_name(s.object), "partner");
+
+  /* out of range and NULL: BW_E_INVAL, *out untouched */
+  memset(&s, 0xab, sizeof s);
+  bw_strategy_t untouched;
+  memset(&untouched, 0xab, sizeof untouched);
+  assert_int_equal(bw_pipeline_strategy_at(e->pl, 5, &s), BW_E_INVAL);
+  assert_int_equal(bw_pipeline_strategy_at(e->pl, UINT32_MAX, &s), BW_E_INVAL);
+  assert_int_equal(bw_pipeline_strategy_at(NULL, 0, &s), BW_E_INVAL);
+  assert_memory_equal(&s, &untouched, sizeof s);
+  assert_int_equal(bw_pipeline_strategy_at(e->pl, 0, NULL), BW_E_INVAL);
+  assert_int_equal(bw_pipeline_strategy_count(NULL), 0);
+
+  /* a pipeline of no strategy has none to read */
+  bw_pipeline_config_t none;
+  bw_pipeline_config_init(&none);
+  bw_error_t err;
+  bw_pipeline_t *empty = bw_pipeline_new(&none, &err);
+  assert_non_null(empty);
+  assert_int_equal(bw_pipeline_strategy_count(empty), 0);
+  assert_int_equal(bw_pipeline_strategy_at(empty, 0, &s), BW_E_INVAL);
+  bw_pipeline_free(empty);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1035,6 +1106,7 @@ int main(void) {
       T(test_breaker_interface_in_a_pipeline),
       T(test_a_users_strategy_counts_calls_outside_and_attempts_inside),
       T(test_a_users_refusal_waits_as_hinted_or_ends_the_call),
+      T(test_the_strategies_read_back_as_configured),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,6 +206,15 @@ BW_EXTERN bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
 BW_EXTERN void bw_pipeline_free(bw_pipeline_t *pl);
 /* The name given at creation ("" for NULL). */
 BW_EXTERN const char *bw_pipeline_name(const bw_pipeline_t *pl);
+/* The strategies a pipeline was made with, read back (e.g. by a binding
+ * that wraps a pipeline a configuration file made). count: how many (0 for
+ * NULL). strategy_at copies the i-th as configured, outermost first (kind,
+ * object, ms, max_wait_ms, poll_ms, as bw_pipeline_config_t held it): BW_OK;
+ * BW_E_INVAL (out untouched) for a NULL pl or out, or i >= count. Read-only
+ * and thread-safe: a pipeline never changes after creation. */
+BW_EXTERN uint32_t bw_pipeline_strategy_count(const bw_pipeline_t *pl);
+BW_EXTERN int bw_pipeline_strategy_at(const bw_pipeline_t *pl, uint32_t i,
+                                      bw_strategy_t *out);
 
 /* What the driver must do next. */
 #define BW_STEP_ATTEMPT                                                    \

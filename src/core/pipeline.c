@@ -792,3 +792,18 @@ void bw_pipeline_cancel(bw_pipeline_call_t *c) {
   bw__pstripe_t *st = stripe_of(pl);
   bw__bump(&st->cancelled, (unsigned)(st - pl->stripes));
 }
+
+/* ---- reading the configuration back --------------------------------------
+ * pl->s is the configuration's copy, written once by bw_pipeline_new and
+ * never again: reading it needs no lock. */
+
+uint32_t bw_pipeline_strategy_count(const bw_pipeline_t *pl) {
+  return pl == NULL ? 0 : pl->count;
+}
+
+int bw_pipeline_strategy_at(const bw_pipeline_t *pl, uint32_t i,
+                            bw_strategy_t *out) {
+  if (pl == NULL || out == NULL || i >= pl->count) return BW_E_INVAL;
+  *out = pl->s[i];
+  return BW_OK;
+}
