@@ -2,6 +2,7 @@
 added from elsewhere, and registry.prometheus() — parsed with
 prometheus_client's own parser."""
 import gc
+import weakref
 
 import pytest
 
@@ -131,3 +132,19 @@ def test_bad_registry_input():
         bw.Registry(max_objects=-1)
     with pytest.raises(TypeError):
         bw.Registry(sink=print)
+
+
+def test_added_objects_live_as_long_as_the_registrys_wrappers():
+    # The C registry borrows what add() puts in it, and a wrapper reached by
+    # name (which keeps the C registry, not the Registry) uses it: the added
+    # object lives as long as the C registry does, not only the Registry.
+    reg = bw.Registry()
+    added = weakref.ref(reg.add(bw.Bulkhead("outside", max_concurrent=2)))
+    bh = reg.bulkhead("outside")
+    del reg
+    gc.collect()
+    assert added() is not None
+    slot = bh.acquire()
+    assert bh.stats()["in_use"] == 1
+    slot.release()
+    assert bh.stats()["in_use"] == 0

@@ -80,7 +80,10 @@ class _Owner:
 
     def __init__(self, ptr: Any, clock: Clock, sink: Optional[Sink]) -> None:
         self.held: list = []  # the breaker holds this wrapper took (see above)
-        self.keep: list = []  # budgets borrowed by the retry policies it owns
+        # What the C registry borrows: the budgets of the retry policies it
+        # owns, and the objects added with Registry.add. They live as long
+        # as the registry, so as long as any wrapper or pipeline view of it.
+        self.keep: list = []
         pins = (clock, sink, clock._ptr, sink_ptr(sink))
 
         def free(p: Any, keep: Tuple[Any, ...] = pins) -> None:
@@ -124,9 +127,6 @@ class Registry:
             raise error_from(err, "registry")
         self._owner = _Owner(ptr, self._clock, sink)
         self._ptr = self._owner.ptr
-        # Objects added with add(): the C registry borrows them, so they live
-        # as long as this Registry (prometheus() and add() go through it).
-        self._added: list = []
         self._lock = threading.Lock()
         self._objects: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
             weakref.WeakValueDictionary()
@@ -408,7 +408,7 @@ class Registry:
         with self._lock:
             if lib.bw_registry_put_object(self._ptr, ckind, cname, cptr, err) != lib.BW_OK:
                 raise error_from(err, "add")
-            self._added.append(obj)
+            self._owner.keep.append(obj)  # borrowed by the C registry
         return obj
 
     # ---- configuration files ------------------------------------------------
