@@ -228,6 +228,8 @@ bw_limit_t *bw_bulkhead_as_limit(bw_bulkhead_t *bh);
 bw_limit_t *bw_limiter_as_limit(bw_limiter_t *lim);
 bw_breaker_if_t *bw_breaker_iface(bw_breaker_t *b);
 bw_breaker_if_t *bw_shm_breaker_iface(bw_shm_breaker_t *b);
+const char *bw_breaker_if_name(const bw_breaker_if_t *b);
+const char *bw_limit_name(const bw_limit_t *l);
 
 /* pipeline */
 typedef enum { BW_FAILURE_NONE = 0, BW_FAILURE_BREAKER = 1,
@@ -265,6 +267,15 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg, bw_error_t *err
 bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg, bw_error_t *err);
 void bw_pipeline_free(bw_pipeline_t *pl);
 const char *bw_pipeline_name(const bw_pipeline_t *pl);
+typedef enum { BW_STRATEGY_DEADLINE = 0, BW_STRATEGY_RATELIMIT = 1,
+  BW_STRATEGY_LIMIT = 2, BW_STRATEGY_BREAKER = 3, BW_STRATEGY_RETRY = 4,
+  BW_STRATEGY_TIMEOUT = 5, BW_STRATEGY_CUSTOM = 6 } bw_strategy_kind_t;
+typedef struct { bw_strategy_kind_t kind; void *object; int64_t ms;
+  int64_t max_wait_ms; int64_t poll_ms; } bw_strategy_t;
+const char *bw_strategy_kind_name(bw_strategy_kind_t k);
+uint32_t bw_pipeline_strategy_count(const bw_pipeline_t *pl);
+int bw_pipeline_strategy_at(const bw_pipeline_t *pl, uint32_t i,
+                            bw_strategy_t *out);
 int bw_pipeline_begin_at(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
                          bw_deadline_t outer, int64_t now_ns);
 int bw_pipeline_report(bw_pipeline_call_t *c, bw_verdict_t v,

@@ -39,21 +39,15 @@ int bw_config_file_object(const bw_config_file_t *f, size_t i,
                           const char **kind, const char **name);
 int bw_config_file_apply(const bw_config_file_t *f, bw_registry_t *reg,
                          bw_config_diag_t *diag);
-int bw_config_file_write(const bw_config_file_t *f, FILE *out);
-FILE *open_memstream(char **ptr, size_t *sizeloc);
-int fclose(FILE *stream);
-void free(void *ptr);
 void bw_config_reload_clear(bw_config_reload_t *r);
 int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
                           const bw_config_file_options_t *opt,
                           bw_config_reload_t *report, bw_config_diag_t *diag);
 """
 
-# stdio.h and stdlib.h: open_memstream and free, to read the effective
-# configuration that bw_config_file_write prints (Registry.load_file).
 ffibuilder = breakwater_pkgconfig.ffi_builder(
     CDEF, "breakwater._config_c",
-    "#include <stdio.h>\n#include <stdlib.h>\n#include <breakwater/config_file.h>\n",
+    "#include <breakwater/config_file.h>\n",
     MODULES, optional=True)
 
 if __name__ == "__main__":

@@ -148,3 +148,41 @@ def test_added_objects_live_as_long_as_the_registrys_wrappers():
     assert bh.stats()["in_use"] == 1
     slot.release()
     assert bh.stats()["in_use"] == 0
+
+
+def test_a_registry_pipeline_is_wrapped_from_the_objects_it_holds():
+    # Registry.pipeline reads the C pipeline's strategies back and wraps
+    # each object by kind and name; the object must be the registry's own
+    # (the same pointer), which tells a limiter from a bulkhead of its name.
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    bh = reg.bulkhead("x", max_concurrent=1, max_wait_ms=0)
+    lim = reg.limiter("x")
+    rl = reg.rate_limiter("r", rate_per_sec=10)
+    br = reg.breaker("b")
+    rt = reg.retry("t", max_attempts=2)
+    reg.add(bw.Pipeline([bw.deadline(5, clock=clock), (rl, 0.25), lim, br, rt,
+                         bw.Timeout(1)], name="mix"))
+    view = reg.pipeline("mix", sleep=lambda s: None)
+    assert [type(m).__name__ for m in view.strategies] == [
+        "deadline", "RateLimiter", "Limiter", "Breaker", "Retry", "Timeout"]
+    assert view.strategies[0].seconds == 5.0 and view.strategies[5].seconds == 1.0
+    assert view.strategies[1] is rl and view.strategies[2] is lim
+    assert view.strategies[3] is br and view.strategies[4]._policy == rt._policy
+    assert view.call(lambda: "ok") == "ok" and view.stats()["successes"] == 1
+    # the bulkhead named "x" is the bulkhead, not the limiter
+    added = weakref.ref(reg.add(bw.Pipeline([bh], name="slots")))
+    slots = reg.pipeline("slots")
+    assert slots.strategies == (bh,)
+    # an object of the same name that is not the registry's is refused,
+    # naming the pipeline and the strategy
+    reg.add(bw.Pipeline([br, bw.Bulkhead("x", clock=clock)], name="impostor"))
+    with pytest.raises(ValueError) as e:
+        reg.pipeline("impostor")
+    assert "'impostor'" in str(e.value) and "strategies[1] (limit 'x')" in str(e.value)
+    # the view keeps the added pipeline it runs (the C registry only
+    # borrows it) alive when the Registry goes
+    del reg, e
+    gc.collect()
+    assert added() is not None
+    assert slots.call(lambda: 7) == 7 and slots.stats()["successes"] == 1

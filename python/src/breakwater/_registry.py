@@ -48,21 +48,6 @@ def _same_fields(kind: str, name: str, ckind: int, given: Any, live: Any,
                               "fields, or the same)", field)
 
 
-def _strategy_items(text: str) -> Tuple[Tuple[str, Optional[str], int], ...]:
-    """The strategies of a pipeline as bw_config_file_write prints them
-    ("deadline 10000ms, bulkhead.b wait 2000ms, retry.r, breaker.x"):
-    (kind, object name or None, ms: the deadline's / timeout's time, else 0)."""
-    items = []
-    for part in text.split(","):
-        words = part.split()
-        if words[0] in ("deadline", "timeout"):
-            items.append((words[0], None, int(words[1].rstrip("ms"))))
-        else:
-            kind, _, ref = words[0].partition(".")
-            items.append((kind, ref, 0))
-    return tuple(items)
-
-
 class _Owner:
     """Owns the C registry: frees it when the last of the Registry and the
     objects it created goes.
@@ -131,9 +116,6 @@ class Registry:
         self._objects: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
             weakref.WeakValueDictionary()
         self._made: Dict[Tuple[str, str], Any] = {}  # C objects by (kind, name)
-        # The strategies of the pipelines a configuration file made, by name:
-        # (kind, object name or None, ms) outermost first (_file_pipelines).
-        self._pipelines: Dict[str, Tuple[Tuple[str, Optional[str], int], ...]] = {}
 
     # ---- get-or-create ------------------------------------------------------
     def _get(self, kind: str, name: Any, create: Callable[[bytes], Any],
@@ -298,9 +280,9 @@ class Registry:
     def pipeline(self, name: str, *, retry_on: Classifier = None, ignore: Classifier = None,
                  fallback: Optional[Callable[[BaseException], Any]] = None,
                  sleep: Optional[Callable[[float], Any]] = None) -> Pipeline:
-        """The pipeline named ``name`` that a configuration file made
-        (:meth:`load_file`, :meth:`reload`: a ``[pipeline.NAME]`` or the
-        standard HTTP pipeline of an ``[http.NAME]``), as a
+        """The registry's pipeline named ``name`` — one a configuration file
+        made (:meth:`load_file`, :meth:`reload`: a ``[pipeline.NAME]`` or
+        the standard HTTP pipeline of an ``[http.NAME]``) — as a
         :class:`Pipeline`: ``call``, the decorator, ``for attempt in
         pipeline`` and the async forms behave as
         for a Pipeline built in Python over the file's objects (the same
@@ -318,58 +300,99 @@ class Registry:
         same C pipeline (one set of counters). A breaker of the pipeline
         reached with :meth:`breaker` first lends its ``ignore`` too.
 
+        The strategies are read from the C pipeline itself
+        (``bw_pipeline_strategy_at``), outermost first; each object is
+        matched by its name to this registry's object of that kind, and must
+        be that very object.
+
         KeyError naming ``name`` when the registry has no such pipeline
-        (this never creates one); ValueError when the registry has it but
-        not from :meth:`load_file` or :meth:`reload` (a pipeline made in
-        C or added with :meth:`add`: its strategies are not known here),
-        and when ``retry_on`` is given for a pipeline with no retry."""
+        (this never creates one); ValueError naming the pipeline and the
+        strategy when a strategy is not one of this registry's in-process
+        breakers, bulkheads, limiters, rate limiters or retry policies (a
+        pipeline made in C or added with :meth:`add` over other objects, a
+        shared breaker, a custom strategy), and when ``retry_on`` is given
+        for a pipeline with no retry."""
         cname = _name(name)
         ptr = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_PIPELINE, cname)
         if ptr == ffi.NULL:
             raise KeyError(f"no pipeline named {name!r} in the registry "
                            "(pipelines come from a configuration file: load_file)")
-        items = self._pipelines.get(name)
-        if items is None:
-            raise ValueError(f"pipeline {name!r} was not made by a [pipeline.{name}] "
-                             f"or [http.{name}] section of load_file or reload: its "
-                             "strategies are not known to the binding")
+        pl = ffi.cast("bw_pipeline_t *", ptr)
         retry_on_given = retry_on is not None
         retry_on = check_classifier("retry_on", Exception if retry_on is None else retry_on)
+        s = ffi.new("bw_strategy_t *")
         members: List[Any] = []
-        for kind, ref, ms in items:
-            if kind == "deadline":
-                members.append(deadline(ms / 1000.0, clock=self._clock))
-            elif kind == "timeout":
-                members.append(Timeout(ms / 1000.0))
-            elif kind == "breaker":
-                members.append(self.breaker(ref))
-            elif kind == "bulkhead":
-                members.append(self.bulkhead(ref))
-            elif kind == "limiter":
-                members.append(self.limiter(ref))
-            elif kind == "ratelimit":
-                members.append(self.rate_limiter(ref))
-            elif kind == "retry":
-                members.append(self._retry_of(ref, retry_on, sleep))
-            else:  # pragma: no cover - _file_pipelines reads only these
-                raise ValueError(f"pipeline {name!r}: strategy kind {kind!r}")
+        for i in range(lib.bw_pipeline_strategy_count(pl)):
+            if lib.bw_pipeline_strategy_at(pl, i, s) != lib.BW_OK:  # pragma: no cover
+                raise RuntimeError(f"pipeline {name!r}: strategies[{i}] unreadable")
+            members.append(self._member(name, i, s, retry_on, sleep))
         if retry_on_given and not any(isinstance(m, Retry) for m in members):
             raise ValueError(f"retry_on: pipeline {name!r} has no retry")
-        return Pipeline._borrow(ffi.cast("bw_pipeline_t *", ptr), self._owner, self._clock,
+        return Pipeline._borrow(pl, self._owner, self._clock,
                                 members, ignore=ignore, fallback=fallback, sleep=sleep)
 
-    def _retry_of(self, name: str, retry_on: Classifier,
+    @staticmethod
+    def _addr(p: Any) -> int:
+        return int(ffi.cast("uintptr_t", p))
+
+    def _member(self, pipeline: str, i: int, s: Any, retry_on: Classifier,
+                sleep: Optional[Callable[[float], Any]]) -> Any:
+        """The Python wrapper of one strategy of a registry's pipeline
+        (``s``, a bw_strategy_t): a deadline or Timeout from its ms, else
+        the wrapper of the registry's object of that kind whose name is the
+        strategy object's and whose pointer is the strategy's object."""
+        kind, obj = s.kind, s.object
+        if kind == lib.BW_STRATEGY_DEADLINE:
+            return deadline(s.ms / 1000.0, clock=self._clock)
+        if kind == lib.BW_STRATEGY_TIMEOUT:
+            return Timeout(s.ms / 1000.0)
+        want = self._addr(obj)
+        ref = ""
+        if kind == lib.BW_STRATEGY_BREAKER:
+            ref = ffi.string(lib.bw_breaker_if_name(ffi.cast("bw_breaker_if_t *", obj))).decode()
+            found = lib.bw_registry_find_breaker(self._ptr, _name(ref))
+            if found != ffi.NULL:  # held by find: compared, then put back
+                same = self._addr(lib.bw_breaker_iface(found)) == want
+                lib.bw_registry_put(self._ptr, found)
+                if same:
+                    return self.breaker(ref)
+        elif kind == lib.BW_STRATEGY_LIMIT:
+            # a bulkhead or an adaptive limiter: the one whose limit it is
+            ref = ffi.string(lib.bw_limit_name(ffi.cast("bw_limit_t *", obj))).decode()
+            bh = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_BULKHEAD, _name(ref))
+            if bh != ffi.NULL and self._addr(lib.bw_bulkhead_as_limit(
+                    ffi.cast("bw_bulkhead_t *", bh))) == want:
+                return self.bulkhead(ref)
+            lim = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_LIMITER, _name(ref))
+            if lim != ffi.NULL and self._addr(lib.bw_limiter_as_limit(
+                    ffi.cast("bw_limiter_t *", lim))) == want:
+                return self.limiter(ref)
+        elif kind == lib.BW_STRATEGY_RATELIMIT:
+            ref = ffi.string(lib.bw_ratelimit_name(ffi.cast("bw_ratelimit_t *", obj))).decode()
+            rl = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RATELIMIT, _name(ref))
+            if rl != ffi.NULL and self._addr(rl) == want:
+                return self.rate_limiter(ref)
+        elif kind == lib.BW_STRATEGY_RETRY:
+            policy = ffi.cast("bw_retry_policy_t *", obj)
+            ref = ffi.string(lib.bw_retry_policy_name(policy)).decode()
+            r = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RETRY, _name(ref))
+            if r != ffi.NULL and self._addr(r) == want:
+                return self._retry_of(policy, retry_on, sleep)
+        what = ffi.string(lib.bw_strategy_kind_name(kind)).decode()
+        raise ValueError(f"pipeline {pipeline!r}: strategies[{i}] ({what}"
+                         f"{' ' + repr(ref) if ref else ''}) is not one of this registry's "
+                         "in-process breakers, bulkheads, limiters, rate limiters or "
+                         "retry policies: the only objects Registry.pipeline wraps")
+
+    def _retry_of(self, policy: Any, retry_on: Classifier,
                   sleep: Optional[Callable[[float], Any]]) -> Retry:
-        """A Retry over the registry's retry policy ``name`` with this
+        """A Retry over the registry's retry policy ``policy`` with this
         ``retry_on`` (not the wrapper :meth:`retry` caches: each pipeline
         wrapper classifies with its own)."""
-        ptr = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RETRY, _name(name))
-        if ptr == ffi.NULL:  # pragma: no cover - the file made it with the pipeline
-            raise KeyError(f"no retry policy named {name!r} in the registry")
         r = Retry.__new__(Retry)
         r.retry_on, r.clock, r.budget, r._sleep = retry_on, self._clock, None, sleep
-        r._policy = ffi.cast("bw_retry_policy_t *", ptr)
-        r.name = ffi.string(lib.bw_retry_policy_name(r._policy)).decode()
+        r._policy = policy
+        r.name = ffi.string(lib.bw_retry_policy_name(policy)).decode()
         r._registry = self._owner  # type: ignore[attr-defined]
         return r
 
@@ -444,49 +467,6 @@ class Registry:
                            rule=cffi_.string(diag.rule).decode("utf-8", "replace"))
 
     @staticmethod
-    def _file_pipelines(cffi_: Any, clib: Any, f: Any
-                        ) -> Dict[str, Tuple[Tuple[str, Optional[str], int], ...]]:
-        """The strategies of each [pipeline.NAME] and [http.NAME] of a parsed
-        file, from its effective configuration (bw_config_file_write: one
-        normalised ``strategies = ...`` line per pipeline; an HTTP preset's
-        top-level fields, stacked as make_http in src/config does: deadline,
-        limiter, breaker, retry, attempt timeout), for :meth:`pipeline`."""
-        buf, size = cffi_.new("char **"), cffi_.new("size_t *")
-        out = clib.open_memstream(buf, size)
-        if out == cffi_.NULL:
-            raise MemoryError("reading the file's pipelines")
-        rc = clib.bw_config_file_write(f, out)
-        clib.fclose(out)
-        try:
-            if rc != clib.BW_OK:  # pragma: no cover - only a failed allocation
-                raise MemoryError("reading the file's pipelines")
-            text = cffi_.unpack(buf[0], size[0]).decode("utf-8", "replace")
-        finally:
-            clib.free(buf[0])
-        pipelines: Dict[str, Tuple[Tuple[str, Optional[str], int], ...]] = {}
-        http: Dict[str, Dict[str, str]] = {}
-        section = ""
-        for line in text.splitlines():
-            if line.startswith("["):
-                section = line.strip("[]")
-                continue
-            key, _, value = line.partition(" = ")
-            if section.startswith("pipeline.") and key == "strategies":
-                pipelines[section[len("pipeline."):]] = _strategy_items(value)
-            elif section.startswith("http.") and "." not in key:
-                http.setdefault(section[len("http."):], {})[key] = value
-        for name, c in http.items():
-            items: List[Tuple[str, Optional[str], int]] = []
-            if int(c["deadline_ms"]) > 0:
-                items.append(("deadline", None, int(c["deadline_ms"])))
-            items += [(kind, name, 0) for kind in ("limiter", "breaker", "retry")
-                      if c[f"use_{kind}"] == "true"]
-            if int(c["attempt_timeout_ms"]) > 0:
-                items.append(("timeout", None, int(c["attempt_timeout_ms"])))
-            pipelines[name] = tuple(items)
-        return pipelines
-
-    @staticmethod
     def _path(path: Any) -> str:
         import os
         if isinstance(path, os.PathLike):
@@ -525,11 +505,9 @@ class Registry:
             for i in range(clib.bw_config_file_count(f)):
                 clib.bw_config_file_object(f, i, kind, name)
                 made.append((cffi_.string(kind[0]).decode(), cffi_.string(name[0]).decode()))
-            pipelines = self._file_pipelines(cffi_, clib, f)
             with self._lock:
                 if clib.bw_config_file_apply(f, reg, diag) != clib.BW_OK:
                     raise self._diag_error(cffi_, clib, diag, path)
-                self._pipelines.update(pipelines)
             return made
         finally:
             clib.bw_config_file_free(f)
@@ -543,21 +521,12 @@ class Registry:
         of other kinds are kept as made. Returns ``created``, ``applied``,
         ``not_applied``, ``kept`` and ``report`` (one line per event, e.g.
         ``breaker.payment_api.failure_threshold: 3 -> 5: applied``). A
-        pipeline it creates is then reachable with :meth:`pipeline`; the
-        file is read twice for that (its pipelines, then the reload): do not
-        rewrite it meanwhile."""
+        pipeline it creates is then reachable with :meth:`pipeline`."""
         path = self._path(path)
         cffi_, clib, reg = self._config_lib()
         keep: list = []
         opt = self._options(cffi_, clib, env_prefix, keep)
         diag = cffi_.new("bw_config_diag_t *")
-        f = clib.bw_config_file_read(path.encode(), opt, diag)
-        if f == cffi_.NULL:
-            raise self._diag_error(cffi_, clib, diag, path)
-        try:
-            pipelines = self._file_pipelines(cffi_, clib, f)
-        finally:
-            clib.bw_config_file_free(f)
         report = cffi_.new("bw_config_reload_t *")
         try:
             with self._lock:
@@ -566,10 +535,6 @@ class Registry:
                 raise self._diag_error(cffi_, clib, diag, path)
             text = (cffi_.string(report.report).decode("utf-8", "replace")
                     if report.report != cffi_.NULL else "")
-            with self._lock:  # the pipelines this reload made (live ones are kept)
-                for name, items in pipelines.items():
-                    if f"pipeline.{name}: created" in text.splitlines():
-                        self._pipelines[name] = items
             return {"created": report.created, "applied": report.applied,
                     "not_applied": report.not_applied, "kept": report.kept,
                     "report": text.splitlines()}
