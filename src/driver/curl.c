@@ -294,9 +294,8 @@ static void bw__req_attempt(void *userdata, bw_ev_call_t *call,
   }
 
   r->headers =
-      bw__curl_attempt_headers(r->user_headers, pc->deadline, now, r->key, &ok);
-  r->headers = bw__curl_trace_headers(r->headers, r->traced ? &r->trace : NULL,
-                                      &h->rng, &ok);
+      bw__curl_attempt_headers(r->user_headers, pc->deadline, now, r->key,
+                               r->traced ? &r->trace : NULL, &h->rng, &ok);
   e = ok ? curl_easy_init() : NULL;
   if (e == NULL) {
     bw__attempt_not_sent(r, BW_TRANSPORT_OTHER, CURLE_OUT_OF_MEMORY);
@@ -544,12 +543,11 @@ static bool bw__hedge_send(bw__req_t *r, int64_t now) {
   l->buf[0] = '\0';
   l->truncated = false;
   bw__curl_hint_reset(&l->hint_in);
-  /* Its own X-Timeout-Budget: what is left now, not at the primary's send. */
+  /* Its own X-Timeout-Budget (what is left now, not at the primary's send)
+   * and its own span. */
   l->headers =
-      bw__curl_attempt_headers(r->user_headers, g->deadline, now, r->key, &ok);
-  /* and its own span under the caller's trace, like every attempt */
-  l->headers = bw__curl_trace_headers(l->headers, r->traced ? &r->trace : NULL,
-                                      &h->rng, &ok);
+      bw__curl_attempt_headers(r->user_headers, g->deadline, now, r->key,
+                               r->traced ? &r->trace : NULL, &h->rng, &ok);
   l->easy = ok ? curl_easy_duphandle(r->easy) : NULL;
   if (l->easy == NULL) {
     bw__leg_drop(l);

@@ -86,31 +86,6 @@ static inline struct curl_slist *bw__curl_append(struct curl_slist *list,
   return n;
 }
 
-/* An attempt's request headers: the caller's, then X-Timeout-Budget (when
- * the call has a deadline, read at now_ns), Idempotency-Key (when key is
- * not ""), and an empty Expect (no 100-continue round trip). *ok turns
- * false when a line could not be allocated. */
-static inline struct curl_slist *bw__curl_attempt_headers(
-    const struct curl_slist *user, bw_deadline_t d, int64_t now_ns,
-    const char *key, bool *ok) {
-  struct curl_slist *list = NULL;
-  char line[96], budget[BW_DEADLINE_HEADER_MAX];
-  const struct curl_slist *it;
-  for (it = user; it != NULL; it = it->next)
-    list = bw__curl_append(list, it->data, ok);
-  if (!bw_deadline_is_none(d) &&
-      bw_deadline_header_format(bw_deadline_remaining_ms(d, now_ns), budget,
-                                sizeof(budget)) >= 0) {
-    snprintf(line, sizeof(line), "X-Timeout-Budget: %s", budget);
-    list = bw__curl_append(list, line, ok);
-  }
-  if (key[0] != '\0') {
-    snprintf(line, sizeof(line), "Idempotency-Key: %s", key);
-    list = bw__curl_append(list, line, ok);
-  }
-  return bw__curl_append(list, "Expect:", ok);
-}
-
 /* W3C Trace Context for one attempt (trace.h): under the caller's trace, a
  * traceparent with the same trace-id and flags and a new parent-id (every
  * attempt is a span of its own, drawn from rng; NULL: the thread's
@@ -132,6 +107,34 @@ static inline struct curl_slist *bw__curl_trace_headers(struct curl_slist *list,
     list = bw__curl_append(list, line, ok);
   }
   return list;
+}
+
+/* An attempt's request headers: the caller's, then X-Timeout-Budget (when
+ * the call has a deadline, read at now_ns), Idempotency-Key (when key is
+ * not ""), an empty Expect (no 100-continue round trip), and the attempt's
+ * own span under `trace` (bw__curl_trace_headers; NULL: none). Every
+ * attempt, and every hedged copy of one, builds its headers here. *ok
+ * turns false when a line could not be allocated. */
+static inline struct curl_slist *bw__curl_attempt_headers(
+    const struct curl_slist *user, bw_deadline_t d, int64_t now_ns,
+    const char *key, const bw_trace_t *trace, bw_rand_t *rng, bool *ok) {
+  struct curl_slist *list = NULL;
+  char line[96], budget[BW_DEADLINE_HEADER_MAX];
+  const struct curl_slist *it;
+  for (it = user; it != NULL; it = it->next)
+    list = bw__curl_append(list, it->data, ok);
+  if (!bw_deadline_is_none(d) &&
+      bw_deadline_header_format(bw_deadline_remaining_ms(d, now_ns), budget,
+                                sizeof(budget)) >= 0) {
+    snprintf(line, sizeof(line), "X-Timeout-Budget: %s", budget);
+    list = bw__curl_append(list, line, ok);
+  }
+  if (key[0] != '\0') {
+    snprintf(line, sizeof(line), "Idempotency-Key: %s", key);
+    list = bw__curl_append(list, line, ok);
+  }
+  list = bw__curl_append(list, "Expect:", ok);
+  return bw__curl_trace_headers(list, trace, rng, ok);
 }
 
 #endif

@@ -219,11 +219,11 @@ int bw_curl_easy_perform_with(const bw_pipeline_t *pl, CURL *easy,
                                 bw_clock_now(o.clock));
       continue;
     }
+    /* The thread's current trace: this call blocks on the thread that set
+     * it. */
     headers = bw__curl_attempt_headers(o.headers, c.deadline, now,
-                                       res.idempotency_key, &ok);
-    /* The thread's current trace: this call blocks on the thread that set it.
-     */
-    headers = bw__curl_trace_headers(headers, bw_trace_current(), NULL, &ok);
+                                       res.idempotency_key, bw_trace_current(),
+                                       NULL, &ok);
     if (!ok) {
       curl_slist_free_all(headers);
       nomem = true;
