@@ -36,6 +36,25 @@ static bw_sim_partner_config_t small_partner(void) {
   return p;
 }
 
+/* A storm of `clients` requests in `mode` against the small partner, seed
+ * 4, each attempt timing out after attempt_timeout_ms, cut after
+ * max_duration_ms. */
+static bw_storm_real_config_t storm_config(bw_lab_mode_t mode, uint32_t clients,
+                                           int64_t attempt_timeout_ms,
+                                           uint32_t max_limit,
+                                           int64_t max_duration_ms) {
+  bw_storm_real_config_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = mode;
+  cfg.clients = clients;
+  cfg.attempt_timeout_ms = attempt_timeout_ms;
+  cfg.seed = 4;
+  cfg.max_limit = max_limit;
+  cfg.partner = small_partner();
+  cfg.max_duration_ms = max_duration_ms;
+  return cfg;
+}
+
 static void assert_row_conserved(const bw_storm_row_t *r, uint64_t clients) {
   uint64_t ended = r->successes;
   for (int k = 0; k < BW_STORM_F__COUNT; k++)
@@ -56,15 +75,8 @@ static void real_storm_conserves_counts_in_every_mode(void **state) {
     bw_storm_row_t row;
     bw_storm_timeline_t tl;
     char err[512];
-    memset(&cfg, 0, sizeof cfg);
+    cfg = storm_config((bw_lab_mode_t)m, 100, 100, 1000, 60000);
     memset(&tl, 0, sizeof tl);
-    cfg.mode = (bw_lab_mode_t)m;
-    cfg.clients = 100;
-    cfg.attempt_timeout_ms = 100;
-    cfg.seed = 4;
-    cfg.max_limit = 1000;
-    cfg.partner = small_partner();
-    cfg.max_duration_ms = 60000;
     cfg.sample_ms = 20;
     int rc = bw_storm_run_real(&cfg, &row, &tl, err, sizeof err);
     if (rc != 0) fail_msg("mode %s: %s", bw_lab_mode_name(cfg.mode), err);
@@ -94,14 +106,7 @@ static void an_unreachable_or_remote_url_is_refused(void **state) {
   bw_storm_real_config_t cfg;
   bw_storm_row_t row;
   char err[512];
-  memset(&cfg, 0, sizeof cfg);
-  cfg.mode = BW_LAB_NAIVE;
-  cfg.clients = 10;
-  cfg.attempt_timeout_ms = 100;
-  cfg.seed = 4;
-  cfg.max_limit = 100;
-  cfg.partner = small_partner();
-  cfg.max_duration_ms = 10000;
+  cfg = storm_config(BW_LAB_NAIVE, 10, 100, 100, 10000);
   cfg.url = "http://127.0.0.1:1"; /* nothing listens on port 1 */
   assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -1);
   assert_contains(err, "cannot reach the partner at http://127.0.0.1:1");
@@ -171,17 +176,10 @@ static void the_duration_cut_is_honoured(void **state) {
   bw_storm_real_config_t cfg;
   bw_storm_row_t row;
   char err[512];
-  memset(&cfg, 0, sizeof cfg);
-  cfg.mode = BW_LAB_NAIVE;
-  cfg.clients = 300;
-  cfg.attempt_timeout_ms = 20000;
-  cfg.seed = 4;
-  cfg.max_limit = 1000;
-  cfg.partner = small_partner();
+  cfg = storm_config(BW_LAB_NAIVE, 300, 20000, 1000, 800);
   cfg.partner.capacity = 1000;
   cfg.partner.ok_min_ms = 5000;
   cfg.partner.ok_max_ms = 5000;
-  cfg.max_duration_ms = 800;
   cfg.submit_batch = 16;
   int64_t t0 = wall_ms();
   assert_int_equal(bw_storm_run_real(&cfg, &row, NULL, err, sizeof err), -2);
@@ -278,14 +276,7 @@ static void a_busy_partner_is_waited_for(void **state) {
   bw_storm_row_t row;
   char url[64], err[512];
   snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)port);
-  memset(&cfg, 0, sizeof cfg);
-  cfg.mode = BW_LAB_BREAKWATER;
-  cfg.clients = 5;
-  cfg.attempt_timeout_ms = 5000;
-  cfg.seed = 4;
-  cfg.max_limit = 100;
-  cfg.partner = small_partner();
-  cfg.max_duration_ms = 20000;
+  cfg = storm_config(BW_LAB_BREAKWATER, 5, 5000, 100, 20000);
   cfg.idle_wait_ms = 10000;
   cfg.url = url;
   int rc = bw_storm_run_real(&cfg, &row, NULL, err, sizeof err);
