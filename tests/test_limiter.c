@@ -168,6 +168,7 @@ static void defaults(void **state) {
   assert_dbl_eq(cfg.vegas_smoothing, 1, 0);
   assert_u64_eq(cfg.vegas_probe_multiplier, 30);
   assert_i64_eq(cfg.change_interval_ms, 0);
+  assert_u64_eq(cfg.startup_max_step, 0);
   assert_null(cfg.clock);
   assert_null(cfg.on_change);
   assert_null(cfg.sink);
@@ -239,6 +240,9 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
        "rtt_sample_every must be in 1..1024, 1 for every call (got 0)"},
       {2, "rtt_sample_every",
        "rtt_sample_every must be in 1..1024, 1 for every call (got 1025)"},
+      {0, "startup_max_step",
+       "startup_max_step must be in 0..1000000, 0 for no bound (got "
+       "1000001)"},
   };
   static const bw_clock_t no_function = {NULL, NULL};
   (void)state;
@@ -332,6 +336,9 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       break;
     case 27:
       cfg.rtt_sample_every = 1025;
+      break;
+    case 28:
+      cfg.startup_max_step = 1000001;
       break;
     }
     memset(&err, 0, sizeof(err));
@@ -1553,6 +1560,71 @@ static void growth_stops_just_above_the_proven_level(void **state) {
   assert_u64_eq(s.limit, s.proven + 4);
 }
 
+/* Rounds of n calls in flight together, all released SUCCESS, until the
+ * limit has not grown for 4 rounds (at most 200 rounds; AIMD's congestion
+ * avoidance adds one per `limit` limit-bound successes, about one per two
+ * rounds here): each round proves n, so the limit ends at the growth cap
+ * of a proven level n. */
+static uint32_t grow_at(bw_limiter_t *lim, uint32_t n) {
+  bw_permit_t ps[128];
+  uint32_t before = 0;
+  int still = 0;
+  assert_true(n <= 128);
+  for (int round = 0; round < 200; round++) {
+    uint32_t now = bw_limiter_limit(lim);
+    assert_true(now >= n);
+    still = now == before ? still + 1 : 0;
+    if (still == 4) return now;
+    before = now;
+    for (uint32_t i = 0; i < n; i++)
+      ps[i] = take(lim);
+    for (uint32_t i = 0; i < n; i++)
+      assert_status(bw_limiter_release(lim, &ps[i], BW_LIMIT_SUCCESS), BW_OK);
+  }
+  fail_msg("the limit still grows after 200 rounds");
+  return 0;
+}
+
+/* startup_max_step (limited slow start): during startup growth reaches at
+ * most startup_max_step above the proven level where doubling would go
+ * further, never less than the probe_headroom cap allows. */
+static void startup_growth_is_bounded_by_the_max_step(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 8);
+  cfg.probe_headroom = 0.125;
+  cfg.startup_headroom = 1.0;
+  cfg.startup_max_step = 10;
+  make(e, &cfg);
+  /* proven 8: doubling stays within the step, 8 + 8 */
+  assert_u64_eq(grow_at(e->lim, 8), 16);
+  /* proven 16: doubling would give 32; the step bounds it, 16 + 10 */
+  assert_u64_eq(grow_at(e->lim, 16), 26);
+  assert_u64_eq(grow_at(e->lim, 26), 36);
+  assert_u64_eq(stats(e->lim).proven, 26);
+  assert_true(stats(e->lim).startup);
+  /* Without the bound, the same levels double. */
+  cfg.startup_max_step = 0;
+  make(e, &cfg);
+  assert_u64_eq(grow_at(e->lim, 8), 16);
+  assert_u64_eq(grow_at(e->lim, 16), 32);
+  assert_u64_eq(grow_at(e->lim, 32), 64);
+  /* A step under probe_headroom x proven: the usual cap, 96 + 12. */
+  config(e, &cfg, BW_LIMITER_AIMD, 96);
+  cfg.probe_headroom = 0.125;
+  cfg.startup_headroom = 1.0;
+  cfg.startup_max_step = 4;
+  make(e, &cfg);
+  assert_u64_eq(grow_at(e->lim, 96), 108);
+  /* After startup the step has nothing to bound: a drop ends startup
+   * (108 x 0.9 -> 97, proven lowered to 97), and growth stops at the
+   * probe_headroom cap, 97 + 12. */
+  assert_u64_eq(step(e, 10, BW_LIMIT_DROPPED), 1);
+  assert_false(stats(e->lim).startup);
+  assert_u64_eq(bw_limiter_limit(e->lim), 97);
+  assert_u64_eq(grow_at(e->lim, 97), 109);
+}
+
 /* overload_memory_ms: a drop at in-flight n near the limit stops growth
  * below n until the memory runs out; a drop far below the limit is not
  * about load and caps nothing. */
@@ -1863,6 +1935,7 @@ int main(void) {
       T(a_timed_out_call_keeps_its_slot_for_half_its_round_trip),
       T(timed_out_through_the_interface),
       T(growth_stops_just_above_the_proven_level),
+      T(startup_growth_is_bounded_by_the_max_step),
       T(a_drop_near_the_limit_caps_growth_for_the_memory),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
       cmocka_unit_test(only_the_chosen_algorithms_fields_are_checked),

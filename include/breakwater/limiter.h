@@ -208,6 +208,18 @@ typedef struct bw_limiter_config_s {
    * matter (bench/bench_limit: they are most of a call's cost); default 1
    * (every call); 1..1024. */
   uint32_t rtt_sample_every;
+  /* Limited slow start (the idea of RFC 3742 for TCP): during startup,
+   * growth above the proven level is at most this many calls (but never
+   * less than probe_headroom x proven allows), so one startup step cannot
+   * admit more than this many calls over a capacity it has not seen yet.
+   * Under a dependency whose latency is flat up to its capacity nothing
+   * warns before the first call over it, and each such call may hold the
+   * dependency's slot for its slow answer: startup_headroom alone lets a
+   * step overshoot by up to startup_headroom x the capacity. Growth is
+   * doubling (startup_headroom 1) until the proven level reaches
+   * startup_max_step, then at most startup_max_step per round trip.
+   * Default 0 = no bound; 0..1000000. */
+  uint32_t startup_max_step;
 } bw_limiter_config_t;
 
 /* permit.start_ns of a call the limiter does not time (rtt_sample_every). */

@@ -252,6 +252,9 @@ static const bw_config_field_t limiter_fields[] = {
         "a probe unproven after this x the smoothed RTT, or a call in flight "
         "longer than this x the slowest good answer, is stuck; 0 = off"),
     U32(T, rtt_sample_every, 1, 1024, 0, "1", "time one call in N"),
+    U32(T, startup_max_step, 0, 1000000, 0, "0",
+        "during startup, growth at most this many calls above the proven "
+        "level; 0 = no bound"),
 };
 #undef T
 

@@ -98,6 +98,7 @@ struct bw_limiter_s {
    * when. The lowest unproven level still unproven stuck_ns after its
    * admission is stuck: the limit is cut to the open level. */
   double startup_headroom; /* growth headroom until the first congestion */
+  uint32_t startup_step;   /* startup_max_step; 0 = no bound */
   uint32_t initial;        /* initial_limit */
   _Atomic bool startup;    /* no congestion signal yet */
   /* The last refused acquire during startup (once an RTT is known), or
@@ -303,6 +304,11 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
     return bw_error_set(err, BW_E_INVAL, "stuck_ratio",
                         "stuck_ratio must be 0 (off) or in [1, 100] (got %g)",
                         c->stuck_ratio);
+  if (c->startup_max_step > BW__LIM_MAX)
+    return bw_error_set(err, BW_E_INVAL, "startup_max_step",
+                        "startup_max_step must be in 0..%u, 0 for no bound "
+                        "(got %u)",
+                        (unsigned)BW__LIM_MAX, c->startup_max_step);
   if (c->rtt_sample_every < 1 || c->rtt_sample_every > 1024)
     return bw_error_set(err, BW_E_INVAL, "rtt_sample_every",
                         "rtt_sample_every must be in 1..1024, 1 for every "
@@ -429,6 +435,7 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->timed_out, 0);
   atomic_init(&lim->held_overflow, 0);
   lim->startup_headroom = cfg->startup_headroom;
+  lim->startup_step = cfg->startup_max_step;
   lim->initial = cfg->initial_limit;
   atomic_init(&lim->startup, cfg->startup_headroom > 0.0);
   atomic_init(&lim->refused_at_ns, INT64_MIN);
@@ -984,10 +991,16 @@ static uint32_t bw__growth_cap(bw_limiter_t *lim, uint32_t cur, int64_t now) {
   uint64_t cap = lim->max;
   if (lim->headroom > 0.0) {
     uint64_t pv = atomic_load_explicit(&lim->proven, memory_order_relaxed);
-    double h = lim->headroom;
-    if (BW__LOAD(lim->startup) && lim->startup_headroom > h)
-      h = lim->startup_headroom; /* slow start: up to (1 + h) x proven */
-    uint64_t head = (uint64_t)((double)pv * h);
+    uint64_t head = (uint64_t)((double)pv * lim->headroom);
+    if (BW__LOAD(lim->startup) && lim->startup_headroom > lim->headroom) {
+      /* Slow start: up to (1 + startup_headroom) x proven, but at most
+       * startup_step above it when that is larger than the usual headroom
+       * (limited slow start). */
+      uint64_t fast = (uint64_t)((double)pv * lim->startup_headroom);
+      if (lim->startup_step > 0 && fast > lim->startup_step)
+        fast = head > lim->startup_step ? head : lim->startup_step;
+      head = fast;
+    }
     if (head < 4) head = 4;
     if (pv + head < cap) cap = pv + head;
   }

@@ -176,6 +176,13 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * not stuck, at most halved). */
     lc.startup_headroom = 1.0;
     lc.stuck_ratio = 2.0;
+    /* Limited slow start: past a proven level of 100, at most 100 calls
+     * more per round trip. Every call over the partner's capacity holds a
+     * partner slot for 0.8-2.5 s; doubling from a proven 390 could admit
+     * 390 of them at once (a 1,600-client burst then jams the partner for
+     * two seconds), this admits at most 100 (docs/limiter.md has the
+     * lab's figures). */
+    lc.startup_max_step = 100;
     lc.clock = cfg->clock;
     if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;
     if ((kit->breaker = lab_breaker(cfg, 5000, err)) == NULL) goto fail;
