@@ -6,10 +6,13 @@
  * run), the success ratio of network calls, the partner's highest in-flight
  * count after settling, and simulated events per second of real time.
  *
- *   bench_limiter_sim [--seconds S] [--seed N]
+ *   bench_limiter_sim [--seconds S] [--seed N] [--startup]
  *
  * The limiters run with their documented defaults; only max_limit is raised
- * (to 1000: the default 200 is below the partner's capacity). */
+ * (to 1000: the default 200 is below the partner's capacity). --startup
+ * turns on the opt-in startup options as the lab's breakwater mode sets
+ * them (docs/limiter.md, "Startup and stuck probes"): startup_headroom
+ * 1.0, stuck_ratio 2.0, startup_max_step 100. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +47,7 @@ typedef struct row_s {
 } row_t;
 
 static int run_one(bw_limiter_algorithm_t alg, int64_t seconds, uint64_t seed,
-                   row_t *row) {
+                   bool startup, row_t *row) {
   bw_error_t err;
   bw_sim_t *sim = bw_sim_new(NULL, &err);
   bw_sim_partner_config_t pc;
@@ -61,6 +64,11 @@ static int run_one(bw_limiter_algorithm_t alg, int64_t seconds, uint64_t seed,
   bw_limiter_config_init(&lc);
   lc.algorithm = alg;
   lc.max_limit = 1000;
+  if (startup) {
+    lc.startup_headroom = 1.0;
+    lc.stuck_ratio = 2.0;
+    lc.startup_max_step = 100;
+  }
   lc.clock = bw_sim_clock(sim);
   lim = bw_limiter_new(&lc, &err);
   if (partner == NULL || lim == NULL) {
@@ -89,26 +97,33 @@ int main(int argc, char **argv) {
   row_t rows[3];
   int64_t seconds = 60;
   uint64_t seed = 4;
+  bool startup = false;
   int i, k;
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
       seconds = strtoll(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
       seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--startup") == 0)
+      startup = true;
     else {
-      fprintf(stderr, "usage: %s [--seconds S] [--seed N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--seconds S] [--seed N] [--startup]\n",
+              argv[0]);
       return 2;
     }
   }
   if (seconds < 1) seconds = 1;
   for (k = 0; k < 3; k++)
-    if (run_one(algs[k], seconds, seed, &rows[k]) != BW_OK) return 1;
+    if (run_one(algs[k], seconds, seed, startup, &rows[k]) != BW_OK) return 1;
 
   printf("800 closed-loop clients, partner capacity 400 (seed %" PRIu64
          "), %" PRId64
          " s of virtual time, limiter defaults with "
-         "max_limit 1000.\n\n",
-         seed, seconds);
+         "max_limit 1000%s.\n\n",
+         seed, seconds,
+         startup ? ", startup_headroom 1.0, stuck_ratio 2.0, "
+                   "startup_max_step 100"
+                 : "");
   printf("Limit (partner in flight) every 500 ms:\n\n| t (s) |");
   for (k = 0; k < 3; k++)
     printf(" %s |", bw_limiter_algorithm_name(algs[k]));
