@@ -319,6 +319,39 @@ def test_decorator_and_inside_pipeline_the_call_is_in_flight():
     assert (s.requests, s.accepts, s.in_flight) == (2, 2, 0)
 
 
+def test_the_decorator_classifies_outcomes_as_with_does():
+    clock = bw.ManualClock()
+    t = bw.Throttle(ignore=HTTPError, seed=SEED, clock=clock)
+
+    @t
+    def raising(exc):
+        if exc is not None:
+            raise exc
+
+    @t
+    async def araising(exc):
+        if exc is not None:
+            raise exc
+
+    cases = [(None, "accepts"), (HTTPError(404), "accepts"),
+             (TimeoutError(), "rejected"), (Overloaded(), "rejected"),
+             (bw.LimiterFull("inner"), "withdrawn"), (KeyboardInterrupt(), "withdrawn")]
+    for fn in (raising, lambda exc: asyncio.run(araising(exc))):
+        for exc, counter in cases:
+            before = getattr(t.stats(), counter)
+            if exc is None:
+                fn(exc)
+            else:
+                with pytest.raises(type(exc)):
+                    fn(exc)
+            s = t.stats()
+            assert getattr(s, counter) == before + 1, (exc, counter)
+            assert s.in_flight == 0
+    assert raising.__name__ == "raising"
+    with pytest.raises(TypeError):
+        t(42)
+
+
 def test_async_forms():
     clock = bw.ManualClock()
     t = bw.Throttle("partner", k=1.0, seed=SEED, clock=clock)
