@@ -175,6 +175,18 @@ def test_ignored_outcomes_after_an_attempt_are_accepts():
     assert (s.requests, s.accepts, s.rejected, s.withdrawn) == (20, 20, 0, 0)
     assert (s.window_requests, s.window_accepts, t.probability) == (20, 20, 0.0)
 
+    # With a Retry, what is outside its retry_on is permanent: answered,
+    # an accept, whether the throttle is inside the retry or outside it.
+    for order in ("inside", "outside"):
+        t3 = bw.Throttle("api3", seed=SEED, clock=clock)
+        retry = bw.Retry(max_attempts=3, base_ms=10, jitter="none",
+                         retry_on=Overloaded, clock=clock)
+        pl3 = bw.Pipeline([retry, t3] if order == "inside" else [t3, retry])
+        with pytest.raises(HTTPError):
+            pl3.call(not_found)
+        s = t3.stats()
+        assert (s.requests, s.accepts, s.rejected) == (1, 1, 0), order
+
     # The same through the throttle's own `ignore`, with `with`.
     t2 = bw.Throttle("api2", ignore=HTTPError, clock=clock)
     with pytest.raises(HTTPError):
