@@ -533,3 +533,22 @@ def test_public_surface():
                 assert inspect.getdoc(member), f"{cls.__name__}.{name}"
     with pytest.raises(dataclasses.FrozenInstanceError):
         bw.Throttle().stats().requests = 1
+
+
+def test_in_a_pipeline_an_attempt_cancelled_while_out_counts_as_an_accept():
+    # The C pipeline's rule (documented in the README): its strategies are
+    # left with IGNORED once an attempt went out, and the throttle counts
+    # that as an answer. Used on its own, the throttle withdraws the call.
+    clock = bw.ManualClock()
+    t = bw.Throttle(seed=SEED, clock=clock)
+
+    def interrupted():
+        raise KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        bw.Pipeline([t]).call(interrupted)
+    s = t.stats()
+    assert (s.requests, s.accepts, s.withdrawn) == (1, 1, 0)
+    with pytest.raises(KeyboardInterrupt):
+        t.call(interrupted)
+    s = t.stats()
+    assert (s.requests, s.accepts, s.withdrawn) == (2, 1, 1)

@@ -16,8 +16,9 @@ from ._guard import OUTCOMES, Classifier, Guard, Permit, check_classifier, match
 from ._policies import _check_name, _gc
 
 # A Permit outcome of a Throttle only: the call never went out (another
-# policy inside refused it, or it was cancelled). Left as IGNORED with no
-# attempt made, which the throttle counts as withdrawn. Not a bw_outcome_t.
+# policy inside refused it), or it was cancelled (whether it went out is
+# unknown, so it counts neither way). Left as IGNORED with no attempt
+# made, which the throttle counts as withdrawn. Not a bw_outcome_t.
 _WITHDRAWN = -1
 
 _UINT32_MAX = 2**32 - 1
@@ -99,8 +100,9 @@ class Throttle(Guard):
     block's outcome: no exception is an accept; an ``ignore`` match (a
     4xx: the partner answered) is an accept too; ``TimeoutError`` or any
     other exception is a rejection; a refusal by another policy inside
-    (a :class:`Rejected`) or a cancellation means the call never went out:
-    it is withdrawn, counted nowhere in the window. A :class:`Permit` from
+    (a :class:`Rejected`: the call never went out) or a cancellation
+    (whether it went out is unknown) is withdrawn, counted nowhere in the
+    window. A :class:`Permit` from
     :meth:`acquire` is released with ``"success"``, ``"ignored"`` (a 4xx),
     ``"failure"``, ``"timed_out"`` or ``"withdrawn"``.
 
@@ -108,7 +110,13 @@ class Throttle(Guard):
     after the :class:`Retry` each attempt is a request, before it each
     call; a refusal ends the call with :class:`ThrottledError`
     (``breakwater_giveup == "limit"``), never retried. Put it before a
-    limiter or bulkhead so that a refusal takes no slot."""
+    limiter or bulkhead so that a refusal takes no slot. There the C
+    pipeline classifies: a permanent failure (an ``ignore``, or outside the
+    retry's ``retry_on``) is an accept, a transient one or a timeout a
+    rejection, a refusal further in withdraws the call, and an attempt
+    cancelled while out (a cancelled task, a KeyboardInterrupt) counts as
+    an accept (the pipeline leaves its strategies with IGNORED after an
+    attempt went out)."""
 
     _outcomes: Dict[str, int] = {**OUTCOMES, "withdrawn": _WITHDRAWN}
 
