@@ -452,7 +452,8 @@ static void bw_py_throttle_leave(bw_throttle_t *t, bw_permit_t *p,
   bw_strategy_if_t *s = bw_throttle_strategy(t);
   bw_deadline_t none = {BW_DEADLINE_NONE_NS};
   int64_t timeout_ms = -1;
-  bw_strategy_ctx_t ctx = {p, &none, &timeout_ms, p->start_ns, sent ? 1 : 0, 0};
+  bw_strategy_ctx_t ctx = {p,           &none,        &timeout_ms,
+                           p->start_ns, sent ? 1u : 0u, 0};
   s->vt->leave(s, &ctx, o);
 }
 """
