@@ -285,6 +285,45 @@ int bw_pipeline_resume(bw_pipeline_call_t *c, int64_t now_ns);
 void bw_pipeline_cancel(bw_pipeline_call_t *c);
 void bw_pipeline_stats(const bw_pipeline_t *pl, bw_pipeline_stats_t *out);
 
+/* the strategy interface (strategy.h): opaque here */
+typedef struct bw_strategy_if_s bw_strategy_if_t;
+int bw_pipeline_add_strategy(bw_pipeline_config_t *cfg, bw_strategy_if_t *s,
+                             int64_t max_wait_ms);
+
+/* client-side adaptive throttle (throttle.h) */
+typedef struct { const char *name; double k; int64_t window_ms;
+  uint32_t buckets; uint64_t seed; const bw_clock_t *clock; ...; }
+  bw_throttle_config_t;
+typedef struct bw_throttle_s bw_throttle_t;
+typedef struct { uint64_t requests; uint64_t accepts; uint64_t rejected;
+  uint64_t throttled; uint64_t withdrawn; uint64_t window_requests;
+  uint64_t window_accepts; double probability; ...; } bw_throttle_stats_t;
+void bw_throttle_config_init(bw_throttle_config_t *cfg);
+int bw_throttle_config_validate(const bw_throttle_config_t *cfg,
+                                bw_error_t *err);
+bw_throttle_t *bw_throttle_new(const bw_throttle_config_t *cfg,
+                               bw_error_t *err);
+void bw_throttle_free(bw_throttle_t *t);
+double bw_throttle_probability(const bw_throttle_t *t);
+void bw_throttle_stats(const bw_throttle_t *t, bw_throttle_stats_t *out);
+const char *bw_throttle_name(const bw_throttle_t *t);
+bw_strategy_if_t *bw_throttle_strategy(bw_throttle_t *t);
+/* `with throttle:` (the C below) */
+int bw_py_throttle_enter(bw_throttle_t *t, const bw_clock_t *clock,
+                         bw_permit_t *p);
+void bw_py_throttle_leave(bw_throttle_t *t, bw_permit_t *p, bw_outcome_t o,
+                          bool sent);
+
+/* value parsers (config.h): fields set without a configuration kind */
+int bw_config_parse_double(const char *s, double *out);
+int bw_config_parse_duration_ms(const char *s, int64_t *ms);
+int bw_config_parse_u64(const char *s, uint64_t *out);
+
+/* the seeded generator (rand.h): the throttle tests replay its draws */
+typedef struct bw_rand_s { ...; } bw_rand_t;
+void bw_rand_seed(bw_rand_t *r, uint64_t seed);
+double bw_rand_double(bw_rand_t *r);
+
 /* events */
 typedef enum { BW_FIELD_INT = 0, BW_FIELD_UINT = 1, BW_FIELD_DOUBLE = 2,
   BW_FIELD_STR = 3, BW_FIELD_BOOL = 4 } bw_field_type_t;
@@ -388,11 +427,43 @@ extern "Python" int _bw_py_reprocess(void *userdata,
                                      const bw_stored_item_t *item);
 """
 
+# A Throttle used on its own (`with throttle:`, its decorator) drives the
+# throttle's strategy (strategy.h) as a one-strategy pipeline would: enter
+# before the call, leave once after it. The context is built here, in C,
+# so that a call costs two plain C calls from Python instead of the struct
+# set-up and two calls through function pointers. The throttle keeps its
+# per-call state in the permit; it neither reads nor narrows the deadline
+# or the attempt's time limit, given as "none". `sent` is whether the call
+# went out: an attempt was made since enter, else it is withdrawn.
+THROTTLE_SOURCE = r"""
+static int bw_py_throttle_enter(bw_throttle_t *t, const bw_clock_t *clock,
+                                bw_permit_t *p) {
+  bw_strategy_if_t *s = bw_throttle_strategy(t);
+  bw_deadline_t none = {BW_DEADLINE_NONE_NS};
+  int64_t timeout_ms = -1;
+  int64_t now = bw_clock_now(clock);
+  bw_strategy_ctx_t ctx = {p, &none, &timeout_ms, now, 0, 0};
+  bw_refusal_t r = {BW_FAILURE_LIMIT, -1, false};
+  return s->vt->enter(s, &ctx, now, &r);
+}
+
+static void bw_py_throttle_leave(bw_throttle_t *t, bw_permit_t *p,
+                                 bw_outcome_t o, bool sent) {
+  bw_strategy_if_t *s = bw_throttle_strategy(t);
+  bw_deadline_t none = {BW_DEADLINE_NONE_NS};
+  int64_t timeout_ms = -1;
+  bw_strategy_ctx_t ctx = {p,           &none,        &timeout_ms,
+                           p->start_ns, sent ? 1u : 0u, 0};
+  s->vt->leave(s, &ctx, o);
+}
+"""
+
 ffibuilder = breakwater_pkgconfig.ffi_builder(
     CDEF, "breakwater._bw",
     "#include <breakwater/breakwater.h>\n#include <breakwater/shm.h>\n"
     "#include <breakwater/pipeline.h>\n#include <breakwater/registry.h>\n"
-    "#include <breakwater/event.h>\n#include <breakwater/store.h>\n",
+    "#include <breakwater/event.h>\n#include <breakwater/store.h>\n"
+    + THROTTLE_SOURCE,
     MODULES)
 
 if __name__ == "__main__":

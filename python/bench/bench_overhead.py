@@ -70,6 +70,9 @@ def cases():
         sync.append(("tenacity @retry",
                      tenacity.retry(stop=tenacity.stop_after_attempt(3),
                                     retry=tenacity.retry_if_exception_type(ConnectionError))(bare)))
+    # The throttle with the partner healthy (p = 0, no draw): its cost is
+    # the Python permit protocol around the strategy's enter and leave.
+    sync.append(("breakwater Throttle decorator", bw.Throttle("bench")(bare)))
     sync.append(("breakwater Pipeline([breaker, retry]) decorator",
                  bw.Pipeline([bw.Breaker("pb"), bw.Retry(max_attempts=3,
                                                          retry_on=ConnectionError)])(bare)))
@@ -83,6 +86,7 @@ def cases():
         asyn.append(("tenacity @retry (async)",
                      tenacity.retry(stop=tenacity.stop_after_attempt(3),
                                     retry=tenacity.retry_if_exception_type(ConnectionError))(abare)))
+    asyn.append(("breakwater Throttle decorator (async)", bw.Throttle("abench")(abare)))
     asyn.append(("breakwater Pipeline([breaker, retry]) (async)",
                  bw.Pipeline([bw.Breaker("apb"), bw.Retry(max_attempts=3,
                                                           retry_on=ConnectionError)])(abare)))

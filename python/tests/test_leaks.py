@@ -1,7 +1,8 @@
 """No leaks over 100k calls: Python memory (tracemalloc) and the C heap
 (glibc's mallinfo2: bytes in use by malloc, where the C core allocates)
-stay flat through Breaker, Retry, Bulkhead and Pipeline calls — successes
-and failures — and objects created and dropped are freed (ffi.gc).
+stay flat through Breaker, Retry, Bulkhead, Throttle and Pipeline calls —
+successes and failures — and objects created and dropped are freed
+(ffi.gc).
 
 Bounds: after a warm-up, growth over 100k calls must stay under 64 KiB of
 Python memory and 256 KiB of C heap; a leak of one 8-byte pointer per call
@@ -143,6 +144,28 @@ def test_async_calls_do_not_leak():
                     pass
         asyncio.run(main())
     _check(_measure(run))
+
+
+def test_throttle_calls_do_not_leak():
+    """Accepts, rejections and refusals (the partner rejects every third
+    call: p rises above 0 on the manual clock's one window), by the
+    decorator and in a pipeline; and throttles created and dropped."""
+    clock = bw.ManualClock()
+    t = bw.Throttle("leak", k=1.0, seed=1, clock=clock)
+    pl = bw.Pipeline([t])
+
+    def partner(i):
+        if i % 3 == 0:
+            raise Down()
+        return i
+    _check(_measure(_sometimes_failing(t(partner))))
+    _check(_measure(_sometimes_failing(lambda i: pl.call(partner, i))))
+    assert t.stats().throttled > 0
+
+    def churn(n):
+        for _ in range(n // 10):
+            bw.Throttle(clock=clock).call(lambda: None)
+    _check(_measure(churn))
 
 
 def test_parking_and_replaying_do_not_leak():

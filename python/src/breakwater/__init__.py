@@ -2,9 +2,10 @@
 
 Circuit breakers (in-process and shared by processes), retries with
 backoff and jitter, bulkheads, adaptive concurrency limiters, GCRA rate
-limiters, retry budgets and deadlines. Each policy is a context manager
-(``with`` / ``async with``) and a decorator (sync and async functions);
-keyword arguments are the C core's field names, checked by the core.
+limiters, client-side adaptive throttles, retry budgets and deadlines.
+Each policy is a context manager (``with`` / ``async with``) and a
+decorator (sync and async functions); keyword arguments are the C core's
+field names, checked by the core.
 
 Distribution name: ``breakwater-resilience``; import name: ``breakwater``.
 """
@@ -15,11 +16,12 @@ from ._deadline import (HEADER, check, deadline, from_header, headers,
                         parse_header, remaining, to_header)
 from ._errors import (BreakerOpen, BreakwaterError, BudgetExhausted,
                       BulkheadFull, ConfigError, DeadlineExceeded,
-                      LimiterFull, RateLimited, Rejected)
+                      LimiterFull, RateLimited, Rejected, ThrottledError)
 from ._guard import Permit
 from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker)
 from ._retry import Attempt, Retry
+from ._throttle import Throttle, ThrottleStats
 from . import events
 from .events import Sink
 from ._pipeline import Pipeline, PipelineAttempt, Timeout
@@ -36,7 +38,8 @@ __all__ = [
     "DeadlineExceeded", "HEADER", "Limiter", "LimiterFull", "ManualClock",
     "Parked", "ParkingLot", "Permit", "Pipeline", "PipelineAttempt", "QueueGuard", "RateLimited",
     "RateLimiter", "RedisUnavailable",
-    "Registry", "Rejected", "Reprocessor", "Retry", "SharedBreaker", "Sink", "Timeout",
+    "Registry", "Rejected", "Reprocessor", "Retry", "SharedBreaker", "Sink",
+    "Throttle", "ThrottleStats", "ThrottledError", "Timeout",
     "check", "core_version", "deadline", "default_registry", "events",
     "from_header", "headers", "parse_header", "remaining", "to_header",
 ]

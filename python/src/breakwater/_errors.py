@@ -55,6 +55,19 @@ class LimiterFull(Rejected):
     """The adaptive concurrency limiter is at its limit: the call is shed."""
 
 
+class ThrottledError(LimiterFull):
+    """The client-side adaptive throttle (:class:`Throttle`) refused the
+    call before it went out: the partner has been rejecting requests, and
+    this client sends about K times what it accepts. A :class:`LimiterFull`
+    (a local refusal on load: a pipeline reports it as the failure
+    ``"limit"``, as the C core does), so code that handles a shed call
+    handles this one too; never retried. ``name`` is the throttle's."""
+
+    def __init__(self, name: str, detail: str = "") -> None:
+        super().__init__(f"throttle '{name}' refused the call{detail}")
+        self.name = name
+
+
 class RateLimited(Rejected):
     """The rate limiter refused the call; ``retry_in`` seconds until a slot
     (None when not known: a pipeline's rate limiter)."""

@@ -6,7 +6,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from typing import Any, Callable, Optional, Tuple, Type, TypeVar, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Type, TypeVar, Union
 
 from ._errors import Rejected
 from ._ffi import ffi, lib
@@ -63,10 +63,11 @@ class Permit:
     def release(self, outcome: str = "success") -> None:
         if self._released:
             raise RuntimeError("this permit was already released")
-        if outcome not in OUTCOMES:
-            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)} (got {outcome!r})")
+        codes = self._owner._outcomes
+        if outcome not in codes:
+            raise ValueError(f"outcome must be one of {', '.join(codes)} (got {outcome!r})")
         self._released = True
-        self._owner._release(self, OUTCOMES[outcome])
+        self._owner._release(self, codes[outcome])
 
     def success(self) -> None:
         self.release("success")
@@ -97,6 +98,9 @@ class Guard:
 
     name: str
     _ignore: Classifier = None
+    #: the outcomes a Permit of this policy may be released with, by name
+    #: (a Throttle adds "withdrawn")
+    _outcomes: Dict[str, int] = OUTCOMES
 
     def acquire(self) -> Permit:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -13,13 +13,14 @@ from ._clock import Clock, resolve
 from ._deadline import _check_seconds, deadline, deadline_ns
 from ._errors import (BreakerOpen, BreakwaterError, BudgetExhausted,
                       BulkheadFull, DeadlineExceeded, LimiterFull,
-                      RateLimited, Rejected)
+                      RateLimited, Rejected, ThrottledError)
 from ._ffi import error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import (Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker, _BreakerBase)
 from ._parking import Parked, ParkingLot
 from ._retry import Retry, wait_ms, wait_ms_async
+from ._throttle import Throttle
 from .events import Sink, sink_ptr
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -217,6 +218,7 @@ class Pipeline:
     ``Pipeline([limiter, breaker, retry, Timeout(2)])`` — the strategies are
     the policy objects themselves: :class:`Breaker`, :class:`SharedBreaker`,
     :class:`Bulkhead`, :class:`Limiter`, :class:`RateLimiter`,
+    :class:`Throttle` (never waits; put it before a limiter or bulkhead),
     :class:`Retry` (at most one; its budget included), a
     :class:`deadline` (the whole call's time; before the retry) and
     :class:`Timeout` (each attempt's; after the retry). A bulkhead waits up
@@ -233,7 +235,8 @@ class Pipeline:
     ``TimeoutError`` from a transient attempt counts as timed out.
 
     Failures raise: :class:`BreakerOpen`, :class:`BulkheadFull` /
-    :class:`LimiterFull`, :class:`RateLimited` (a strategy refused, never
+    :class:`LimiterFull` / :class:`ThrottledError` (a LimiterFull),
+    :class:`RateLimited` (a strategy refused, never
     retried), :class:`BudgetExhausted`, :class:`DeadlineExceeded` (each
     ``from`` the last error), or the last attempt's own exception. Every
     raised exception carries ``breakwater_giveup`` (the C failure name).
@@ -391,6 +394,8 @@ class Pipeline:
         if isinstance(policy, RateLimiter):
             return lib.bw_pipeline_add_ratelimit(cfg, policy._ptr,
                                                  0 if wait is None else _ms(wait))
+        if isinstance(policy, Throttle):  # refuses at once: never waited out
+            return lib.bw_pipeline_add_strategy(cfg, lib.bw_throttle_strategy(policy._ptr), 0)
         if isinstance(policy, Retry):
             if self._retry is not None:
                 raise ValueError(f"strategies[{i}]: at most one retry")
@@ -433,7 +438,7 @@ class Pipeline:
         # refused; fall back on the first strategy of the failure's kind.
         member = self.strategies[index] if index < len(self.strategies) else None
         kinds = {lib.BW_FAILURE_BREAKER: (_BreakerBase,),
-                 lib.BW_FAILURE_LIMIT: (Bulkhead, Limiter),
+                 lib.BW_FAILURE_LIMIT: (Bulkhead, Limiter, Throttle),
                  lib.BW_FAILURE_RATELIMIT: (RateLimiter,)}[failure]
         if not isinstance(member, kinds):
             member = next((m for m in self.strategies if isinstance(m, kinds)), None)
@@ -443,6 +448,8 @@ class Pipeline:
             return BulkheadFull(f"bulkhead '{member.name}' is full (pipeline '{self.name}')")
         if isinstance(member, Limiter):
             return LimiterFull(f"limiter '{member.name}' is at its limit (pipeline '{self.name}')")
+        if isinstance(member, Throttle):
+            return ThrottledError(member.name, f" (pipeline '{self.name}')")
         name = member.name if member is not None else self.name
         return RateLimited(name, None)
 
