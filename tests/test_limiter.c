@@ -169,6 +169,7 @@ static void defaults(void **state) {
   assert_u64_eq(cfg.vegas_probe_multiplier, 30);
   assert_i64_eq(cfg.change_interval_ms, 0);
   assert_u64_eq(cfg.startup_max_step, 0);
+  assert_false(cfg.stuck_timeout);
   assert_null(cfg.clock);
   assert_null(cfg.on_change);
   assert_null(cfg.sink);
@@ -243,6 +244,7 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       {0, "startup_max_step",
        "startup_max_step must be in 0..1000000, 0 for no bound (got "
        "1000001)"},
+      {0, "stuck_timeout", "stuck_timeout needs stuck_ratio (got 0)"},
   };
   static const bw_clock_t no_function = {NULL, NULL};
   (void)state;
@@ -339,6 +341,9 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       break;
     case 28:
       cfg.startup_max_step = 1000001;
+      break;
+    case 29:
+      cfg.stuck_timeout = true;
       break;
     }
     memset(&err, 0, sizeof(err));
@@ -1625,6 +1630,72 @@ static void startup_growth_is_bounded_by_the_max_step(void **state) {
   assert_u64_eq(grow_at(e->lim, 97), 109);
 }
 
+/* stuck_timeout: an attempt admitted above the proven level is cut to the
+ * stuck age (stuck_ratio x the slowest good answer), and when it times out
+ * its slot stays counted for (1 + timeout_hold_ratio) x its own timeout
+ * from its admission, not timeout_hold_ratio x the time it ran. */
+static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t a, b, c;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.stuck_ratio = 2.0;
+  cfg.stuck_timeout = true;
+  cfg.timeout_hold_ratio = 0.5;
+  make(e, &cfg);
+  /* No good answer yet: no stuck age, nothing cut. */
+  a = take(e->lim);
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &a, 2000), 2000);
+  assert_u64_eq(a.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(stats(e->lim).proven, 1); /* stuck age 2 x 100 ms */
+  a = take(e->lim);                       /* at 1: proven */
+  b = take(e->lim);                       /* at 2: above */
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &a, 2000), 2000);
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 150), 150);
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, -1), -1);
+  assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 2000), 200);
+  assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT,
+                BW_PERMIT_FLAG_STUCK_TIMEOUT);
+  assert_u64_eq(b.timeout_ms, 2000);
+  /* b times out at 200 ms: held until 2,000 x 1.5 = 3,000 ms after its
+   * admission (a plain timeout at 200 ms would be held 100 ms). */
+  bw_clock_manual_advance(e->clock, 200 * MS);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_TIMED_OUT), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_IGNORED), BW_OK);
+  assert_u64_eq(stats(e->lim).stuck_timeouts, 1);
+  assert_u64_eq(stats(e->lim).timed_out, 1);
+  assert_u64_eq(stats(e->lim).held, 1);
+  /* An acquire frees the holds that have ended. 1 ms before the end the
+   * held slot counts: the next call would be at level 2, which b probed
+   * and nothing proved, so it is refused. At the end the slot is free and
+   * the call goes out at level 1. */
+  bw_clock_manual_advance(e->clock, 2799 * MS);
+  assert_status(bw_limiter_try_acquire(e->lim, &c), BW_E_FULL);
+  assert_u64_eq(stats(e->lim).held, 1);
+  assert_u64_eq(stats(e->lim).in_flight, 1);
+  bw_clock_manual_advance(e->clock, MS);
+  c = take(e->lim);
+  assert_u64_eq(c.inflight_at_acquire, 1);
+  assert_u64_eq(stats(e->lim).held, 0);
+  assert_status(bw_limiter_release(e->lim, &c, BW_LIMIT_IGNORED), BW_OK);
+  /* Off (the default): never cut. */
+  cfg.stuck_timeout = false;
+  make(e, &cfg);
+  a = take(e->lim);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  a = take(e->lim);
+  b = take(e->lim);
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 2000), 2000);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_IGNORED), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_IGNORED), BW_OK);
+  assert_i64_eq(bw_limiter_attempt_timeout(NULL, &b, 2000), 2000);
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, NULL, 2000), 2000);
+}
+
 /* overload_memory_ms: a drop at in-flight n near the limit stops growth
  * below n until the memory runs out; a drop far below the limit is not
  * about load and caps nothing. */
@@ -1936,6 +2007,7 @@ int main(void) {
       T(timed_out_through_the_interface),
       T(growth_stops_just_above_the_proven_level),
       T(startup_growth_is_bounded_by_the_max_step),
+      T(stuck_timeout_cuts_an_attempt_above_the_proven_level),
       T(a_drop_near_the_limit_caps_growth_for_the_memory),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
       cmocka_unit_test(only_the_chosen_algorithms_fields_are_checked),

@@ -651,6 +651,95 @@ static void test_config_errors_name_the_strategy(void **state) {
   assert_status(bw_pipeline_begin(NULL, NULL, 0), BW_E_INVAL);
 }
 
+/* A limiter with stuck_timeout inside the retry cuts the attempt of a call
+ * admitted above its proven level to its stuck age (stuck_ratio x the
+ * slowest good answer); a proven level, a limit outside the retry and a
+ * limit without the table bit keep the attempt's own timeout. */
+static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t lc;
+  bw_limiter_stats_t s;
+  bw_pipeline_call_t a, b, c;
+  bw_limiter_config_init(&lc);
+  lc.initial_limit = 10;
+  lc.stuck_ratio = 2.0;
+  lc.stuck_timeout = true;
+  lc.clock = e->clock;
+  bw_limiter_t *lim = bw_limiter_new(&lc, NULL);
+  assert_non_null(lim);
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
+  bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
+  bw_pipeline_add_timeout(&cfg, 2000);
+  build(e, &cfg);
+  /* No good answer yet: nothing is known to be stuck. */
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  assert_i64_eq(a.attempt_timeout_ms, 2000);
+  advance_ms(e, 100);
+  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE); /* proves 1; stuck age 200 ms */
+  /* Admitted at 1, a proven level: its own timeout. */
+  BEGIN(&b, BW_STEP_ATTEMPT);
+  assert_i64_eq(b.attempt_timeout_ms, 2000);
+  /* Admitted at 2, above it: cut to 200 ms. */
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 200);
+  advance_ms(e, 200);
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_WAIT);
+  bw_limiter_stats(lim, &s);
+  assert_u64_eq(s.stuck_timeouts, 1);
+  assert_u64_eq(s.timed_out, 1);
+  assert_u64_eq(s.held, 1); /* the partner may still be at it */
+  assert_u64_eq(s.in_flight, 2);
+  bw_pipeline_cancel(&c);
+  REPORT(&b, BW_VERDICT_OK, BW_STEP_DONE);
+  bw_pipeline_free(e->pl);
+  e->pl = NULL;
+  bw_limiter_free(lim);
+  /* Outside the retry the permit is the call's, never cut: a fresh limiter
+   * that has seen the same good answer (proven 1, stuck age 200 ms). */
+  bw_permit_t p;
+  lim = bw_limiter_new(&lc, NULL);
+  assert_non_null(lim);
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  advance_ms(e, 100);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  bw_pipeline_add_timeout(&cfg, 2000);
+  build(e, &cfg);
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  BEGIN(&b, BW_STEP_ATTEMPT);
+  bw_limiter_stats(lim, &s);
+  assert_true(s.in_flight > s.proven); /* b is above the proven level */
+  assert_i64_eq(b.attempt_timeout_ms, 2000);
+  bw_pipeline_cancel(&a);
+  bw_pipeline_cancel(&b);
+  bw_pipeline_free(e->pl);
+  e->pl = NULL;
+  /* By hand, the second call's attempt would be cut. */
+  bw_permit_t q;
+  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+  assert_status(bw_limiter_try_acquire(lim, &q), BW_OK);
+  assert_u64_eq(q.inflight_at_acquire, 2);
+  assert_i64_eq(bw_limiter_attempt_timeout(lim, &p, 2000), 2000);
+  assert_i64_eq(bw_limiter_attempt_timeout(lim, &q, 2000), 200);
+  assert_u64_eq(q.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT,
+                BW_PERMIT_FLAG_STUCK_TIMEOUT);
+  assert_u64_eq(q.timeout_ms, 2000);
+  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_IGNORED), BW_OK);
+  assert_status(bw_limiter_release(lim, &q, BW_LIMIT_IGNORED), BW_OK);
+  /* A bulkhead has no attempt_timeout: the generic call keeps the limit. */
+  bw_limit_t *bh = bw_bulkhead_as_limit(make_bulkhead(e, 1));
+  assert_status(bw_limit_try_acquire(bh, &p), BW_OK);
+  assert_i64_eq(bw_limit_attempt_timeout(bh, &p, 2000), 2000);
+  assert_u64_eq(p.flags, 0);
+  assert_status(bw_limit_release(bh, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_i64_eq(bw_limit_attempt_timeout(NULL, &p, 2000), 2000);
+  bw_limiter_free(lim);
+}
+
 /* An attempt that timed out reaches the limits as TIMED_OUT: an adaptive
  * limiter keeps its slot a while (the dependency may still be at it). */
 static void test_a_timed_out_attempt_reaches_the_limit_as_timed_out(
@@ -1101,6 +1190,7 @@ int main(void) {
       T(test_cancel_leaves_everything_and_stats_conserve),
       T(test_execute_runs_to_the_end),
       T(test_a_timed_out_attempt_reaches_the_limit_as_timed_out),
+      T(test_a_limiter_inside_the_retry_cuts_a_stuck_attempt),
       T(test_an_attempt_that_never_went_out_counts_nothing),
       T(test_config_errors_name_the_strategy),
       T(test_breaker_interface_in_a_pipeline),

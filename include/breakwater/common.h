@@ -132,6 +132,10 @@ BW_EXTERN const bw_context_t *bw_context_current(void);
 #define BW_PERMIT_FLAG_AGED                                             \
   2u /* counted by an adaptive limiter among its calls in flight by age \
         (stuck_ratio): its release takes it out again */
+#define BW_PERMIT_FLAG_STUCK_TIMEOUT                                       \
+  4u /* an adaptive limiter cut this attempt's timeout to its stuck age    \
+        (stuck_timeout): a TIMED_OUT release keeps the slot as long as the \
+        attempt could have run (timeout_ms) */
 
 /* permit.lease_slot when the permit holds no slot. */
 #define BW_PERMIT_NO_SLOT UINT32_MAX
@@ -173,7 +177,9 @@ typedef struct bw_permit_s {
    * then uses its current limit). */
   uint32_t limit_at_acquire;
   uint32_t flags; /* BW_PERMIT_FLAG_* bits; 0 for most permits */
-  uint32_t spare; /* 0; keeps the layout explicit (no hidden padding) */
+  /* With BW_PERMIT_FLAG_STUCK_TIMEOUT: the attempt's timeout, in ms, before
+   * the limiter cut it; 0 elsewhere. */
+  uint32_t timeout_ms;
   const bw_context_t *context; /* the caller's, or NULL */
 } bw_permit_t;
 
@@ -191,7 +197,7 @@ static inline void bw_permit_init(bw_permit_t *p, int64_t start_ns,
   p->inflight_at_acquire = 0;
   p->limit_at_acquire = 0;
   p->flags = 0;
-  p->spare = 0;
+  p->timeout_ms = 0;
   p->context = NULL;
 }
 

@@ -57,11 +57,20 @@ typedef struct bw_limit_vtable_s {
   void (*free)(bw_limit_t *l);
   /* BW_LIMIT_VT_* bits; 0 (a table that predates them) is fine. */
   uint32_t flags;
+  /* Read only with BW_LIMIT_VT_ATTEMPT_TIMEOUT (a table without the bit
+   * may predate this member): the time limit, in ms, of the attempt
+   * admitted on *p, given timeout_ms, the limit the rest of the pipeline
+   * set (-1 = none). Returns timeout_ms or a shorter limit, and may note in
+   * *p what release then needs. */
+  int64_t (*attempt_timeout)(bw_limit_t *l, bw_permit_t *p, int64_t timeout_ms);
 } bw_limit_vtable_t;
 
 /* release understands BW_LIMIT_TIMED_OUT; without it, bw_limit_release
  * passes such a release as BW_LIMIT_DROPPED. */
 #define BW_LIMIT_VT_TIMED_OUT 1u
+/* The table's attempt_timeout is set: a pipeline asks it for each attempt's
+ * time limit (an adaptive limiter's stuck_timeout). */
+#define BW_LIMIT_VT_ATTEMPT_TIMEOUT 2u
 
 /* The head of every object that implements the interface. */
 struct bw_limit_s {
@@ -82,6 +91,15 @@ BW_EXTERN int bw_limit_try_acquire(bw_limit_t *l, bw_permit_t *p);
  * unknown outcome or a release with nothing in flight (nothing counted). */
 BW_EXTERN int bw_limit_release(bw_limit_t *l, const bw_permit_t *p,
                                bw_outcome_t outcome);
+
+/* The time limit, in ms, of the attempt just admitted on *p, given
+ * timeout_ms (-1 = none): what the object's attempt_timeout answers (an
+ * adaptive limiter with stuck_timeout cuts the attempt of a call admitted
+ * above its proven level to its stuck age), or timeout_ms unchanged for an
+ * object without one, and for NULL arguments. A pipeline calls it for the
+ * limits inside its retry before each attempt (pipeline.h). */
+BW_EXTERN int64_t bw_limit_attempt_timeout(bw_limit_t *l, bw_permit_t *p,
+                                           int64_t timeout_ms);
 
 /* The current limit: max_concurrent for a bulkhead, the adaptive estimate
  * (rounded down) for a limiter. 0 for NULL. */

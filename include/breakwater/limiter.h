@@ -220,6 +220,18 @@ typedef struct bw_limiter_config_s {
    * startup_max_step, then at most startup_max_step per round trip.
    * Default 0 = no bound; 0..1000000. */
   uint32_t startup_max_step;
+  /* Give up on stuck attempts (needs stuck_ratio): in a pipeline, with
+   * the limiter inside the retry (bw_pipeline_add_limit after
+   * bw_pipeline_add_retry), an attempt admitted above the proven level
+   * gets at most stuck_ratio x the slowest good answer lately (the age at
+   * which a call in flight counts as stuck) instead of the attempt's own
+   * timeout, when that is shorter. Such an attempt, once given up, is
+   * retried under the limit in force then, as any timed-out attempt is;
+   * its slot stays counted as long as the attempt could have run, its
+   * own timeout x (1 + timeout_hold_ratio) from its admission, because
+   * the dependency may still be working on it. Attempts with no timeout
+   * are never cut. Default false. */
+  bool stuck_timeout;
 } bw_limiter_config_t;
 
 /* permit.start_ns of a call the limiter does not time (rtt_sample_every). */
@@ -237,24 +249,26 @@ typedef struct bw_limiter_stats_s {
   uint64_t successes; /* successes + drops + ignored = releases */
   uint64_t drops;     /* DROPPED, plus AIMD successes past the timeout */
   uint64_t ignored;
-  uint64_t limit_changes; /* changes of the whole-number limit */
-  int64_t last_rtt_ns;    /* the latest success's RTT; 0 before any */
-  int64_t min_rtt_ns;     /* VEGAS: the no-load RTT; 0 before any */
-  int64_t long_rtt_ns;    /* GRADIENT2: the long-term average; 0 before any */
-  uint64_t timed_out;     /* releases with BW_LIMIT_TIMED_OUT (also drops) */
-  uint32_t held;          /* slots held now for timed-out calls (in
-                             in_flight too) */
-  uint64_t held_overflow; /* timed-out slots freed at once: the hold table
-                             (min(max_limit, 65536)) was full */
-  uint32_t proven;        /* the highest in-flight count a success proved */
-  uint32_t disproven;     /* growth stops below this now; 0 = no cap */
-  uint64_t stuck;         /* stuck probes and stuck-call events that cut
-                             the limit (stuck_ratio) */
-  uint32_t stuck_calls;   /* calls in flight older than stuck_ratio x the
-                             slowest good answer lately, at the last look
-                             (stuck_ratio; timed calls only, times
-                             rtt_sample_every) */
-  bool startup;           /* no congestion signal yet (startup_headroom) */
+  uint64_t limit_changes;  /* changes of the whole-number limit */
+  int64_t last_rtt_ns;     /* the latest success's RTT; 0 before any */
+  int64_t min_rtt_ns;      /* VEGAS: the no-load RTT; 0 before any */
+  int64_t long_rtt_ns;     /* GRADIENT2: the long-term average; 0 before any */
+  uint64_t timed_out;      /* releases with BW_LIMIT_TIMED_OUT (also drops) */
+  uint32_t held;           /* slots held now for timed-out calls (in
+                              in_flight too) */
+  uint64_t held_overflow;  /* timed-out slots freed at once: the hold table
+                              (min(max_limit, 65536)) was full */
+  uint32_t proven;         /* the highest in-flight count a success proved */
+  uint32_t disproven;      /* growth stops below this now; 0 = no cap */
+  uint64_t stuck;          /* stuck probes and stuck-call events that cut
+                              the limit (stuck_ratio) */
+  uint32_t stuck_calls;    /* calls in flight older than stuck_ratio x the
+                              slowest good answer lately, at the last look
+                              (stuck_ratio; timed calls only, times
+                              rtt_sample_every) */
+  bool startup;            /* no congestion signal yet (startup_headroom) */
+  uint64_t stuck_timeouts; /* attempts cut short by stuck_timeout that then
+                              timed out (also in timed_out) */
 } bw_limiter_stats_t;
 
 /* Changes min_limit and max_limit live (a configuration reload): BW_OK, or
@@ -268,6 +282,18 @@ typedef struct bw_limiter_stats_s {
  * once, reported like any change (on_change, limit_changed); calls already
  * in flight above a lowered limit finish, new ones are refused until the
  * in-flight count is back under it. Thread-safe against every other call. */
+/* The time limit, in ms, of the attempt just admitted on *p, given
+ * timeout_ms, the attempt's own (-1 = none): with stuck_timeout, an
+ * attempt admitted above the proven level gets the stuck age (stuck_ratio
+ * x the slowest good answer lately) when that is shorter, and *p is marked
+ * so that its TIMED_OUT release keeps the slot as long as the attempt
+ * could have run; otherwise timeout_ms unchanged (also for NULL). A
+ * pipeline calls it through bw_limit_attempt_timeout for the limits
+ * inside its retry; a caller driving the limiter by hand calls it after
+ * bw_limiter_try_acquire. Thread-safe. */
+BW_EXTERN int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
+                                             int64_t timeout_ms);
+
 BW_EXTERN int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
                                     uint32_t max_limit, bw_error_t *err);
 /* The checks of bw_limiter_set_bounds alone, changing nothing: BW_OK when

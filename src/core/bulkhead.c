@@ -174,11 +174,15 @@ static void bw__bh_if_free(bw_limit_t *l) {
   bw_bulkhead_free((bw_bulkhead_t *)(void *)l);
 }
 
-static const bw_limit_vtable_t bw__bh_vtable = {
-    "bulkhead",          bw__bh_if_try_acquire,
-    bw__bh_if_release,   bw__bh_if_limit,
-    bw__bh_if_in_flight, bw__bh_if_name,
-    bw__bh_if_free,      0};
+static const bw_limit_vtable_t bw__bh_vtable = {"bulkhead",
+                                                bw__bh_if_try_acquire,
+                                                bw__bh_if_release,
+                                                bw__bh_if_limit,
+                                                bw__bh_if_in_flight,
+                                                bw__bh_if_name,
+                                                bw__bh_if_free,
+                                                0,
+                                                NULL};
 
 bw_bulkhead_t *bw_bulkhead_new(const bw_bulkhead_config_t *cfg,
                                bw_error_t *err) {

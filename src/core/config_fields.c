@@ -255,6 +255,9 @@ static const bw_config_field_t limiter_fields[] = {
     U32(T, startup_max_step, 0, 1000000, 0, "0",
         "during startup, growth at most this many calls above the proven "
         "level; 0 = no bound"),
+    BOOL_(T, stuck_timeout, "false",
+          "cut an attempt admitted above the proven level to the stuck age "
+          "(needs stuck_ratio)"),
 };
 #undef T
 

@@ -33,6 +33,15 @@ int bw_limit_release(bw_limit_t *l, const bw_permit_t *p,
   return l->vt->release(l, p, outcome);
 }
 
+int64_t bw_limit_attempt_timeout(bw_limit_t *l, bw_permit_t *p,
+                                 int64_t timeout_ms) {
+  if (l == NULL || l->vt == NULL || p == NULL ||
+      !(l->vt->flags & BW_LIMIT_VT_ATTEMPT_TIMEOUT) ||
+      l->vt->attempt_timeout == NULL)
+    return timeout_ms;
+  return l->vt->attempt_timeout(l, p, timeout_ms);
+}
+
 uint32_t bw_limit_current(const bw_limit_t *l) {
   return l == NULL || l->vt == NULL ? 0 : l->vt->limit(l);
 }

@@ -119,6 +119,8 @@ struct bw_limiter_s {
   int64_t good_at_ns;     /* the latest good sample */
   _Atomic int64_t age_ns; /* stuck_ratio x good_max: a call older is stuck */
   _Atomic uint64_t stuck_events;
+  bool stuck_timeout;              /* stuck_timeout */
+  _Atomic uint64_t stuck_timeouts; /* cut attempts that timed out */
   /* Stuck calls at any level (docs/limiter.md, "Stuck calls at any
    * level"): the calls in flight counted by admission time, so that how
    * many are older than age_ns is known without a list. A timed call admitted
@@ -309,6 +311,9 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
                         "startup_max_step must be in 0..%u, 0 for no bound "
                         "(got %u)",
                         (unsigned)BW__LIM_MAX, c->startup_max_step);
+  if (c->stuck_timeout && c->stuck_ratio == 0.0)
+    return bw_error_set(err, BW_E_INVAL, "stuck_timeout",
+                        "stuck_timeout needs stuck_ratio (got 0)");
   if (c->rtt_sample_every < 1 || c->rtt_sample_every > 1024)
     return bw_error_set(err, BW_E_INVAL, "rtt_sample_every",
                         "rtt_sample_every must be in 1..1024, 1 for every "
@@ -328,6 +333,34 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
                         "wall_clock must have a now_ns function");
   bw_error_clear(err);
   return BW_OK;
+}
+
+/* ---- giving up on stuck attempts (stuck_timeout) --------------------------
+ * A call admitted above the proven level is the first to meet a wall the
+ * limit has just crossed; under a dependency that answers overload late
+ * (the Polly lab's partner: 0.8-2.5 s) its caller waits for that answer
+ * even though the limiter knows it is stuck after stuck_ratio x the
+ * slowest good answer. The attempt is cut to that age, so the caller
+ * gives up and its retry is admitted under the lowered limit; the slot
+ * stays held (bw_limiter_release) since the dependency still has the
+ * call. A level a success proved, an untimed permit, an attempt with no
+ * timeout or one already shorter, and a limiter with no good answer yet
+ * are left alone. */
+int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
+                                   int64_t timeout_ms) {
+  int64_t age, cut;
+  if (lim == NULL || p == NULL || !lim->stuck_timeout || timeout_ms <= 0 ||
+      p->start_ns == BW_LIMITER_UNTIMED)
+    return timeout_ms;
+  if (p->inflight_at_acquire <= BW__LOAD(lim->proven)) return timeout_ms;
+  age = BW__LOAD(lim->age_ns);
+  if (age <= 0) return timeout_ms;
+  cut = bw_ns_to_ms_ceil(age);
+  if (cut >= timeout_ms) return timeout_ms;
+  p->flags |= BW_PERMIT_FLAG_STUCK_TIMEOUT;
+  p->timeout_ms =
+      timeout_ms > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)timeout_ms;
+  return cut;
 }
 
 /* ---- the interface -------------------------------------------------------
@@ -356,12 +389,17 @@ static const char *bw__lim_if_name(const bw_limit_t *l) {
 static void bw__lim_if_free(bw_limit_t *l) {
   bw_limiter_free((bw_limiter_t *)(void *)l);
 }
+static int64_t bw__lim_if_attempt_timeout(bw_limit_t *l, bw_permit_t *p,
+                                          int64_t timeout_ms) {
+  return bw_limiter_attempt_timeout((bw_limiter_t *)(void *)l, p, timeout_ms);
+}
 
 #define BW__LIM_VTABLE(kind)                                            \
   {                                                                     \
     kind, bw__lim_if_try_acquire, bw__lim_if_release, bw__lim_if_limit, \
         bw__lim_if_in_flight, bw__lim_if_name, bw__lim_if_free,         \
-        BW_LIMIT_VT_TIMED_OUT                                           \
+        BW_LIMIT_VT_TIMED_OUT | BW_LIMIT_VT_ATTEMPT_TIMEOUT,            \
+        bw__lim_if_attempt_timeout                                      \
   }
 static const bw_limit_vtable_t bw__lim_vtables[3] = {
     BW__LIM_VTABLE("aimd"), BW__LIM_VTABLE("gradient2"),
@@ -441,6 +479,8 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->refused_at_ns, INT64_MIN);
   atomic_init(&lim->probe_hi, 0);
   lim->stuck_ratio = cfg->stuck_ratio;
+  lim->stuck_timeout = cfg->stuck_timeout;
+  atomic_init(&lim->stuck_timeouts, 0);
   atomic_init(&lim->stuck_ns, 0);
   atomic_init(&lim->stuck_events, 0);
   atomic_init(&lim->age_old, 0);
@@ -1246,7 +1286,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   uint32_t inflight;
   /* INT64_MIN until the clock is read (bw__growth_cap reads it if it needs
    * it). */
-  int64_t now = INT64_MIN, rtt = 0;
+  int64_t now = INT64_MIN, rtt = 0, hold_from = INT64_MIN;
   bool drop, hold = false, timed;
   unsigned s;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
@@ -1263,7 +1303,15 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     atomic_fetch_add_explicit(&lim->timed_out, 1, memory_order_relaxed);
     /* An untimed call is held as long as the latest timed one was (callers
      * time out after a fixed budget, so that is a fair guess), or, before
-     * any, for the latest success's RTT. */
+     * any, for the latest success's RTT. An attempt the limiter cut short
+     * (stuck_timeout) is held as if it had run to its own timeout: the
+     * dependency may keep it that long, and longer. */
+    if (timed && (p->flags & BW_PERMIT_FLAG_STUCK_TIMEOUT) &&
+        p->timeout_ms > 0) {
+      atomic_fetch_add_explicit(&lim->stuck_timeouts, 1, memory_order_relaxed);
+      rtt = (int64_t)p->timeout_ms * BW_NS_PER_MS;
+      hold_from = p->start_ns;
+    }
     if (!timed) {
       rtt = BW__LOAD(lim->timeout_rtt_ns);
       if (rtt == 0) rtt = BW__LOAD(lim->last_rtt_ns);
@@ -1276,7 +1324,13 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
     /* The slot stays counted until the hold ends (bw__held_keep). */
     uint32_t n = BW__LOAD(lim->in_flight);
     if (n == 0 || n > UINT32_MAX / 2) return BW_E_INVAL; /* see below */
-    if (!bw__held_keep(lim, now + (int64_t)((double)rtt * lim->hold_ratio))) {
+    /* Held hold_ratio x the RTT from now; a cut attempt, (1 + hold_ratio)
+     * x its own timeout from its admission. */
+    int64_t until =
+        hold_from != INT64_MIN
+            ? hold_from + rtt + (int64_t)((double)rtt * lim->hold_ratio)
+            : now + (int64_t)((double)rtt * lim->hold_ratio);
+    if (!bw__held_keep(lim, until)) {
       atomic_fetch_add_explicit(&lim->held_overflow, 1, memory_order_relaxed);
       hold = false;
     }
@@ -1373,6 +1427,7 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
   out->stuck = BW__LOAD(lim->stuck_events);
   out->stuck_calls = BW__LOAD(lim->stuck_calls);
   out->startup = BW__LOAD(lim->startup);
+  out->stuck_timeouts = BW__LOAD(lim->stuck_timeouts);
   {
     uint32_t dv = BW__LOAD(lim->disproven);
     out->disproven = dv == UINT32_MAX ? 0 : dv;

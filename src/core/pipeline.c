@@ -37,6 +37,9 @@ struct bw_pipeline_s {
   char *name;
   uint32_t count;
   uint32_t retry_at; /* index of the retry, or count when there is none */
+  /* Bit i: strategy i is a limit inside the retry (or with no retry) whose
+   * object may cut each attempt's time limit (bw_limit_attempt_timeout). */
+  uint32_t attempt_limits;
   /* What the state machine calls: strategy i's interface (a built-in's or
    * the user's), NULL at retry_at (the retry is the loop, not a strategy). */
   bw_strategy_if_t *si[BW_PIPELINE_MAX_STRATEGIES];
@@ -424,6 +427,14 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
       pl->si[i] = (bw_strategy_if_t *)s->object;
     }
   }
+  pl->attempt_limits = 0;
+  for (uint32_t i = 0; i < cfg->count; i++) {
+    const bw_limit_t *l = pl->s[i].object;
+    if (pl->s[i].kind == BW_STRATEGY_LIMIT &&
+        (pl->retry_at >= cfg->count || i > pl->retry_at) && l->vt != NULL &&
+        (l->vt->flags & BW_LIMIT_VT_ATTEMPT_TIMEOUT))
+      pl->attempt_limits |= 1u << i;
+  }
   pl->fallback = cfg->fallback;
   pl->fallback_userdata = cfg->fallback_userdata;
   pl->sink = cfg->sink;
@@ -680,6 +691,13 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
     if (left < 1) left = 1; /* not expired: less than a ms is left */
     if (t < 0 || left < t) t = left;
   }
+  /* A limit inside the retry may cut the attempt short (an adaptive
+   * limiter's stuck_timeout: a call admitted above its proven level is
+   * given up once it is stuck, and retried under the lowered limit). */
+  for (uint32_t m = pl->attempt_limits, i = 0; m != 0; m >>= 1, i++)
+    if (m & 1u)
+      t = bw_limit_attempt_timeout((bw_limit_t *)pl->s[i].object,
+                                   &c->permits[i], t);
   c->attempt_timeout_ms = t;
   c->attempt++;
   c->phase = PH_ATTEMPT;

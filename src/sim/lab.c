@@ -183,6 +183,12 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * two seconds), this admits at most 100 (docs/limiter.md has the
      * lab's figures). */
     lc.startup_max_step = 100;
+    /* Give up on a stuck attempt (one admitted above the proven level,
+     * older than twice the slowest good answer) and retry it under the
+     * lowered limit, its slot held as long as the 2 s attempt could have
+     * run: a 1,600-client burst no longer waits for the partner's slow
+     * answers (docs/limiter.md, "Giving up on stuck attempts"). */
+    lc.stuck_timeout = true;
     lc.clock = cfg->clock;
     if ((kit->limiter = bw_limiter_new(&lc, err)) == NULL) goto fail;
     if ((kit->breaker = lab_breaker(cfg, 5000, err)) == NULL) goto fail;

@@ -731,11 +731,15 @@ static const char *bw__rb_if_name(const bw_limit_t *l) {
 static void bw__rb_if_free(bw_limit_t *l) {
   bw_redis_breaker_free((bw_redis_breaker_t *)l);
 }
-static const bw_limit_vtable_t bw__rb_vtable = {
-    "redis_breaker",     bw__rb_if_try_acquire,
-    bw__rb_if_release,   bw__rb_if_limit,
-    bw__rb_if_in_flight, bw__rb_if_name,
-    bw__rb_if_free,      0};
+static const bw_limit_vtable_t bw__rb_vtable = {"redis_breaker",
+                                                bw__rb_if_try_acquire,
+                                                bw__rb_if_release,
+                                                bw__rb_if_limit,
+                                                bw__rb_if_in_flight,
+                                                bw__rb_if_name,
+                                                bw__rb_if_free,
+                                                0,
+                                                NULL};
 
 bw_limit_t *bw_redis_breaker_as_limit(bw_redis_breaker_t *b) {
   return b == NULL ? NULL : &b->iface;

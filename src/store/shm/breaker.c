@@ -698,9 +698,15 @@ static void bw__lim_free(bw_limit_t *l) {
   bw_shm_breaker_free((bw_shm_breaker_t *)l);
 }
 
-static const bw_limit_vtable_t bw__brk_vt = {
-    "shm_breaker",     bw__lim_acquire, bw__lim_release, bw__lim_limit,
-    bw__lim_in_flight, bw__lim_name,    bw__lim_free,    0};
+static const bw_limit_vtable_t bw__brk_vt = {"shm_breaker",
+                                             bw__lim_acquire,
+                                             bw__lim_release,
+                                             bw__lim_limit,
+                                             bw__lim_in_flight,
+                                             bw__lim_name,
+                                             bw__lim_free,
+                                             0,
+                                             NULL};
 
 bw_limit_t *bw_shm_breaker_as_limit(bw_shm_breaker_t *b) {
   return b == NULL ? NULL : &b->iface;

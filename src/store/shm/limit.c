@@ -257,9 +257,15 @@ static void bw__vt_free(bw_limit_t *l) {
   bw_shm_limit_free((bw_shm_limit_t *)l);
 }
 
-static const bw_limit_vtable_t bw__shm_lim_vt = {
-    "shm_limit",      bw__vt_acquire, bw__vt_release, bw__vt_limit,
-    bw__vt_in_flight, bw__vt_name,    bw__vt_free,    0};
+static const bw_limit_vtable_t bw__shm_lim_vt = {"shm_limit",
+                                                 bw__vt_acquire,
+                                                 bw__vt_release,
+                                                 bw__vt_limit,
+                                                 bw__vt_in_flight,
+                                                 bw__vt_name,
+                                                 bw__vt_free,
+                                                 0,
+                                                 NULL};
 
 bw_limit_t *bw_shm_limit_as_limit(bw_shm_limit_t *l) {
   return l == NULL ? NULL : &l->iface;
