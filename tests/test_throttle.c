@@ -8,6 +8,7 @@
  * assert the exact count of refusals. */
 #include "breakwater/breakwater.h"
 #include "bw_test.h"
+#include "oom.h"
 
 #include <math.h>
 
@@ -694,6 +695,75 @@ static void no_refusal_no_summary(void **state) {
   bw_sink_free(sink);
 }
 
+/* After creation nothing allocates: the strategy's enter and leave (refusals
+ * included), the readers and the live setter. */
+static void the_verbs_allocate_nothing(void **state) {
+  env_t *e = *state;
+  bw_throttle_stats_t st;
+  bw_throttle_config_t c;
+  long attempts;
+  make(e, 1.0, 1000, 10, 5);
+  oom_fail_at(1, true);
+  call(e, BW_SUCCESS);
+  for (int i = 0; i < 50; i++)
+    call(e, BW_FAILURE); /* refusals among them */
+  (void)bw_throttle_probability(e->t);
+  bw_throttle_stats(e->t, &st);
+  bw_throttle_config_of(e->t, &c);
+  (void)bw_throttle_set_k(e->t, 2.0, NULL);
+  attempts = oom_attempts();
+  oom_fail_at(0, false);
+  assert_int_equal(attempts, 0);
+  assert_int_equal(st.requests, 51);
+  assert_true(st.throttled > 0);
+}
+
+static int oom_scenario(bw_sink_t *sink) {
+  bw_throttle_config_t cfg;
+  bw_error_t err;
+  bw_throttle_t *t;
+  bw_throttle_config_init(&cfg);
+  cfg.name = "oom";
+  cfg.sink = sink;
+  t = bw_throttle_new(&cfg, &err);
+  if (t == NULL) {
+    assert_status(err.code, BW_E_NOMEM);
+    assert_string_equal(err.field, "");
+    return BW_E_NOMEM;
+  }
+  assert_string_equal(bw_throttle_name(t), "oom");
+  bw_throttle_free(t);
+  return BW_OK;
+}
+
+/* Creation fails cleanly at each allocation (the throttle with its window,
+ * and its name), with or without a sink: NULL and BW_E_NOMEM, nothing
+ * leaked. */
+static void creation_survives_every_allocation_failure(void **state) {
+  (void)state;
+  bw_sink_t *sink = bw_sink_callback_new(record, NULL, NULL);
+  assert_non_null(sink);
+  for (int with_sink = 0; with_sink < 2; with_sink++) {
+    long n;
+    for (n = 1; n < 100; n++) {
+      long live = oom_live(), injected;
+      int rc;
+      oom_fail_at(n, false);
+      rc = oom_scenario(with_sink ? sink : NULL);
+      injected = oom_injected();
+      oom_fail_at(0, false);
+      assert_int_equal(oom_live(), live);
+      if (injected == 0) {
+        assert_status(rc, BW_OK);
+        break;
+      }
+      assert_status(rc, BW_E_NOMEM);
+    }
+    assert_int_equal(n, 3); /* the throttle and its name */
+  }
+  bw_sink_free(sink);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -724,6 +794,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           refusals_are_summarised_once_a_second_and_at_free, setup, teardown),
       cmocka_unit_test_setup_teardown(no_refusal_no_summary, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_verbs_allocate_nothing, setup,
+                                      teardown),
+      cmocka_unit_test(creation_survives_every_allocation_failure),
   };
+  if (oom_install() != BW_OK) return 1;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
