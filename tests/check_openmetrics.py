@@ -7,9 +7,11 @@ buckets), and checks that it carries exactly the samples of the Prometheus
 text exposition (prometheus_client.parser) of the same registry: same
 names, labels and values, sample for sample.
 
-Usage: check_openmetrics.py PROGRAM
+Usage: check_openmetrics.py [--expect FAMILY]... PROGRAM
 PROGRAM [--openmetrics] FILE writes the exposition of one registry to FILE
-(tests/registry_expo). Exit 0 when valid, 1 when not, 77 (skipped) without
+(tests/registry_expo). --expect: the OpenMetrics text must have a family of
+that name (as OpenMetrics names it: a counter without _total), with at
+least one sample. Exit 0 when valid, 1 when not, 77 (skipped) without
 prometheus_client."""
 import subprocess
 import sys
@@ -50,7 +52,11 @@ def samples(families):
 
 
 def main():
-    program = sys.argv[1]
+    args, expect = sys.argv[1:], []
+    while len(args) > 2 and args[0] == "--expect":
+        expect.append(args[1])
+        args = args[2:]
+    program = args[0]
     om_text = run(program, "--openmetrics")
     prom_text = run(program)
     if not om_text.endswith("# EOF\n"):
@@ -75,6 +81,10 @@ def main():
             fail("%s: expected UNIT seconds, got %r" % (name, units.get(name)))
     if not any(f.type == "histogram" for f in om):
         fail("no histogram family")
+    names = {f.name: f for f in om}
+    for name in expect:
+        if name not in names or not names[name].samples:
+            fail("no family %s with samples" % name)
     a, b = samples(om), samples(prom)
     if a.keys() != b.keys():
         only_om = sorted(a.keys() - b.keys())[:5]

@@ -185,6 +185,34 @@ int main(int argc, char **argv) {
     bw_ratelimit_try_acquire(rl, NULL); /* refused */
     bw_ratelimit_free(rl);
   }
+  { /* throttle: K = 1, every request rejected, until one is refused here;
+     * summarised when it is freed */
+    bw_throttle_config_t c;
+    bw_throttle_t *t;
+    bw_strategy_if_t *s;
+    int refused = 0;
+    bw_throttle_config_init(&c);
+    c.name = NAME("throttle");
+    c.k = 1.0;
+    c.seed = 5;
+    c.clock = clock;
+    c.sink = sink;
+    if ((t = bw_throttle_new(&c, &err)) == NULL) return fail(err.message);
+    s = bw_throttle_strategy(t);
+    for (int i = 0; i < 64 && !refused; i++) {
+      bw_permit_t p;
+      bw_deadline_t d = bw_deadline_none();
+      int64_t timeout = -1;
+      bw_strategy_ctx_t sc = {&p, &d, &timeout, bw_clock_now(clock), 0, 0};
+      bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
+      refused = s->vt->enter(s, &sc, bw_clock_now(clock), &r) != BW_OK;
+      if (refused) break;
+      sc.attempt = 1; /* it went out, and the partner shed it */
+      s->vt->leave(s, &sc, BW_FAILURE);
+    }
+    bw_throttle_free(t);
+    if (!refused) return fail("the throttle refused nothing");
+  }
   { /* retry budget: a refused retry, summarised when it is freed */
     bw_budget_config_t c;
     bw_budget_t *bu;

@@ -28,6 +28,7 @@ typedef struct reg_all_s {
   bw_queue_store_t *qs; /* put in; outlives reg */
   bw_gauge_t *ga;
   bw_idem_store_t *is; /* put in; outlives reg */
+  bw_throttle_t *th;
 } reg_all_t;
 
 #define REG_ALL_CHECK(x)                                                     \
@@ -39,7 +40,35 @@ typedef struct reg_all_s {
     }                                                                        \
   } while (0)
 
-/* Builds it; the pipeline ran one call that took 3 ms. */
+/* One request through a throttle's strategy by hand, as a pipeline drives
+ * it: enter (admitted: the window is empty or accepting), then, with
+ * `sent`, an attempt; leave happens in reg_all_th_leave. */
+static inline void reg_all_th_enter(bw_throttle_t *t, bw_clock_t *clock,
+                                    bw_permit_t *p) {
+  bw_strategy_if_t *s = bw_throttle_strategy(t);
+  bw_deadline_t d = bw_deadline_none();
+  int64_t timeout = -1;
+  bw_strategy_ctx_t ctx = {p, &d, &timeout, bw_clock_now(clock), 0, 0};
+  bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
+  bw_error_t err;
+  memset(&err, 0, sizeof(err));
+  REG_ALL_CHECK(s->vt->enter(s, &ctx, bw_clock_now(clock), &r) == BW_OK);
+}
+
+static inline void reg_all_th_leave(bw_throttle_t *t, bw_clock_t *clock,
+                                    bw_permit_t *p, bool sent, bw_outcome_t o) {
+  bw_strategy_if_t *s = bw_throttle_strategy(t);
+  bw_deadline_t d = bw_deadline_none();
+  int64_t timeout = -1;
+  bw_strategy_ctx_t ctx = {p, &d, &timeout, bw_clock_now(clock), sent ? 1u : 0u,
+                           0};
+  s->vt->leave(s, &ctx, o);
+}
+
+/* Builds it; the pipeline ran one call that took 3 ms. The throttle
+ * "partner" (K = 2) saw two requests rejected and one withdrawn: window 2
+ * requests, 0 accepts, refusal probability 2/3 (both entered before either
+ * left, so no draw was made). */
 static inline void reg_all_init(reg_all_t *a) {
   bw_error_t err;
   bw_registry_config_t rc;
@@ -150,6 +179,17 @@ static inline void reg_all_init(reg_all_t *a) {
     bw_idem_record_clear(&rec);
     REG_ALL_CHECK(bw_registry_put_object(a->reg, BW_REGISTRY_IDEM_STORE,
                                          "orders", a->is, &err) == BW_OK);
+  }
+  a->th = bw_registry_throttle(a->reg, "partner", NULL, &err);
+  REG_ALL_CHECK(a->th != NULL);
+  {
+    bw_permit_t p1, p2, p3;
+    reg_all_th_enter(a->th, a->clock, &p1);
+    reg_all_th_enter(a->th, a->clock, &p2);
+    reg_all_th_enter(a->th, a->clock, &p3);
+    reg_all_th_leave(a->th, a->clock, &p1, true, BW_FAILURE);
+    reg_all_th_leave(a->th, a->clock, &p2, true, BW_TIMED_OUT);
+    reg_all_th_leave(a->th, a->clock, &p3, false, BW_IGNORED);
   }
   bw_clock_manual_advance(a->clock, 500 * BW_NS_PER_MS);
 }

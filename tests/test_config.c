@@ -342,7 +342,7 @@ static const bad_t bads[] = {
      "cannot be set by name"},
     /* an unknown kind */
     {(bw_config_kind_t)99, "name", "x", BW_E_NOTFOUND, "kind",
-     "kind must be a bw_config_kind_t below 17 (got 99)"},
+     "kind must be a bw_config_kind_t below 18 (got 99)"},
     {(bw_config_kind_t)-1, "name", "x", BW_E_NOTFOUND, "kind", "(got -1)"},
 };
 
@@ -413,7 +413,7 @@ static void test_kind_parse(void **state) {
   assert_contains(err.message,
                   "unknown kind 'brekaer' (kinds: breaker, "
                   "retry, budget");
-  assert_contains(err.message, "reprocessor, hedge, http)");
+  assert_contains(err.message, "reprocessor, hedge, http, throttle)");
   assert_status(bw_config_kind_parse(NULL, &k, &err), BW_E_INVAL);
 }
 

@@ -304,12 +304,12 @@ static const bad_t bad[] = {
      "t.ini:4: [breaker.a]: duplicate section (first at line 1)"},
     {"[brekaer.a]\n", 0, BW_E_NOTFOUND,
      "t.ini:1: [brekaer.a]: unknown kind 'brekaer' (kinds: breaker, retry, "
-     "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "http, pipeline)"},
+     "budget, bulkhead, limiter, ratelimit, throttle, priority_queue, stage, "
+     "degrade, http, pipeline)"},
     {"[queue.a]\n", 0, BW_E_NOTFOUND,
      "t.ini:1: [queue.a]: unknown kind 'queue' (kinds: breaker, retry, "
-     "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "http, pipeline)"},
+     "budget, bulkhead, limiter, ratelimit, throttle, priority_queue, stage, "
+     "degrade, http, pipeline)"},
     {"failure_threshold = 3\n[breaker.a]\n", 0, BW_E_INVAL,
      "t.ini:1: failure_threshold: a key before any section: a configuration "
      "file is [KIND.NAME] sections of key = value lines"},
@@ -346,10 +346,26 @@ static const bad_t bad[] = {
     {"[pipeline.p]\nstrategies = stage.s\n", 0, BW_E_INVAL,
      "t.ini:2: pipeline.p.strategies: strategy 1 ('stage.s'): a pipeline "
      "stacks deadline D, timeout D, breaker.NAME, retry.NAME, bulkhead.NAME, "
-     "limiter.NAME or ratelimit.NAME"},
+     "limiter.NAME, ratelimit.NAME or throttle.NAME"},
     {"[pipeline.p]\n", 0, BW_E_INVAL,
      "t.ini:1: pipeline.p.strategies: a pipeline needs its strategies, "
      "outermost first"},
+    {"[throttle.p]\nk = 0.5\n", 0, BW_E_INVAL,
+     "t.ini:2: throttle.p.k: k must be a number in [1, 10] (got '0.5')"},
+    {"[throttle.p]\nkk = 2\n", 0, BW_E_NOTFOUND,
+     "t.ini:2: throttle.p.kk: throttle has no field 'kk' (did you mean k?)"},
+    {"[throttle.default]\nwindow_ms = 10\n[throttle.p]\nbuckets = 7\n", 0,
+     BW_E_INVAL,
+     "t.ini:4: throttle.p.buckets: buckets must divide window_ms in "
+     "nanoseconds (10 ms into 7 buckets is not whole ns)"},
+    {"[throttle.t]\n[pipeline.p]\nstrategies = throttle.t wait 1s\n", 0,
+     BW_E_INVAL,
+     "t.ini:3: pipeline.p.strategies: strategy 1 ('throttle.t wait 1s'): "
+     "only a bulkhead, limiter or ratelimit takes 'wait D', D a duration as "
+     "2s"},
+    {"[pipeline.p]\nstrategies = throttle.nope\n", 0, BW_E_NOTFOUND,
+     "t.ini:2: pipeline.p.strategies: strategy 1: no [throttle.nope] section "
+     "in the file"},
     {"[pipeline.p]\nfoo = 1\n", 0, BW_E_NOTFOUND,
      "t.ini:2: pipeline.p.foo: pipeline has no key 'foo' (its one key is "
      "strategies)"},
@@ -366,8 +382,8 @@ static const bad_t bad[] = {
      "or object): it cannot be set by name, only in code"},
     {"[]\n", 0, BW_E_INVAL,
      "t.ini:1: []: a section is [KIND.NAME] (KIND one of breaker, retry, "
-     "budget, bulkhead, limiter, ratelimit, priority_queue, stage, degrade, "
-     "http, pipeline)"},
+     "budget, bulkhead, limiter, ratelimit, throttle, priority_queue, stage, "
+     "degrade, http, pipeline)"},
     {"\n[breaker.a\n", 0, BW_E_INVAL,
      "t.ini:2: a section header ends with ']'"},
     {"[breaker.a b]\n", 0, BW_E_INVAL,
@@ -525,6 +541,84 @@ static void references_become_objects(void **state) {
                    BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_LIMIT);
   bw_bulkhead_release(bh, &p);
+}
+
+/* [throttle.default] and [throttle.NAME] make registry throttles, with the
+ * environment's overrides; a pipeline stacks one by name (refusing at once:
+ * no wait), and the effective configuration prints it. */
+static void throttle_sections_make_throttles(void **state) {
+  fixture_t *fx = *state;
+  const char *text =
+      "[throttle.default]\nk = 1.5\n"
+      "[throttle.partner]\nwindow_ms = 2m\nbuckets = 120\n"
+      "seed = 9\n"
+      "[throttle.search]\nk = 3\n"
+      "[retry.r]\nmax_attempts = 2\n"
+      "[pipeline.p]\nstrategies = retry.r, throttle.partner, "
+      "timeout 1s\n";
+  bw_config_diag_t d;
+  bw_config_file_t *f;
+  const bw_throttle_config_t *c;
+  setenv("BREAKWATER_SEARCH_THROTTLE_K", "4", 1);
+  f = parse(text, &d);
+  if (f == NULL) print_error("%s\n", d.message);
+  assert_non_null(f);
+  c = bw_config_file_config(f, BW_CONFIG_THROTTLE, "partner");
+  assert_non_null(c);
+  assert_true(c->k == 1.5); /* from the defaults */
+  assert_i64_eq(c->window_ms, 120000);
+  assert_u64_eq(c->buckets, 120);
+  assert_u64_eq(c->seed, 9);
+  c = bw_config_file_config(f, BW_CONFIG_THROTTLE, "search");
+  assert_true(c->k == 4.0); /* the environment over the section */
+  assert_i64_eq(c->window_ms, 60000);
+  {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    assert_non_null(mem);
+    assert_status(bw_config_file_write(f, mem), BW_OK);
+    fclose(mem);
+    assert_contains(buf,
+                    "[throttle.partner]\nk = 1.5\nwindow_ms = 120000\n"
+                    "buckets = 120\nseed = 9\n");
+    assert_contains(buf, "[throttle.search]\nk = 4\nwindow_ms = 60000\n");
+    assert_contains(buf,
+                    "[pipeline.p]\nstrategies = retry.r, "
+                    "throttle.partner, timeout 1000ms\n");
+    free(buf);
+  }
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_OK);
+  bw_config_file_free(f);
+  unsetenv("BREAKWATER_SEARCH_THROTTLE_K");
+  assert_u64_eq(bw_registry_count(fx->reg, BW_REGISTRY_THROTTLE), 2);
+  bw_throttle_t *t = bw_registry_find(fx->reg, BW_REGISTRY_THROTTLE, "partner");
+  assert_non_null(t);
+  {
+    bw_throttle_config_t now;
+    bw_throttle_config_of(t, &now);
+    assert_true(now.k == 1.5);
+    assert_i64_eq(now.window_ms, 120000);
+    assert_ptr_equal(now.clock, fx->clock); /* the registry's */
+  }
+  /* The pipeline stacks it inside the retry, refusing at once. */
+  bw_pipeline_t *pl = bw_registry_find(fx->reg, BW_REGISTRY_PIPELINE, "p");
+  bw_strategy_t st;
+  bw_pipeline_call_t call;
+  bw_throttle_stats_t ts;
+  assert_u64_eq(bw_pipeline_strategy_count(pl), 3);
+  assert_status(bw_pipeline_strategy_at(pl, 1, &st), BW_OK);
+  assert_int_equal(st.kind, BW_STRATEGY_CUSTOM);
+  assert_ptr_equal(st.object, bw_throttle_strategy(t));
+  assert_i64_eq(st.max_wait_ms, 0);
+  int64_t t0 = bw_clock_now(fx->clock);
+  assert_int_equal(bw_pipeline_begin(pl, &call, t0), BW_STEP_ATTEMPT);
+  assert_int_equal(
+      bw_pipeline_report(&call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE, t0),
+      BW_STEP_DONE);
+  bw_throttle_stats(t, &ts);
+  assert_u64_eq(ts.requests, 1);
+  assert_u64_eq(ts.accepts, 1);
 }
 
 /* A name already in the registry refuses the whole file: nothing added. */
@@ -810,6 +904,47 @@ static void reload_applies_limits_live(void **state) {
   remove(path);
 }
 
+/* A reload applies a live throttle's K; its window and buckets are fixed
+ * at creation. */
+static void reload_applies_a_throttles_k(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_throttle.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_throttle_config_t c;
+  load_written(fx, path, "[throttle.partner]\nk = 2\n", &opt);
+  bw_throttle_t *t = bw_registry_find(fx->reg, BW_REGISTRY_THROTTLE, "partner");
+  assert_non_null(t);
+  write_file(path,
+             "[throttle.partner]\nk = 1.5\nwindow_ms = 30s\n"
+             "[throttle.fresh]\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(r.report,
+                      "throttle.partner.k: 2 -> 1.5: applied\n"
+                      "throttle.partner.window_ms: 60000 -> 30000: not "
+                      "applied: fixed at creation (restart to apply)\n"
+                      "throttle.fresh: created\n");
+  assert_u64_eq(r.applied, 1);
+  assert_u64_eq(r.not_applied, 1);
+  assert_u64_eq(r.created, 1);
+  bw_config_reload_clear(&r);
+  bw_throttle_config_of(t, &c);
+  assert_true(c.k == 1.5);
+  assert_i64_eq(c.window_ms, 60000);
+  assert_non_null(bw_registry_find(fx->reg, BW_REGISTRY_THROTTLE, "fresh"));
+  /* A K out of range refuses the whole file, naming it: K stays. */
+  write_file(path, "[throttle.partner]\nk = 11\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_E_INVAL);
+  assert_contains(d.message,
+                  "test_config_file_reload_throttle.ini:2: "
+                  "throttle.partner.k: k must be a number in [1, "
+                  "10] (got '11')");
+  bw_throttle_config_of(t, &c);
+  assert_true(c.k == 1.5);
+  remove(path);
+}
+
 /* Values the live breaker cannot take together with its fixed fields:
  * none of them is applied, each says why. */
 static void reload_applies_a_breaker_whole_or_not_at_all(void **state) {
@@ -1078,6 +1213,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(references_become_objects, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(all_or_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(throttle_sections_make_throttles, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(reload_applies_a_throttles_k, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(
           reload_applies_thresholds_and_reports_the_rest, setup, teardown),
       cmocka_unit_test_setup_teardown(reload_of_a_bad_file_changes_nothing,

@@ -72,6 +72,7 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
   bw_stage_config_t stc;
   bw_degrade_config_t dgc;
   bw_gauge_config_t gac;
+  bw_throttle_config_t thc;
   bw_breaker_t *b;
   bw_permit_t p;
   bw_ratelimit_t *rl;
@@ -140,6 +141,20 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
   gac.degraded_at = 0.3;
   assert_status(
       bw_registry_set_config(reg, BW_REGISTRY_GAUGE, "svc", &gac, &err), BW_OK);
+  bw_throttle_config_init(&thc);
+  thc.k = 1.5;
+  thc.window_ms = 10000;
+  thc.buckets = 10;
+  thc.seed = 42;
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_THROTTLE, "svc", &thc, &err),
+      BW_OK);
+  thc.k = 0.5; /* refused now, naming the field; nothing stored */
+  assert_status(
+      bw_registry_set_config(reg, BW_REGISTRY_THROTTLE, "bad", &thc, &err),
+      BW_E_INVAL);
+  assert_string_equal(err.field, "k");
+  assert_null(bw_registry_find(reg, BW_REGISTRY_THROTTLE, "bad"));
   bw_degrade_config_init(&dgc);
   dgc.level_count = 2;
   dgc.level_names = NULL;
@@ -207,6 +222,24 @@ static void test_configs_registered_in_advance_for_every_kind(void **state) {
   assert_int_equal(
       bw_gauge_update(bw_registry_gauge(reg, "svc", NULL, &err), 0.35),
       BW_REGIME_DEGRADED);
+
+  { /* throttle: the registered K, window and seed, the registry's clock */
+    bw_throttle_config_t c;
+    bw_throttle_t *th = bw_registry_throttle(reg, "svc", NULL, &err);
+    assert_non_null(th);
+    assert_string_equal(bw_throttle_name(th), "svc");
+    bw_throttle_config_of(th, &c);
+    assert_true(c.k == 1.5);
+    assert_int_equal(c.window_ms, 10000);
+    assert_int_equal(c.buckets, 10);
+    assert_int_equal(c.seed, 42);
+    assert_ptr_equal(c.clock, clock);
+    /* an unregistered name gets the defaults */
+    bw_throttle_config_of(bw_registry_throttle(reg, "plain", NULL, &err), &c);
+    assert_true(c.k == 2.0);
+    assert_int_equal(c.window_ms, 60000);
+    assert_int_equal(bw_registry_count(reg, BW_REGISTRY_THROTTLE), 2);
+  }
 
   /* An explicit cfg wins over the registered one. */
   bw_bulkhead_config_init(&bhc);
@@ -332,6 +365,13 @@ static void test_every_kind_find_and_count(void **state) {
                    a.is);
   assert_ptr_equal(bw_registry_gauge(a.reg, "intake", NULL, &err), a.ga);
   assert_string_equal(bw_gauge_name(a.ga), "intake");
+  assert_ptr_equal(bw_registry_find(a.reg, BW_REGISTRY_THROTTLE, "partner"),
+                   a.th);
+  assert_ptr_equal(bw_registry_throttle(a.reg, "partner", NULL, &err), a.th);
+  assert_string_equal(bw_throttle_name(a.th), "partner");
+  assert_null(bw_registry_find(a.reg, BW_REGISTRY_THROTTLE, "payment_api"));
+  assert_null(bw_registry_throttle(a.reg, "", NULL, &err));
+  assert_string_equal(err.field, "name");
   /* BREAKER is the held lookup. */
   b = bw_registry_find(a.reg, BW_REGISTRY_BREAKER, "payment_api");
   assert_ptr_equal(b, a.b);
@@ -355,6 +395,7 @@ static void test_every_kind_find_and_count(void **state) {
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_GAUGE), "gauge");
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_IDEM_STORE),
                       "idem_store");
+  assert_string_equal(bw_registry_kind_name(BW_REGISTRY_THROTTLE), "throttle");
   assert_string_equal(bw_registry_kind_name(BW_REGISTRY_KIND__COUNT),
                       "unknown");
   reg_all_free(&a);
@@ -407,6 +448,29 @@ static void test_exposition_of_every_kind(void **state) {
   assert_contains(text,
                   "\nbreakwater_pressure_time_in_regime_seconds_total{"
                   "name=\"intake\",regime=\"degraded\"} 0.5\n");
+  /* the throttle: two requests rejected, one withdrawn, none accepted:
+   * p = (2 - 2 * 0) / (2 + 1) */
+  assert_contains(text,
+                  "\n# TYPE breakwater_throttle_requests_total counter\n"
+                  "breakwater_throttle_requests_total{name=\"partner\"} 3\n");
+  assert_contains(text,
+                  "\nbreakwater_throttle_accepts_total{name=\"partner\"} 0\n");
+  assert_contains(text,
+                  "\nbreakwater_throttle_rejected_total{name=\"partner\"} 2\n");
+  assert_contains(
+      text, "\nbreakwater_throttle_throttled_total{name=\"partner\"} 0\n");
+  assert_contains(
+      text, "\nbreakwater_throttle_withdrawn_total{name=\"partner\"} 1\n");
+  assert_contains(
+      text, "\nbreakwater_throttle_window_requests{name=\"partner\"} 2\n");
+  assert_contains(text,
+                  "\nbreakwater_throttle_window_accepts{name=\"partner\"} 0\n");
+  assert_contains(text,
+                  "\n# TYPE breakwater_throttle_refusal_probability gauge\n"
+                  "breakwater_throttle_refusal_probability{name=\"partner\"} "
+                  "0.6666666666666666\n");
+  assert_contains(text,
+                  "\nbreakwater_registry_kind_objects{kind=\"throttle\"} 1\n");
   /* the idempotency store: one key begun, completed, then found done */
   assert_contains(text,
                   "\nbreakwater_idem_store_up{name=\"orders\","
@@ -786,6 +850,22 @@ static void count_event(const bw_event_t *e, void *ud) {
  * cfg NULL or a cfg that names no sink, made to refuse once, and freed
  * with the registry (which flushes the summaries): each kind's event lands
  * in the registry's sink, under the object's name. */
+/* One request through a throttle's strategy: enter, and if admitted an
+ * attempt and leave with o. Returns enter's code. */
+static int th_call(bw_throttle_t *t, bw_clock_t *clock, bw_outcome_t o) {
+  bw_strategy_if_t *s = bw_throttle_strategy(t);
+  bw_permit_t p;
+  bw_deadline_t d = bw_deadline_none();
+  int64_t timeout = -1;
+  bw_strategy_ctx_t ctx = {&p, &d, &timeout, bw_clock_now(clock), 0, 0};
+  bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
+  int rc = s->vt->enter(s, &ctx, bw_clock_now(clock), &r);
+  if (rc != BW_OK) return rc;
+  ctx.attempt = 1;
+  s->vt->leave(s, &ctx, o);
+  return rc;
+}
+
 static void test_registry_sink_for_every_kind(void **state) {
   bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
   ev_count_t got;
@@ -863,6 +943,19 @@ static void test_registry_sink_for_every_kind(void **state) {
     assert_int_equal(bw_stage_submit(st, NULL, 0, BW_QUEUE_NO_DEADLINE, &res),
                      BW_QUEUE_REJECTED);
   }
+  { /* throttle: K = 1, every request rejected, until one is refused */
+    bw_throttle_config_t c;
+    bw_throttle_t *th;
+    int refused = 0;
+    bw_throttle_config_init(&c);
+    c.k = 1.0;
+    c.seed = 3;
+    th = bw_registry_throttle(reg, "partner", &c, &err);
+    assert_non_null(th);
+    for (int i = 0; i < 64 && refused == 0; i++)
+      refused = th_call(th, clock, BW_FAILURE) != BW_OK;
+    assert_int_equal(refused, 1);
+  }
   { /* pipeline: a call that fails permanently gives up */
     bw_pipeline_config_t c;
     bw_pipeline_t *pl;
@@ -890,6 +983,8 @@ static void test_registry_sink_for_every_kind(void **state) {
   assert_string_equal(got.name[BW_EV_QUEUE_DROPPED], "work");
   assert_int_equal(got.n[BW_EV_STAGE_DROPPED], 1);
   assert_string_equal(got.name[BW_EV_STAGE_DROPPED], "ingest");
+  assert_int_equal(got.n[BW_EV_THROTTLE_REFUSED], 1);
+  assert_string_equal(got.name[BW_EV_THROTTLE_REFUSED], "partner");
   bw_sink_free(sink);
   bw_clock_free(clock);
 }

@@ -8,6 +8,7 @@
  * assert the exact count of refusals. */
 #include "breakwater/breakwater.h"
 #include "bw_test.h"
+#include "oom.h"
 
 #include <math.h>
 
@@ -96,6 +97,8 @@ static void config_init_fills_documented_defaults(void **state) {
   assert_int_equal(cfg.buckets, 60);
   assert_int_equal(cfg.seed, 0);
   assert_null(cfg.clock);
+  assert_null(cfg.wall_clock);
+  assert_null(cfg.sink);
   assert_status(bw_throttle_config_validate(&cfg, NULL), BW_OK);
   bw_throttle_config_init(NULL); /* ignored */
 }
@@ -131,6 +134,7 @@ static void bad_configs_are_refused_naming_the_field(void **state) {
   BAD(cfg.buckets = 1001, "buckets");
   BAD((cfg.window_ms = 10, cfg.buckets = 7), "buckets"); /* 10 ms / 7 */
   BAD(cfg.clock = &no_now, "clock");
+  BAD(cfg.wall_clock = &no_now, "wall_clock");
 #undef BAD
   /* The bounds themselves are accepted. */
   bw_throttle_config_init(&cfg);
@@ -488,6 +492,278 @@ static void inside_a_retry_each_attempt_is_a_request(void **state) {
   bw_retry_policy_free(rp);
 }
 
+/* bw_throttle_set_k: the next decision reads the window's counts with the
+ * new K; a bad K is refused naming the field and changes nothing. */
+static void set_k_changes_the_multiplier_live(void **state) {
+  env_t *e = *state;
+  bw_throttle_config_t c;
+  bw_error_t err;
+  make(e, 2.0, 60000, 60, 11);
+  call(e, BW_SUCCESS);
+  call(e, BW_SUCCESS);
+  for (int i = 0; i < 4; i++)
+    call(e, BW_FAILURE); /* 6 requests (refused or not), 2 accepts */
+  assert_true(bw_throttle_probability(e->t) == 2.0 / 7.0);
+  assert_status(bw_throttle_set_k(e->t, 1.0, &err), BW_OK);
+  assert_int_equal(err.code, BW_OK);
+  assert_true(bw_throttle_probability(e->t) == 4.0 / 7.0);
+  bw_throttle_config_of(e->t, &c);
+  assert_true(c.k == 1.0);
+  /* Refused, naming k and the rule: K stays 1. */
+  assert_status(bw_throttle_set_k(e->t, 0.5, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "k");
+  assert_string_equal(err.message, "k must be in [1, 10] (got 0.5)");
+  assert_status(bw_throttle_set_k(e->t, 10.5, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "k");
+  assert_status(bw_throttle_set_k(e->t, NAN, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "k");
+  assert_true(bw_throttle_probability(e->t) == 4.0 / 7.0);
+  assert_status(bw_throttle_set_k(NULL, 2.0, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "t");
+  /* K = 10 tolerates 20 requests on 2 accepts: p is 0, so the next 14
+   * rejected calls all go out (no draw is made at p = 0). */
+  assert_status(bw_throttle_set_k(e->t, 10.0, NULL), BW_OK);
+  assert_true(bw_throttle_probability(e->t) == 0.0);
+  for (int i = 0; i < 14; i++)
+    assert_status(call(e, BW_FAILURE), BW_OK);
+  assert_true(bw_throttle_probability(e->t) == 0.0); /* 20 - 10 * 2 */
+  call(e, BW_FAILURE);
+  assert_true(bw_throttle_probability(e->t) == 1.0 / 22.0);
+}
+
+static void config_of_reads_back_the_configuration(void **state) {
+  env_t *e = *state;
+  bw_throttle_config_t c;
+  make(e, 3.5, 2000, 20, 99);
+  bw_throttle_config_of(e->t, &c);
+  assert_string_equal(c.name, "partner");
+  assert_ptr_equal(c.name, bw_throttle_name(e->t)); /* the throttle's own */
+  assert_true(c.k == 3.5);
+  assert_int_equal(c.window_ms, 2000);
+  assert_int_equal(c.buckets, 20);
+  assert_int_equal(c.seed, 99);
+  assert_ptr_equal(c.clock, e->clock);
+  assert_ptr_equal(c.wall_clock, bw_clock_realtime()); /* resolved */
+  assert_null(c.sink);
+  assert_status(bw_throttle_config_validate(&c, NULL), BW_OK);
+  memset(&c, 0x5a, sizeof c);
+  bw_throttle_config_of(NULL, &c); /* nothing */
+  assert_true(c.buckets == 0x5a5a5a5au);
+  bw_throttle_config_of(e->t, NULL);
+}
+
+/* What a summary sink records. */
+typedef struct seen_s {
+  int n;
+  uint64_t count[8];
+  double probability[8];
+  uint64_t window_requests[8], window_accepts[8];
+  double k[8];
+  int64_t mono_ns[8];
+  char name[8][32];
+  char reason[8][160];
+  char kind[8][16];
+} seen_t;
+
+static void record(const bw_event_t *ev, void *ud) {
+  seen_t *s = ud;
+  if (ev->type != BW_EV_THROTTLE_REFUSED || s->n == 8) return;
+  int i = s->n++;
+  assert_int_equal(ev->field_count, 5);
+  assert_string_equal(ev->fields[0].key, "count");
+  assert_string_equal(ev->fields[1].key, "probability");
+  assert_string_equal(ev->fields[2].key, "window_requests");
+  assert_string_equal(ev->fields[3].key, "window_accepts");
+  assert_string_equal(ev->fields[4].key, "k");
+  s->count[i] = ev->fields[0].v.u;
+  s->probability[i] = ev->fields[1].v.d;
+  s->window_requests[i] = ev->fields[2].v.u;
+  s->window_accepts[i] = ev->fields[3].v.u;
+  s->k[i] = ev->fields[4].v.d;
+  s->mono_ns[i] = ev->mono_ns;
+  snprintf(s->name[i], sizeof s->name[i], "%s", ev->name);
+  snprintf(s->reason[i], sizeof s->reason[i], "%s", ev->reason);
+  snprintf(s->kind[i], sizeof s->kind[i], "%s", bw_event_type_kind(ev->type));
+}
+
+/* Refusals are summarised at most once a second (the first summary a
+ * second after creation, on the refusal that finds it due), and the rest
+ * at free: each summary's count is the refusals since the previous one,
+ * with the window as it reads at that moment. Replayed with the seed. */
+static void refusals_are_summarised_once_a_second_and_at_free(void **state) {
+  env_t *e = *state;
+  bw_throttle_config_t cfg;
+  bw_error_t err;
+  seen_t seen;
+  bw_rand_t rng;
+  uint64_t req = 0, refused = 0, total = 0;
+  memset(&seen, 0, sizeof seen);
+  bw_sink_t *sink = bw_sink_callback_new(record, &seen, &err);
+  assert_non_null(sink);
+  bw_throttle_config_init(&cfg);
+  cfg.name = "partner";
+  cfg.k = 1.0;
+  cfg.seed = 42;
+  cfg.clock = e->clock;
+  cfg.sink = sink;
+  e->t = bw_throttle_new(&cfg, &err);
+  assert_non_null(e->t);
+  bw_rand_seed(&rng, 42);
+  /* Within the first second: refusals, no summary yet. */
+  for (int i = 0; i < 20; i++) {
+    double p = formula(1.0, (double)req, 0.0);
+    bool r = p > 0.0 && bw_rand_double(&rng) < p;
+    req++;
+    refused += r;
+    assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
+  }
+  assert_true(refused > 0);
+  assert_int_equal(seen.n, 0);
+  /* A second later, the first refusal is summarised with all so far. */
+  bw_clock_manual_advance(e->clock, BW_NS_PER_S);
+  for (;;) {
+    double p = formula(1.0, (double)req, 0.0);
+    bool r = p > 0.0 && bw_rand_double(&rng) < p;
+    req++;
+    assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
+    if (r) break;
+  }
+  refused++;
+  assert_int_equal(seen.n, 1);
+  assert_int_equal(seen.count[0], refused);
+  assert_int_equal(seen.window_requests[0], req);
+  assert_int_equal(seen.window_accepts[0], 0);
+  assert_true(seen.probability[0] == formula(1.0, (double)req, 0.0));
+  assert_true(seen.k[0] == 1.0);
+  assert_int_equal(seen.mono_ns[0], BWT_T0_NS + BW_NS_PER_S);
+  assert_string_equal(seen.name[0], "partner");
+  assert_string_equal(seen.kind[0], "throttle");
+  {
+    char want[160];
+    snprintf(want, sizeof want,
+             "%llu requests refused locally (p %.3f: %llu requests, 0 "
+             "accepts in the window, K 1)",
+             (unsigned long long)refused, seen.probability[0],
+             (unsigned long long)req);
+    assert_string_equal(seen.reason[0], want);
+  }
+  total = refused;
+  /* More refusals within that second: none summarised until free. */
+  refused = 0;
+  for (int i = 0; i < 30; i++) {
+    double p = formula(1.0, (double)req, 0.0);
+    bool r = p > 0.0 && bw_rand_double(&rng) < p;
+    req++;
+    refused += r;
+    assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
+  }
+  assert_true(refused > 0);
+  assert_int_equal(seen.n, 1);
+  bw_clock_manual_advance(e->clock, 500 * MS);
+  bw_throttle_free(e->t);
+  e->t = NULL;
+  assert_int_equal(seen.n, 2);
+  assert_int_equal(seen.count[1], refused);
+  assert_int_equal(seen.window_requests[1], req);
+  assert_int_equal(seen.mono_ns[1], BWT_T0_NS + 1500 * MS);
+  total += refused;
+  /* The summaries add up to every refusal. */
+  assert_int_equal(seen.count[0] + seen.count[1], total);
+  bw_sink_free(sink);
+}
+
+/* Without a refusal since the last summary, free emits nothing. */
+static void no_refusal_no_summary(void **state) {
+  env_t *e = *state;
+  bw_throttle_config_t cfg;
+  bw_error_t err;
+  seen_t seen;
+  memset(&seen, 0, sizeof seen);
+  bw_sink_t *sink = bw_sink_callback_new(record, &seen, &err);
+  assert_non_null(sink);
+  bw_throttle_config_init(&cfg);
+  cfg.clock = e->clock;
+  cfg.sink = sink;
+  e->t = bw_throttle_new(&cfg, &err);
+  assert_non_null(e->t);
+  for (int i = 0; i < 10; i++)
+    assert_status(call(e, BW_SUCCESS), BW_OK);
+  bw_clock_manual_advance(e->clock, 5 * BW_NS_PER_S);
+  bw_throttle_free(e->t);
+  e->t = NULL;
+  assert_int_equal(seen.n, 0);
+  bw_sink_free(sink);
+}
+
+/* After creation nothing allocates: the strategy's enter and leave (refusals
+ * included), the readers and the live setter. */
+static void the_verbs_allocate_nothing(void **state) {
+  env_t *e = *state;
+  bw_throttle_stats_t st;
+  bw_throttle_config_t c;
+  long attempts;
+  make(e, 1.0, 1000, 10, 5);
+  oom_fail_at(1, true);
+  call(e, BW_SUCCESS);
+  for (int i = 0; i < 50; i++)
+    call(e, BW_FAILURE); /* refusals among them */
+  (void)bw_throttle_probability(e->t);
+  bw_throttle_stats(e->t, &st);
+  bw_throttle_config_of(e->t, &c);
+  (void)bw_throttle_set_k(e->t, 2.0, NULL);
+  attempts = oom_attempts();
+  oom_fail_at(0, false);
+  assert_int_equal(attempts, 0);
+  assert_int_equal(st.requests, 51);
+  assert_true(st.throttled > 0);
+}
+
+static int oom_scenario(bw_sink_t *sink) {
+  bw_throttle_config_t cfg;
+  bw_error_t err;
+  bw_throttle_t *t;
+  bw_throttle_config_init(&cfg);
+  cfg.name = "oom";
+  cfg.sink = sink;
+  t = bw_throttle_new(&cfg, &err);
+  if (t == NULL) {
+    assert_status(err.code, BW_E_NOMEM);
+    assert_string_equal(err.field, "");
+    return BW_E_NOMEM;
+  }
+  assert_string_equal(bw_throttle_name(t), "oom");
+  bw_throttle_free(t);
+  return BW_OK;
+}
+
+/* Creation fails cleanly at each allocation (the throttle with its window,
+ * and its name), with or without a sink: NULL and BW_E_NOMEM, nothing
+ * leaked. */
+static void creation_survives_every_allocation_failure(void **state) {
+  (void)state;
+  bw_sink_t *sink = bw_sink_callback_new(record, NULL, NULL);
+  assert_non_null(sink);
+  for (int with_sink = 0; with_sink < 2; with_sink++) {
+    long n;
+    for (n = 1; n < 100; n++) {
+      long live = oom_live(), injected;
+      int rc;
+      oom_fail_at(n, false);
+      rc = oom_scenario(with_sink ? sink : NULL);
+      injected = oom_injected();
+      oom_fail_at(0, false);
+      assert_int_equal(oom_live(), live);
+      if (injected == 0) {
+        assert_status(rc, BW_OK);
+        break;
+      }
+      assert_status(rc, BW_E_NOMEM);
+    }
+    assert_int_equal(n, 3); /* the throttle and its name */
+  }
+  bw_sink_free(sink);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
@@ -511,6 +787,17 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(inside_a_retry_each_attempt_is_a_request,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(set_k_changes_the_multiplier_live, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(config_of_reads_back_the_configuration,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          refusals_are_summarised_once_a_second_and_at_free, setup, teardown),
+      cmocka_unit_test_setup_teardown(no_refusal_no_summary, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_verbs_allocate_nothing, setup,
+                                      teardown),
+      cmocka_unit_test(creation_survives_every_allocation_failure),
   };
+  if (oom_install() != BW_OK) return 1;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,7 +94,8 @@ typedef enum bw_config_kind_e {
                                    parts' fields as "breaker.failure_ratio",
                                    "limiter.max_limit", "retry.base_ms",
                                    "budget.budget_percent" */
-  BW_CONFIG__COUNT = 17
+  BW_CONFIG_THROTTLE = 17,      /* "throttle": bw_throttle_config_t */
+  BW_CONFIG__COUNT = 18
 } bw_config_kind_t;
 
 /* How a field's text is read. */

@@ -19,8 +19,8 @@
  *   bw_pipeline_t *pl = bw_registry_pipeline(reg, "payment_api", NULL, &err);
  *
  * A section is [KIND.NAME]: KIND one of breaker, retry, budget, bulkhead,
- * limiter, ratelimit, priority_queue, stage, degrade, http, pipeline; NAME
- * letters,
+ * limiter, ratelimit, throttle, priority_queue, stage, degrade, http,
+ * pipeline; NAME letters,
  * digits, '_' and '-' (at most 40 bytes). [KIND.default] holds the defaults
  * of every KIND section of the file (resilience4j's configs.default) and
  * makes no object. Keys are the field names of breakwater/config.h, values
@@ -172,11 +172,12 @@ BW_EXTERN void bw_config_reload_clear(bw_config_reload_t *r);
  *   off) is reported not applied; if the file's values cannot be taken
  *   together by that breaker (a rule between fields, with its fixed ones),
  *   none of its changes is applied and each is reported with the reason;
- * - a live bulkhead, rate limiter, adaptive limiter or ratio budget takes
- *   its changed limits (bw_bulkhead_set_max_concurrent: max_concurrent;
- *   bw_ratelimit_set_rate: rate_per_sec, burst; bw_limiter_set_bounds:
- *   min_limit, max_limit, inside the creation range; bw_budget_set_ratio:
- *   budget_percent, min_retries_per_sec), every other changed field is
+ * - a live bulkhead, rate limiter, adaptive limiter, ratio budget or
+ *   throttle takes its changed limits (bw_bulkhead_set_max_concurrent:
+ *   max_concurrent; bw_ratelimit_set_rate: rate_per_sec, burst;
+ *   bw_limiter_set_bounds: min_limit, max_limit, inside the creation range;
+ *   bw_budget_set_ratio: budget_percent, min_retries_per_sec;
+ *   bw_throttle_set_k: k), every other changed field is
  *   reported not applied (a limiter's initial_limit: used only at
  *   creation); if the new values cannot stand together (the kind's rules
  *   between fields with the object's fixed ones, a limiter's creation

@@ -56,7 +56,8 @@ extern "C" {
   XX(QUEUE_DROPPED, "queue_dropped", "queue")                   \
   XX(STAGE_REGIME_CHANGED, "stage_regime_changed", "stage")     \
   XX(ALERT_FIRING, "alert_firing", "alert")                     \
-  XX(ALERT_RESOLVED, "alert_resolved", "alert")
+  XX(ALERT_RESOLVED, "alert_resolved", "alert")                 \
+  XX(THROTTLE_REFUSED, "throttle_refused", "throttle")
 
 typedef enum bw_event_type_e {
 #define BW__XX(name, wire, kind) BW_EV_##name,

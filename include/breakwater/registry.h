@@ -33,6 +33,7 @@
 #include "retry.h"
 #include "stage.h"
 #include "store.h"
+#include "throttle.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,7 +102,8 @@ typedef enum bw_registry_kind_e {
                                    SQLite, Redis): put in only */
   BW_REGISTRY_GAUGE = 12,       /* bw_gauge_t, the pressure gauge */
   BW_REGISTRY_IDEM_STORE = 13,  /* bw_idem_store_t, any backend: put in only */
-  BW_REGISTRY_KIND__COUNT = 14
+  BW_REGISTRY_THROTTLE = 14,    /* bw_throttle_t, client-side throttling */
+  BW_REGISTRY_KIND__COUNT = 15
 } bw_registry_kind_t;
 
 /* The kind's name ("breaker", "breaker_if", "bulkhead", ...), or "unknown". */
@@ -114,7 +116,7 @@ BW_EXTERN const char *bw_registry_kind_name(bw_registry_kind_t kind);
  * BW_REGISTRY_BULKHEAD, bw_limiter_config_t, bw_ratelimit_config_t,
  * bw_retry_config_t, bw_budget_config_t, bw_pipeline_config_t,
  * bw_queue_config_t, bw_stage_config_t, bw_degrade_config_t,
- * bw_gauge_config_t). It is
+ * bw_gauge_config_t, bw_throttle_config_t). It is
  * validated now (the kind's own _config_validate, under `name`) and copied,
  * shallowly: what it points to (clocks, sinks, strategies, arrays,
  * callbacks' userdata) must stay valid until the object is created. Its own
@@ -183,6 +185,12 @@ BW_EXTERN bw_degrade_t *bw_registry_degrade(bw_registry_t *reg,
 BW_EXTERN bw_gauge_t *bw_registry_gauge(bw_registry_t *reg, const char *name,
                                         const bw_gauge_config_t *cfg,
                                         bw_error_t *err);
+/* As bw_registry_bulkhead, for a client-side throttle (a pipeline takes it
+ * with bw_pipeline_add_strategy(&pc, bw_throttle_strategy(t), 0)). */
+BW_EXTERN bw_throttle_t *bw_registry_throttle(bw_registry_t *reg,
+                                              const char *name,
+                                              const bw_throttle_config_t *cfg,
+                                              bw_error_t *err);
 
 /* Puts an object created elsewhere into the registry under (kind, name): a
  * shared-memory or Redis breaker (BW_REGISTRY_BREAKER_IF, obj a

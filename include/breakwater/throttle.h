@@ -47,6 +47,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "event.h"
 #include "strategy.h"
 
 #ifdef __cplusplus
@@ -66,10 +67,16 @@ typedef struct bw_throttle_config_s {
   uint64_t seed;     /* the refusal draws (bw_rand_t); default 0: a seed from
                         the operating system. Any other value makes the
                         refusals reproducible */
-  const bw_clock_t *clock; /* default NULL: the monotonic clock; a clock
-                              given must have now_ns and must outlive the
-                              throttle. A pipeline's strategies and the
-                              pipeline's driver must share it */
+  const bw_clock_t *clock;      /* default NULL: the monotonic clock; a clock
+                                   given must have now_ns and must outlive the
+                                   throttle. A pipeline's strategies and the
+                                   pipeline's driver must share it */
+  const bw_clock_t *wall_clock; /* event timestamps; default NULL: realtime */
+  bw_sink_t *sink; /* throttle_refused summaries (docs/events.md): the
+                      refusals since the last one, at most one a second, and
+                      the last at bw_throttle_free; default NULL (none). The
+                      clock, wall clock and sink must outlive the throttle:
+                      its free flushes the last summary through them */
 } bw_throttle_config_t;
 
 typedef struct bw_throttle_s bw_throttle_t;
@@ -111,6 +118,18 @@ BW_EXTERN void bw_throttle_stats(const bw_throttle_t *t,
                                  bw_throttle_stats_t *out);
 /* The name given at creation ("" for NULL). */
 BW_EXTERN const char *bw_throttle_name(const bw_throttle_t *t);
+/* Changes K live (a configuration reload): BW_OK, or BW_E_INVAL with err
+ * naming "k" and the rule, as at creation ([1, 10]; NULL t: field "t");
+ * nothing changes then. The window keeps its counts: the next decision
+ * reads them with the new K. Thread-safe against every other call (it
+ * takes the throttle's lock). */
+BW_EXTERN int bw_throttle_set_k(bw_throttle_t *t, double k, bw_error_t *err);
+/* Fills cfg with the throttle's configuration now (after any live change):
+ * name pointing at the throttle's own, clocks resolved (never NULL), seed
+ * as given (0 stays 0: the operating system's seed is not kept). NULL t or
+ * cfg: nothing. */
+BW_EXTERN void bw_throttle_config_of(const bw_throttle_t *t,
+                                     bw_throttle_config_t *cfg);
 /* The throttle as a pipeline strategy (kind "throttle", its name the
  * throttle's); it lives as long as the throttle. NULL for NULL (which
  * bw_pipeline_add_strategy refuses with BW_E_INVAL). */

@@ -48,6 +48,7 @@ static const kind_t kinds[] = {
     {"bulkhead", BW_CONFIG_BULKHEAD, BW_REGISTRY_BULKHEAD},
     {"limiter", BW_CONFIG_LIMITER, BW_REGISTRY_LIMITER},
     {"ratelimit", BW_CONFIG_RATELIMIT, BW_REGISTRY_RATELIMIT},
+    {"throttle", BW_CONFIG_THROTTLE, BW_REGISTRY_THROTTLE},
     {"priority_queue", BW_CONFIG_PRIORITY_QUEUE, BW_REGISTRY_QUEUE},
     {"stage", BW_CONFIG_STAGE, BW_REGISTRY_STAGE},
     {"degrade", BW_CONFIG_DEGRADE, BW_REGISTRY_DEGRADE},
@@ -60,7 +61,7 @@ static const kind_t kinds[] = {
 
 static const char kind_list[] =
     "breaker, retry, budget, bulkhead, limiter, "
-    "ratelimit, priority_queue, stage, degrade, "
+    "ratelimit, throttle, priority_queue, stage, degrade, "
     "http, pipeline";
 
 /* Any kind's config struct, aligned for all (as tools/cmd_config.c). */
@@ -513,11 +514,11 @@ static int parse_item(const bw_config_file_t *f, const section_t *s,
   int ck = k >= 0 ? kinds[k].ck : PIPELINE;
   if (k < 0 || (ck != BW_CONFIG_BREAKER && ck != BW_CONFIG_RETRY &&
                 ck != BW_CONFIG_BULKHEAD && ck != BW_CONFIG_LIMITER &&
-                ck != BW_CONFIG_RATELIMIT))
+                ck != BW_CONFIG_RATELIMIT && ck != BW_CONFIG_THROTTLE))
     return diag_set(diag, f->file, BW_E_INVAL, e->line, key,
                     "strategy %u ('%.64s'): a pipeline stacks deadline D, "
                     "timeout D, breaker.NAME, retry.NAME, bulkhead.NAME, "
-                    "limiter.NAME or ratelimit.NAME",
+                    "limiter.NAME, ratelimit.NAME or throttle.NAME",
                     idx + 1, text);
   int ref = find_section(f, (size_t)k, dot + 1);
   if (ref < 0 || f->s[ref].is_default)
@@ -539,16 +540,32 @@ static int parse_item(const bw_config_file_t *f, const section_t *s,
   return BW_OK;
 }
 
-/* Stands in for the objects when the rules between strategies are checked
+/* Stand in for the objects when the rules between strategies are checked
  * before any object exists (bw_pipeline_config_validate reads only a
- * breaker's table pointer). */
+ * breaker's or a strategy's table pointer). */
 static const bw_breaker_vtable_t placeholder_vt;
+/* A throttle's stand-in: validate wants enter and name set; neither runs. */
+static int placeholder_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
+                             int64_t now_ns, bw_refusal_t *r) {
+  (void)s;
+  (void)ctx;
+  (void)now_ns;
+  (void)r;
+  return BW_OK;
+}
+static const char *placeholder_name(const bw_strategy_if_t *s) {
+  (void)s;
+  return "throttle";
+}
+static const bw_strategy_vtable_t placeholder_strategy_vt = {
+    "throttle", placeholder_enter, NULL, placeholder_name};
 
 static int resolve_pipeline(const bw_config_file_t *f, section_t *s,
                             bw_config_diag_t *diag) {
   const entry_t *e = find_entry(s, "strategies");
   char key[128], buf[1024];
   bw_breaker_if_t placeholder = {&placeholder_vt};
+  bw_strategy_if_t placeholder_strategy = {&placeholder_strategy_vt};
   bw_pipeline_config_t pc;
   bw_error_t err;
   snprintf(key, sizeof key, "pipeline.%s.strategies", s->name);
@@ -584,8 +601,10 @@ static int resolve_pipeline(const bw_config_file_t *f, section_t *s,
       st->kind = ck == BW_CONFIG_BREAKER     ? BW_STRATEGY_BREAKER
                  : ck == BW_CONFIG_RETRY     ? BW_STRATEGY_RETRY
                  : ck == BW_CONFIG_RATELIMIT ? BW_STRATEGY_RATELIMIT
+                 : ck == BW_CONFIG_THROTTLE  ? BW_STRATEGY_CUSTOM
                                              : BW_STRATEGY_LIMIT;
-      st->object = &placeholder;
+      st->object = ck == BW_CONFIG_THROTTLE ? (void *)&placeholder_strategy
+                                            : (void *)&placeholder;
       st->max_wait_ms = it->wait_ms;
     }
     s->nitems++;
@@ -991,6 +1010,8 @@ static void *make(bw_registry_t *reg, const bw_config_file_t *f,
     return bw_registry_limiter(reg, s->name, c, err);
   case BW_CONFIG_RATELIMIT:
     return bw_registry_ratelimit(reg, s->name, c, err);
+  case BW_CONFIG_THROTTLE:
+    return bw_registry_throttle(reg, s->name, c, err);
   case BW_CONFIG_PRIORITY_QUEUE:
     return bw_registry_queue(reg, s->name, c, err);
   case BW_CONFIG_STAGE:
@@ -1030,6 +1051,10 @@ static void *make(bw_registry_t *reg, const bw_config_file_t *f,
       }
       case BW_CONFIG_LIMITER:
         bw_pipeline_add_limit(&pc, bw_limiter_as_limit(o), it->wait_ms);
+        break;
+      case BW_CONFIG_THROTTLE:
+        /* Refuses at once (a local refusal is not waited out). */
+        bw_pipeline_add_strategy(&pc, bw_throttle_strategy(o), 0);
         break;
       default:
         bw_pipeline_add_ratelimit(&pc, o, it->wait_ms);
@@ -1240,9 +1265,9 @@ static bool plan_breaker(const section_t *s, const bw_breaker_t *b,
 
 /* ---- the other kinds with live setters ----------------------------------
  * A bulkhead's max_concurrent, a rate limiter's rate and burst, an adaptive
- * limiter's bounds, a ratio budget's share and floor: the core's setters
- * (bulkhead.h, ratelimit.h, limiter.h, budget.h). Every other field of
- * theirs is fixed at creation. */
+ * limiter's bounds, a ratio budget's share and floor, a throttle's K: the
+ * core's setters (bulkhead.h, ratelimit.h, limiter.h, budget.h,
+ * throttle.h). Every other field of theirs is fixed at creation. */
 
 static void of_bulkhead(const void *o, void *c) {
   bw_bulkhead_config_of(o, c);
@@ -1255,6 +1280,9 @@ static void of_limiter(const void *o, void *c) {
 }
 static void of_budget(const void *o, void *c) {
   bw_budget_config_of(o, c);
+}
+static void of_throttle(const void *o, void *c) {
+  bw_throttle_config_of(o, c);
 }
 
 static bool is(const char *field, const char *a, const char *b) {
@@ -1272,6 +1300,10 @@ static bool live_ratelimit(const void *now, const char *f) {
 static bool live_limiter(const void *now, const char *f) {
   (void)now;
   return is(f, "min_limit", "max_limit");
+}
+static bool live_throttle(const void *now, const char *f) {
+  (void)now;
+  return is(f, "k", NULL);
 }
 static bool live_budget(const void *now, const char *f) {
   const bw_budget_config_t *c = now;
@@ -1298,6 +1330,9 @@ static int set_limiter(void *o, const void *m, bw_error_t *err) {
   const bw_limiter_config_t *c = m;
   return bw_limiter_set_bounds(o, c->min_limit, c->max_limit, err);
 }
+static int set_throttle(void *o, const void *m, bw_error_t *err) {
+  return bw_throttle_set_k(o, ((const bw_throttle_config_t *)m)->k, err);
+}
 static int set_budget(void *o, const void *m, bw_error_t *err) {
   const bw_budget_config_t *c = m;
   if (c->kind != BW_BUDGET_RATIO) return BW_OK; /* nothing live */
@@ -1320,6 +1355,7 @@ static const live_ops_t live_ops[] = {
     {BW_CONFIG_LIMITER, of_limiter, live_limiter, "initial_limit",
      check_limiter, set_limiter},
     {BW_CONFIG_BUDGET, of_budget, live_budget, NULL, NULL, set_budget},
+    {BW_CONFIG_THROTTLE, of_throttle, live_throttle, NULL, NULL, set_throttle},
 };
 
 static const live_ops_t *live_ops_of(int ck) {

@@ -72,6 +72,8 @@ ADAPT(degrade, bw_degrade_config_t, bw_degrade_config_init,
 ADAPT(hedge, bw_hedge_config_t, bw_hedge_config_init, bw_hedge_config_validate)
 ADAPT(http, bw_http_standard_config_t, bw_http_standard_config_init,
       bw_http_standard_config_validate)
+ADAPT(throttle, bw_throttle_config_t, bw_throttle_config_init,
+      bw_throttle_config_validate)
 #undef ADAPT
 
 static void registry_init(void *c) {
@@ -103,6 +105,7 @@ static const struct {
     {sizeof(bw_reprocessor_config_t), reprocessor_init, reprocessor_validate},
     {sizeof(bw_hedge_config_t), hedge_init, hedge_validate},
     {sizeof(bw_http_standard_config_t), http_init, http_validate},
+    {sizeof(bw_throttle_config_t), throttle_init, throttle_validate},
 };
 
 /* Room for any kind's struct, aligned for all of them. */
@@ -124,6 +127,7 @@ typedef union any_config_u {
   bw_reprocessor_config_t reprocessor;
   bw_hedge_config_t hedge;
   bw_http_standard_config_t http;
+  bw_throttle_config_t throttle;
 } any_config_t;
 
 static int kind_ok(bw_config_kind_t kind) {

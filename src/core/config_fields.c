@@ -34,6 +34,7 @@
 #include "breakwater/retry.h"
 #include "breakwater/stage.h"
 #include "breakwater/store.h"
+#include "breakwater/throttle.h"
 
 /* The longest duration most policies accept: a quarter of what fits in
  * int64 nanoseconds (about 73 years), as breaker.c and retry.c cap. */
@@ -270,6 +271,23 @@ static const bw_config_field_t ratelimit_fields[] = {
     PTR(T, clock, "null", "null = bw_clock_monotonic()"),
     PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
     PTR(T, sink, "null", "rate_limited summaries; null = none"),
+};
+#undef T
+
+#define T bw_throttle_config_t
+static const bw_config_field_t throttle_fields[] = {
+    STR(T, name, "throttle", "names the throttle"),
+    DBL(T, k, 1, 10, 0, "2",
+        "the multiplier K: it lets out about K x the requests the partner "
+        "accepts and refuses the rest"),
+    MS(T, window_ms, 10, DAY_MS, 0, "60000",
+       "the sliding window of requests and accepts"),
+    U32(T, buckets, 1, 1000, 0, "60",
+        "the window's buckets; divides window_ms in whole nanoseconds"),
+    U64(T, seed, "0", "the refusal draws; 0 = from the operating system"),
+    PTR(T, clock, "null", "null = bw_clock_monotonic()"),
+    PTR(T, wall_clock, "null", "event timestamps; null = realtime"),
+    PTR(T, sink, "null", "throttle_refused summaries; null = none"),
 };
 #undef T
 
@@ -600,6 +618,7 @@ static const struct {
      N(reprocessor_fields)},
     {"hedge", "bw_hedge_config_t", hedge_fields, N(hedge_fields)},
     {"http", "bw_http_standard_config_t", NULL, 0}, /* composed: table() */
+    {"throttle", "bw_throttle_config_t", throttle_fields, N(throttle_fields)},
 };
 
 /* A kind's rows and their count (the preset's composed on first use). */

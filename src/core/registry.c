@@ -227,6 +227,7 @@ typedef union bw__any_cfg_u {
   bw_stage_config_t stage;
   bw_degrade_config_t degrade;
   bw_gauge_config_t gauge;
+  bw_throttle_config_t throttle;
 } bw__any_cfg_t;
 
 /* A configuration registered in advance for (kind, name), a kind other
@@ -811,9 +812,9 @@ size_t bw_registry_size(const bw_registry_t *reg) {
 /* ---- objects of every kind --------------------------------------------- */
 
 static const char *const bw__kind_names[BW_REGISTRY_KIND__COUNT] = {
-    "breaker", "breaker_if",  "bulkhead", "limiter",   "ratelimit",
-    "retry",   "budget",      "pipeline", "queue",     "stage",
-    "degrade", "queue_store", "gauge",    "idem_store"};
+    "breaker", "breaker_if",  "bulkhead", "limiter",    "ratelimit",
+    "retry",   "budget",      "pipeline", "queue",      "stage",
+    "degrade", "queue_store", "gauge",    "idem_store", "throttle"};
 
 const char *bw_registry_kind_name(bw_registry_kind_t kind) {
   return (unsigned)kind < BW_REGISTRY_KIND__COUNT ? bw__kind_names[kind]
@@ -853,6 +854,9 @@ static void bw__obj_free_kind(bw_registry_kind_t kind, void *obj) {
       break;
     case BW_REGISTRY_GAUGE:
       bw_gauge_free(obj);
+      break;
+    case BW_REGISTRY_THROTTLE:
+      bw_throttle_free(obj);
       break;
     default:
       break;
@@ -909,6 +913,8 @@ static void *bw__create(bw_registry_kind_t kind, const void *cfg,
     return bw_degrade_new(cfg, err);
   case BW_REGISTRY_GAUGE:
     return bw_gauge_new(cfg, err);
+  case BW_REGISTRY_THROTTLE:
+    return bw_throttle_new(cfg, err);
   default:
     bw_error_set(err, BW_E_INVAL, "kind", "kind %d cannot be created here",
                  (int)kind);
@@ -1016,6 +1022,8 @@ static size_t bw__kind_cfg_size(bw_registry_kind_t kind) {
     return sizeof(bw_degrade_config_t);
   case BW_REGISTRY_GAUGE:
     return sizeof(bw_gauge_config_t);
+  case BW_REGISTRY_THROTTLE:
+    return sizeof(bw_throttle_config_t);
   default:
     return 0;
   }
@@ -1052,6 +1060,8 @@ static int bw__kind_cfg_check(bw_registry_kind_t kind, bw__any_cfg_t *c,
     BW__CHECK(degrade, bw_degrade_config_validate);
   case BW_REGISTRY_GAUGE:
     BW__CHECK(gauge, bw_gauge_config_validate);
+  case BW_REGISTRY_THROTTLE:
+    BW__CHECK(throttle, bw_throttle_config_validate);
   default:
     return bw_error_set(err, BW_E_INVAL, "kind", "no configuration for kind %d",
                         (int)kind);
@@ -1088,7 +1098,8 @@ int bw_registry_set_config(bw_registry_t *reg, bw_registry_kind_t kind,
     return bw_error_set(err, BW_E_INVAL, "kind",
                         "kind must be one the registry creates (breaker, "
                         "bulkhead, limiter, ratelimit, retry, budget, "
-                        "pipeline, queue, stage, degrade, gauge); got %s",
+                        "pipeline, queue, stage, degrade, gauge, throttle); "
+                        "got %s",
                         bw_registry_kind_name(kind));
   rc = bw__reg_check_name(name, &len, err);
   if (rc != BW_OK) return rc;
@@ -1189,6 +1200,9 @@ BW__REG_GETTER(bw_registry_degrade, BW_REGISTRY_DEGRADE, bw_degrade_t,
                BW__SINK)
 BW__REG_GETTER(bw_registry_gauge, BW_REGISTRY_GAUGE, bw_gauge_t,
                bw_gauge_config_t, bw_gauge_config_init, BW__CLOCK;
+               BW__SINK)
+BW__REG_GETTER(bw_registry_throttle, BW_REGISTRY_THROTTLE, bw_throttle_t,
+               bw_throttle_config_t, bw_throttle_config_init, BW__CLOCK;
                BW__SINK)
 
 int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
@@ -1767,6 +1781,7 @@ struct bw__gsnap_s {
     bw_stage_stats_t st;
     bw_degrade_stats_t dg;
     bw_gauge_stats_t ga;
+    bw_throttle_stats_t th;
     struct {
       bool ok; /* the stats call succeeded (a durable store may fail) */
       char backend[200];
@@ -1870,6 +1885,9 @@ static int bw__gsnapshot(bw_registry_t *reg, bw__gsnap_t **out, size_t *n) {
     }
     case BW_REGISTRY_GAUGE:
       bw_gauge_stats(e->obj, &e->u.ga);
+      break;
+    case BW_REGISTRY_THROTTLE:
+      bw_throttle_stats(e->obj, &e->u.th);
       break;
     case BW_REGISTRY_IDEM_STORE: {
       const char *k = bw_idem_store_kind(e->obj);
@@ -2644,6 +2662,58 @@ static void bw__is_write(bw__out_t *o, int f, const char *m,
   }
 }
 
+static const bw__family_t bw__th_fams[] = {
+    {"breakwater_throttle_requests_total", "counter",
+     "Requests entered, refused here or let out."},
+    {"breakwater_throttle_accepts_total", "counter",
+     "Requests the partner accepted (a success, or a 4xx answer)."},
+    {"breakwater_throttle_rejected_total", "counter",
+     "Requests the partner shed (a failure or a timeout)."},
+    {"breakwater_throttle_throttled_total", "counter",
+     "Requests refused here, before going out."},
+    {"breakwater_throttle_withdrawn_total", "counter",
+     "Requests admitted that never went out (refused further in, or "
+     "cancelled)."},
+    {"breakwater_throttle_window_requests", "gauge",
+     "Requests counted in the sliding window now."},
+    {"breakwater_throttle_window_accepts", "gauge",
+     "Accepts counted in the sliding window now."},
+    {"breakwater_throttle_refusal_probability", "gauge",
+     "The probability, in [0, 1), that a new request is refused now: "
+     "max(0, (requests - K * accepts) / (requests + 1)) over the window."},
+};
+
+static void bw__th_write(bw__out_t *o, int f, const char *m,
+                         const bw__gsnap_t *e) {
+  const bw_throttle_stats_t *s = &e->u.th;
+  switch (f) {
+  case 0:
+    BW__S("", s->requests);
+    break;
+  case 1:
+    BW__S("", s->accepts);
+    break;
+  case 2:
+    BW__S("", s->rejected);
+    break;
+  case 3:
+    BW__S("", s->throttled);
+    break;
+  case 4:
+    BW__S("", s->withdrawn);
+    break;
+  case 5:
+    BW__S("", s->window_requests);
+    break;
+  case 6:
+    BW__S("", s->window_accepts);
+    break;
+  default:
+    bw__sample_d(o, m, e->label, "", s->probability);
+    break;
+  }
+}
+
 static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
     [BW_REGISTRY_BREAKER_IF] = {bw__bi_fams, BW__NF(bw__bi_fams), bw__bi_write},
     [BW_REGISTRY_BULKHEAD] = {bw__bh_fams, BW__NF(bw__bh_fams), bw__bh_write},
@@ -2660,6 +2730,7 @@ static const bw__kindexp_t bw__kindexp[BW_REGISTRY_KIND__COUNT] = {
                                  bw__qs_write},
     [BW_REGISTRY_GAUGE] = {bw__ga_fams, BW__NF(bw__ga_fams), bw__ga_write},
     [BW_REGISTRY_IDEM_STORE] = {bw__is_fams, BW__NF(bw__is_fams), bw__is_write},
+    [BW_REGISTRY_THROTTLE] = {bw__th_fams, BW__NF(bw__th_fams), bw__th_write},
 };
 
 /* Every kind with at least one object: its families in table order, each

@@ -6,7 +6,11 @@
  * the bucket of time it counts (floor(now / bucket_ns)); a bucket whose tag
  * is older than the window counts nothing and is reset when its slot is
  * reused. A decision sums the ring (at most 1,000 buckets, 60 by default):
- * simple and exact, and cheap next to the network call it may save. */
+ * simple and exact, and cheap next to the network call it may save.
+ *
+ * With a sink, refusals are reported as throttle_refused summaries (at most
+ * one a second, and the last at free: summary.h), each with the refusals
+ * since the previous one and the window as it reads then. */
 #include "breakwater/throttle.h"
 
 #include <math.h>
@@ -15,6 +19,7 @@
 
 #include "breakwater/rand.h"
 #include "internal.h"
+#include "summary.h"
 
 #define BW__TH_MIN_WINDOW_MS INT64_C(10)
 #define BW__TH_MAX_WINDOW_MS INT64_C(86400000) /* a day */
@@ -30,12 +35,19 @@ struct bw_throttle_s {
   bw_strategy_if_t head; /* first: the strategy is the throttle */
   /* Read-only after creation. */
   char *name;
-  double k;
   int64_t bucket_ns;
   uint32_t nbuckets;
+  int64_t window_ms; /* as given (bw_throttle_config_of) */
+  uint64_t seed;     /* as given: 0 = the operating system's */
   const bw_clock_t *clock;
+  const bw_clock_t *wall;
+  bw_sink_t *sink;
+  /* Refusals, summarised as throttle_refused (only with a sink). Its lock
+   * is taken before mu, never after. */
+  bw__summary_t summary;
   /* Under mu. */
   pthread_mutex_t mu;
+  double k; /* bw_throttle_set_k changes it */
   bw_rand_t rng;
   uint64_t requests, accepts, rejected, throttled, withdrawn;
   bw__tbucket_t ring[]; /* nbuckets */
@@ -50,6 +62,8 @@ void bw_throttle_config_init(bw_throttle_config_t *cfg) {
   cfg->buckets = 60;
   cfg->seed = 0;
   cfg->clock = NULL;
+  cfg->wall_clock = NULL;
+  cfg->sink = NULL;
 }
 
 int bw_throttle_config_validate(const bw_throttle_config_t *cfg,
@@ -77,6 +91,9 @@ int bw_throttle_config_validate(const bw_throttle_config_t *cfg,
   if (cfg->clock != NULL && cfg->clock->now_ns == NULL)
     return bw_error_set(err, BW_E_INVAL, "clock",
                         "clock must have now_ns when given");
+  if (cfg->wall_clock != NULL && cfg->wall_clock->now_ns == NULL)
+    return bw_error_set(err, BW_E_INVAL, "wall_clock",
+                        "wall_clock must have now_ns when given");
   bw_error_clear(err);
   return BW_OK;
 }
@@ -89,26 +106,50 @@ bw_throttle_t *bw_throttle_new(const bw_throttle_config_t *cfg,
   bw_throttle_t *t =
       bw_calloc(1, sizeof *t + cfg->buckets * sizeof(bw__tbucket_t));
   char *name = bw_strdup(cfg->name);
+  const bw_clock_t *clock =
+      cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
   if (t == NULL || name == NULL || pthread_mutex_init(&t->mu, NULL) != 0) {
     bw_free(t);
     bw_free(name);
     bw_error_set(err, BW_E_NOMEM, "", "out of memory");
     return NULL;
   }
+  /* Summaries are timed from creation; without a sink, no clock reading. */
+  if (bw__summary_init(&t->summary,
+                       cfg->sink != NULL ? bw__clock_now(clock) : 0) != 0) {
+    pthread_mutex_destroy(&t->mu);
+    bw_free(t);
+    bw_free(name);
+    bw_error_set(err, BW_E_NOMEM, "", "cannot create the throttle's lock");
+    return NULL;
+  }
   t->head.vt = &throttle_vt;
   t->name = name;
   t->k = cfg->k;
   t->nbuckets = cfg->buckets;
+  t->window_ms = cfg->window_ms;
+  t->seed = cfg->seed;
   t->bucket_ns = cfg->window_ms * BW_NS_PER_MS / (int64_t)cfg->buckets;
-  t->clock = cfg->clock != NULL ? cfg->clock : bw_clock_monotonic();
+  t->clock = clock;
+  t->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
+  t->sink = cfg->sink;
   bw_rand_seed(&t->rng, cfg->seed != 0 ? cfg->seed : bw_rand_os_seed());
   for (uint32_t i = 0; i < t->nbuckets; i++)
     t->ring[i].index = INT64_MIN;
   return t;
 }
 
+static void summarise_locked(bw_throttle_t *t, int64_t now);
+
 void bw_throttle_free(bw_throttle_t *t) {
   if (t == NULL) return;
+  if (t->sink != NULL) { /* the last summary: the clock and sink outlive us */
+    int64_t now = bw__clock_now(t->clock);
+    bw__summary_begin(&t->summary, now, true);
+    summarise_locked(t, now);
+    bw__summary_end(&t->summary, now);
+  }
+  bw__summary_destroy(&t->summary);
   pthread_mutex_destroy(&t->mu);
   bw_free(t->name);
   bw_free(t);
@@ -120,6 +161,35 @@ const char *bw_throttle_name(const bw_throttle_t *t) {
 
 bw_strategy_if_t *bw_throttle_strategy(bw_throttle_t *t) {
   return t == NULL ? NULL : &t->head;
+}
+
+int bw_throttle_set_k(bw_throttle_t *t, double k, bw_error_t *err) {
+  if (t == NULL)
+    return bw_error_set(err, BW_E_INVAL, "t", "t must not be NULL");
+  if (!(k >= 1.0 && k <= 10.0)) /* NaN fails too; the rule of validate */
+    return bw_error_set(err, BW_E_INVAL, "k", "k must be in [1, 10] (got %g)",
+                        k);
+  pthread_mutex_lock(&t->mu);
+  t->k = k;
+  pthread_mutex_unlock(&t->mu);
+  bw_error_clear(err);
+  return BW_OK;
+}
+
+void bw_throttle_config_of(const bw_throttle_t *t, bw_throttle_config_t *cfg) {
+  if (t == NULL || cfg == NULL) return;
+  bw_throttle_t *w = (bw_throttle_t *)t; /* the lock only */
+  bw_throttle_config_init(cfg);
+  cfg->name = t->name;
+  pthread_mutex_lock(&w->mu);
+  cfg->k = t->k;
+  pthread_mutex_unlock(&w->mu);
+  cfg->window_ms = t->window_ms;
+  cfg->buckets = t->nbuckets;
+  cfg->seed = t->seed;
+  cfg->clock = t->clock;
+  cfg->wall_clock = t->wall;
+  cfg->sink = t->sink;
 }
 
 /* ---- the window (under mu) --------------------------------------------- */
@@ -172,11 +242,13 @@ double bw_throttle_probability(const bw_throttle_t *t) {
   if (t == NULL) return 0.0;
   bw_throttle_t *w = (bw_throttle_t *)t; /* the lock only */
   uint64_t req, acc;
+  double k;
   int64_t now = bw__clock_now(t->clock);
   pthread_mutex_lock(&w->mu);
   window_sum(t, bucket_of(t, now), &req, &acc);
+  k = t->k;
   pthread_mutex_unlock(&w->mu);
-  return probability_of(t->k, req, acc);
+  return probability_of(k, req, acc);
 }
 
 void bw_throttle_stats(const bw_throttle_t *t, bw_throttle_stats_t *out) {
@@ -185,6 +257,7 @@ void bw_throttle_stats(const bw_throttle_t *t, bw_throttle_stats_t *out) {
   if (t == NULL) return;
   bw_throttle_t *w = (bw_throttle_t *)t; /* the lock only */
   int64_t now = bw__clock_now(t->clock);
+  double k;
   pthread_mutex_lock(&w->mu);
   out->requests = t->requests;
   out->accepts = t->accepts;
@@ -192,9 +265,60 @@ void bw_throttle_stats(const bw_throttle_t *t, bw_throttle_stats_t *out) {
   out->throttled = t->throttled;
   out->withdrawn = t->withdrawn;
   window_sum(t, bucket_of(t, now), &out->window_requests, &out->window_accepts);
+  k = t->k;
   pthread_mutex_unlock(&w->mu);
   out->probability =
-      probability_of(t->k, out->window_requests, out->window_accepts);
+      probability_of(k, out->window_requests, out->window_accepts);
+}
+
+/* ---- refusal summaries -------------------------------------------------- */
+
+/* Emits the refusals since the last summary as one throttle_refused event,
+ * with the window and the probability as they read now (the summary's lock
+ * held; takes mu to read the counts). */
+static void summarise_locked(bw_throttle_t *t, int64_t now) {
+  uint64_t total, req, acc, n;
+  double k, p;
+  bw_field_t f[5];
+  char reason[160];
+  pthread_mutex_lock(&t->mu);
+  total = t->throttled;
+  window_sum(t, bucket_of(t, now), &req, &acc);
+  k = t->k;
+  pthread_mutex_unlock(&t->mu);
+  n = bw__summary_take(&t->summary, 0, total);
+  if (n == 0) return;
+  p = probability_of(k, req, acc);
+  f[0].key = "count";
+  f[0].type = BW_FIELD_UINT;
+  f[0].v.u = n;
+  f[1].key = "probability";
+  f[1].type = BW_FIELD_DOUBLE;
+  f[1].v.d = p;
+  f[2].key = "window_requests";
+  f[2].type = BW_FIELD_UINT;
+  f[2].v.u = req;
+  f[3].key = "window_accepts";
+  f[3].type = BW_FIELD_UINT;
+  f[3].v.u = acc;
+  f[4].key = "k";
+  f[4].type = BW_FIELD_DOUBLE;
+  f[4].v.d = k;
+  snprintf(reason, sizeof(reason),
+           "%llu requests refused locally (p %.3f: %llu requests, %llu "
+           "accepts in the window, K %g)",
+           (unsigned long long)n, p, (unsigned long long)req,
+           (unsigned long long)acc, k);
+  bw_event_emit(t->sink, t->wall, now, BW_EV_THROTTLE_REFUSED, t->name, reason,
+                f, 5, NULL);
+}
+
+/* After a refusal was counted, with a sink: a summary when one is due (off
+ * the admission path: a refusal with a sink only). */
+static BW__NOINLINE void refused(bw_throttle_t *t, int64_t now) {
+  if (!bw__summary_begin(&t->summary, now, false)) return;
+  summarise_locked(t, now);
+  bw__summary_end(&t->summary, now);
 }
 
 /* ---- the strategy ------------------------------------------------------- */
@@ -229,6 +353,7 @@ static int throttle_enter(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
   }
   pthread_mutex_unlock(&t->mu);
   if (refuse) {
+    if (t->sink != NULL) refused(t, now_ns);
     /* The closest existing kind: a client-side limit on load, like a
      * limiter's. Not waited out: the point is to fail fast. */
     r->failure = BW_FAILURE_LIMIT;

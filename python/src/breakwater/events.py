@@ -112,6 +112,7 @@ LEVELS: Mapping[str, int] = {
     "limiter_rejected": logging.WARNING,
     "queue_dropped": logging.WARNING,
     "alert_firing": logging.WARNING,
+    "throttle_refused": logging.WARNING,
 }
 
 
