@@ -9,11 +9,12 @@
  * A reads the inbound deadline and trace context, makes them its thread's
  * current ones,
  * spends 200 ms, then either refuses (less than 1 s left: 504, B never
- * called) or calls B with bw_curl_easy_perform, whose pipeline has no
- * deadline of its own: the budget B receives is what A had left. Every log
- * is read after its server's thread has stopped. Time is asserted only as
- * bounds that hold on any machine: B's budget is at most A's minus the time
- * A measured it spent before the call. */
+ * called) or calls B with the easy helper, whose pipeline has no deadline
+ * of its own: the budget B receives is what A had left. Every log is read
+ * after its server's thread has stopped. Time is one manual clock, the
+ * client's helper's and A's: A "spends" its 200 ms by advancing it, and no
+ * request moves it, so every budget is exact — B gets A's budget less 200
+ * ms — whatever the machine's load. */
 #include <curl/curl.h>
 
 #include "breakwater/curl_easy.h"
@@ -32,6 +33,7 @@ typedef struct hop_s {
   atomic_bool stop;
   pthread_t th;
   int port;
+  bw_clock_t *clock;       /* the test's manual clock (shared) */
   const bw_pipeline_t *pl; /* A: its pipeline to B */
   int next_port;           /* A: B's port */
   unsigned n;
@@ -46,10 +48,6 @@ typedef struct hop_s {
     char ts[64];      /* A and B: the raw tracestate received */
   } log[HOPS_MAX];
 } hop_t;
-
-static int64_t mono(void) {
-  return bw_clock_now(bw_clock_monotonic());
-}
 
 static void answer(struct evhttp_request *req, int code, const char *body) {
   struct evbuffer *b = evbuffer_new();
@@ -70,8 +68,7 @@ static void log_trace(struct evhttp_request *req, char *tp, char *ts) {
 static void hop_a(struct evhttp_request *req, void *arg) {
   hop_t *h = arg;
   unsigned i = h->n < HOPS_MAX ? h->n : HOPS_MAX - 1;
-  int64_t arrival = mono(), t_call;
-  struct timespec ts = {0, SPEND_MS * 1000000L};
+  int64_t arrival = bw_clock_now(h->clock), t_call;
   bw_deadline_t d, prev;
   bw_trace_t trace;
   const bw_trace_t *prev_trace = bw_trace_current();
@@ -82,21 +79,23 @@ static void hop_a(struct evhttp_request *req, void *arg) {
   h->log[i].rc = bw_ev_http_deadline(req, arrival, BW_DEADLINE_DEFAULT_MS, &d);
   h->log[i].got_ms = bw_deadline_remaining_ms(d, arrival);
   prev = bw_deadline_set(bw_deadline_min(bw_deadline_current(), d));
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-  t_call = mono();
+  bw_clock_manual_advance(h->clock, SPEND_MS * BW_NS_PER_MS);
+  t_call = bw_clock_now(h->clock);
   h->log[i].spent_ms = (t_call - arrival) / BW_NS_PER_MS;
   if (bw_deadline_check(bw_deadline_current(), t_call,
                         BW_DEADLINE_MIN_CALL_MS) != BW_OK) {
     answer(req, 504, "not worth calling B");
   } else {
     CURL *easy = curl_easy_init();
+    bw_curl_easy_options_t o;
     char u[64];
     int rc;
     snprintf(u, sizeof(u), "http://127.0.0.1:%d/b", h->next_port);
     curl_easy_setopt(easy, CURLOPT_URL, u);
+    bw_curl_easy_options_init(&o);
+    o.clock = h->clock; /* the current deadline is a reading of it */
     h->log[i].called = true;
-    rc = bw_curl_easy_perform(h->pl, easy, NULL);
+    rc = bw_curl_easy_perform_with(h->pl, easy, &o, NULL);
     answer(req, rc == BW_FAILURE_NONE ? 200 : 502, "via B");
     curl_easy_cleanup(easy);
   }
@@ -157,6 +156,7 @@ static void hop_stop(hop_t *h) {
 }
 
 typedef struct env_s {
+  bw_clock_t *clock; /* manual: the client's and A's */
   hop_t a, b;
   bw_pipeline_t *a_to_b; /* no deadline of its own: A's thread's */
   bw_pipeline_t *client; /* 5 s deadline */
@@ -167,10 +167,13 @@ typedef struct env_s {
 static int setup(void **state) {
   env_t *e = calloc(1, sizeof(*e));
   if (e == NULL) return -1;
+  e->clock = bw_clock_manual_new(BWT_T0_NS);
+  if (e->clock == NULL) return -1;
   e->a_to_b = bwt_pipeline("a_to_b", 0, NULL, NULL, 2000);
   e->client = bwt_pipeline("client", 5000, NULL, NULL, 0);
   e->bare = bwt_pipeline("bare", 0, NULL, NULL, 0);
   hop_start(&e->b, hop_b);
+  e->a.clock = e->clock;
   e->a.pl = e->a_to_b;
   e->a.next_port = e->b.port;
   hop_start(&e->a, hop_a);
@@ -185,6 +188,7 @@ static int teardown(void **state) {
   bw_pipeline_free(e->a_to_b);
   bw_pipeline_free(e->client);
   bw_pipeline_free(e->bare);
+  bw_clock_free(e->clock);
   free(e);
   return 0;
 }
@@ -202,6 +206,7 @@ static int call_a(env_t *e, const bw_pipeline_t *pl, const char *header,
   curl_easy_setopt(e->easy, CURLOPT_URL, u);
   bw_curl_easy_options_init(&o);
   o.headers = h;
+  o.clock = e->clock;
   rc = bw_curl_easy_perform_with(pl, e->easy, &o, &res);
   *status = res.status;
   bw_curl_result_clear(&res);
@@ -223,12 +228,11 @@ static void the_budget_shrinks_across_two_hops(void **state) {
   assert_int_equal(e->a.n, 1);
   assert_int_equal(e->b.n, 1);
   assert_status(e->a.log[0].rc, BW_OK);
-  assert_true(e->a.log[0].got_ms > 4000 && e->a.log[0].got_ms <= 5000);
-  assert_true(e->a.log[0].spent_ms >= SPEND_MS);
-  assert_true(e->b.log[0].got_ms >= 0);
-  /* B got at most what A had at arrival less what A spent before calling. */
-  assert_true(e->b.log[0].got_ms <= e->a.log[0].got_ms - e->a.log[0].spent_ms);
-  assert_true(e->b.log[0].got_ms > 3000);
+  assert_i64_eq(e->a.log[0].got_ms, 5000); /* the client's whole deadline */
+  assert_i64_eq(e->a.log[0].spent_ms, SPEND_MS);
+  /* B got what A had at arrival less what A spent before calling. */
+  assert_i64_eq(e->b.log[0].got_ms, e->a.log[0].got_ms - e->a.log[0].spent_ms);
+  assert_i64_eq(e->b.log[0].got_ms, 5000 - SPEND_MS);
 }
 
 static void grpc_timeout_sets_the_first_hop(void **state) {
@@ -240,8 +244,8 @@ static void grpc_timeout_sets_the_first_hop(void **state) {
   stop_both(e);
   assert_status(e->a.log[0].rc, BW_OK);
   assert_int_equal(e->a.log[0].got_ms, 3000); /* read at arrival: exact */
-  assert_true(e->b.log[0].got_ms <= 3000 - e->a.log[0].spent_ms);
-  assert_true(e->b.log[0].got_ms > 1000);
+  assert_i64_eq(e->a.log[0].spent_ms, SPEND_MS);
+  assert_i64_eq(e->b.log[0].got_ms, 3000 - SPEND_MS);
 }
 
 static void no_header_means_ten_seconds(void **state) {
@@ -256,9 +260,10 @@ static void no_header_means_ten_seconds(void **state) {
   assert_int_equal(e->a.log[0].got_ms, BW_DEADLINE_DEFAULT_MS);
   assert_status(e->a.log[1].rc, BW_E_INVAL); /* malformed: the default */
   assert_int_equal(e->a.log[1].got_ms, BW_DEADLINE_DEFAULT_MS);
-  assert_true(e->b.log[0].got_ms <= 10000 - e->a.log[0].spent_ms);
-  assert_true(e->b.log[0].got_ms > 8000);
-  assert_true(e->b.log[1].got_ms <= 10000 - e->a.log[1].spent_ms);
+  assert_i64_eq(e->a.log[0].spent_ms, SPEND_MS);
+  assert_i64_eq(e->a.log[1].spent_ms, SPEND_MS);
+  assert_i64_eq(e->b.log[0].got_ms, 10000 - SPEND_MS);
+  assert_i64_eq(e->b.log[1].got_ms, 10000 - SPEND_MS);
 }
 
 static void less_than_a_second_left_is_refused_before_b(void **state) {
@@ -272,6 +277,7 @@ static void less_than_a_second_left_is_refused_before_b(void **state) {
   assert_int_equal(e->a.n, 1);
   assert_status(e->a.log[0].rc, BW_OK);
   assert_int_equal(e->a.log[0].got_ms, 1100);
+  assert_i64_eq(e->a.log[0].spent_ms, SPEND_MS); /* 900 ms left: refused */
   assert_false(e->a.log[0].called);
   assert_int_equal(e->b.n, 0);
 }

@@ -20,7 +20,8 @@ static void noop_cb(const bw_event_t *ev, void *ud) {
 
 /* Builds everything a program would, then frees it. Returns BW_OK, or
  * BW_E_NOMEM when an allocation failed (after freeing what it had). */
-static int scenario(bw_trip_rule_t rule) {
+static int scenario(void *ctx) {
+  bw_trip_rule_t rule = *(const bw_trip_rule_t *)ctx;
   bw_error_t err;
   bw_clock_t *clock = NULL;
   bw_sink_t *cb = NULL, *json = NULL, *tee = NULL;
@@ -81,22 +82,7 @@ out:
 }
 
 static void walk(bw_trip_rule_t rule) {
-  long n;
-  for (n = 1; n < 1000; n++) {
-    long live = oom_live();
-    long injected;
-    int rc;
-    oom_fail_at(n, false);
-    rc = scenario(rule);
-    injected = oom_injected();
-    oom_fail_at(0, false);
-    assert_int_equal(oom_live(), live);
-    if (injected == 0) {
-      assert_int_equal(rc, BW_OK);
-      break;
-    }
-    assert_int_equal(rc, BW_E_NOMEM);
-  }
+  long n = oom_walk(scenario, &rule, false);
   /* At least the clock, three sinks, the breaker and its name allocate. */
   assert_true(n > 6);
   assert_true(n < 1000);

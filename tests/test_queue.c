@@ -666,11 +666,12 @@ static void the_gauge_closes_the_door_on_batch_before_interactive_suffers(
 
 /* ==== out of memory ====================================================== */
 
-static int oom_scenario(void) {
+static int oom_scenario(void *ctx) {
   bw_queue_config_t cfg;
   bw_error_t err;
   bw_queue_t *q;
   bw_queue_item_t it;
+  (void)ctx;
   bw_queue_config_init(&cfg);
   cfg.max_size = 100;
   cfg.policy = BW_QUEUE_DROP_LOWEST;
@@ -692,20 +693,7 @@ static int oom_scenario(void) {
 static void creation_survives_every_allocation_failure(void **state) {
   long n;
   (void)state;
-  for (n = 1;; n++) {
-    long live = oom_live(), injected;
-    int rc;
-    oom_fail_at(n, false);
-    rc = oom_scenario();
-    injected = oom_injected();
-    oom_fail_at(0, false);
-    assert_i64_eq(oom_live(), live);
-    if (injected == 0) {
-      assert_status(rc, BW_OK);
-      break;
-    }
-    assert_status(rc, BW_E_NOMEM);
-  }
+  n = oom_walk(oom_scenario, NULL, false);
   assert_true(n > 3); /* queue, slots, level ends, name */
 }
 

@@ -1281,62 +1281,53 @@ static void the_limit_works_through_the_limit_interface(void **st) {
 
 /* ==== allocation failure ================================================== */
 
-static void every_allocation_failure_is_nomem_and_leaks_nothing(void **st) {
-  env_t *e = *st;
-  for (long n = 1;; n++) {
-    long live = oom_live();
-    bw_error_t err;
-    bw_breaker_config_t cfg;
-    bw_budget_config_t bc;
-    bw_shm_limit_config_t lc;
-    bw_shm_config_t sc;
-    bw_shm_t *seg;
-    bw_shm_breaker_t *b = NULL;
-    bw_shm_budget_t *bud = NULL;
-    bw_shm_limit_t *lim = NULL;
-    long injected;
-    bool ok = true;
-    oom_fail_at(n, false);
-    bw_shm_config_init(&sc);
-    sc.name = e->name;
-    sc.mode = BW_SHM_ATTACH;
-    seg = bw_shm_open(&sc, &err);
-    if (seg == NULL) {
-      assert_status(err.code, BW_E_NOMEM);
-      ok = false;
-    }
-    if (ok) {
-      brk_config(e, &cfg);
-      b = bw_shm_breaker_new(seg, &cfg, &err);
-      if (b == NULL) {
-        assert_status(err.code, BW_E_NOMEM);
-        ok = false;
-      }
-    }
-    if (ok) {
-      bw_budget_config_init(&bc);
-      bud = bw_shm_budget_new(seg, &bc, &err);
-      if (bud == NULL) {
-        assert_status(err.code, BW_E_NOMEM);
-        ok = false;
-      }
-    }
-    if (ok) {
-      bw_shm_limit_config_init(&lc);
-      lc.name = "slots";
-      lim = bw_shm_limit_new(seg, &lc, &err);
-      if (lim == NULL) assert_status(err.code, BW_E_NOMEM);
-    }
-    injected = oom_injected();
-    oom_fail_at(0, false);
-    bw_shm_breaker_free(b);
-    bw_shm_budget_free(bud);
-    bw_shm_limit_free(lim);
-    bw_shm_close(seg);
-    assert_int_equal(live, oom_live());
-    if (injected == 0) break;
-    assert_true(n < 100);
+/* Attaches to the segment and makes a breaker, a budget and a limit in it,
+ * stopping at the first BW_E_NOMEM; frees what it made. */
+static int attach_scenario(void *ctx) {
+  env_t *e = ctx;
+  bw_error_t err;
+  bw_breaker_config_t cfg;
+  bw_budget_config_t bc;
+  bw_shm_limit_config_t lc;
+  bw_shm_config_t sc;
+  bw_shm_t *seg;
+  bw_shm_breaker_t *b = NULL;
+  bw_shm_budget_t *bud = NULL;
+  bw_shm_limit_t *lim = NULL;
+  int rc = BW_OK;
+  bw_shm_config_init(&sc);
+  sc.name = e->name;
+  sc.mode = BW_SHM_ATTACH;
+  seg = bw_shm_open(&sc, &err);
+  if (seg == NULL) rc = err.code;
+  if (rc == BW_OK) {
+    brk_config(e, &cfg);
+    b = bw_shm_breaker_new(seg, &cfg, &err);
+    if (b == NULL) rc = err.code;
   }
+  if (rc == BW_OK) {
+    bw_budget_config_init(&bc);
+    bud = bw_shm_budget_new(seg, &bc, &err);
+    if (bud == NULL) rc = err.code;
+  }
+  if (rc == BW_OK) {
+    bw_shm_limit_config_init(&lc);
+    lc.name = "slots";
+    lim = bw_shm_limit_new(seg, &lc, &err);
+    if (lim == NULL) rc = err.code;
+  }
+  bw_shm_breaker_free(b);
+  bw_shm_budget_free(bud);
+  bw_shm_limit_free(lim);
+  bw_shm_close(seg);
+  if (rc != BW_OK) assert_status(rc, BW_E_NOMEM);
+  return rc;
+}
+
+static void every_allocation_failure_is_nomem_and_leaks_nothing(void **st) {
+  /* Lenient: objects made despite a failed allocation need not have failed,
+   * only leak nothing; each one that failed said BW_E_NOMEM. */
+  assert_true(oom_walk_lenient(attach_scenario, *st, false, NULL) <= 100);
 }
 
 int main(void) {

@@ -1027,12 +1027,13 @@ static void a_real_breaker_keeps_calls_off_the_network(void **state) {
 
 /* ==== out of memory ===================================================== */
 
-static int oom_scenario(void) {
+static int oom_scenario(void *ctx) {
   bw_sim_policy_t naive;
   bw_sim_client_config_t cc;
   bw_sim_results_t r;
   bw_error_t err;
   int rc;
+  (void)ctx;
   bw_sim_policy_naive(&naive, 3);
   cc = client_cfg(&naive, 800);
   rc = bw_sim_run_scenario(NULL, &cc, &r, &err);
@@ -1048,20 +1049,7 @@ static int oom_scenario(void) {
 static void every_allocation_failure_is_clean(void **state) {
   long n;
   (void)state;
-  for (n = 1;; n++) {
-    long live = oom_live(), injected;
-    int rc;
-    oom_fail_at(n, false);
-    rc = oom_scenario();
-    injected = oom_injected();
-    oom_fail_at(0, false);
-    assert_i64_eq(oom_live(), live);
-    if (injected == 0) {
-      assert_status(rc, BW_OK);
-      break;
-    }
-    assert_status(rc, BW_E_NOMEM);
-  }
+  n = oom_walk(oom_scenario, NULL, false);
   assert_true(n > 5); /* sim, heap, slots, partner, client... */
 }
 

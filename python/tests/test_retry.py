@@ -162,33 +162,48 @@ def test_deadline_stops_retries():
     assert len(f.calls) == 3
 
 
-def test_async_retry_waits_with_asyncio_sleep():
-    """Real clock: while a retry waits 0.2 s, a heartbeat task keeps ticking."""
+def test_async_retry_waits_with_asyncio_sleep(monkeypatch):
+    """Real clock: the waits are awaited asyncio.sleep calls of the delays,
+    never time.sleep, and a heartbeat task ticks during each. asyncio.sleep
+    is recorded and takes one turn of the loop instead of the delay."""
     r = bw.Retry(max_attempts=3, base_ms=100, jitter="none", retry_on=Transient)
-    attempts = []
+    real_sleep = asyncio.sleep
+    slept = []
+    ticks = 0
+    ticks_at_attempt = []
+
+    async def recording_sleep(delay, *args, **kwargs):
+        slept.append(delay)
+        await real_sleep(0)
+
+    def blocking_sleep(seconds):
+        raise AssertionError(f"time.sleep({seconds}) would block the loop")
+
+    monkeypatch.setattr(asyncio, "sleep", recording_sleep)
+    monkeypatch.setattr(time, "sleep", blocking_sleep)
 
     @r
     async def call():
-        attempts.append(time.monotonic())
-        if len(attempts) < 3:
+        ticks_at_attempt.append(ticks)
+        if len(ticks_at_attempt) < 3:
             raise Transient()
         return "ok"
 
     async def main():
-        ticks = 0
         stop = asyncio.Event()
 
         async def heartbeat():
             nonlocal ticks
             while not stop.is_set():
                 ticks += 1
-                await asyncio.sleep(0.01)
+                await real_sleep(0)
         hb = asyncio.create_task(heartbeat())
         out = await call()
         stop.set()
         await hb
-        return out, ticks
-    out, ticks = asyncio.run(main())
-    assert out == "ok" and len(attempts) == 3
-    assert attempts[2] - attempts[0] >= 0.29
-    assert ticks >= 10  # the loop was never blocked during the 0.3 s of waits
+        return out
+    out = asyncio.run(main())
+    assert out == "ok" and len(ticks_at_attempt) == 3
+    assert slept == [0.1, 0.2]  # exponential from base_ms 100
+    # the heartbeat ran during each wait: the loop was never blocked
+    assert ticks_at_attempt[0] < ticks_at_attempt[1] < ticks_at_attempt[2]
