@@ -501,6 +501,9 @@ static void test_exposition_of_every_kind(void **state) {
                   "\nbreakwater_limiter_rtt_seconds{name=\"search_agent\","
                   "which=\"last\"} 0.02\n");
   assert_contains(text,
+                  "\nbreakwater_limiter_stuck_timeouts_total{name="
+                  "\"search_agent\"} 0\n");
+  assert_contains(text,
                   "\nbreakwater_ratelimit_admitted_total{name="
                   "\"payment_api\"} 1\n");
   assert_contains(text,
