@@ -34,42 +34,6 @@ static bw_event_t make_event(bw_event_type_t type, int64_t wall_ns,
   return ev;
 }
 
-static bw_field_t f_int(const char *key, int64_t v) {
-  bw_field_t f;
-  f.key = key;
-  f.type = BW_FIELD_INT;
-  f.v.i = v;
-  return f;
-}
-static bw_field_t f_uint(const char *key, uint64_t v) {
-  bw_field_t f;
-  f.key = key;
-  f.type = BW_FIELD_UINT;
-  f.v.u = v;
-  return f;
-}
-static bw_field_t f_dbl(const char *key, double v) {
-  bw_field_t f;
-  f.key = key;
-  f.type = BW_FIELD_DOUBLE;
-  f.v.d = v;
-  return f;
-}
-static bw_field_t f_str(const char *key, const char *v) {
-  bw_field_t f;
-  f.key = key;
-  f.type = BW_FIELD_STR;
-  f.v.s = v;
-  return f;
-}
-static bw_field_t f_bool(const char *key, bool v) {
-  bw_field_t f;
-  f.key = key;
-  f.type = BW_FIELD_BOOL;
-  f.v.b = v;
-  return f;
-}
-
 /* Asserts that bw_event_format_json writes exactly `expected` and returns its
  * length. */
 static void assert_json(const bw_event_t *ev, const char *expected) {
@@ -133,8 +97,8 @@ static void json_line_has_keys_in_order_and_ends_with_newline(void **state) {
   bw_field_t fields[2];
   bw_event_t ev;
   (void)state;
-  fields[0] = f_int("break_ms", 60000);
-  fields[1] = f_str("from", "closed");
+  fields[0] = bw_field_int("break_ms", 60000);
+  fields[1] = bw_field_str("from", "closed");
   ev = make_event(BW_EV_CIRCUIT_OPENED, INT64_C(1786111923418000000),
                   "payment_api", "3 consecutive failures (failure_threshold 3)",
                   fields, 2, NULL);
@@ -161,14 +125,14 @@ static void json_field_types_are_written_as_json_values(void **state) {
   bw_field_t fields[8];
   bw_event_t ev;
   (void)state;
-  fields[0] = f_int("neg", -5);
-  fields[1] = f_int("min", INT64_MIN);
-  fields[2] = f_uint("count", UINT64_MAX);
-  fields[3] = f_dbl("half", 0.5);
-  fields[4] = f_dbl("ratio", -2.25);
-  fields[5] = f_bool("yes", true);
-  fields[6] = f_bool("no", false);
-  fields[7] = f_str("state", "half_open");
+  fields[0] = bw_field_int("neg", -5);
+  fields[1] = bw_field_int("min", INT64_MIN);
+  fields[2] = bw_field_uint("count", UINT64_MAX);
+  fields[3] = bw_field_double("half", 0.5);
+  fields[4] = bw_field_double("ratio", -2.25);
+  fields[5] = bw_field_bool("yes", true);
+  fields[6] = bw_field_bool("no", false);
+  fields[7] = bw_field_str("state", "half_open");
   ev = make_event(BW_EV_CALLS_REJECTED, 0, "n", "r", fields, 8, NULL);
   assert_json(
       &ev,
@@ -183,9 +147,9 @@ static void json_nan_and_infinities_are_null(void **state) {
   bw_field_t fields[3];
   bw_event_t ev;
   (void)state;
-  fields[0] = f_dbl("nan", NAN);
-  fields[1] = f_dbl("inf", INFINITY);
-  fields[2] = f_dbl("ninf", -INFINITY);
+  fields[0] = bw_field_double("nan", NAN);
+  fields[1] = bw_field_double("inf", INFINITY);
+  fields[2] = bw_field_double("ninf", -INFINITY);
   ev = make_event(BW_EV_CIRCUIT_OPENED, 0, "n", "r", fields, 3, NULL);
   assert_json(&ev,
               "{\"event\":\"circuit_opened\",\"ts\":\"1970-01-01T00:00:"
@@ -240,7 +204,7 @@ static void json_doubles_round_trip_with_at_most_17_digits(void **state) {
   (void)state;
   for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
     char buf[LINE_MAX_LEN];
-    bw_field_t f = f_dbl("v", values[i]);
+    bw_field_t f = bw_field_double("v", values[i]);
     bw_event_t ev = make_event(BW_EV_CIRCUIT_OPENED, 0, "n", "r", &f, 1, NULL);
     const char *start, *end;
     char num[64];
@@ -280,7 +244,7 @@ static void json_strings_are_escaped(void **state) {
   char buf[LINE_MAX_LEN];
   const char *lower, *upper;
   (void)state;
-  f = f_str("detail", "C:\\tmp \"x\"");
+  f = bw_field_str("detail", "C:\\tmp \"x\"");
   ev = make_event(BW_EV_CIRCUIT_OPENED, 0, "pay\"ment",
                   "say \"hi\" \\ path\nnext\x01\x1f caf\xc3\xa9", &f, 1, NULL);
   format(&ev, buf, sizeof(buf));
@@ -308,7 +272,7 @@ static void json_strings_are_escaped(void **state) {
 static void json_context_items_go_under_ctx_after_the_fields(void **state) {
   static const bw_kv_t items[] = {{"request_id", "3e7a9c10"}, {"note", "a\"b"}};
   static const bw_context_t ctx = {items, 2};
-  bw_field_t f = f_int("break_ms", 15000);
+  bw_field_t f = bw_field_int("break_ms", 15000);
   bw_event_t ev;
   (void)state;
   ev = make_event(
@@ -351,12 +315,12 @@ static void json_fields_never_reuse_the_lines_own_keys(void **state) {
   bw_field_t f[6];
   bw_event_t ev;
   (void)state;
-  f[0] = f_str("event", "e");
-  f[1] = f_str("ts", "t");
-  f[2] = f_str("kind", "k");
-  f[3] = f_str("name", "n");
-  f[4] = f_str("reason", "r");
-  f[5] = f_str("ctx", "c");
+  f[0] = bw_field_str("event", "e");
+  f[1] = bw_field_str("ts", "t");
+  f[2] = bw_field_str("kind", "k");
+  f[3] = bw_field_str("name", "n");
+  f[4] = bw_field_str("reason", "r");
+  f[5] = bw_field_str("ctx", "c");
   ev = make_event(BW_EV_CIRCUIT_RESET, 0, "b", "why", f, 6, NULL);
   assert_json(&ev,
               "{\"event\":\"circuit_reset\",\"ts\":\"1970-01-01T00:00:"
@@ -390,8 +354,8 @@ static void json_format_reports_the_full_length_when_cut(void **state) {
   char full[LINE_MAX_LEN], small[16], none[4];
   size_t n;
   (void)state;
-  fields[0] = f_int("break_ms", 60000);
-  fields[1] = f_str("from", "closed");
+  fields[0] = bw_field_int("break_ms", 60000);
+  fields[1] = bw_field_str("from", "closed");
   ev = make_event(BW_EV_CIRCUIT_OPENED, 0, "payment_api", "why", fields, 2,
                   NULL);
   n = format(&ev, full, sizeof(full));
@@ -530,8 +494,8 @@ static void json_sink_writes_emitted_events_in_order(void **state) {
   assert_non_null(fp);
   sink = bw_sink_json_new(fp, NULL);
   assert_non_null(sink);
-  f[0] = f_uint("count", 101);
-  f[1] = f_str("state", "open");
+  f[0] = bw_field_uint("count", 101);
+  f[1] = bw_field_str("state", "open");
   ev = make_event(BW_EV_CALLS_REJECTED, INT64_C(1786111923418000000), "a", "",
                   f, 2, NULL);
   bw_sink_emit(sink, &ev);
@@ -608,8 +572,8 @@ static void callback_sink_delivers_the_event_as_emitted(void **state) {
   assert_non_null(rec);
   sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
   assert_non_null(sink);
-  f[0] = f_int("break_ms", 30000);
-  f[1] = f_str("from", "closed");
+  f[0] = bw_field_int("break_ms", 30000);
+  f[1] = bw_field_str("from", "closed");
   ev = make_event(BW_EV_CIRCUIT_OPENED, 123456789, "svc", "why", f, 2, &ctx);
   bw_sink_emit(sink, &ev);
   assert_int_equal(rec->count, 1);

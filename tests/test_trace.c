@@ -329,13 +329,10 @@ static void events_carry_the_current_trace_id(void **state) {
 }
 
 static void a_field_named_trace_id_cannot_forge_the_key(void **state) {
-  bw_field_t f;
+  bw_field_t f = bw_field_str("trace_id", "forged");
   bw_event_t ev;
   char line[512];
   (void)state;
-  f.key = "trace_id";
-  f.type = BW_FIELD_STR;
-  f.v.s = "forged";
   memset(&ev, 0, sizeof(ev));
   ev.type = BW_EV_CIRCUIT_RESET;
   ev.name = "n";

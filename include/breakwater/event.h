@@ -92,6 +92,45 @@ typedef struct bw_field_s {
   } v;
 } bw_field_t;
 
+/* One field, for emitters (bw_event_emit) and collectors:
+ *   bw_field_t f[2] = {bw_field_uint("count", n), bw_field_str("kind", k)};
+ * The key and a string value are borrowed, as in bw_field_t. */
+static inline bw_field_t bw_field_int(const char *key, int64_t v) {
+  bw_field_t f;
+  f.key = key;
+  f.type = BW_FIELD_INT;
+  f.v.i = v;
+  return f;
+}
+static inline bw_field_t bw_field_uint(const char *key, uint64_t v) {
+  bw_field_t f;
+  f.key = key;
+  f.type = BW_FIELD_UINT;
+  f.v.u = v;
+  return f;
+}
+static inline bw_field_t bw_field_double(const char *key, double v) {
+  bw_field_t f;
+  f.key = key;
+  f.type = BW_FIELD_DOUBLE;
+  f.v.d = v;
+  return f;
+}
+static inline bw_field_t bw_field_str(const char *key, const char *v) {
+  bw_field_t f;
+  f.key = key;
+  f.type = BW_FIELD_STR;
+  f.v.s = v;
+  return f;
+}
+static inline bw_field_t bw_field_bool(const char *key, bool v) {
+  bw_field_t f;
+  f.key = key;
+  f.type = BW_FIELD_BOOL;
+  f.v.b = v;
+  return f;
+}
+
 /* An event. Everything it points to is valid only during the sink call: a sink
  * that keeps an event must copy what it needs. */
 typedef struct bw_event_s {

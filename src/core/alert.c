@@ -292,24 +292,12 @@ static void bw__alert_emit(bw_alert_t *a, bool firing, uint32_t breaching,
   }
   fixed.now_ns = bw__fixed_now;
   fixed.data = &wall_ns;
-  f[0].key = "watch";
-  f[0].type = BW_FIELD_STR;
-  f[0].v.s = bw_event_type_name(a->watch);
-  f[1].key = "watch_name";
-  f[1].type = BW_FIELD_STR;
-  f[1].v.s = a->watch_name;
-  f[2].key = "windows";
-  f[2].type = BW_FIELD_UINT;
-  f[2].v.u = breaching;
-  f[3].key = "n";
-  f[3].type = BW_FIELD_UINT;
-  f[3].v.u = a->n;
-  f[4].key = "m";
-  f[4].type = BW_FIELD_UINT;
-  f[4].v.u = a->m;
-  f[5].key = "window_ms";
-  f[5].type = BW_FIELD_INT;
-  f[5].v.i = a->window_ns / BW_NS_PER_MS;
+  f[0] = bw_field_str("watch", bw_event_type_name(a->watch));
+  f[1] = bw_field_str("watch_name", a->watch_name);
+  f[2] = bw_field_uint("windows", breaching);
+  f[3] = bw_field_uint("n", a->n);
+  f[4] = bw_field_uint("m", a->m);
+  f[5] = bw_field_int("window_ms", a->window_ns / BW_NS_PER_MS);
   bw_event_emit(a->sink, &fixed, end_ns,
                 firing ? BW_EV_ALERT_FIRING : BW_EV_ALERT_RESOLVED, a->name,
                 a->reason, f, 6, NULL);

@@ -416,12 +416,8 @@ static void bw__summary_emit_locked(bw_breaker_t *b, int64_t now,
   {
     bw_field_t f[2];
     char reason[96];
-    f[0].key = "count";
-    f[0].type = BW_FIELD_UINT;
-    f[0].v.u = delta;
-    f[1].key = "state";
-    f[1].type = BW_FIELD_STR;
-    f[1].v.s = bw_state_name(st);
+    f[0] = bw_field_uint("count", delta);
+    f[1] = bw_field_str("state", bw_state_name(st));
     snprintf(reason, sizeof(reason), "%llu calls rejected while %s",
              (unsigned long long)delta, bw_state_name(st));
     bw_event_emit(b->sink, b->wall, now, BW_EV_CALLS_REJECTED, b->name, reason,
@@ -561,14 +557,10 @@ void bw_breaker_emit_transition(bw_sink_t *sink, const bw_clock_t *wall,
   size_t n = 0;
   if (sink == NULL) return;
   if (break_ms >= 0) {
-    f[n].key = "break_ms";
-    f[n].type = BW_FIELD_INT;
-    f[n].v.i = break_ms;
+    f[n] = bw_field_int("break_ms", break_ms);
     n++;
   }
-  f[n].key = "from";
-  f[n].type = BW_FIELD_STR;
-  f[n].v.s = bw_state_name(from);
+  f[n] = bw_field_str("from", bw_state_name(from));
   n++;
   bw_event_emit(sink, wall, now, type, name, reason, f, n, ctx);
 }
@@ -1165,9 +1157,7 @@ void bw_breaker_set_metrics_only(bw_breaker_t *b, bool on) {
   if (was != on && b->sink != NULL) {
     bw_field_t f;
     int64_t now = bw__clock_now(b->clock);
-    f.key = "metrics_only";
-    f.type = BW_FIELD_BOOL;
-    f.v.b = on;
+    f = bw_field_bool("metrics_only", on);
     bw_event_emit(b->sink, b->wall, now, BW_EV_METRICS_ONLY_CHANGED, b->name,
                   "operator", &f, 1, NULL);
   }

@@ -327,12 +327,8 @@ static void bw__budget_summarise_locked(bw_budget_t *b, int64_t now) {
   {
     bw_field_t f[2];
     char reason[128];
-    f[0].key = "count";
-    f[0].type = BW_FIELD_UINT;
-    f[0].v.u = n;
-    f[1].key = "budget";
-    f[1].type = BW_FIELD_STR;
-    f[1].v.s = bw_budget_kind_name(b->kind);
+    f[0] = bw_field_uint("count", n);
+    f[1] = bw_field_str("budget", bw_budget_kind_name(b->kind));
     snprintf(reason, sizeof(reason), "%llu retries refused by the %s budget",
              (unsigned long long)n, bw_budget_kind_name(b->kind));
     bw_event_emit(b->sink, b->wall, now, BW_EV_RETRIES_REFUSED, b->name, reason,
@@ -348,9 +344,7 @@ static BW__COLD void bw__budget_refused(bw_budget_t *b) {
   if (atomic_compare_exchange_strong(&b->exhausted, &was, true)) {
     bw_field_t f[1];
     char reason[96];
-    f[0].key = "budget";
-    f[0].type = BW_FIELD_STR;
-    f[0].v.s = bw_budget_kind_name(b->kind);
+    f[0] = bw_field_str("budget", bw_budget_kind_name(b->kind));
     snprintf(reason, sizeof(reason),
              "the %s budget is spent: retries refused until it refills",
              bw_budget_kind_name(b->kind));

@@ -253,13 +253,9 @@ static void bw__bh_summarise_locked(bw_bulkhead_t *bh, int64_t now) {
     const char *keys[4] = {"count", "full", "deadline", "wait_timeouts"};
     uint64_t v[4] = {full + deadline + waits, full, deadline, waits};
     for (int i = 0; i < 4; i++) {
-      f[i].key = keys[i];
-      f[i].type = BW_FIELD_UINT;
-      f[i].v.u = v[i];
+      f[i] = bw_field_uint(keys[i], v[i]);
     }
-    f[4].key = "max_concurrent";
-    f[4].type = BW_FIELD_UINT;
-    f[4].v.u = bw__bh_max(bh);
+    f[4] = bw_field_uint("max_concurrent", bw__bh_max(bh));
     snprintf(reason, sizeof(reason),
              "%llu calls rejected: %llu with every slot taken, %llu past "
              "their deadline, %llu waits timed out",

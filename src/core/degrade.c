@@ -249,18 +249,10 @@ static void bw__change_locked(bw_degrade_t *d, uint32_t to,
   if (d->sink != NULL) {
     bw_field_t f[4];
     char text[BW_NAME_MAX * 2 + 48];
-    f[0].key = "from";
-    f[0].type = BW_FIELD_STR;
-    f[0].v.s = d->level_names[from];
-    f[1].key = "to";
-    f[1].type = BW_FIELD_STR;
-    f[1].v.s = d->level_names[to];
-    f[2].key = "cause";
-    f[2].type = BW_FIELD_STR;
-    f[2].v.s = bw_degrade_reason_name(reason);
-    f[3].key = "changes";
-    f[3].type = BW_FIELD_UINT;
-    f[3].v.u = d->generation;
+    f[0] = bw_field_str("from", d->level_names[from]);
+    f[1] = bw_field_str("to", d->level_names[to]);
+    f[2] = bw_field_str("cause", bw_degrade_reason_name(reason));
+    f[3] = bw_field_uint("changes", d->generation);
     snprintf(text, sizeof(text), "%s -> %s (%s)", d->level_names[from],
              d->level_names[to], bw_degrade_reason_name(reason));
     bw_event_emit(d->sink, d->wall, now, BW_EV_DEGRADE_LEVEL_CHANGED, d->name,

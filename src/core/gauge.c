@@ -177,15 +177,9 @@ int bw_gauge_update(bw_gauge_t *g, double p) {
     if (g->sink != NULL) {
       bw_field_t f[3];
       char reason[96];
-      f[0].key = "from";
-      f[0].type = BW_FIELD_STR;
-      f[0].v.s = bw_regime_name(from);
-      f[1].key = "to";
-      f[1].type = BW_FIELD_STR;
-      f[1].v.s = bw_regime_name(to);
-      f[2].key = "pressure";
-      f[2].type = BW_FIELD_DOUBLE;
-      f[2].v.d = p;
+      f[0] = bw_field_str("from", bw_regime_name(from));
+      f[1] = bw_field_str("to", bw_regime_name(to));
+      f[2] = bw_field_double("pressure", p);
       snprintf(reason, sizeof(reason), "pressure %.2f: %s -> %s", p,
                bw_regime_name(from), bw_regime_name(to));
       bw_event_emit(g->sink, g->wall, now, BW_EV_REGIME_CHANGED, g->name,

@@ -518,15 +518,9 @@ static void bw__lim_summarise_locked(bw_limiter_t *lim, int64_t now) {
     total += BW__LOAD(lim->stripes[i].rejected);
   n = bw__summary_take(&lim->summary, 0, total);
   if (n == 0) return;
-  f[0].key = "count";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = n;
-  f[1].key = "limit";
-  f[1].type = BW_FIELD_UINT;
-  f[1].v.u = limit;
-  f[2].key = "algorithm";
-  f[2].type = BW_FIELD_STR;
-  f[2].v.s = lim->algo->name;
+  f[0] = bw_field_uint("count", n);
+  f[1] = bw_field_uint("limit", limit);
+  f[2] = bw_field_str("algorithm", lim->algo->name);
   snprintf(reason, sizeof(reason), "%llu calls rejected at the limit (%u)",
            (unsigned long long)n, limit);
   bw_event_emit(lim->sink, lim->wall, now, BW_EV_LIMITER_REJECTED, lim->name,
@@ -941,15 +935,9 @@ static void bw__lim_report(bw_limiter_t *lim, uint32_t old, uint32_t now,
   if (lim->on_change != NULL)
     lim->on_change(lim->name, old, now, lim->userdata);
   if (lim->sink == NULL) return;
-  f[0].key = "old_limit";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = old;
-  f[1].key = "new_limit";
-  f[1].type = BW_FIELD_UINT;
-  f[1].v.u = now;
-  f[2].key = "algorithm";
-  f[2].type = BW_FIELD_STR;
-  f[2].v.s = bw_limiter_algorithm_name(lim->alg);
+  f[0] = bw_field_uint("old_limit", old);
+  f[1] = bw_field_uint("new_limit", now);
+  f[2] = bw_field_str("algorithm", bw_limiter_algorithm_name(lim->alg));
   snprintf(reason, sizeof(reason), "%s: limit %u -> %u",
            bw_limiter_algorithm_name(lim->alg), old, now);
   bw_event_emit(lim->sink, lim->wall, t, BW_EV_LIMIT_CHANGED, lim->name, reason,

@@ -537,15 +537,9 @@ static void gave_up(const bw_pipeline_call_t *c, int64_t now_ns,
   bw_field_t f[3];
   char reason[96];
   int64_t elapsed = now_ns > c->start_ns ? now_ns - c->start_ns : 0;
-  f[0].key = "failure";
-  f[0].type = BW_FIELD_STR;
-  f[0].v.s = bw_failure_name(why);
-  f[1].key = "attempts";
-  f[1].type = BW_FIELD_UINT;
-  f[1].v.u = c->attempt;
-  f[2].key = "elapsed_ms";
-  f[2].type = BW_FIELD_INT;
-  f[2].v.i = elapsed / BW_NS_PER_MS;
+  f[0] = bw_field_str("failure", bw_failure_name(why));
+  f[1] = bw_field_uint("attempts", c->attempt);
+  f[2] = bw_field_int("elapsed_ms", elapsed / BW_NS_PER_MS);
   snprintf(reason, sizeof(reason), "gave up (%s) after %u attempts",
            bw_failure_name(why), (unsigned)c->attempt);
   bw_event_emit(pl->sink, pl->wall, now_ns, BW_EV_PIPELINE_GAVE_UP, pl->name,

@@ -194,20 +194,12 @@ static void bw__q_summarise_locked(bw_queue_t *q, int64_t now) {
   d[2] = bw__summary_take(&q->drops, 2, q->expired);
   pthread_mutex_unlock(&q->lock);
   if (d[0] + d[1] + d[2] == 0) return;
-  f[0].key = "count";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = d[0] + d[1] + d[2];
+  f[0] = bw_field_uint("count", d[0] + d[1] + d[2]);
   for (int i = 0; i < 3; i++) {
-    f[i + 1].key = keys[i];
-    f[i + 1].type = BW_FIELD_UINT;
-    f[i + 1].v.u = d[i];
+    f[i + 1] = bw_field_uint(keys[i], d[i]);
   }
-  f[4].key = "max_size";
-  f[4].type = BW_FIELD_UINT;
-  f[4].v.u = q->max_size;
-  f[5].key = "policy";
-  f[5].type = BW_FIELD_STR;
-  f[5].v.s = bw_queue_policy_name(q->policy);
+  f[4] = bw_field_uint("max_size", q->max_size);
+  f[5] = bw_field_str("policy", bw_queue_policy_name(q->policy));
   snprintf(reason, sizeof(reason),
            "%llu items dropped: %llu refused with the queue full, %llu shed, "
            "%llu expired",

@@ -6,12 +6,6 @@
 #include "breakwater/store.h"
 #include "internal.h"
 
-static void put_uint(bw_field_t *f, const char *key, uint64_t v) {
-  f->key = key;
-  f->type = BW_FIELD_UINT;
-  f->v.u = v;
-}
-
 void bw_queue_event_warning(bw_sink_t *sink, const bw_clock_t *wall,
                             const char *name, int64_t mono_ns,
                             uint32_t max_size, uint64_t depth) {
@@ -19,11 +13,9 @@ void bw_queue_event_warning(bw_sink_t *sink, const bw_clock_t *wall,
   char reason[128];
   double fill = max_size > 0 ? (double)depth / (double)max_size : 0.0;
   if (sink == NULL) return;
-  put_uint(&f[0], "depth", depth);
-  put_uint(&f[1], "max_size", max_size);
-  f[2].key = "fill";
-  f[2].type = BW_FIELD_DOUBLE;
-  f[2].v.d = fill;
+  f[0] = bw_field_uint("depth", depth);
+  f[1] = bw_field_uint("max_size", max_size);
+  f[2] = bw_field_double("fill", fill);
   snprintf(reason, sizeof(reason), "queue at %.0f%% of capacity (%llu/%u)",
            fill * 100.0, (unsigned long long)depth, (unsigned)max_size);
   bw_event_emit(sink, wall, mono_ns, BW_EV_QUEUE_WARNING, name, reason, f, 3,
@@ -37,13 +29,11 @@ void bw_queue_event_dead_lettered(bw_sink_t *sink, const bw_clock_t *wall,
                                   uint64_t deliveries, uint64_t count) {
   bw_field_t f[5];
   if (sink == NULL) return;
-  f[0].key = "cause";
-  f[0].type = BW_FIELD_STR;
-  f[0].v.s = reason != NULL ? reason : "";
-  put_uint(&f[1], "item_id", item_id);
-  put_uint(&f[2], "dlq_id", dlq_id);
-  put_uint(&f[3], "deliveries", deliveries);
-  put_uint(&f[4], "count", count);
+  f[0] = bw_field_str("cause", reason != NULL ? reason : "");
+  f[1] = bw_field_uint("item_id", item_id);
+  f[2] = bw_field_uint("dlq_id", dlq_id);
+  f[3] = bw_field_uint("deliveries", deliveries);
+  f[4] = bw_field_uint("count", count);
   bw_event_emit(sink, wall, mono_ns, BW_EV_DEAD_LETTERED, name, error, f, 5,
                 NULL);
 }

@@ -178,15 +178,9 @@ static void bw__rl_summarise_locked(bw_ratelimit_t *rl, int64_t now) {
   {
     bw_field_t f[3];
     char reason[128];
-    f[0].key = "count";
-    f[0].type = BW_FIELD_UINT;
-    f[0].v.u = n;
-    f[1].key = "rate_per_sec";
-    f[1].type = BW_FIELD_DOUBLE;
-    f[1].v.d = bw__rl_rate(rl);
-    f[2].key = "burst";
-    f[2].type = BW_FIELD_UINT;
-    f[2].v.u = BW__LOAD(rl->burst);
+    f[0] = bw_field_uint("count", n);
+    f[1] = bw_field_double("rate_per_sec", bw__rl_rate(rl));
+    f[2] = bw_field_uint("burst", BW__LOAD(rl->burst));
     snprintf(reason, sizeof(reason),
              "%llu calls refused over %g a second (burst %u)",
              (unsigned long long)n, f[1].v.d, (unsigned)f[2].v.u);

@@ -443,21 +443,11 @@ static void bw__emit_evicted(const bw_registry_t *reg, const bw__obj_t *o,
   else
     snprintf(reason, sizeof(reason), "idle %" PRId64 " ms, registry at cap %zu",
              o->idle_ms, reg->max_objects);
-  f[0].key = "idle_ms";
-  f[0].type = BW_FIELD_INT;
-  f[0].v.i = o->idle_ms;
-  f[1].key = "idle_evict_ms";
-  f[1].type = BW_FIELD_INT;
-  f[1].v.i = reg->idle_evict_ms;
-  f[2].key = "max_objects";
-  f[2].type = BW_FIELD_UINT;
-  f[2].v.u = (uint64_t)reg->max_objects;
-  f[3].key = "trigger";
-  f[3].type = BW_FIELD_STR;
-  f[3].v.s = sweep ? "sweep" : "cap";
-  f[4].key = "calls";
-  f[4].type = BW_FIELD_UINT;
-  f[4].v.u = o->final_calls;
+  f[0] = bw_field_int("idle_ms", o->idle_ms);
+  f[1] = bw_field_int("idle_evict_ms", reg->idle_evict_ms);
+  f[2] = bw_field_uint("max_objects", (uint64_t)reg->max_objects);
+  f[3] = bw_field_str("trigger", sweep ? "sweep" : "cap");
+  f[4] = bw_field_uint("calls", o->final_calls);
   bw_event_emit(reg->sink, bw_clock_realtime(), now, BW_EV_REGISTRY_EVICTED,
                 o->name, reason, f, sizeof(f) / sizeof(f[0]), NULL);
 }

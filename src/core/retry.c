@@ -651,15 +651,9 @@ static void bw__emit_gave_up(const bw_retry_t *r, bw_verdict_t v, int64_t now,
                              const char *reason) {
   const bw_retry_policy_t *p = r->policy;
   bw_field_t f[3];
-  f[0].key = "attempts";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = r->attempts;
-  f[1].key = "cause";
-  f[1].type = BW_FIELD_STR;
-  f[1].v.s = bw_giveup_name((bw_giveup_t)r->giveup);
-  f[2].key = "verdict";
-  f[2].type = BW_FIELD_STR;
-  f[2].v.s = bw_verdict_name(v);
+  f[0] = bw_field_uint("attempts", r->attempts);
+  f[1] = bw_field_str("cause", bw_giveup_name((bw_giveup_t)r->giveup));
+  f[2] = bw_field_str("verdict", bw_verdict_name(v));
   bw_event_emit(p->sink, p->wall, now, BW_EV_RETRY_GAVE_UP, p->name, reason, f,
                 3, NULL);
 }
@@ -749,15 +743,9 @@ static void bw__emit_scheduled(const bw_retry_t *r, bw_verdict_t v,
   const bw_retry_policy_t *p = r->policy;
   bw_field_t f[3];
   char reason[160], of[32], why[48];
-  f[0].key = "attempt";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = r->attempts;
-  f[1].key = "delay_ms";
-  f[1].type = BW_FIELD_INT;
-  f[1].v.i = delay;
-  f[2].key = "verdict";
-  f[2].type = BW_FIELD_STR;
-  f[2].v.s = bw_verdict_name(v);
+  f[0] = bw_field_uint("attempt", r->attempts);
+  f[1] = bw_field_int("delay_ms", delay);
+  f[2] = bw_field_str("verdict", bw_verdict_name(v));
   of[0] = '\0';
   if (p->max_attempts != 0)
     snprintf(of, sizeof(of), " of %u", p->max_attempts - 1);

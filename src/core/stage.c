@@ -99,13 +99,9 @@ static void bw__stage_sum_emit(const bw_stage_t *s, const bw__stage_sum_t *x) {
   bw_field_t f[5];
   char reason[192];
   uint64_t n = x->d[0] + x->d[1] + x->d[2] + x->d[3];
-  f[0].key = "count";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = n;
+  f[0] = bw_field_uint("count", n);
   for (int i = 0; i < 4; i++) {
-    f[i + 1].key = keys[i];
-    f[i + 1].type = BW_FIELD_UINT;
-    f[i + 1].v.u = x->d[i];
+    f[i + 1] = bw_field_uint(keys[i], x->d[i]);
   }
   snprintf(reason, sizeof(reason),
            "%llu items dropped: %llu refused above the regime's ceiling, "
@@ -157,15 +153,9 @@ static void bw__stage_emit_changes(const bw_stage_t *s,
     const struct bw__stage_change_s *c = &x->c[i];
     bw_field_t f[3];
     char reason[128];
-    f[0].key = "from";
-    f[0].type = BW_FIELD_STR;
-    f[0].v.s = bw_regime_name(c->from);
-    f[1].key = "to";
-    f[1].type = BW_FIELD_STR;
-    f[1].v.s = bw_regime_name(c->to);
-    f[2].key = "pressure";
-    f[2].type = BW_FIELD_DOUBLE;
-    f[2].v.d = c->pressure;
+    f[0] = bw_field_str("from", bw_regime_name(c->from));
+    f[1] = bw_field_str("to", bw_regime_name(c->to));
+    f[2] = bw_field_double("pressure", c->pressure);
     snprintf(reason, sizeof(reason),
              "regime %s -> %s at effective pressure %.3f",
              bw_regime_name(c->from), bw_regime_name(c->to), c->pressure);

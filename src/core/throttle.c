@@ -289,21 +289,11 @@ static void summarise_locked(bw_throttle_t *t, int64_t now) {
   n = bw__summary_take(&t->summary, 0, total);
   if (n == 0) return;
   p = probability_of(k, req, acc);
-  f[0].key = "count";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = n;
-  f[1].key = "probability";
-  f[1].type = BW_FIELD_DOUBLE;
-  f[1].v.d = p;
-  f[2].key = "window_requests";
-  f[2].type = BW_FIELD_UINT;
-  f[2].v.u = req;
-  f[3].key = "window_accepts";
-  f[3].type = BW_FIELD_UINT;
-  f[3].v.u = acc;
-  f[4].key = "k";
-  f[4].type = BW_FIELD_DOUBLE;
-  f[4].v.d = k;
+  f[0] = bw_field_uint("count", n);
+  f[1] = bw_field_double("probability", p);
+  f[2] = bw_field_uint("window_requests", req);
+  f[3] = bw_field_uint("window_accepts", acc);
+  f[4] = bw_field_double("k", k);
   snprintf(reason, sizeof(reason),
            "%llu requests refused locally (p %.3f: %llu requests, %llu "
            "accepts in the window, K %g)",

@@ -417,12 +417,8 @@ int bw_redis_breaker_release(bw_redis_breaker_t *b, const bw_permit_t *p,
 static void bw__rb_event(bw_redis_breaker_t *b, bw_event_type_t type,
                          const char *reason, uint64_t gen) {
   bw_field_t f[2];
-  f[0].key = "generation";
-  f[0].type = BW_FIELD_UINT;
-  f[0].v.u = gen;
-  f[1].key = "source";
-  f[1].type = BW_FIELD_STR;
-  f[1].v.s = "redis";
+  f[0] = bw_field_uint("generation", gen);
+  f[1] = bw_field_str("source", "redis");
   bw_event_emit(b->sink, b->wall, bw__rb_now(b), type, b->name, reason, f, 2,
                 NULL);
 }

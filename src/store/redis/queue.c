@@ -238,18 +238,10 @@ int bw_redis_queue_enqueue(bw_redis_queue_t *q, const void *payload, size_t len,
     bw_field_t f[4];
     char why[192];
     int n;
-    f[0].key = "cause";
-    f[0].type = BW_FIELD_STR;
-    f[0].v.s = "queue_full";
-    f[1].key = "max_size";
-    f[1].type = BW_FIELD_UINT;
-    f[1].v.u = q->max_size;
-    f[2].key = "dlq_dropped";
-    f[2].type = BW_FIELD_UINT;
-    f[2].v.u = dropped;
-    f[3].key = "count";
-    f[3].type = BW_FIELD_UINT;
-    f[3].v.u = 1;
+    f[0] = bw_field_str("cause", "queue_full");
+    f[1] = bw_field_uint("max_size", q->max_size);
+    f[2] = bw_field_uint("dlq_dropped", dropped);
+    f[3] = bw_field_uint("count", 1);
     n = snprintf(why, sizeof(why), "queue_full: %.40s reached %u items",
                  q->cl.name, q->max_size);
     if (dropped > 0 && n > 0 && (size_t)n < sizeof(why))
