@@ -1668,6 +1668,29 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   assert_u64_eq(c.inflight_at_acquire, 1);
   assert_u64_eq(stats(e->lim).held, 0);
   assert_status(bw_limiter_release(e->lim, &c, BW_LIMIT_IGNORED), BW_OK);
+  /* The top probe_headroom band of the proven range is cut too: proven 8,
+   * headroom 0.25, so levels 7 and 8 are, 6 is not. */
+  {
+    bw_permit_t ps[8];
+    cfg.probe_headroom = 0.25;
+    make(e, &cfg);
+    for (int i = 0; i < 8; i++)
+      ps[i] = take(e->lim);
+    bw_clock_manual_advance(e->clock, 100 * MS);
+    for (int i = 0; i < 8; i++)
+      assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_SUCCESS),
+                    BW_OK);
+    assert_u64_eq(stats(e->lim).proven, 8);
+    for (int i = 0; i < 7; i++)
+      ps[i] = take(e->lim);
+    assert_u64_eq(ps[5].inflight_at_acquire, 6);
+    assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &ps[5], 2000), 2000);
+    assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &ps[6], 2000), 200);
+    for (int i = 0; i < 7; i++)
+      assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_IGNORED),
+                    BW_OK);
+    cfg.probe_headroom = 0;
+  }
   /* Off (the default): never cut. */
   cfg.stuck_timeout = false;
   make(e, &cfg);

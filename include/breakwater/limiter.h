@@ -222,15 +222,17 @@ typedef struct bw_limiter_config_s {
   uint32_t startup_max_step;
   /* Give up on stuck attempts (needs stuck_ratio): in a pipeline, with
    * the limiter inside the retry (bw_pipeline_add_limit after
-   * bw_pipeline_add_retry), an attempt admitted above the proven level
-   * gets at most stuck_ratio x the slowest good answer lately (the age at
-   * which a call in flight counts as stuck) instead of the attempt's own
-   * timeout, when that is shorter. Such an attempt, once given up, is
-   * retried under the limit in force then, as any timed-out attempt is;
-   * its slot stays counted as long as the attempt could have run, its
-   * own timeout x (1 + timeout_hold_ratio) from its admission, because
-   * the dependency may still be working on it. Attempts with no timeout
-   * are never cut. Default false. */
+   * bw_pipeline_add_retry), an attempt admitted above the proven level,
+   * or in its top probe_headroom band (on a network a success may prove a
+   * level a few calls above the capacity: answers in transit are not
+   * counted by the dependency), gets at most stuck_ratio x the slowest
+   * good answer lately (the age at which a call in flight counts as
+   * stuck) instead of the attempt's own timeout, when that is shorter.
+   * Such an attempt, once given up, is retried under the limit in force
+   * then, as any timed-out attempt is; its slot stays counted as long as
+   * the attempt could have run, its own timeout x (1 + timeout_hold_ratio)
+   * from its admission, because the dependency may still be working on
+   * it. Attempts with no timeout are never cut. Default false. */
   bool stuck_timeout;
 } bw_limiter_config_t;
 
@@ -271,6 +273,19 @@ typedef struct bw_limiter_stats_s {
                               timed out (also in timed_out) */
 } bw_limiter_stats_t;
 
+/* The time limit, in ms, of the attempt just admitted on *p, given
+ * timeout_ms, the attempt's own (-1 = none): with stuck_timeout, an
+ * attempt admitted above proven x (1 - probe_headroom) gets the stuck age
+ * (stuck_ratio x the slowest good answer lately) when that is shorter,
+ * and *p is marked
+ * so that its TIMED_OUT release keeps the slot as long as the attempt
+ * could have run; otherwise timeout_ms unchanged (also for NULL). A
+ * pipeline calls it through bw_limit_attempt_timeout for the limits
+ * inside its retry; a caller driving the limiter by hand calls it after
+ * bw_limiter_try_acquire. Thread-safe. */
+BW_EXTERN int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
+                                             int64_t timeout_ms);
+
 /* Changes min_limit and max_limit live (a configuration reload): BW_OK, or
  * BW_E_INVAL with err naming the field and the rule, and nothing changed.
  * The new range must lie inside the one the limiter was created with (each
@@ -282,18 +297,6 @@ typedef struct bw_limiter_stats_s {
  * once, reported like any change (on_change, limit_changed); calls already
  * in flight above a lowered limit finish, new ones are refused until the
  * in-flight count is back under it. Thread-safe against every other call. */
-/* The time limit, in ms, of the attempt just admitted on *p, given
- * timeout_ms, the attempt's own (-1 = none): with stuck_timeout, an
- * attempt admitted above the proven level gets the stuck age (stuck_ratio
- * x the slowest good answer lately) when that is shorter, and *p is marked
- * so that its TIMED_OUT release keeps the slot as long as the attempt
- * could have run; otherwise timeout_ms unchanged (also for NULL). A
- * pipeline calls it through bw_limit_attempt_timeout for the limits
- * inside its retry; a caller driving the limiter by hand calls it after
- * bw_limiter_try_acquire. Thread-safe. */
-BW_EXTERN int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
-                                             int64_t timeout_ms);
-
 BW_EXTERN int bw_limiter_set_bounds(bw_limiter_t *lim, uint32_t min_limit,
                                     uint32_t max_limit, bw_error_t *err);
 /* The checks of bw_limiter_set_bounds alone, changing nothing: BW_OK when

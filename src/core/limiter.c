@@ -343,16 +343,25 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
  * slowest good answer. The attempt is cut to that age, so the caller
  * gives up and its retry is admitted under the lowered limit; the slot
  * stays held (bw_limiter_release) since the dependency still has the
- * call. A level a success proved, an untimed permit, an attempt with no
- * timeout or one already shorter, and a limiter with no good answer yet
- * are left alone. */
+ * call. A level a success proved (but for the top band, below), an
+ * untimed permit, an attempt with no timeout or one already shorter, and
+ * a limiter with no good answer yet are left alone. */
 int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
                                    int64_t timeout_ms) {
   int64_t age, cut;
+  uint32_t pv;
   if (lim == NULL || p == NULL || !lim->stuck_timeout || timeout_ms <= 0 ||
       p->start_ns == BW_LIMITER_UNTIMED)
     return timeout_ms;
-  if (p->inflight_at_acquire <= BW__LOAD(lim->proven)) return timeout_ms;
+  /* Below the top band of the proven range: the band is probe_headroom x
+   * proven (the limiter's own margin of doubt above that level). On a
+   * network a success admitted at in-flight n may have met fewer than n
+   * at the dependency (answers in transit, not yet read), so the proven
+   * level can stand a few calls above the capacity, and calls admitted
+   * just under it meet the wall too. */
+  pv = BW__LOAD(lim->proven);
+  if (p->inflight_at_acquire <= pv - (uint32_t)((double)pv * lim->headroom))
+    return timeout_ms;
   age = BW__LOAD(lim->age_ns);
   if (age <= 0) return timeout_ms;
   cut = bw_ns_to_ms_ceil(age);
