@@ -92,6 +92,7 @@ int bw_cmd_storm(int argc, char **argv) {
     cfg.mode_count = nmodes;
     cfg.sink = events;
     cfg.config_file = o.config;
+    cfg.sre_k = o.sre_k;
     if (o.metrics != NULL) {
       cfg.on_kit = bw_storm_obs_kit;
       cfg.on_http = bw_storm_obs_http;
