@@ -30,7 +30,8 @@ void bw_cmd_storm_help(FILE *out) {
       "              jitter, 200 ms, cap 1.5 s) outside a breaker (50 %%\n"
       "              over 10 s, 20 calls, 15 s break)\n"
       "  breakwater  deadline, adaptive concurrency limit, breaker outside\n"
-      "              a budgeted retry that honours Retry-After\n"
+      "              a budgeted retry that honours Retry-After; --sre-k K\n"
+      "              adds a client-side throttle inside the retry\n"
       "  all         each against a fresh partner, then the table\n"
       "Without --url the partner runs in this process on a free port.\n"
       "At most 10000 clients, and as many as the descriptor limit allows\n"
@@ -92,6 +93,7 @@ int bw_cmd_storm(int argc, char **argv) {
     cfg.mode_count = nmodes;
     cfg.sink = events;
     cfg.config_file = o.config;
+    cfg.sre_k = o.sre_k;
     if (o.metrics != NULL) {
       cfg.on_kit = bw_storm_obs_kit;
       cfg.on_http = bw_storm_obs_http;

@@ -38,6 +38,9 @@ void bw_storm_obs_kit(void *userdata, const bw_lab_kit_t *kit) {
   if (kit->bulkhead != NULL)
     rc |= bw_registry_put_object(reg, BW_REGISTRY_BULKHEAD, name, kit->bulkhead,
                                  &e);
+  if (kit->throttle != NULL)
+    rc |= bw_registry_put_object(reg, BW_REGISTRY_THROTTLE, name, kit->throttle,
+                                 &e);
   if (rc == BW_OK) obs->texts[obs->n] = bw_registry_prometheus(reg, NULL);
   if (obs->texts[obs->n] == NULL)
     obs->failed = 1;

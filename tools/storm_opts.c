@@ -49,6 +49,13 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
       BW_CLI_STRING("config", &o->config, "FILE",
                     "breakwater mode: run the pipeline [pipeline.storm] of "
                     "this configuration file (docs/lab.md)"),
+      /* The same experiment in real and virtual time: the lab's kit builds
+       * the throttle for both (lab.h, bw_lab_kit_config_t.sre_k). */
+      BW_CLI_DOUBLE("sre-k", &o->sre_k, 0, 10, "K",
+                    "breakwater mode: add a client-side throttle (Google "
+                    "SRE's adaptive throttling, K in [1, 10], "
+                    "docs/throttle.md) inside the retry, before the limiter; "
+                    "0 = none (default); not with --config"),
   };
   o->virtual_lab = !real;
   for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
@@ -65,8 +72,8 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
       BW_CLI_STRING("metrics", &o->metrics, "FILE",
                     "write the Prometheus text of every object each mode "
                     "used (pipeline outcomes and latency histogram, breaker, "
-                    "limiter, retry, budget; in storm, the HTTP client's "
-                    "attempts and errors), name=\"MODE\""),
+                    "limiter, retry, budget, throttle with --sre-k; in storm, "
+                    "the HTTP client's attempts and errors), name=\"MODE\""),
       BW_CLI_STRING("events", &o->events, "FILE",
                     "write every event of the run, one JSON line each"),
       BW_CLI_BOOL("quiet", &o->quiet, "no progress line"),
@@ -78,11 +85,6 @@ size_t bw_storm_opts_flags(bw_cli_flag_t *f, bw_storm_opts_t *o, bool real) {
         "seeds", &o->seeds, "A..B",
         "run each mode on seeds A to B and print per mode the median and "
         "the worst case, also as ratios to the oracle (replaces --seed)");
-    f[n++] = (bw_cli_flag_t)BW_CLI_DOUBLE(
-        "sre-k", &o->sre_k, 0, 10, "K",
-        "breakwater mode: add a client-side throttle (Google SRE's adaptive "
-        "throttling, K in [1, 10], docs/throttle.md) inside the retry, "
-        "before the limiter; 0 = none (default)");
   }
   if (real) {
     bw_cli_flag_t more[] = {
@@ -194,6 +196,7 @@ int bw_storm_file_kit_make(void *userdata, const bw_clock_t *clock,
   kit->retry = bw_registry_find(fk->reg, BW_REGISTRY_RETRY, "storm");
   kit->budget = bw_registry_find(fk->reg, BW_REGISTRY_BUDGET, "storm");
   kit->bulkhead = bw_registry_find(fk->reg, BW_REGISTRY_BULKHEAD, "storm");
+  kit->throttle = bw_registry_find(fk->reg, BW_REGISTRY_THROTTLE, "storm");
   return BW_OK;
 #else
   (void)clock;

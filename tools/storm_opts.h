@@ -21,6 +21,10 @@ typedef struct bw_storm_opts_s {
   int64_t timeout_ms; /* per attempt */
   int64_t seed;
   uint32_t max_limit;
+  const char *config; /* breakwater mode: [pipeline.storm] of this file */
+  /* the breakwater mode's client-side throttle (Google SRE's adaptive
+   * throttling, throttle.h) with this K; 0 = none; not with config */
+  double sre_k;
   /* the partner (its seed is --seed) */
   bw_sim_partner_config_t partner;
   char partner_help[BW_PARTNER_KNOB_FLAGS][96];
@@ -33,14 +37,10 @@ typedef struct bw_storm_opts_s {
   bool quiet;
   /* virtual runs only: "A..B", each mode over seeds A to B (NULL: --seed) */
   const char *seeds;
-  /* virtual runs only: the breakwater mode's client-side throttle (Google
-   * SRE's adaptive throttling, throttle.h) with this K; 0 = none */
-  double sre_k;
   /* real runs only */
   const char *url;
   int64_t max_duration_s;
-  const char *config; /* breakwater mode: [pipeline.storm] of this file */
-  bool virtual_lab;   /* set by bw_storm_opts_flags: the lab, not real */
+  bool virtual_lab; /* set by bw_storm_opts_flags: the lab, not real */
 } bw_storm_opts_t;
 
 #define BW_STORM_MAX_FLAGS 32

@@ -642,6 +642,9 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
    * --capacity given for a --url one. */
   kc.oracle_limit = cfg->partner.capacity;
   kc.sink = cfg->sink;
+  /* As in the lab: the kit adds the throttle to the built-in breakwater
+   * mode only (bw_storm_opts_check refuses it with --config). */
+  kc.sre_k = cfg->sre_k;
   if (cfg->config_file != NULL && cfg->mode == BW_LAB_BREAKWATER) {
     s.file_kit.path = cfg->config_file;
     if (bw_storm_file_kit_make(&s.file_kit, kc.clock, cfg->sink, &s.kit, &e) !=
@@ -708,6 +711,11 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
     bw_breaker_stats_t bs;
     bw_breaker_stats(s.kit.breaker, &bs);
     row->breaker_opens = bs.opens;
+  }
+  if (s.kit.throttle != NULL) {
+    bw_throttle_stats_t ts;
+    bw_throttle_stats(s.kit.throttle, &ts);
+    row->throttle_refused = ts.throttled;
   }
   if (s.srv != NULL) {
     /* The partner keeps abandoned requests in flight for their latency:

@@ -37,6 +37,8 @@ typedef struct bw_storm_real_config_s {
                                  [pipeline.storm] of this file (checked by
                                  bw_storm_check_config) instead of the
                                  lab's; NULL: the lab's */
+  double sre_k;               /* breakwater mode: the client-side throttle's
+                                 K (bw_lab_kit_config_t.sre_k); 0 = none */
   bw_lab_kit_fn on_kit;       /* optional: the kit at the end of a run */
   void *kit_userdata;
   /* optional: the HTTP driver at the end of a run, before it is freed (with

@@ -46,6 +46,7 @@ void bw_storm_row_from_lab(bw_storm_row_t *row, bw_lab_mode_t mode,
   row->p95_ms = (double)s->latency_p95_ns / 1e6;
   row->p99_ms = (double)s->latency_p99_ns / 1e6;
   row->breaker_opens = r->breaker_opens;
+  row->throttle_refused = r->throttle_refused;
 }
 
 static double ratio(uint64_t a, uint64_t b) {
@@ -117,11 +118,11 @@ static void json_row(FILE *f, const bw_storm_row_t *r) {
           ", \"calls_per_request\": %.6f"
           ", \"partner_received\": %" PRIu64
           ", \"partner_max_in_flight\": %u, \"breaker_opens\": %" PRIu64
-          ", \"duration_ms\": %" PRId64
+          ", \"throttle_refused\": %" PRIu64 ", \"duration_ms\": %" PRId64
           ", \"latency_ms\": {\"p50\": %.3f, \"p95\": %.3f, \"p99\": %.3f}}",
           r->network_calls, ratio(r->network_calls, r->requests),
           r->partner_received, r->partner_max_in_flight, r->breaker_opens,
-          r->duration_ms, r->p50_ms, r->p95_ms, r->p99_ms);
+          r->throttle_refused, r->duration_ms, r->p50_ms, r->p95_ms, r->p99_ms);
 }
 
 static int open_for_write(const char *path, FILE **f, char *err,

@@ -47,6 +47,10 @@ typedef struct bw_storm_row_s {
   int64_t duration_ms; /* first arrival to last end */
   double p50_ms, p95_ms, p99_ms;
   uint64_t breaker_opens;
+  /* Attempts the client-side throttle (--sre-k, or a throttle.storm of
+   * --config) refused before they went out; 0 without one. Each also ends
+   * its request as a limiter refusal. */
+  uint64_t throttle_refused;
 } bw_storm_row_t;
 
 /* The row of a virtual run. */
