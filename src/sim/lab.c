@@ -209,6 +209,7 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
       tc.name = "partner";
       tc.k = cfg->sre_k;
       tc.seed = cfg->seed;
+      tc.sink = cfg->sink;
       tc.clock = cfg->clock;
       if ((kit->throttle = bw_throttle_new(&tc, err)) == NULL) goto fail;
       rc_add |=
