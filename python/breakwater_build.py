@@ -198,7 +198,9 @@ typedef struct { const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_limiter_con
 typedef struct bw_limiter_s bw_limiter_t;
 typedef struct { uint32_t limit; double estimate; uint32_t in_flight;
   uint64_t admitted; uint64_t rejected; uint64_t successes; uint64_t drops;
-  uint64_t ignored; ...; } bw_limiter_stats_t;
+  uint64_t ignored; uint64_t timed_out; uint32_t held; uint32_t proven;
+  uint64_t stuck; bool startup; uint64_t stuck_timeouts; ...; }
+  bw_limiter_stats_t;
 void bw_limiter_config_init(bw_limiter_config_t *cfg);
 bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err);
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);

@@ -544,3 +544,33 @@ def test_a_file_throttle_takes_the_environment_and_a_reload(config_component, tm
     assert e.value.line == 2 and e.value.field == "throttle.partner.k"
     assert "[1, 10]" in e.value.rule
     assert t.k == 3.0
+
+
+def test_a_file_limiter_with_stuck_timeout_cuts_a_file_pipelines_attempt(
+        config_component, tmp_path):
+    # [limiter.NAME] startup_max_step and stuck_timeout from a file; inside
+    # the file pipeline's retry an attempt above the proven level gets the
+    # stuck age (2 x the 100 ms answer) instead of the file's timeout 2s.
+    ini = tmp_path / "limits.ini"
+    ini.write_text("[limiter.partner]\ninitial_limit = 10\nstuck_ratio = 2\n"
+                   "stuck_timeout = true\nstartup_max_step = 100\n"
+                   "[retry.partner]\nmax_attempts = 2\n"
+                   "[pipeline.partner]\n"
+                   "strategies = retry.partner, limiter.partner, timeout 2s\n")
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    reg.load_file(ini, env_prefix=None)
+    pl = reg.pipeline("partner", retry_on=Transient)
+    lim = reg.limiter("partner")
+    assert pl.strategies[1] is lim
+    seen = []
+
+    def answer():
+        seen.append(bw.remaining())
+        clock.advance(0.1)
+        return "ok"
+    assert pl.call(answer) == "ok"            # level 1, its own 2 s; proves 1
+    other = lim.acquire()
+    assert pl.call(answer) == "ok"            # level 2: cut to 200 ms
+    assert seen == [2.0, 0.2]
+    other.release("success")
