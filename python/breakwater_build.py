@@ -47,7 +47,8 @@ void bw_clock_free(bw_clock_t *clock);
 /* configuration by name */
 typedef enum { BW_CONFIG_BREAKER = 0, BW_CONFIG_RETRY = 1,
                BW_CONFIG_BUDGET = 2, BW_CONFIG_BULKHEAD = 3,
-               BW_CONFIG_LIMITER = 4, BW_CONFIG_RATELIMIT = 5, ... }
+               BW_CONFIG_LIMITER = 4, BW_CONFIG_RATELIMIT = 5,
+               BW_CONFIG_THROTTLE = 17, ... }
   bw_config_kind_t;
 int bw_config_set(bw_config_kind_t kind, void *cfg, const char *field,
                   const char *value, bw_error_t *err);
@@ -197,7 +198,9 @@ typedef struct { const bw_clock_t *clock; bw_sink_t *sink; ...; } bw_limiter_con
 typedef struct bw_limiter_s bw_limiter_t;
 typedef struct { uint32_t limit; double estimate; uint32_t in_flight;
   uint64_t admitted; uint64_t rejected; uint64_t successes; uint64_t drops;
-  uint64_t ignored; ...; } bw_limiter_stats_t;
+  uint64_t ignored; uint64_t timed_out; uint32_t held; uint32_t proven;
+  uint64_t stuck; bool startup; uint64_t stuck_timeouts; ...; }
+  bw_limiter_stats_t;
 void bw_limiter_config_init(bw_limiter_config_t *cfg);
 bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err);
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);
@@ -292,8 +295,8 @@ int bw_pipeline_add_strategy(bw_pipeline_config_t *cfg, bw_strategy_if_t *s,
 
 /* client-side adaptive throttle (throttle.h) */
 typedef struct { const char *name; double k; int64_t window_ms;
-  uint32_t buckets; uint64_t seed; const bw_clock_t *clock; ...; }
-  bw_throttle_config_t;
+  uint32_t buckets; uint64_t seed; const bw_clock_t *clock; bw_sink_t *sink;
+  ...; } bw_throttle_config_t;
 typedef struct bw_throttle_s bw_throttle_t;
 typedef struct { uint64_t requests; uint64_t accepts; uint64_t rejected;
   uint64_t throttled; uint64_t withdrawn; uint64_t window_requests;
@@ -308,16 +311,14 @@ double bw_throttle_probability(const bw_throttle_t *t);
 void bw_throttle_stats(const bw_throttle_t *t, bw_throttle_stats_t *out);
 const char *bw_throttle_name(const bw_throttle_t *t);
 bw_strategy_if_t *bw_throttle_strategy(bw_throttle_t *t);
+void bw_throttle_config_of(const bw_throttle_t *t, bw_throttle_config_t *cfg);
+const char *bw_strategy_if_name(const bw_strategy_if_t *s);
+const char *bw_strategy_if_kind(const bw_strategy_if_t *s);
 /* `with throttle:` (the C below) */
 int bw_py_throttle_enter(bw_throttle_t *t, const bw_clock_t *clock,
                          bw_permit_t *p);
 void bw_py_throttle_leave(bw_throttle_t *t, bw_permit_t *p, bw_outcome_t o,
                           bool sent);
-
-/* value parsers (config.h): fields set without a configuration kind */
-int bw_config_parse_double(const char *s, double *out);
-int bw_config_parse_duration_ms(const char *s, int64_t *ms);
-int bw_config_parse_u64(const char *s, uint64_t *out);
 
 /* the seeded generator (rand.h): the throttle tests replay its draws */
 typedef struct bw_rand_s { ...; } bw_rand_t;
@@ -341,7 +342,8 @@ typedef struct { size_t max_objects; int64_t idle_evict_ms;
 typedef enum { BW_REGISTRY_BREAKER = 0, BW_REGISTRY_BREAKER_IF = 1,
   BW_REGISTRY_BULKHEAD = 2, BW_REGISTRY_LIMITER = 3,
   BW_REGISTRY_RATELIMIT = 4, BW_REGISTRY_RETRY = 5, BW_REGISTRY_BUDGET = 6,
-  BW_REGISTRY_PIPELINE = 7, BW_REGISTRY_QUEUE_STORE = 11, ... }
+  BW_REGISTRY_PIPELINE = 7, BW_REGISTRY_QUEUE_STORE = 11,
+  BW_REGISTRY_THROTTLE = 14, ... }
   bw_registry_kind_t;
 void bw_registry_config_init(bw_registry_config_t *cfg);
 bw_registry_t *bw_registry_new(const bw_registry_config_t *cfg, bw_error_t *err);
@@ -368,6 +370,9 @@ bw_retry_policy_t *bw_registry_retry(bw_registry_t *reg, const char *name,
                                      bw_error_t *err);
 bw_budget_t *bw_registry_budget(bw_registry_t *reg, const char *name,
                                 const bw_budget_config_t *cfg, bw_error_t *err);
+bw_throttle_t *bw_registry_throttle(bw_registry_t *reg, const char *name,
+                                    const bw_throttle_config_t *cfg,
+                                    bw_error_t *err);
 int bw_registry_put_object(bw_registry_t *reg, bw_registry_kind_t kind,
                            const char *name, void *obj, bw_error_t *err);
 size_t bw_registry_count(bw_registry_t *reg, bw_registry_kind_t kind);

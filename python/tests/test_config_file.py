@@ -428,3 +428,149 @@ def test_a_pipeline_made_by_reload_is_reachable(agents_ini, tmp_path):
     with pytest.raises(Transient):
         pl.call(flaky)
     assert len(attempts) == 3                         # retry.hotel_api: max_attempts = 3
+
+
+@pytest.fixture
+def config_component():
+    try:
+        from breakwater import _config_c  # noqa: F401
+    except ImportError:
+        pytest.skip("built without the config component (breakwater-config)")
+
+
+class Overloaded(Exception):
+    """The partner's fast rejection (a 429 / 503)."""
+
+
+def overloaded():
+    raise Overloaded()
+
+
+THROTTLE_INI = """\
+[throttle.partner]
+k = {k}
+window_ms = 1h
+buckets = 60
+seed = {seed}
+
+[retry.partner]
+max_attempts = 3
+base_ms = 100ms
+multiplier = 1
+jitter = none
+
+[pipeline.partner]
+strategies = retry.partner, throttle.partner, timeout 2s
+"""
+
+
+def test_a_file_throttle_in_a_file_pipeline_refuses_as_the_formula_says(
+        config_component, tmp_path):
+    # The file's throttle inside the file's retry: each attempt is a request.
+    # The refusals are predicted from the rule and the seed's draws (the
+    # window is an hour: every event of the test stays in it).
+    from test_throttle import SEED, Replay
+    ini = tmp_path / "partner.ini"
+    ini.write_text(THROTTLE_INI.format(k=2, seed=SEED))
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    assert ("throttle", "partner") in reg.load_file(ini, env_prefix=None)
+    t = reg.throttle("partner")
+    assert (t.k, t.window_ms, t.buckets) == (2.0, 3600000, 60)
+    assert reg.throttle("partner", k=2, window_ms="1h") is t
+    with pytest.raises(bw.ConfigError) as e:
+        reg.throttle("partner", k=3)
+    assert e.value.field == "k"
+    pl = reg.pipeline("partner", retry_on=Overloaded)
+    assert [type(m).__name__ for m in pl.strategies] == ["Retry", "Throttle", "Timeout"]
+    assert pl.strategies[1] is t
+    model = Replay(2.0, SEED)
+    sent = refused = 0
+    for _ in range(40):
+        attempts = 0
+        while True:                       # the retry's attempts, as predicted
+            if model.refuses():
+                expect = bw.ThrottledError
+                model.requests += 1
+                break
+            attempts += 1
+            model.requests += 1
+            if attempts == 3:
+                expect = Overloaded
+                break
+        before = t.stats()
+        with pytest.raises(expect) as e:
+            pl.call(overloaded)
+        after = t.stats()
+        assert after.rejected - before.rejected == attempts
+        assert after.throttled - before.throttled == (expect is bw.ThrottledError)
+        if expect is bw.ThrottledError:
+            assert e.value.name == "partner" and e.value.breakwater_giveup == "limit"
+            refused += 1
+        else:
+            assert e.value.breakwater_giveup == "exhausted"
+        sent += attempts
+    s = t.stats()
+    assert refused > 0 and sent > 0
+    assert (s.requests, s.accepts, s.rejected, s.throttled) == (
+        model.requests, 0, sent, refused)
+    assert t.probability == model.p
+    assert pl.stats()["failures"]["limit"] == refused
+
+
+def test_a_file_throttle_takes_the_environment_and_a_reload(config_component, tmp_path,
+                                                            monkeypatch):
+    ini = tmp_path / "partner.ini"
+    ini.write_text(THROTTLE_INI.format(k=2, seed=1))
+    monkeypatch.setenv("PYTEST_PARTNER_THROTTLE_K", "4")
+    reg = bw.Registry(clock=bw.ManualClock())
+    reg.load_file(ini, env_prefix="PYTEST")
+    t = reg.throttle("partner")
+    assert t.k == 4.0
+    # k is applied live; the window is fixed at creation (reported)
+    ini.write_text(THROTTLE_INI.format(k=3, seed=1).replace("window_ms = 1h",
+                                                             "window_ms = 2h"))
+    out = reg.reload(ini, env_prefix=None)
+    lines = [line for line in out["report"] if line.startswith("throttle.partner.")]
+    assert any(line.startswith("throttle.partner.k: 4 -> 3") and "applied" in line
+               for line in lines), out["report"]
+    assert any(line.startswith("throttle.partner.window_ms") and "not applied" in line
+               for line in lines), out["report"]
+    assert reg.throttle("partner") is t and t.k == 3.0 and t.window_ms == 3600000
+    # a bad value names the file, the line and the key; nothing changes
+    ini.write_text(THROTTLE_INI.format(k=0.5, seed=1))
+    with pytest.raises(bw.ConfigError) as e:
+        reg.reload(ini, env_prefix=None)
+    assert e.value.line == 2 and e.value.field == "throttle.partner.k"
+    assert "[1, 10]" in e.value.rule
+    assert t.k == 3.0
+
+
+def test_a_file_limiter_with_stuck_timeout_cuts_a_file_pipelines_attempt(
+        config_component, tmp_path):
+    # [limiter.NAME] startup_max_step and stuck_timeout from a file; inside
+    # the file pipeline's retry an attempt above the proven level gets the
+    # stuck age (2 x the 100 ms answer) instead of the file's timeout 2s.
+    ini = tmp_path / "limits.ini"
+    ini.write_text("[limiter.partner]\ninitial_limit = 10\nstuck_ratio = 2\n"
+                   "stuck_timeout = true\nstartup_max_step = 100\n"
+                   "[retry.partner]\nmax_attempts = 2\n"
+                   "[pipeline.partner]\n"
+                   "strategies = retry.partner, limiter.partner, timeout 2s\n")
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    reg.load_file(ini, env_prefix=None)
+    pl = reg.pipeline("partner", retry_on=Transient)
+    lim = reg.limiter("partner")
+    assert pl.strategies[1] is lim
+    seen = []
+
+    def answer():
+        seen.append(bw.remaining())
+        clock.advance(0.1)
+        return "ok"
+    assert pl.call(answer) == "ok"            # level 1, its own 2 s; proves 1
+    other = lim.acquire()
+    assert pl.call(answer) == "ok"            # level 2: cut to 200 ms
+    assert seen == [2.0, 0.2]
+    other.release("success")

@@ -311,6 +311,56 @@ def test_async_timeout_cancels_a_hung_attempt():
     assert pl.stats()["failures"]["exhausted"] == 1
 
 
+def test_async_timeout_on_a_manual_clock_follows_the_clock():
+    # A ManualClock has no timer: a coroutine attempt is cut when the clock
+    # is advanced to its time limit, exactly, and never by real time.
+    clock = bw.ManualClock()
+    r = bw.Retry(max_attempts=2, base_ms=100, jitter="none", clock=clock)
+    pl = bw.Pipeline([r, bw.Timeout(0.5)])
+    starts = []
+
+    async def hang():
+        starts.append(clock.now())
+        await asyncio.Event().wait()
+
+    async def turns(until=lambda: False):
+        for _ in range(50):                   # loop turns, not time
+            if until():
+                return
+            await asyncio.sleep(0)
+
+    async def scenario():
+        t = asyncio.create_task(pl.call_async(hang))
+        await turns()
+        assert starts == [0.0]
+        clock.advance(0.499)
+        await turns()
+        assert not t.done() and starts == [0.0]
+        clock.advance(0.001)                  # cut at 0.5, retried 100 ms later
+        await turns(lambda: len(starts) == 2)
+        assert starts == [0.0, pytest.approx(0.6)]
+        clock.advance(0.5)
+        await turns(t.done)
+        with pytest.raises(TimeoutError):
+            await t
+        assert pl.stats()["failures"]["exhausted"] == 1
+        # an answer in time is returned; a cancelled call cancels its
+        # attempt; neither leaves an alarm on the clock
+        async def quick():
+            clock.advance(0.2)
+            return "ok"
+        assert await pl.call_async(quick) == "ok"
+        t = asyncio.create_task(pl.call_async(hang))
+        await turns(lambda: len(starts) == 3)
+        t.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t
+        assert clock._alarms == []
+        assert pl.stats()["cancelled"] == 1
+
+    asyncio.run(scenario())
+
+
 def test_pipeline_gave_up_event():
     events = []
     sink = bw.Sink(events.append)

@@ -186,3 +186,113 @@ def test_a_registry_pipeline_is_wrapped_from_the_objects_it_holds():
     gc.collect()
     assert added() is not None
     assert slots.call(lambda: 7) == 7 and slots.stats()["successes"] == 1
+
+
+class Overloaded(Exception):
+    """The partner's fast rejection (a 429 / 503)."""
+
+
+def test_throttles_by_name_on_the_registrys_clock():
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    t = reg.throttle("partner", k=3, window_ms="10s", buckets=10, seed=7)
+    assert isinstance(t, bw.Throttle) and t.name == "partner"
+    assert (t.k, t.window_ms, t.buckets) == (3.0, 10000, 10)
+    assert reg.throttle("partner") is t                    # the same object
+    assert reg.throttle("partner", k=3, buckets=10) is t   # the same fields
+    assert reg.count("throttle") == 1
+    # a field that differs from the live throttle's is refused, naming it
+    with pytest.raises(bw.ConfigError) as e:
+        reg.throttle("partner", k=2)
+    assert isinstance(e.value, ValueError) and e.value.field == "k"
+    assert "3" in str(e.value) and "2" in str(e.value)
+    with pytest.raises(bw.ConfigError) as e:
+        reg.throttle("partner", window_ms="1m")
+    assert e.value.field == "window_ms"
+    # bad fields are the core's errors, and make nothing
+    with pytest.raises(bw.ConfigError) as e:
+        reg.throttle("other", k=0.5)
+    assert e.value.field == "k" and "[1, 10]" in str(e.value)
+    with pytest.raises(bw.ConfigError) as e:
+        reg.throttle("other", window_ms=1000, buckets=7)
+    assert e.value.field == "buckets"
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        reg.throttle("other", kk=2)
+    assert reg.count("throttle") == 1
+    # one rejection: p = (1 - 3 * 0) / (1 + 1), read on the registry's clock
+    with pytest.raises(Overloaded):
+        with t:
+            raise Overloaded()
+    assert t.probability == 0.5
+    clock.advance(10.0)                                    # the window has slid past it
+    assert t.probability == 0.0
+    s = t.stats()
+    assert (s.requests, s.rejected, s.window_requests) == (1, 1, 0)
+    # ignore is the wrapper's: an accept (a 4xx)
+    t4 = reg.throttle("four", ignore=KeyError)
+    with pytest.raises(KeyError):
+        with t4:
+            raise KeyError("404")
+    assert t4.stats().accepts == 1
+
+
+def test_throttle_families_in_prometheus():
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    t = reg.throttle("partner", k=1, seed=7)
+    t.call(lambda: None)                                   # an accept
+    with pytest.raises(Overloaded):                        # p is 0: sent, rejected
+        t.call(rejecting)
+    # p = (2 - 1) / 3: seed 7's first draw, 0.70, admits it; never sent
+    permit = t.acquire()
+    permit.release("withdrawn")
+    added = reg.add(bw.Throttle("outside", clock=clock))
+    assert reg.count("throttle") == 2
+    samples = parse(reg.prometheus())
+    s = t.stats()
+    assert (s.requests, s.accepts, s.rejected, s.throttled, s.withdrawn) == (3, 1, 1, 0, 1)
+    assert (s.window_requests, s.window_accepts) == (2, 1)  # withdrawn: not counted
+    for metric, want in (("requests_total", 3), ("accepts_total", 1),
+                         ("rejected_total", 1), ("throttled_total", 0),
+                         ("withdrawn_total", 1), ("window_requests", 2),
+                         ("window_accepts", 1),
+                         ("refusal_probability", (2 - 1) / (2 + 1))):
+        assert value(samples, f"breakwater_throttle_{metric}", name="partner") == want, metric
+    assert value(samples, "breakwater_throttle_requests_total", name="outside") == 0
+    with pytest.raises(bw.ConfigError) as e:
+        reg.add(bw.Throttle("outside", clock=clock))      # the name is taken in that kind
+    assert e.value.field == "name"
+    with pytest.raises(bw.ConfigError):
+        reg.add(added)                                     # once only
+
+
+def rejecting():
+    raise Overloaded()
+
+
+def test_a_registry_pipeline_wraps_its_throttle():
+    clock = bw.ManualClock()
+    reg = bw.Registry(clock=clock)
+    t = reg.throttle("partner", ignore=KeyError)
+    lim = reg.limiter("partner")
+    rt = reg.retry("r", max_attempts=2, base_ms=1, jitter="none")
+    reg.add(bw.Pipeline([rt, t, lim], name="out"))
+    view = reg.pipeline("out", sleep=lambda s: None)
+    assert [type(m).__name__ for m in view.strategies] == ["Retry", "Throttle", "Limiter"]
+    assert view.strategies[1] is t and view.strategies[2] is lim
+    assert view.call(lambda: "ok") == "ok"
+    assert t.stats().accepts == 1
+    # the throttle's ignore is a member's: permanent, an accept, not retried
+    calls = []
+
+    def not_found():
+        calls.append(1)
+        raise KeyError("404")
+    with pytest.raises(KeyError):
+        view.call(not_found)
+    assert len(calls) == 1 and t.stats().accepts == 2
+    # a throttle of the same name that is not the registry's is refused
+    reg.add(bw.Pipeline([bw.Throttle("partner", clock=clock)], name="impostor"))
+    with pytest.raises(ValueError) as e:
+        reg.pipeline("impostor")
+    assert "'impostor'" in str(e.value) and "strategies[0] (custom 'partner')" in str(e.value)

@@ -552,3 +552,40 @@ def test_in_a_pipeline_an_attempt_cancelled_while_out_counts_as_an_accept():
         t.call(interrupted)
     s = t.stats()
     assert (s.requests, s.accepts, s.withdrawn) == (2, 1, 1)
+
+
+def test_refusals_are_summarised_to_a_sink_at_most_once_a_second():
+    # docs/events.md: a refusal a second or more after the last summary (or
+    # the creation) emits the refusals since then, the one that triggered
+    # it included; the free emits the rest. K = 1 refuses as soon as
+    # anything is rejected.
+    import gc
+    clock = bw.ManualClock()
+    events = []
+    t = bw.Throttle("partner", k=1, seed=SEED, clock=clock, sink=bw.Sink(events.append))
+    model = Replay(1.0, SEED)
+
+    def one(t):
+        refused = model.refuses()
+        with pytest.raises(bw.ThrottledError if refused else Overloaded):
+            t.call(rejecting_partner)
+        model.requests += 1
+        return refused
+    early = sum(one(t) for _ in range(30))       # within the first second: none
+    assert early > 0 and events == []
+    clock.advance(1.0)
+    while not one(t):                             # the first refusal a second on
+        pass
+    assert len(events) == 1
+    e = events[0]
+    assert (e["event"], e["kind"], e["name"]) == ("throttle_refused", "throttle", "partner")
+    assert e["count"] == early + 1 == t.stats().throttled
+    assert e["k"] == 1 and e["window_requests"] == model.requests
+    assert e["window_accepts"] == 0 and e["probability"] == model.p
+    later = sum(one(t) for _ in range(30))        # within the next second: none
+    assert later > 0 and len(events) == 1
+    total = t.stats().throttled
+    del t
+    gc.collect()
+    assert len(events) == 2 and events[1]["count"] == later
+    assert sum(ev["count"] for ev in events) == total

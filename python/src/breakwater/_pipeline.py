@@ -14,7 +14,7 @@ from ._deadline import _check_seconds, deadline, deadline_ns
 from ._errors import (BreakerOpen, BreakwaterError, BudgetExhausted,
                       BulkheadFull, DeadlineExceeded, LimiterFull,
                       RateLimited, Rejected, ThrottledError)
-from ._ffi import error_from, ffi, lib
+from ._ffi import NS_PER_MS, error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import (Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker, _BreakerBase)
@@ -35,10 +35,14 @@ _REFUSALS = (lib.BW_FAILURE_BREAKER, lib.BW_FAILURE_LIMIT, lib.BW_FAILURE_RATELI
 class Timeout:
     """A pipeline strategy: each attempt's time limit, in seconds (after the
     :class:`Retry` when there is one). Coroutine attempts are cancelled when
-    it runs out (``asyncio.wait_for``) and reported as timed out; a plain
+    it runs out (``asyncio.wait_for``; on a :class:`ManualClock`, when the
+    clock is advanced past it) and reported as timed out; a plain
     function cannot be interrupted, so it sees the limit as its current
     :class:`deadline` (``breakwater.remaining()``, ``to_header()``) and an
-    attempt that raises ``TimeoutError`` counts as timed out."""
+    attempt that raises ``TimeoutError`` counts as timed out. The limit an
+    attempt gets is the C pipeline's (``attempt_timeout_ms``): this one,
+    narrowed by the deadline and by a :class:`Limiter` with
+    ``stuck_timeout`` inside the retry."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = _check_seconds("seconds", seconds)
@@ -49,6 +53,43 @@ class Timeout:
 
 def _ms(seconds: float) -> int:
     return int(round(seconds * 1000))
+
+
+def _set_done(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+async def _within(coro: Awaitable[Any], clock: Clock, ms: int) -> Any:
+    """Awaits an attempt within its time limit of ``ms`` on ``clock``, or
+    cancels it and raises TimeoutError. On the monotonic clock that is
+    ``asyncio.wait_for``. A :class:`ManualClock` has no timer: the attempt
+    runs as a task and is cancelled when the clock is advanced to its end
+    (by the test, or by another call's wait), so a time limit is as exact
+    as the rest of a test on a manual clock, and never real time."""
+    if not clock.is_manual:
+        return await asyncio.wait_for(coro, ms / 1000.0)
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(coro)
+    expired = loop.create_future()
+    remove = clock._alarm(clock.now_ns() + ms * NS_PER_MS,  # type: ignore[attr-defined]
+                          lambda: loop.call_soon_threadsafe(_set_done, expired))
+    try:
+        await asyncio.wait((task, expired), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # this call was cancelled: so is its attempt
+        task.cancel()
+        raise
+    finally:
+        remove()
+        expired.cancel()
+    if task.done():  # an answer in time wins, as with wait_for
+        return task.result()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    raise TimeoutError(f"the attempt ran out of its {ms} ms")
 
 
 class _Run:
@@ -537,8 +578,8 @@ class Pipeline:
     async def call_async(self, fn: Callable[..., Awaitable[Any]], *args: Any,
                          **kwargs: Any) -> Any:
         """Awaits fn(*args, **kwargs) through the pipeline; an attempt past
-        its time limit is cancelled (asyncio.wait_for) and counts as timed
-        out."""
+        its time limit is cancelled (asyncio.wait_for; on a ManualClock when
+        the clock is advanced past it) and counts as timed out."""
         return await self._call_async(fn, args, kwargs)
 
     async def _call_async(self, fn: Callable[..., Awaitable[Any]], args: Tuple[Any, ...],
@@ -556,7 +597,8 @@ class Pipeline:
                         result = await fn(*args, **kwargs)
                     else:
                         async with deadline(limit, clock=self._clock):
-                            result = await asyncio.wait_for(fn(*args, **kwargs), limit)
+                            result = await _within(fn(*args, **kwargs), self._clock,
+                                                   run.c.attempt_timeout_ms)
                 except Exception as exc:
                     run.failed(exc)
                     continue

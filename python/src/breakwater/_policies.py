@@ -435,7 +435,20 @@ class Limiter(Guard):
     """An adaptive concurrency limiter (AIMD, gradient2 or vegas): a
     bulkhead whose size follows the dependency. Never waits: a call above
     the limit raises :class:`LimiterFull` (shed it). Exceptions count as
-    drops (TimeoutError as timed out) unless ``ignore`` matches."""
+    drops (TimeoutError as timed out) unless ``ignore`` matches.
+
+    Keyword arguments are the core's ``limiter`` fields
+    (docs/limiter.md), among them the startup options
+    ``startup_headroom``, ``startup_max_step`` (limited slow start: each
+    startup step at most that many calls above the proven level) and
+    ``stuck_ratio``, and ``stuck_timeout`` (needs ``stuck_ratio``): in a
+    :class:`Pipeline` with the limiter after the :class:`Retry`, an
+    attempt admitted above the proven level gets the stuck age
+    (``stuck_ratio`` x the slowest good answer lately) as its time limit
+    when that is shorter than its own (a :class:`Timeout`); a coroutine
+    attempt is cancelled then, a plain function sees it as its
+    :class:`deadline`. Its slot stays counted as long as the attempt could
+    have run."""
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  ignore: Classifier = None, sink: Optional[Sink] = None,
@@ -472,11 +485,19 @@ class Limiter(Guard):
         return lib.bw_limiter_limit(self._ptr)
 
     def stats(self) -> Dict[str, Any]:
+        """A snapshot (``bw_limiter_stats_t``): the limit, the estimate and
+        the calls in flight (held slots included), the totals, and
+        ``timed_out`` (timed-out releases), ``held`` (slots held now for
+        timed-out calls), ``proven`` (the highest in-flight level a success
+        proved), ``stuck`` (cuts by ``stuck_ratio``), ``startup`` (no
+        congestion signal yet) and ``stuck_timeouts`` (attempts cut by
+        ``stuck_timeout`` that timed out)."""
         s = ffi.new("bw_limiter_stats_t *")
         lib.bw_limiter_stats(self._ptr, s)
         return {n: getattr(s, n) for n in (
             "limit", "estimate", "in_flight", "admitted", "rejected",
-            "successes", "drops", "ignored")}
+            "successes", "drops", "ignored", "timed_out", "held", "proven",
+            "stuck", "startup", "stuck_timeouts")}
 
 
 class RateLimiter(Guard):

@@ -16,6 +16,7 @@ from ._pipeline import Pipeline, Timeout
 from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
                         SharedBreaker)
 from ._retry import Retry
+from ._throttle import Throttle
 from .events import Sink, sink_ptr
 
 
@@ -230,6 +231,32 @@ class Registry:
                             lib.bw_registry_limiter, lib.bw_limiter_name, name,
                             fields, extra)
 
+    def throttle(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Throttle:
+        """The client-side throttle named ``name`` (created on first use
+        with ``fields``: ``k``, ``window_ms``, ``buckets``, ``seed``; the
+        registry's clock and sink). As for :meth:`bulkhead`, a throttle that
+        exists (made by a configuration file's ``[throttle.NAME]`` or an
+        earlier call) keeps its settings, and a field given here that
+        differs from the object's raises :class:`ConfigError` (a ValueError)
+        naming the field. ``ignore`` is this wrapper's (an exception that
+        is an accept: a 4xx), as for :class:`Throttle`."""
+        ignore = check_classifier("ignore", ignore)
+        probe = ffi.new("bw_throttle_config_t *")  # the fields, checked up front
+        lib.bw_throttle_config_init(probe)
+        configure(lib.BW_CONFIG_THROTTLE, probe, fields, [])
+
+        def extra(o: Any, ptr: Any) -> None:
+            o._ignore = ignore
+            o._bind()
+        t = self._simple("throttle", Throttle, lib.BW_CONFIG_THROTTLE,
+                         "bw_throttle_config_t *", lib.bw_throttle_config_init,
+                         lib.bw_registry_throttle, lib.bw_throttle_name, name,
+                         fields, extra)
+        live = ffi.new("bw_throttle_config_t *")
+        lib.bw_throttle_config_of(t._ptr, live)
+        _same_fields("throttle", name, lib.BW_CONFIG_THROTTLE, probe, live, fields)
+        return t
+
     def rate_limiter(self, name: str, **fields: Any) -> RateLimiter:
         """The GCRA rate limiter named ``name``."""
         return self._simple("ratelimit", RateLimiter, lib.BW_CONFIG_RATELIMIT,
@@ -308,10 +335,12 @@ class Registry:
         KeyError naming ``name`` when the registry has no such pipeline
         (this never creates one); ValueError naming the pipeline and the
         strategy when a strategy is not one of this registry's in-process
-        breakers, bulkheads, limiters, rate limiters or retry policies (a
-        pipeline made in C or added with :meth:`add` over other objects, a
-        shared breaker, a custom strategy), and when ``retry_on`` is given
-        for a pipeline with no retry."""
+        breakers, bulkheads, limiters, rate limiters, throttles or retry
+        policies (a pipeline made in C or added with :meth:`add` over other
+        objects, a shared breaker, a custom strategy), and when
+        ``retry_on`` is given for a pipeline with no retry. A file's
+        ``throttle.NAME`` strategy is the registry's :meth:`throttle`
+        ``NAME`` (the wrapper that call returns, its ``ignore`` included)."""
         cname = _name(name)
         ptr = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_PIPELINE, cname)
         if ptr == ffi.NULL:
@@ -372,6 +401,16 @@ class Registry:
             rl = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RATELIMIT, _name(ref))
             if rl != ffi.NULL and self._addr(rl) == want:
                 return self.rate_limiter(ref)
+        elif kind == lib.BW_STRATEGY_CUSTOM:
+            # a strategy of the interface (strategy.h): a throttle's is
+            # its kind "throttle", named as the throttle
+            sif = ffi.cast("bw_strategy_if_t *", obj)
+            ref = ffi.string(lib.bw_strategy_if_name(sif)).decode()
+            if ffi.string(lib.bw_strategy_if_kind(sif)).decode() == "throttle":
+                t = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_THROTTLE, _name(ref))
+                if t != ffi.NULL and self._addr(lib.bw_throttle_strategy(
+                        ffi.cast("bw_throttle_t *", t))) == want:
+                    return self.throttle(ref)
         elif kind == lib.BW_STRATEGY_RETRY:
             policy = ffi.cast("bw_retry_policy_t *", obj)
             ref = ffi.string(lib.bw_retry_policy_name(policy)).decode()
@@ -381,8 +420,9 @@ class Registry:
         what = ffi.string(lib.bw_strategy_kind_name(kind)).decode()
         raise ValueError(f"pipeline {pipeline!r}: strategies[{i}] ({what}"
                          f"{' ' + repr(ref) if ref else ''}) is not one of this registry's "
-                         "in-process breakers, bulkheads, limiters, rate limiters or "
-                         "retry policies: the only objects Registry.pipeline wraps")
+                         "in-process breakers, bulkheads, limiters, rate limiters, "
+                         "throttles or retry policies: the only objects "
+                         "Registry.pipeline wraps")
 
     def _retry_of(self, policy: Any, retry_on: Classifier,
                   sleep: Optional[Callable[[float], Any]]) -> Retry:
@@ -399,7 +439,7 @@ class Registry:
     # ---- objects made elsewhere ---------------------------------------------
     _KINDS = ((SharedBreaker, "breaker_if"), (Bulkhead, "bulkhead"), (Limiter, "limiter"),
               (RateLimiter, "ratelimit"), (Budget, "budget"), (Retry, "retry"),
-              (Pipeline, "pipeline"), (ParkingLot, "queue_store"))
+              (Pipeline, "pipeline"), (ParkingLot, "queue_store"), (Throttle, "throttle"))
 
     def add(self, obj: Any, name: Optional[str] = None) -> Any:
         """Puts a policy created elsewhere into the registry (its metrics
@@ -426,7 +466,8 @@ class Registry:
                  "limiter": lib.BW_REGISTRY_LIMITER, "ratelimit": lib.BW_REGISTRY_RATELIMIT,
                  "budget": lib.BW_REGISTRY_BUDGET, "retry": lib.BW_REGISTRY_RETRY,
                  "pipeline": lib.BW_REGISTRY_PIPELINE,
-                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE}[kind]
+                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE,
+                 "throttle": lib.BW_REGISTRY_THROTTLE}[kind]
         err = ffi.new("bw_error_t *")
         with self._lock:
             if lib.bw_registry_put_object(self._ptr, ckind, cname, cptr, err) != lib.BW_OK:
@@ -555,13 +596,14 @@ class Registry:
 
     def count(self, kind: str = "breaker") -> int:
         """Live objects of a kind: "breaker", "breaker_if", "bulkhead",
-        "limiter", "ratelimit", "retry", "budget", "pipeline" or
-        "queue_store"."""
+        "limiter", "ratelimit", "retry", "budget", "pipeline",
+        "queue_store" or "throttle"."""
         kinds = {"breaker": lib.BW_REGISTRY_BREAKER, "breaker_if": lib.BW_REGISTRY_BREAKER_IF,
                  "bulkhead": lib.BW_REGISTRY_BULKHEAD, "limiter": lib.BW_REGISTRY_LIMITER,
                  "ratelimit": lib.BW_REGISTRY_RATELIMIT, "retry": lib.BW_REGISTRY_RETRY,
                  "budget": lib.BW_REGISTRY_BUDGET, "pipeline": lib.BW_REGISTRY_PIPELINE,
-                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE}
+                 "queue_store": lib.BW_REGISTRY_QUEUE_STORE,
+                 "throttle": lib.BW_REGISTRY_THROTTLE}
         if kind not in kinds:
             raise ValueError(f"kind must be one of {', '.join(kinds)} (got {kind!r})")
         return lib.bw_registry_count(self._ptr, kinds[kind])

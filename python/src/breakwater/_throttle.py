@@ -10,18 +10,17 @@ import inspect
 from typing import Any, Callable, Dict, Optional, TypeVar
 
 from ._clock import Clock, resolve
-from ._errors import ConfigError, Rejected, ThrottledError
-from ._ffi import error_from, ffi, lib, to_text
+from ._errors import Rejected, ThrottledError
+from ._ffi import configure, error_from, ffi, lib
 from ._guard import OUTCOMES, Classifier, Guard, Permit, check_classifier, matches, new_permit
 from ._policies import _check_name, _gc
+from .events import Sink, sink_ptr
 
 # A Permit outcome of a Throttle only: the call never went out (another
 # policy inside refused it), or it was cancelled (whether it went out is
 # unknown, so it counts neither way). Left as IGNORED with no attempt
 # made, which the throttle counts as withdrawn. Not a bw_outcome_t.
 _WITHDRAWN = -1
-
-_UINT32_MAX = 2**32 - 1
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,29 +55,6 @@ class ThrottleStats:
                 - self.withdrawn)
 
 
-def _number(field: str, value: Any) -> float:
-    out = ffi.new("double *")
-    if lib.bw_config_parse_double(to_text(field, value), out) != lib.BW_OK:
-        raise ConfigError(f"{field} must be a finite number (got {value!r})", field)
-    return out[0]
-
-
-def _duration_ms(field: str, value: Any) -> int:
-    out = ffi.new("int64_t *")
-    if lib.bw_config_parse_duration_ms(to_text(field, value), out) != lib.BW_OK:
-        raise ConfigError(f"{field} must be a whole number of milliseconds, or a number "
-                          f"and a unit ms, s, m, h or d (got {value!r})", field)
-    return out[0]
-
-
-def _unsigned(field: str, value: Any, rule: str, limit: int) -> int:
-    out = ffi.new("uint64_t *")
-    if (lib.bw_config_parse_u64(to_text(field, value), out) != lib.BW_OK
-            or out[0] > limit):
-        raise ConfigError(f"{field} must be {rule} (got {value!r})", field)
-    return out[0]
-
-
 class Throttle(Guard):
     """Client-side adaptive throttling (the SRE book's): refuses locally a
     share of the calls to a partner that has been rejecting them, with
@@ -88,12 +64,17 @@ class Throttle(Guard):
     each rejection.
 
     ``Throttle("partner", k=2.0, window_ms="60s", buckets=60, seed=0,
-    clock=None, ignore=None)`` — the C core's fields and defaults
-    (docs/throttle.md): ``k`` in [1, 10]; ``window_ms`` in [10 ms, 1 day]
-    (a number of ms, ``"60s"``, a timedelta); ``buckets`` in [1, 1000],
-    dividing the window in whole nanoseconds; ``seed`` for the refusal
-    draws (0: from the operating system; any other value reproducible).
-    A bad value raises :class:`ConfigError` naming the field.
+    clock=None, ignore=None, sink=None)`` — keyword arguments are the C
+    core's configuration fields (kind ``throttle``, docs/configuration.md),
+    set through ``bw_config_set`` as for every other policy:
+    ``k`` in [1, 10]; ``window_ms`` in [10 ms, 1 day] (a number of ms,
+    ``"60s"``, a timedelta); ``buckets`` in [1, 1000], dividing the window
+    in whole nanoseconds; ``seed`` for the refusal draws (0: from the
+    operating system; any other value reproducible). An unknown field
+    raises ``TypeError``, a bad value :class:`ConfigError` naming the
+    field, with the core's rule. ``sink`` receives ``throttle_refused``
+    summaries (docs/events.md: the refusals since the last summary, at
+    most one a second, and the rest when the throttle is freed).
 
     ``with throttle:``, ``async with``, ``@throttle`` and ``call`` admit a
     call or raise :class:`ThrottledError` at once (never waits). The
@@ -120,38 +101,53 @@ class Throttle(Guard):
 
     _outcomes: Dict[str, int] = {**OUTCOMES, "withdrawn": _WITHDRAWN}
 
-    def __init__(self, name: Optional[str] = None, *, k: Any = None,
-                 window_ms: Any = None, buckets: Any = None, seed: Any = None,
-                 clock: Optional[Clock] = None, ignore: Classifier = None) -> None:
+    def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
+                 ignore: Classifier = None, sink: Optional[Sink] = None,
+                 **fields: Any) -> None:
         name = _check_name(name)
         self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
         cfg = ffi.new("bw_throttle_config_t *")
         lib.bw_throttle_config_init(cfg)
-        keep = None
-        if name is not None:
-            keep = ffi.new("char[]", to_text("name", name))
-            cfg.name = keep
-        if k is not None:
-            cfg.k = _number("k", k)
-        if window_ms is not None:
-            cfg.window_ms = _duration_ms("window_ms", window_ms)
-        if buckets is not None:
-            cfg.buckets = _unsigned("buckets", buckets, "in [1, 1000]", _UINT32_MAX)
-        if seed is not None:
-            cfg.seed = _unsigned("seed", seed, "an integer in [0, 2**64 - 1]", 2**64 - 1)
+        keep: list = []
+        configure(lib.BW_CONFIG_THROTTLE, cfg, {"name": name, **fields}, keep)
         cfg.clock = self._clock._ptr
+        cfg.sink = sink_ptr(sink)
         err = ffi.new("bw_error_t *")
         ptr = lib.bw_throttle_new(cfg, err)  # validates; copies the name
-        del keep
         if ptr == ffi.NULL:
             raise error_from(err, "throttle")
-        self._ptr = _gc(ptr, lib.bw_throttle_free, self._clock)
-        self.name = ffi.string(lib.bw_throttle_name(ptr)).decode()
-        self.k: float = cfg.k
-        self.window_ms: int = cfg.window_ms
-        self.buckets: int = cfg.buckets
+        # The sink and the clock outlive the throttle: its free flushes the
+        # last throttle_refused summary through them.
+        self._ptr = _gc(ptr, lib.bw_throttle_free, self._clock, sink)
+        self._bind()
+
+    def _bind(self) -> None:
+        """Name and clock of the throttle at self._ptr (a registry's
+        wrapper binds the same way)."""
+        self.name = ffi.string(lib.bw_throttle_name(self._ptr)).decode()
         self._cclock = self._clock._ptr
+
+    def _config(self) -> Any:
+        live = ffi.new("bw_throttle_config_t *")
+        lib.bw_throttle_config_of(self._ptr, live)
+        return live
+
+    @property
+    def k(self) -> float:
+        """The multiplier K in force (a configuration reload may change it
+        live: :meth:`Registry.reload`)."""
+        return float(self._config().k)
+
+    @property
+    def window_ms(self) -> int:
+        """The sliding window, in milliseconds (fixed at creation)."""
+        return int(self._config().window_ms)
+
+    @property
+    def buckets(self) -> int:
+        """The window's buckets (fixed at creation)."""
+        return int(self._config().buckets)
 
     def acquire(self) -> Permit:
         """Admits a call now or raises :class:`ThrottledError` (never waits).
