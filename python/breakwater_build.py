@@ -154,6 +154,7 @@ typedef struct { uint64_t requests; uint64_t successes; uint64_t failures;
   uint64_t allowed; uint64_t denied; double tokens; uint64_t window_requests;
   uint64_t window_retries; } bw_budget_stats_t;
 void bw_budget_config_init(bw_budget_config_t *cfg);
+void bw_budget_config_of(const bw_budget_t *b, bw_budget_config_t *cfg);
 bw_budget_t *bw_budget_new(const bw_budget_config_t *cfg, bw_error_t *err);
 void bw_budget_on_request(bw_budget_t *b);
 void bw_budget_on_success(bw_budget_t *b);
@@ -202,6 +203,7 @@ typedef struct { uint32_t limit; double estimate; uint32_t in_flight;
   uint64_t stuck; bool startup; uint64_t stuck_timeouts; ...; }
   bw_limiter_stats_t;
 void bw_limiter_config_init(bw_limiter_config_t *cfg);
+void bw_limiter_config_of(const bw_limiter_t *lim, bw_limiter_config_t *cfg);
 bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err);
 int bw_limiter_try_acquire(bw_limiter_t *lim, bw_permit_t *p);
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p, bw_outcome_t outcome);
@@ -216,6 +218,7 @@ typedef struct bw_ratelimit_s bw_ratelimit_t;
 typedef struct { uint64_t admitted; uint64_t limited; uint64_t reserved;
   uint64_t reserved_waiting; } bw_ratelimit_stats_t;
 void bw_ratelimit_config_init(bw_ratelimit_config_t *cfg);
+void bw_ratelimit_config_of(const bw_ratelimit_t *rl, bw_ratelimit_config_t *cfg);
 bw_ratelimit_t *bw_ratelimit_new(const bw_ratelimit_config_t *cfg,
                                  bw_error_t *err);
 int bw_ratelimit_try_acquire(bw_ratelimit_t *rl, int64_t *wait_ms);

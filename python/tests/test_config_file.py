@@ -574,3 +574,27 @@ def test_a_file_limiter_with_stuck_timeout_cuts_a_file_pipelines_attempt(
     assert pl.call(answer) == "ok"            # level 2: cut to 200 ms
     assert seen == [2.0, 0.2]
     other.release("success")
+
+
+def test_an_existing_limiter_rate_limiter_or_budget_keeps_its_settings(tmp_path):
+    """Reached again by name, an object made by the file keeps its settings:
+    the same fields are fine, a differing one raises ConfigError naming it
+    (as for bulkheads and throttles), instead of being silently ignored."""
+    ini = tmp_path / "kinds.ini"
+    ini.write_text("[limiter.search]\nmax_limit = 50\n"
+                   "[ratelimit.search]\nrate_per_sec = 20\n"
+                   "[budget.search]\nkind = ratio\nbudget_percent = 10\n")
+    reg = bw.Registry(clock=bw.ManualClock())
+    reg.load_file(ini, env_prefix=None)
+    assert reg.limiter("search", max_limit=50) is reg.limiter("search")
+    with pytest.raises(bw.ConfigError) as e:
+        reg.limiter("search", max_limit=80)
+    assert e.value.field == "max_limit"
+    assert reg.rate_limiter("search", rate_per_sec=20) is reg.rate_limiter("search")
+    with pytest.raises(bw.ConfigError) as e:
+        reg.rate_limiter("search", rate_per_sec=30)
+    assert e.value.field == "rate_per_sec"
+    assert reg.budget("search", budget_percent=10) is reg.budget("search")
+    with pytest.raises(bw.ConfigError) as e:
+        reg.budget("search", budget_percent=25)
+    assert e.value.field == "budget_percent"

@@ -221,15 +221,25 @@ class Registry:
         return bh
 
     def limiter(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Limiter:
-        """The adaptive concurrency limiter named ``name``."""
+        """The adaptive concurrency limiter named ``name``. As for
+        :meth:`bulkhead`, a limiter that exists keeps its settings, and a
+        field given here that differs from the object's raises
+        :class:`ConfigError` naming the field."""
         ignore = check_classifier("ignore", ignore)
+        probe = ffi.new("bw_limiter_config_t *")  # the fields, checked up front
+        lib.bw_limiter_config_init(probe)
+        configure(lib.BW_CONFIG_LIMITER, probe, fields, [])
 
         def extra(o: Any, ptr: Any) -> None:
             o._ignore = ignore
-        return self._simple("limiter", Limiter, lib.BW_CONFIG_LIMITER,
-                            "bw_limiter_config_t *", lib.bw_limiter_config_init,
-                            lib.bw_registry_limiter, lib.bw_limiter_name, name,
-                            fields, extra)
+        lim = self._simple("limiter", Limiter, lib.BW_CONFIG_LIMITER,
+                           "bw_limiter_config_t *", lib.bw_limiter_config_init,
+                           lib.bw_registry_limiter, lib.bw_limiter_name, name,
+                           fields, extra)
+        live = ffi.new("bw_limiter_config_t *")
+        lib.bw_limiter_config_of(lim._ptr, live)
+        _same_fields("limiter", name, lib.BW_CONFIG_LIMITER, probe, live, fields)
+        return lim
 
     def throttle(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Throttle:
         """The client-side throttle named ``name`` (created on first use
@@ -258,18 +268,36 @@ class Registry:
         return t
 
     def rate_limiter(self, name: str, **fields: Any) -> RateLimiter:
-        """The GCRA rate limiter named ``name``."""
-        return self._simple("ratelimit", RateLimiter, lib.BW_CONFIG_RATELIMIT,
-                            "bw_ratelimit_config_t *", lib.bw_ratelimit_config_init,
-                            lib.bw_registry_ratelimit, lib.bw_ratelimit_name, name,
-                            fields, lambda o, c: None)
+        """The GCRA rate limiter named ``name``; an existing one keeps its
+        settings, and a differing field raises :class:`ConfigError`, as
+        for :meth:`bulkhead`."""
+        probe = ffi.new("bw_ratelimit_config_t *")
+        lib.bw_ratelimit_config_init(probe)
+        configure(lib.BW_CONFIG_RATELIMIT, probe, fields, [])
+        rl = self._simple("ratelimit", RateLimiter, lib.BW_CONFIG_RATELIMIT,
+                          "bw_ratelimit_config_t *", lib.bw_ratelimit_config_init,
+                          lib.bw_registry_ratelimit, lib.bw_ratelimit_name, name,
+                          fields, lambda o, c: None)
+        live = ffi.new("bw_ratelimit_config_t *")
+        lib.bw_ratelimit_config_of(rl._ptr, live)
+        _same_fields("ratelimit", name, lib.BW_CONFIG_RATELIMIT, probe, live, fields)
+        return rl
 
     def budget(self, name: str, **fields: Any) -> Budget:
-        """The retry budget named ``name``."""
-        return self._simple("budget", Budget, lib.BW_CONFIG_BUDGET,
-                            "bw_budget_config_t *", lib.bw_budget_config_init,
-                            lib.bw_registry_budget, lib.bw_budget_name, name,
-                            fields, lambda o, c: None)
+        """The retry budget named ``name``; an existing one keeps its
+        settings, and a differing field raises :class:`ConfigError`, as
+        for :meth:`bulkhead`."""
+        probe = ffi.new("bw_budget_config_t *")
+        lib.bw_budget_config_init(probe)
+        configure(lib.BW_CONFIG_BUDGET, probe, fields, [])
+        b = self._simple("budget", Budget, lib.BW_CONFIG_BUDGET,
+                         "bw_budget_config_t *", lib.bw_budget_config_init,
+                         lib.bw_registry_budget, lib.bw_budget_name, name,
+                         fields, lambda o, c: None)
+        live = ffi.new("bw_budget_config_t *")
+        lib.bw_budget_config_of(b._ptr, live)
+        _same_fields("budget", name, lib.BW_CONFIG_BUDGET, probe, live, fields)
+        return b
 
     def retry(self, name: str, *, retry_on: Classifier = Exception,
               budget: Optional[Budget] = None,
