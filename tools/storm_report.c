@@ -209,7 +209,7 @@ int bw_storm_write_timeline(const char *path, const bw_storm_timeline_t *t,
   }
   if (open_for_write(path, &f, err, err_size) != 0) return -1;
   fprintf(f,
-          "# mode t_ms partner_in_flight ok throttled timeouts network_calls "
+          "# mode t_ms partner_in_flight ok partner_429 timeouts network_calls "
           "completed breaker limit\n");
   for (size_t i = 0; i < t->count; i++) {
     const bw_lab_sample_t *s = &t->entries[i].s;

@@ -91,7 +91,7 @@ void bw_storm_timeline_add(bw_storm_timeline_t *t, bw_lab_mode_t mode,
                            const bw_lab_sample_t *s);
 void bw_storm_timeline_free(bw_storm_timeline_t *t);
 /* Writes the samples as whitespace-separated columns with a header line:
- * mode t_ms partner_in_flight ok throttled timeouts network_calls completed
+ * mode t_ms partner_in_flight ok partner_429 timeouts network_calls completed
  * breaker limit. 0 or -1 with err. */
 int bw_storm_write_timeline(const char *path, const bw_storm_timeline_t *t,
                             char *err, size_t err_size);
