@@ -8,6 +8,9 @@
  * leaves [min_limit, max_limit]; with the threads gone, it is the floor of
  * the estimate (the algorithms' updates under the lock, below).
  *
+ * Stuck timeouts: the cut attempts that timed out are counted once each
+ * (stuck_timeouts), and their longer holds end like the others.
+ *
  * Refusal summaries: the limiter_rejected events (emitted while the threads
  * race, and at the free) add up to the limiter's `rejected`, exactly: no
  * refusal is reported twice or lost. Runs under ThreadSanitizer in CI. */
@@ -35,6 +38,8 @@ typedef struct worker_s {
   unsigned seed;
   bool near_limit; /* outcomes: a drop in 8, else success; or any of 4 */
   uint64_t admitted, timed_out;
+  uint64_t cut_timed_out; /* TIMED_OUT releases of attempts the limiter cut
+                             (stuck_timeout), when it does */
 } worker_t;
 
 static void *work(void *arg) {
@@ -44,12 +49,19 @@ static void *work(void *arg) {
     bw_limit_outcome_t o;
     if (bw_limiter_try_acquire(w->lim, &p) != BW_OK) continue;
     w->admitted++;
+    /* Ask for the attempt's time limit as a pipeline would (a no-op
+     * without stuck_timeout). 2 ms: a cut slot is held 3 ms from its
+     * admission, a few thousand clock reads, so holds keep ending while
+     * the threads run. */
+    (void)bw_limiter_attempt_timeout(w->lim, &p, 2);
     w->seed = w->seed * 1103515245u + 12345u;
     if (w->near_limit)
       o = (w->seed >> 16) % 8 == 0 ? BW_LIMIT_DROPPED : BW_LIMIT_SUCCESS;
     else
       o = (bw_limit_outcome_t)((w->seed >> 16) % 4);
     if (o == BW_LIMIT_TIMED_OUT) w->timed_out++;
+    if (o == BW_LIMIT_TIMED_OUT && (p.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT))
+      w->cut_timed_out++;
     assert_status(bw_limiter_release(w->lim, &p, o), BW_OK);
   }
   return NULL;
@@ -57,19 +69,22 @@ static void *work(void *arg) {
 
 /* THREADS workers on lim until each has tried ITERS acquires; sums what
  * they counted. */
+static uint64_t g_cut_timed_out; /* the last run_workers' sum */
 static void run_workers(bw_limiter_t *lim, bool near_limit, unsigned seed,
                         uint64_t *admitted, uint64_t *timed_out) {
   pthread_t t[THREADS];
   worker_t w[THREADS];
   *admitted = *timed_out = 0;
+  g_cut_timed_out = 0;
   for (int i = 0; i < THREADS; i++) {
-    w[i] = (worker_t){lim, (unsigned)(i + 1) * seed, near_limit, 0, 0};
+    w[i] = (worker_t){lim, (unsigned)(i + 1) * seed, near_limit, 0, 0, 0};
     assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
   }
   for (int i = 0; i < THREADS; i++) {
     pthread_join(t[i], NULL);
     *admitted += w[i].admitted;
     *timed_out += w[i].timed_out;
+    g_cut_timed_out += w[i].cut_timed_out;
   }
 }
 
@@ -174,6 +189,44 @@ static void stuck_calls_conserve(bw_limiter_algorithm_t alg) {
   assert_u64_eq(s.stuck_calls, 0);
   last_release_leaves_nothing(lim, &p);
   bw_limiter_free(lim);
+}
+
+/* Stuck timeouts (stuck_timeout): attempts cut to the stuck age while the
+ * proven level and the stuck age move under other threads. Law: the cut
+ * attempts that timed out are counted exactly once (stuck_timeouts equals
+ * the TIMED_OUT releases of permits marked cut), and their longer holds
+ * end like any other: with the clock far past them, nothing is held or in
+ * flight. */
+static void stuck_timeouts_conserve(bw_limiter_algorithm_t alg) {
+  bw_limiter_config_t cfg;
+  ticking_config(&cfg, alg, 16);
+  cfg.stuck_ratio = 1.0;
+  cfg.stuck_timeout = true;
+  /* The band of the proven range that is cut is probe_headroom x proven:
+   * at 1 every attempt is cut once a stuck age is known, so the cut path
+   * races on every call. */
+  cfg.probe_headroom = 1.0;
+  bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
+  assert_non_null(lim);
+  uint64_t admitted;
+  bw_limiter_stats_t s = run_and_conserve(lim, &cfg, 15485863u, &admitted);
+  assert_u64_eq(s.stuck_timeouts, g_cut_timed_out);
+  assert_true(s.stuck_timeouts > 0); /* the path was taken */
+  print_message("%s: %llu admitted, %llu cut attempts timed out\n",
+                bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
+                (unsigned long long)s.stuck_timeouts);
+  bw_permit_t p = take_an_hour_later(lim);
+  last_release_leaves_nothing(lim, &p);
+  bw_limiter_free(lim);
+}
+
+static void aimd_stuck_timeouts_conserve(void **state) {
+  (void)state;
+  stuck_timeouts_conserve(BW_LIMITER_AIMD);
+}
+static void vegas_stuck_timeouts_conserve(void **state) {
+  (void)state;
+  stuck_timeouts_conserve(BW_LIMITER_VEGAS);
 }
 
 static void aimd_stuck_calls_conserve(void **state) {
@@ -349,6 +402,8 @@ static void rejected_summaries_add_up_to_rejected(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(aimd_held_slots_conserve),
+      cmocka_unit_test(aimd_stuck_timeouts_conserve),
+      cmocka_unit_test(vegas_stuck_timeouts_conserve),
       cmocka_unit_test(rejected_summaries_add_up_to_rejected),
       cmocka_unit_test(gradient2_held_slots_conserve),
       cmocka_unit_test(vegas_held_slots_conserve),
