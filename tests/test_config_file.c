@@ -393,6 +393,17 @@ static const bad_t bad[] = {
     {"[breaker.abcdefghijabcdefghijabcdefghijabcdefghijX]\n", 0, BW_E_INVAL,
      "t.ini:1: [breaker.abcdefghijabcdefghijabcdefghijabcdefghijX]: the name "
      "after 'breaker.' must be 1 to 40 bytes"},
+    {"[http.x]\nlimiter.stuck_ratio = 2\nlimiter.stuck_timeout = true\n", 0,
+     BW_E_INVAL,
+     "t.ini:3: http.x.limiter.stuck_timeout: limiter.stuck_timeout needs "
+     "limit_per_attempt (the limiter inside the retry, where an attempt can "
+     "be cut and retried)"},
+    {"[http.default]\nlimiter.stuck_ratio = 2\nlimiter.stuck_timeout = on\n"
+     "[http.x]\nlimit_per_attempt = false\n",
+     0, BW_E_INVAL,
+     "t.ini:3: http.x.limiter.stuck_timeout: limiter.stuck_timeout needs "
+     "limit_per_attempt (the limiter inside the retry, where an attempt can "
+     "be cut and retried)"},
     {"[breaker.a]\nbreak_ms =\n", 0, BW_E_INVAL,
      "t.ini:2: breaker.a.break_ms: break_ms must be a duration in [1, "
      "2305843009213] ms, as 250ms, 30s, 2m or 1h (a bare number is ms) (got "
@@ -1099,6 +1110,114 @@ static void http_sections_make_the_standard_pipeline(void **state) {
   }
 }
 
+/* limit_per_attempt in an [http.NAME]: the pipeline is deadline, breaker,
+ * retry, limit, timeout, the limit being the section's limiter, so its
+ * stuck_timeout cuts an attempt admitted above the proven level (one 100 ms
+ * good answer, stuck_ratio 2: 200 ms instead of the preset's 10 s). */
+static void http_limit_per_attempt_puts_the_limit_inside_the_retry(
+    void **state) {
+  fixture_t *fx = *state;
+  bw_config_diag_t d;
+  bw_config_file_t *f;
+  bw_strategy_t st;
+  static const bw_strategy_kind_t order[] = {
+      BW_STRATEGY_DEADLINE, BW_STRATEGY_BREAKER, BW_STRATEGY_RETRY,
+      BW_STRATEGY_LIMIT, BW_STRATEGY_TIMEOUT};
+  const char *text =
+      "[http.x]\nlimit_per_attempt = true\nlimiter.stuck_ratio = 2\n"
+      "limiter.stuck_timeout = true\n";
+  f = bw_config_file_parse(text, strlen(text), "x.ini", NULL, &d);
+  if (f == NULL) fail_msg("%s", d.message);
+  assert_true(((const bw_http_standard_config_t *)bw_config_file_config(
+                   f, BW_CONFIG_HTTP, "x"))
+                  ->limit_per_attempt);
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_OK);
+  bw_config_file_free(f);
+  bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "x", NULL, NULL);
+  bw_limiter_t *lim = bw_registry_find(fx->reg, BW_REGISTRY_LIMITER, "x");
+  assert_non_null(pl);
+  assert_non_null(lim);
+  assert_int_equal(bw_pipeline_strategy_count(pl), 5);
+  for (uint32_t i = 0; i < 5; i++) {
+    assert_status(bw_pipeline_strategy_at(pl, i, &st), BW_OK);
+    assert_int_equal(st.kind, order[i]);
+  }
+  assert_status(bw_pipeline_strategy_at(pl, 3, &st), BW_OK);
+  assert_ptr_equal(st.object, bw_limiter_as_limit(lim));
+  assert_i64_eq(st.max_wait_ms, 1000);
+  /* The stuck cut reaches the file's pipeline. */
+  bw_pipeline_call_t a, b;
+  int64_t t0 = bw_clock_now(fx->clock);
+  assert_int_equal(bw_pipeline_begin(pl, &a, t0), BW_STEP_ATTEMPT);
+  assert_i64_eq(a.attempt_timeout_ms, 10000);
+  bw_clock_manual_advance(fx->clock, 100 * BW_NS_PER_MS); /* the limiter's */
+  t0 = bw_clock_now(fx->clock);
+  assert_int_equal(bw_pipeline_report(&a, BW_VERDICT_OK, -1, t0), BW_STEP_DONE);
+  assert_int_equal(bw_pipeline_begin(pl, &a, t0), BW_STEP_ATTEMPT);
+  assert_i64_eq(a.attempt_timeout_ms, 10000); /* at 1, the proven level */
+  assert_int_equal(bw_pipeline_begin(pl, &b, t0), BW_STEP_ATTEMPT);
+  assert_i64_eq(b.attempt_timeout_ms, 200); /* at 2, above it */
+  bw_pipeline_cancel(&a);
+  bw_pipeline_cancel(&b);
+}
+
+/* A reload cannot move the limit of a live [http.NAME]: a changed
+ * limit_per_attempt is reported not applied (the pipeline's order is fixed
+ * at creation), its limiter's changes planned as always. */
+static void reload_keeps_the_place_of_an_http_limit(void **state) {
+  fixture_t *fx = *state;
+  const char *path = "test_config_file_reload_http_limit.ini";
+  bw_config_file_options_t opt;
+  bw_config_diag_t d;
+  bw_config_reload_t r;
+  bw_strategy_t st;
+  bw_config_file_options_init(&opt);
+  opt.env_prefix = NULL;
+  write_file(path,
+             "[http.x]\nlimit_per_attempt = true\n"
+             "[http.y]\nlimiter.max_limit = 64\n"
+             "[http.z]\nuse_breaker = off\nuse_retry = off\n"
+             "use_budget = off\n");
+  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  write_file(path,
+             "[http.x]\nlimit_per_attempt = false\n"
+             "[http.y]\nlimiter.max_limit = 32\nlimit_per_attempt = on\n"
+             "[http.z]\nuse_breaker = off\nuse_retry = off\n"
+             "use_budget = off\nlimit_per_attempt = on\n");
+  assert_status(bw_registry_reload_ex(fx->reg, path, &opt, &r, &d), BW_OK);
+  assert_string_equal(
+      r.report,
+      "http.x.limit_per_attempt: true -> false: not applied: fixed at "
+      "creation, the pipeline's order (restart to apply)\n"
+      "http.x: its pipeline (deadline_ms, limit_wait_ms, attempt_timeout_ms, "
+      "limit_per_attempt) and retry policy are kept as made (restart to "
+      "apply a change)\n"
+      "http.y.limit_per_attempt: false -> true: not applied: fixed at "
+      "creation, the pipeline's order (restart to apply)\n"
+      "limiter.y.max_limit: 64 -> 32: applied\n"
+      "http.y: its pipeline (deadline_ms, limit_wait_ms, attempt_timeout_ms, "
+      "limit_per_attempt) and retry policy are kept as made (restart to "
+      "apply a change)\n"
+      "http.z: its pipeline (deadline_ms, limit_wait_ms, attempt_timeout_ms, "
+      "limit_per_attempt) and retry policy are kept as made (restart to "
+      "apply a change)\n");
+  /* z: a limit alone with the timeout reads the same in either order. */
+  assert_u64_eq(r.applied, 1);
+  assert_u64_eq(r.not_applied, 2);
+  assert_u64_eq(r.kept, 3);
+  bw_config_reload_clear(&r);
+  /* The orders are as made. */
+  assert_status(bw_pipeline_strategy_at(
+                    bw_registry_pipeline(fx->reg, "x", NULL, NULL), 3, &st),
+                BW_OK);
+  assert_int_equal(st.kind, BW_STRATEGY_LIMIT);
+  assert_status(bw_pipeline_strategy_at(
+                    bw_registry_pipeline(fx->reg, "y", NULL, NULL), 1, &st),
+                BW_OK);
+  assert_int_equal(st.kind, BW_STRATEGY_LIMIT);
+  remove(path);
+}
+
 /* An [http.NAME] makes five objects named NAME: a section of the file, or
  * an object of the registry, of one of their kinds and that name is
  * refused, naming both; nothing is made. */
@@ -1174,8 +1293,8 @@ static void reload_of_a_live_http_section(void **state) {
       "creation (restart to apply)\n"
       "budget.payments.budget_percent: 20 -> 30: applied\n"
       "http.payments: its pipeline (deadline_ms, limit_wait_ms, "
-      "attempt_timeout_ms) and retry policy are kept as made (restart to "
-      "apply a change)\n");
+      "attempt_timeout_ms, limit_per_attempt) and retry policy are kept as "
+      "made (restart to apply a change)\n");
   assert_u64_eq(r.applied, 2);
   assert_u64_eq(r.not_applied, 2);
   assert_u64_eq(r.kept, 1);
@@ -1231,6 +1350,11 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(reload_of_a_live_http_section, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(
+          http_limit_per_attempt_puts_the_limit_inside_the_retry, setup,
+          teardown),
+      cmocka_unit_test_setup_teardown(reload_keeps_the_place_of_an_http_limit,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(every_verb_answers_null_without_crashing,
                                       setup, teardown),
   };

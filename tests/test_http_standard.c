@@ -1,7 +1,9 @@
 /* Specification tests: the standard HTTP pipeline preset
  * (http_standard.h). Its composition is checked by driving calls through
  * the pipeline's state machine on a manual clock: the order of the
- * strategies (deadline, limit, breaker, retry, timeout), that a 503 with
+ * strategies (deadline, limit, breaker, retry, timeout; with
+ * limit_per_attempt deadline, breaker, retry, limit, timeout, where the
+ * limiter's stuck_timeout cuts an attempt), that a 503 with
  * Retry-After waits exactly that long, that a 400 is never retried, that
  * gRPC pushback stops the retry, and that the breaker opens after its
  * threshold — exact values, no sleeps. */
@@ -80,6 +82,8 @@ static void config_init_fills_documented_defaults(void **state) {
   assert_i64_eq(c.attempt_timeout_ms, 10000);
   assert_null(c.clock);
   assert_null(c.sink);
+  assert_false(c.limit_per_attempt);
+  assert_false(c.limiter.stuck_timeout);
   assert_status(bw_http_standard_config_validate(&c, NULL), BW_OK);
 }
 
@@ -130,6 +134,56 @@ static void a_bad_part_is_refused_naming_the_part_and_field(void **state) {
   expect_refused(&c, "name");
 }
 
+/* stuck_timeout cuts attempts only from a limit inside the retry (the
+ * pipeline asks no other): with the limiter outside it the option would do
+ * nothing, so it is refused, naming the limiter's field and the rule. */
+static void stuck_timeout_needs_the_limiter_inside_the_retry(void **state) {
+  bw_http_standard_config_t c;
+  bw_error_t err;
+  (void)state;
+  bw_http_standard_config_init(&c);
+  c.limiter.stuck_ratio = 2.0;
+  c.limiter.stuck_timeout = true;
+  bwt_prefill_error(&err);
+  assert_null(bw_http_standard_new(&c, &err));
+  assert_status(err.code, BW_E_INVAL);
+  assert_string_equal(err.field, "limiter.stuck_timeout");
+  assert_contains(err.message, "limiter.stuck_timeout needs limit_per_attempt");
+  assert_contains(err.message, "the limiter inside the retry");
+  /* Inside the retry: accepted. */
+  c.limit_per_attempt = true;
+  assert_status(bw_http_standard_config_validate(&c, &err), BW_OK);
+  /* Without a retry the attempt is the call: the limit is asked. */
+  c.limit_per_attempt = false;
+  c.use_retry = false;
+  c.use_budget = false;
+  assert_status(bw_http_standard_config_validate(&c, &err), BW_OK);
+  /* Without a limiter its options are not read. */
+  c.use_retry = true;
+  c.use_budget = true;
+  c.use_limiter = false;
+  assert_status(bw_http_standard_config_validate(&c, &err), BW_OK);
+  /* The limiter's own rule comes first: stuck_timeout needs stuck_ratio. */
+  c.use_limiter = true;
+  c.limiter.stuck_ratio = 0;
+  expect_refused(&c, "limiter.stuck_timeout");
+  assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
+  assert_contains(err.message, "needs stuck_ratio");
+}
+
+/* The kinds of pl's strategies, outermost first, are want[0..n). */
+static void expect_order(const bw_pipeline_t *pl,
+                         const bw_strategy_kind_t *want, uint32_t n) {
+  bw_strategy_t st;
+  assert_int_equal(bw_pipeline_strategy_count(pl), n);
+  for (uint32_t i = 0; i < n; i++) {
+    assert_status(bw_pipeline_strategy_at(pl, i, &st), BW_OK);
+    if (st.kind != want[i])
+      fail_msg("strategy %u is %s, not %s", (unsigned)i,
+               bw_strategy_kind_name(st.kind), bw_strategy_kind_name(want[i]));
+  }
+}
+
 /* Deadline outermost, limit outside the breaker, breaker outside the
  * retry, timeout inside it: one logical call with a retry holds one limiter
  * slot across its wait, counts once in the breaker, and each attempt gets
@@ -142,6 +196,15 @@ static void the_strategies_are_deadline_limit_breaker_retry_timeout(
   bw_breaker_stats_t bs;
   bw_pipeline_stats_t ps;
   int64_t t0 = now(e);
+  static const bw_strategy_kind_t order[] = {
+      BW_STRATEGY_DEADLINE, BW_STRATEGY_LIMIT, BW_STRATEGY_BREAKER,
+      BW_STRATEGY_RETRY, BW_STRATEGY_TIMEOUT};
+  bw_strategy_t st;
+  expect_order(e->pl, order, 5);
+  assert_status(bw_pipeline_strategy_at(e->pl, 1, &st), BW_OK);
+  assert_ptr_equal(st.object,
+                   bw_limiter_as_limit(bw_http_standard_limiter(e->std)));
+  assert_i64_eq(st.max_wait_ms, 1000);
   assert_int_equal(bw_pipeline_begin(e->pl, &c, t0), BW_STEP_ATTEMPT);
   assert_i64_eq(c.deadline.at_ns, t0 + 30 * SEC);
   assert_i64_eq(c.attempt_timeout_ms, 10000);
@@ -176,6 +239,102 @@ static void the_strategies_are_deadline_limit_breaker_retry_timeout(
   assert_int_equal(bw_pipeline_resume(&c, t0 + 25010 * MS), BW_STEP_ATTEMPT);
   assert_i64_eq(c.attempt_timeout_ms, 4990);
   bw_pipeline_cancel(&c);
+}
+
+/* limit_per_attempt: deadline, breaker, retry, limit, timeout. Each
+ * attempt takes a slot of its own (the backoff holds none) while the
+ * breaker still counts the logical call once; and the limiter's
+ * stuck_timeout reaches the attempts: after one 100 ms good answer (proven
+ * level 1, stuck age 2 x 100 ms), an attempt admitted above the proven
+ * level gets 200 ms instead of the preset's 10 s, and when it times out it
+ * is retried, its slot held for the dependency. */
+static void limit_per_attempt_puts_the_limiter_inside_the_retry(void **state) {
+  bw_http_standard_config_t cfg;
+  bw_http_standard_t *s;
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  bw_pipeline_call_t a, b, c;
+  bw_limiter_stats_t ls;
+  bw_breaker_stats_t bs;
+  bw_pipeline_stats_t ps;
+  bw_strategy_t st;
+  bw_error_t err;
+  static const bw_strategy_kind_t order[] = {
+      BW_STRATEGY_DEADLINE, BW_STRATEGY_BREAKER, BW_STRATEGY_RETRY,
+      BW_STRATEGY_LIMIT, BW_STRATEGY_TIMEOUT};
+  (void)state;
+  assert_non_null(clock);
+  bw_http_standard_config_init(&cfg);
+  cfg.clock = clock;
+  cfg.retry.seed = 7;
+  cfg.limit_per_attempt = true;
+  cfg.limiter.stuck_ratio = 2.0;
+  cfg.limiter.stuck_timeout = true;
+  s = bw_http_standard_new(&cfg, &err);
+  if (s == NULL) fail_msg("%s: %s", err.field, err.message);
+  const bw_pipeline_t *pl = bw_http_standard_pipeline(s);
+  bw_limiter_t *lim = bw_http_standard_limiter(s);
+  expect_order(pl, order, 5);
+  assert_status(bw_pipeline_strategy_at(pl, 3, &st), BW_OK);
+  assert_ptr_equal(st.object, bw_limiter_as_limit(lim));
+  assert_i64_eq(st.max_wait_ms, 1000); /* limit_wait_ms, per attempt */
+  assert_status(bw_pipeline_strategy_at(pl, 1, &st), BW_OK);
+  assert_ptr_equal(st.object, bw_http_standard_breaker(s));
+
+  /* A 503 then a 200: the backoff holds no slot, the retry takes a new
+   * one, and the breaker sees one call. No good answer yet: nothing is
+   * known to be stuck, the attempts get the preset's 10 s. */
+  int64_t t0 = bw_clock_now(clock);
+  assert_int_equal(bw_pipeline_begin(pl, &a, t0), BW_STEP_ATTEMPT);
+  assert_i64_eq(a.attempt_timeout_ms, 10000);
+  bw_clock_manual_advance(clock, 100 * MS);
+  assert_int_equal(bw_pipeline_report(&a, BW_VERDICT_TRANSIENT,
+                                      BW_RETRY_AFTER_NONE, bw_clock_now(clock)),
+                   BW_STEP_WAIT);
+  bw_limiter_stats(lim, &ls);
+  assert_u64_eq(ls.in_flight, 0); /* the outer order holds 1 here */
+  assert_u64_eq(ls.admitted, 1);
+  bw_clock_manual_advance(clock, a.delay_ms * MS);
+  assert_int_equal(bw_pipeline_resume(&a, bw_clock_now(clock)),
+                   BW_STEP_ATTEMPT);
+  bw_limiter_stats(lim, &ls);
+  assert_u64_eq(ls.admitted, 2); /* the retry's own slot */
+  assert_u64_eq(ls.in_flight, 1);
+  assert_i64_eq(a.attempt_timeout_ms, 10000);
+  bw_clock_manual_advance(clock, 100 * MS);
+  assert_int_equal(bw_pipeline_report(&a, BW_VERDICT_OK, BW_RETRY_AFTER_NONE,
+                                      bw_clock_now(clock)),
+                   BW_STEP_DONE);
+  assert_int_equal(a.failure, BW_FAILURE_NONE);
+  bw_breaker_stats(bw_http_standard_breaker(s), &bs);
+  assert_u64_eq(bs.calls, 1);
+  assert_u64_eq(bs.successes, 1);
+  bw_limiter_stats(lim, &ls);
+  assert_u64_eq(ls.in_flight, 0);
+  assert_u64_eq(ls.proven, 1); /* the 100 ms answer: stuck age 200 ms */
+
+  /* Admitted at 1, the proven level: its own 10 s. */
+  t0 = bw_clock_now(clock);
+  assert_int_equal(bw_pipeline_begin(pl, &b, t0), BW_STEP_ATTEMPT);
+  assert_i64_eq(b.attempt_timeout_ms, 10000);
+  /* Admitted at 2, above it: cut to the stuck age. */
+  assert_int_equal(bw_pipeline_begin(pl, &c, t0), BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 200);
+  bw_clock_manual_advance(clock, 200 * MS);
+  assert_int_equal(bw_pipeline_report_timeout(&c, bw_clock_now(clock)),
+                   BW_STEP_WAIT); /* given up, and retried */
+  bw_limiter_stats(lim, &ls);
+  assert_u64_eq(ls.stuck_timeouts, 1);
+  assert_u64_eq(ls.timed_out, 1);
+  assert_u64_eq(ls.held, 1); /* the dependency may still be at it */
+  assert_u64_eq(ls.in_flight, 2);
+  bw_pipeline_cancel(&c);
+  assert_int_equal(bw_pipeline_report(&b, BW_VERDICT_OK, BW_RETRY_AFTER_NONE,
+                                      bw_clock_now(clock)),
+                   BW_STEP_DONE);
+  bw_pipeline_stats(pl, &ps);
+  assert_u64_eq(ps.attempts, 4);
+  bw_http_standard_free(s);
+  bw_clock_free(clock);
 }
 
 static void a_503_with_retry_after_waits_that_long(void **state) {
@@ -323,6 +482,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(config_init_fills_documented_defaults),
       cmocka_unit_test(a_bad_part_is_refused_naming_the_part_and_field),
+      cmocka_unit_test(stuck_timeout_needs_the_limiter_inside_the_retry),
+      cmocka_unit_test(limit_per_attempt_puts_the_limiter_inside_the_retry),
       cmocka_unit_test(parts_can_be_turned_off),
       cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(creation_survives_every_allocation_failure),

@@ -27,6 +27,18 @@
  *                    them); a ratio retry budget (retries at most 20 % of
  *                    requests, at least 3 a second: Envoy's)
  *   5. timeout       each attempt: 10 s (Polly's attempt timeout)
+ * With limit_per_attempt the limiter moves inside the retry, just before
+ * the attempt timeout: deadline -> breaker -> retry -> limit -> timeout.
+ * Each attempt then takes a slot of its own (waiting up to limit_wait_ms,
+ * within the deadline); a call waiting out its backoff holds none, and its
+ * retry is admitted under the limit in force when it asks, lowered by the
+ * congestion its first attempt met. It is what the lab's breakwater mode
+ * does (docs/limiter.md, "Pacing and an attempt timeout..."), and what
+ * the limiter's stuck_timeout needs: only a limit inside the retry may cut
+ * an attempt short (an attempt admitted above the proven level gets its
+ * stuck age) and have it retried. A slot refusal is still never retried:
+ * the call ends with the limit's failure. Default false: the order above,
+ * one slot per logical call, held across the retry's waits.
  * Non-idempotent requests: the curl drivers send an Idempotency-Key (one per
  * logical call, the same on every attempt) when the request says it is not
  * idempotent (bw_curl_easy_options_t.idempotent, bw_curl_request_t), which
@@ -72,6 +84,12 @@ typedef struct bw_http_standard_config_s {
                                   it (a manual clock in tests, a simulator's) */
   bw_sink_t *sink;             /* default NULL: each part's own (none); set:
                                   every part emits to it */
+  bool limit_per_attempt;      /* default false: the limiter outside the
+                                  breaker and the retry, a slot per call;
+                                  true: inside the retry, a slot per attempt
+                                  (needed by limiter.stuck_timeout). Last in
+                                  the struct so that the layout of the
+                                  fields before it does not move. */
 } bw_http_standard_config_t;
 
 typedef struct bw_http_standard_s bw_http_standard_t;
@@ -80,7 +98,10 @@ typedef struct bw_http_standard_s bw_http_standard_t;
 BW_EXTERN void bw_http_standard_config_init(bw_http_standard_config_t *cfg);
 /* Checks every part without creating anything: BW_OK, or BW_E_INVAL with
  * err's field prefixed by the part ("breaker.failure_ratio",
- * "retry.base_ms", "deadline_ms", "budget": use_budget without use_retry). */
+ * "retry.base_ms", "deadline_ms", "use_budget": use_budget without
+ * use_retry; "limiter.stuck_timeout": stuck_timeout with a limiter and a
+ * retry but without limit_per_attempt, where it could never cut an
+ * attempt). */
 BW_EXTERN int bw_http_standard_config_validate(
     const bw_http_standard_config_t *cfg, bw_error_t *err);
 /* Builds the objects and the pipeline. NULL with err set (BW_E_INVAL as

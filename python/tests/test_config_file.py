@@ -405,6 +405,17 @@ def test_the_standard_http_pipelines_of_a_file(agents_ini):
     with pytest.raises(Transient):
         search.call(flaky)
     assert len(attempts) == 3
+    # limit_per_attempt = true: the limiter inside the retry, a slot per attempt
+    inv = reg.pipeline("inventory", retry_on=Transient, sleep=lambda s: None)
+    assert kinds(inv) == ["deadline", "Breaker", "Retry", "Limiter", "Timeout"]
+    assert inv.strategies[3] is reg.limiter("inventory")
+    assert inv.strategies[4].seconds == 2.0
+    assert inv.call(lambda: 42) == 42
+    assert reg.limiter("inventory").stats()["admitted"] == 1
+    with pytest.raises(Transient):
+        inv.call(flaky)
+    assert len(attempts) == 7                         # the preset's 4 attempts
+    assert reg.limiter("inventory").stats()["admitted"] == 5  # one slot each
 
 
 def test_a_pipeline_made_by_reload_is_reachable(agents_ini, tmp_path):

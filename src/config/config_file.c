@@ -949,8 +949,9 @@ int bw_config_file_write(const bw_config_file_t *f, FILE *out) {
  * objects, each named NAME: the limiter, the breaker (held, as the file's
  * breakers), the budget, the retry on it, then the pipeline, outermost
  * first: deadline, limit (waiting limit_wait_ms), breaker, retry, attempt
- * timeout. Their clocks and sinks are the registry's. Returns the
- * pipeline. */
+ * timeout; with limit_per_attempt the limit goes inside the retry, before
+ * the attempt timeout. Their clocks and sinks are the registry's. Returns
+ * the pipeline. */
 static void *make_http(bw_registry_t *reg, const section_t *s,
                        bw_error_t *err) {
   const bw_http_standard_config_t *c = (const void *)s->cfg;
@@ -978,10 +979,12 @@ static void *make_http(bw_registry_t *reg, const section_t *s,
   pc.name = s->name;
   /* At most five strategies: each add fits (validated with the file). */
   if (c->deadline_ms > 0) bw_pipeline_add_deadline(&pc, c->deadline_ms);
-  if (lim != NULL)
+  if (lim != NULL && !c->limit_per_attempt)
     bw_pipeline_add_limit(&pc, bw_limiter_as_limit(lim), c->limit_wait_ms);
   if (b != NULL) bw_pipeline_add_breaker(&pc, b);
   if (rt != NULL) bw_pipeline_add_retry(&pc, rt);
+  if (lim != NULL && c->limit_per_attempt)
+    bw_pipeline_add_limit(&pc, bw_limiter_as_limit(lim), c->limit_wait_ms);
   if (c->attempt_timeout_ms > 0)
     bw_pipeline_add_timeout(&pc, c->attempt_timeout_ms);
   return bw_registry_pipeline(reg, s->name, &pc, err);
@@ -1448,6 +1451,27 @@ static void http_toggle(report_t *rp, const section_t *s, const char *field,
               s->name, field, now ? "true" : "false", want ? "true" : "false");
 }
 
+/* Whether a live preset's pipeline was made with the limit inside the
+ * retry: the limit after the breaker or the retry. -1 when its order does
+ * not tell (no limit, or neither a breaker nor a retry: both orders are
+ * then the same pipeline). */
+static int http_made_per_attempt(bw_registry_t *reg, const section_t *s) {
+  const bw_pipeline_t *pl =
+      bw_registry_find(reg, BW_REGISTRY_PIPELINE, s->name);
+  uint32_t n = bw_pipeline_strategy_count(pl);
+  bool limit = false, before = false, after = false;
+  for (uint32_t i = 0; i < n; i++) {
+    bw_strategy_t st;
+    if (bw_pipeline_strategy_at(pl, i, &st) != BW_OK) return -1;
+    if (st.kind == BW_STRATEGY_LIMIT)
+      limit = true;
+    else if (st.kind == BW_STRATEGY_BREAKER || st.kind == BW_STRATEGY_RETRY)
+      *(limit ? &after : &before) = true;
+  }
+  if (!limit || (!before && !after)) return -1;
+  return before ? 1 : 0;
+}
+
 /* Plans a live [http.NAME] (its pipeline exists): its breaker, limiter and
  * budget are planned as the file's sections of their kinds would be (the
  * lines name them breaker.NAME..., the objects they are); a use_* toggle
@@ -1472,6 +1496,16 @@ static void plan_http(bw_registry_t *reg, const section_t *s, http_live_t *h,
               want->use_retry);
   http_toggle(rp, s, "use_budget", h->bu != NULL,
               want->use_budget && want->use_retry);
+  /* The limit's place is the pipeline's order, fixed at creation. */
+  int per_attempt = http_made_per_attempt(reg, s);
+  if (per_attempt >= 0 && (per_attempt == 1) != want->limit_per_attempt) {
+    rp->r->not_applied++;
+    report_line(rp,
+                "http.%s.limit_per_attempt: %s -> %s: not applied: fixed at "
+                "creation, the pipeline's order (restart to apply)",
+                s->name, per_attempt ? "true" : "false",
+                want->limit_per_attempt ? "true" : "false");
+  }
   if (h->lim != NULL && want->use_limiter) {
     memcpy(&part, &want->limiter, sizeof want->limiter);
     h->apply_lim =
@@ -1489,7 +1523,8 @@ static void plan_http(bw_registry_t *reg, const section_t *s, http_live_t *h,
   rp->r->kept++;
   report_line(rp,
               "http.%s: its pipeline (deadline_ms, limit_wait_ms, "
-              "attempt_timeout_ms) and retry policy are kept as made "
+              "attempt_timeout_ms, limit_per_attempt) and retry policy are "
+              "kept as made "
               "(restart to apply a change)",
               s->name);
 }

@@ -523,6 +523,9 @@ static const bw_config_field_t http_own[] = {
        "each attempt's time; 0 = none"),
     PTR(T, clock, "null", "set: every part reads it; null = their own"),
     PTR(T, sink, "null", "set: every part emits to it; null = none"),
+    BOOL_(T, limit_per_attempt, "false",
+          "the limiter inside the retry: a slot per attempt (for "
+          "limiter.stuck_timeout)"),
 };
 
 static const struct {
@@ -572,7 +575,8 @@ static void http_part(const char *part, size_t at,
 static void http_build(void) {
   size_t used = 0;
   /* In struct order: name, deadline, the limiter, the breaker, the retry,
-   * the budget, the attempt timeout, clock and sink. */
+   * the budget, the attempt timeout, clock, sink and limit_per_attempt
+   * (appended last in the struct). */
   http_row(&http_own[0]);
   http_row(&http_own[1]);
   http_row(&http_own[2]);
@@ -587,6 +591,7 @@ static void http_build(void) {
   http_row(&http_own[7]);
   http_row(&http_own[8]);
   http_row(&http_own[9]);
+  http_row(&http_own[10]);
 }
 #undef HTTP_PART
 #undef T

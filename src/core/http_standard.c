@@ -124,6 +124,15 @@ int bw_http_standard_config_validate(const bw_http_standard_config_t *cfg,
   if (e.use_limiter &&
       (rc = bw_limiter_config_validate(&e.limiter, err)) != BW_OK)
     return part_error(err, rc, "limiter");
+  /* The pipeline asks only a limit inside the retry for an attempt's
+   * timeout: outside it, stuck_timeout would silently do nothing. Without
+   * a retry the attempt is the call, and the limit is asked. */
+  if (e.use_limiter && e.use_retry && e.limiter.stuck_timeout &&
+      !e.limit_per_attempt)
+    return bw_error_set(err, BW_E_INVAL, "limiter.stuck_timeout",
+                        "limiter.stuck_timeout needs limit_per_attempt (the "
+                        "limiter inside the retry, where an attempt can be "
+                        "cut and retried)");
   if (e.use_breaker &&
       (rc = bw_breaker_config_validate(&e.breaker, err)) != BW_OK)
     return part_error(err, rc, "breaker");
@@ -172,12 +181,17 @@ bw_http_standard_t *bw_http_standard_new(const bw_http_standard_config_t *cfg,
   bw_pipeline_config_init(&pc);
   pc.name = e.name;
   pc.sink = e.sink;
+  /* deadline -> limit -> breaker -> retry -> timeout, or with
+   * limit_per_attempt deadline -> breaker -> retry -> limit -> timeout. */
   if (e.deadline_ms > 0) add |= bw_pipeline_add_deadline(&pc, e.deadline_ms);
-  if (s->limiter != NULL)
+  if (s->limiter != NULL && !e.limit_per_attempt)
     add |= bw_pipeline_add_limit(&pc, bw_limiter_as_limit(s->limiter),
                                  e.limit_wait_ms);
   if (s->breaker != NULL) add |= bw_pipeline_add_breaker(&pc, s->breaker);
   if (s->retry != NULL) add |= bw_pipeline_add_retry(&pc, s->retry);
+  if (s->limiter != NULL && e.limit_per_attempt)
+    add |= bw_pipeline_add_limit(&pc, bw_limiter_as_limit(s->limiter),
+                                 e.limit_wait_ms);
   if (e.attempt_timeout_ms > 0)
     add |= bw_pipeline_add_timeout(&pc, e.attempt_timeout_ms);
   if (add != BW_OK) { /* five strategies always fit: a bug if reached */
