@@ -336,6 +336,9 @@ struct step_world_s {
   int64_t reach_a, follow_b, reach_c;
   uint32_t max_admitted_before_b; /* over [0, t_b) */
   uint32_t max_admitted_b;        /* over [t_b + 1 s, t_c) */
+  /* The lab's fast startup instead of the tests' 0.25: startup_headroom
+   * 1.0 in steps of at most startup_max_step calls. */
+  bool fast_startup;
 };
 
 static void step_ask(bw_sim_t *sim, void *user);
@@ -437,8 +440,8 @@ static void step_ask(bw_sim_t *sim, void *user) {
  * keeps it: growth never passes 1.25 x the highest level a success
  * proved, and no success proves a level over the capacity. */
 static bw_limiter_t *lab_limiter(const bw_clock_t *clock,
-                                 bw_limiter_algorithm_t alg,
-                                 uint32_t max_limit) {
+                                 bw_limiter_algorithm_t alg, uint32_t max_limit,
+                                 bool fast_startup) {
   bw_limiter_config_t lc;
   bw_error_t err;
   bw_limiter_t *lim;
@@ -450,6 +453,10 @@ static bw_limiter_t *lab_limiter(const bw_clock_t *clock,
   lc.probe_headroom = 0.25;
   lc.startup_headroom = 0.25;
   lc.stuck_ratio = 2.0;
+  if (fast_startup) {
+    lc.startup_headroom = 1.0;
+    lc.startup_max_step = 100;
+  }
   lc.clock = clock;
   lim = bw_limiter_new(&lc, &err);
   if (lim == NULL) fail_msg("bw_limiter_new: %s", err.message);
@@ -462,7 +469,7 @@ static void step_run(step_world_t *w, bw_limiter_algorithm_t alg,
   uint32_t top = w->cap_a > w->cap_c ? w->cap_a : w->cap_c;
   w->sim = bw_sim_new(NULL, &err);
   assert_non_null(w->sim);
-  w->lim = lab_limiter(bw_sim_clock(w->sim), alg, 4 * top);
+  w->lim = lab_limiter(bw_sim_clock(w->sim), alg, 4 * top, w->fast_startup);
   bw_rand_seed(&w->rng, 7);
   w->clients = clients;
   w->end_ns = end_ms * MS;
@@ -482,10 +489,11 @@ static void step_run(step_world_t *w, bw_limiter_algorithm_t alg,
   bw_sim_free(w->sim);
 }
 
-static void step_capacity(bw_limiter_algorithm_t alg, uint32_t cap,
-                          uint32_t max_rtts) {
+static void step_capacity_with(bw_limiter_algorithm_t alg, uint32_t cap,
+                               uint32_t max_rtts, bool fast_startup) {
   step_world_t w;
   memset(&w, 0, sizeof w);
+  w.fast_startup = fast_startup;
   w.cap_a = w.cap_b = w.cap_c = cap;
   w.t_b = w.t_c = INT64_MAX;
   step_run(&w, alg, 2 * cap, 40 * STEP_RTT_MS);
@@ -498,6 +506,11 @@ static void step_capacity(bw_limiter_algorithm_t alg, uint32_t cap,
   assert_true(w.reach_a >= 0);
   assert_true(w.reach_a <= (int64_t)max_rtts * STEP_RTT_MS * MS);
   assert_true((uint64_t)w.max_admitted * 4 <= (uint64_t)cap * 5);
+}
+
+static void step_capacity(bw_limiter_algorithm_t alg, uint32_t cap,
+                          uint32_t max_rtts) {
+  step_capacity_with(alg, cap, max_rtts, false);
 }
 
 static void step_drop_and_recover(bw_limiter_algorithm_t alg,
@@ -533,6 +546,9 @@ static void step_drop_and_recover(bw_limiter_algorithm_t alg,
 #define AIMD_STEP_RTTS 25
 #define GRADIENT2_STEP_RTTS 25
 #define VEGAS_STEP_RTTS 40
+#define AIMD_FAST_RTTS 18
+#define GRADIENT2_FAST_RTTS 23
+#define VEGAS_FAST_RTTS 25
 
 static void aimd_reaches_a_step_capacity(void **state) {
   (void)state;
@@ -551,6 +567,24 @@ static void vegas_reaches_a_step_capacity(void **state) {
   step_capacity(BW_LIMITER_VEGAS, 25, VEGAS_STEP_RTTS);
   step_capacity(BW_LIMITER_VEGAS, 400, VEGAS_STEP_RTTS);
   step_capacity(BW_LIMITER_VEGAS, 5000, VEGAS_STEP_RTTS);
+}
+
+/* The lab's fast startup (doubling, in steps of at most 100 calls) keeps
+ * the same 1.25x bound wherever a step of 100 is at most a quarter of the
+ * capacity (400 and 5,000), and gets there sooner (measured, seed 7, round
+ * trips to 90 % at 400 / 5000: AIMD 7.1 / 15.1 against 11.9 / 19.9,
+ * Gradient2 11.0 / 19.5 against 12.3 / 20.7, Vegas 8.1 / 21.3 against
+ * 20.3 / 34.1; admitted at most 1.25x). At capacity 25 it does not:
+ * doubling from 20 admits up to 40 (docs/limiter.md, "Limited slow
+ * start"); the lab pays that at capacity 25 instead. */
+static void fast_startup_keeps_the_bound_from_400(void **state) {
+  (void)state;
+  step_capacity_with(BW_LIMITER_AIMD, 400, AIMD_FAST_RTTS, true);
+  step_capacity_with(BW_LIMITER_AIMD, 5000, AIMD_FAST_RTTS, true);
+  step_capacity_with(BW_LIMITER_GRADIENT2, 400, GRADIENT2_FAST_RTTS, true);
+  step_capacity_with(BW_LIMITER_GRADIENT2, 5000, GRADIENT2_FAST_RTTS, true);
+  step_capacity_with(BW_LIMITER_VEGAS, 400, VEGAS_FAST_RTTS, true);
+  step_capacity_with(BW_LIMITER_VEGAS, 5000, VEGAS_FAST_RTTS, true);
 }
 
 /* Capacity 400, then 100 from 10 s, then 400 again from 70 s. The bounds
@@ -596,6 +630,7 @@ int main(void) {
       cmocka_unit_test(aimd_reaches_a_step_capacity),
       cmocka_unit_test(gradient2_reaches_a_step_capacity),
       cmocka_unit_test(vegas_reaches_a_step_capacity),
+      cmocka_unit_test(fast_startup_keeps_the_bound_from_400),
       cmocka_unit_test(aimd_follows_a_capacity_drop),
       cmocka_unit_test(gradient2_follows_a_capacity_drop),
       cmocka_unit_test(vegas_follows_a_capacity_drop),
