@@ -178,7 +178,19 @@ class Registry:
 
     def _simple(self, kind: str, cls: Any, ckind: int, ctype: str, init: Any,
                 create_c: Any, cname_of: Any, name: str, fields: Dict[str, Any],
-                extra: Callable[[Any, Any], None]) -> Any:
+                extra: Callable[[Any, Any], None],
+                config_of: Any = None) -> Any:
+        """The object of ``kind`` named ``name``, made on first use from
+        ``fields``. With ``config_of`` (the kind's ``*_config_of``), the
+        fields are checked up front and an object that exists keeps its
+        settings: a field given that differs from the object's raises
+        :class:`ConfigError` naming it (:func:`_same_fields`)."""
+        probe = None
+        if config_of is not None:
+            probe = ffi.new(ctype)
+            init(probe)
+            configure(ckind, probe, fields, [])
+
         def create(cname: bytes) -> Any:
             keep: list = []
             cfg = self._config(ckind, ctype, init, fields, keep)
@@ -194,7 +206,12 @@ class Registry:
             obj.name = ffi.string(cname_of(ptr)).decode()
             extra(obj, ptr)
             return obj
-        return self._get(kind, name, create, wrap)
+        obj = self._get(kind, name, create, wrap)
+        if config_of is not None:
+            live = ffi.new(ctype)
+            config_of(obj._ptr, live)
+            _same_fields(kind, name, ckind, probe, live, fields)
+        return obj
 
     def bulkhead(self, name: str, **fields: Any) -> Bulkhead:
         """The bulkhead named ``name`` (created on first use with
@@ -203,22 +220,14 @@ class Registry:
         pipeline's wait for a slot) is the object's own, and a field given
         here that differs from the object's raises :class:`ConfigError` (a
         ValueError) naming the field, rather than being silently ignored."""
-        probe = ffi.new("bw_bulkhead_config_t *")  # the fields, checked up front
-        lib.bw_bulkhead_config_init(probe)
-        configure(lib.BW_CONFIG_BULKHEAD, probe, fields, [])
-
         def extra(o: Any, ptr: Any) -> None:
             live = ffi.new("bw_bulkhead_config_t *")
             lib.bw_bulkhead_config_of(ptr, live)
             o.max_wait_ms = live.max_wait_ms
-        bh = self._simple("bulkhead", Bulkhead, lib.BW_CONFIG_BULKHEAD,
-                          "bw_bulkhead_config_t *", lib.bw_bulkhead_config_init,
-                          lib.bw_registry_bulkhead, lib.bw_bulkhead_name, name,
-                          fields, extra)
-        live = ffi.new("bw_bulkhead_config_t *")
-        lib.bw_bulkhead_config_of(bh._ptr, live)
-        _same_fields("bulkhead", name, lib.BW_CONFIG_BULKHEAD, probe, live, fields)
-        return bh
+        return self._simple("bulkhead", Bulkhead, lib.BW_CONFIG_BULKHEAD,
+                            "bw_bulkhead_config_t *", lib.bw_bulkhead_config_init,
+                            lib.bw_registry_bulkhead, lib.bw_bulkhead_name, name,
+                            fields, extra, lib.bw_bulkhead_config_of)
 
     def limiter(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Limiter:
         """The adaptive concurrency limiter named ``name``. As for
@@ -226,20 +235,13 @@ class Registry:
         field given here that differs from the object's raises
         :class:`ConfigError` naming the field."""
         ignore = check_classifier("ignore", ignore)
-        probe = ffi.new("bw_limiter_config_t *")  # the fields, checked up front
-        lib.bw_limiter_config_init(probe)
-        configure(lib.BW_CONFIG_LIMITER, probe, fields, [])
 
         def extra(o: Any, ptr: Any) -> None:
             o._ignore = ignore
-        lim = self._simple("limiter", Limiter, lib.BW_CONFIG_LIMITER,
-                           "bw_limiter_config_t *", lib.bw_limiter_config_init,
-                           lib.bw_registry_limiter, lib.bw_limiter_name, name,
-                           fields, extra)
-        live = ffi.new("bw_limiter_config_t *")
-        lib.bw_limiter_config_of(lim._ptr, live)
-        _same_fields("limiter", name, lib.BW_CONFIG_LIMITER, probe, live, fields)
-        return lim
+        return self._simple("limiter", Limiter, lib.BW_CONFIG_LIMITER,
+                            "bw_limiter_config_t *", lib.bw_limiter_config_init,
+                            lib.bw_registry_limiter, lib.bw_limiter_name, name,
+                            fields, extra, lib.bw_limiter_config_of)
 
     def throttle(self, name: str, *, ignore: Classifier = None, **fields: Any) -> Throttle:
         """The client-side throttle named ``name`` (created on first use
@@ -251,53 +253,32 @@ class Registry:
         naming the field. ``ignore`` is this wrapper's (an exception that
         is an accept: a 4xx), as for :class:`Throttle`."""
         ignore = check_classifier("ignore", ignore)
-        probe = ffi.new("bw_throttle_config_t *")  # the fields, checked up front
-        lib.bw_throttle_config_init(probe)
-        configure(lib.BW_CONFIG_THROTTLE, probe, fields, [])
 
         def extra(o: Any, ptr: Any) -> None:
             o._ignore = ignore
             o._bind()
-        t = self._simple("throttle", Throttle, lib.BW_CONFIG_THROTTLE,
-                         "bw_throttle_config_t *", lib.bw_throttle_config_init,
-                         lib.bw_registry_throttle, lib.bw_throttle_name, name,
-                         fields, extra)
-        live = ffi.new("bw_throttle_config_t *")
-        lib.bw_throttle_config_of(t._ptr, live)
-        _same_fields("throttle", name, lib.BW_CONFIG_THROTTLE, probe, live, fields)
-        return t
+        return self._simple("throttle", Throttle, lib.BW_CONFIG_THROTTLE,
+                            "bw_throttle_config_t *", lib.bw_throttle_config_init,
+                            lib.bw_registry_throttle, lib.bw_throttle_name, name,
+                            fields, extra, lib.bw_throttle_config_of)
 
     def rate_limiter(self, name: str, **fields: Any) -> RateLimiter:
         """The GCRA rate limiter named ``name``; an existing one keeps its
         settings, and a differing field raises :class:`ConfigError`, as
         for :meth:`bulkhead`."""
-        probe = ffi.new("bw_ratelimit_config_t *")
-        lib.bw_ratelimit_config_init(probe)
-        configure(lib.BW_CONFIG_RATELIMIT, probe, fields, [])
-        rl = self._simple("ratelimit", RateLimiter, lib.BW_CONFIG_RATELIMIT,
-                          "bw_ratelimit_config_t *", lib.bw_ratelimit_config_init,
-                          lib.bw_registry_ratelimit, lib.bw_ratelimit_name, name,
-                          fields, lambda o, c: None)
-        live = ffi.new("bw_ratelimit_config_t *")
-        lib.bw_ratelimit_config_of(rl._ptr, live)
-        _same_fields("ratelimit", name, lib.BW_CONFIG_RATELIMIT, probe, live, fields)
-        return rl
+        return self._simple("ratelimit", RateLimiter, lib.BW_CONFIG_RATELIMIT,
+                            "bw_ratelimit_config_t *", lib.bw_ratelimit_config_init,
+                            lib.bw_registry_ratelimit, lib.bw_ratelimit_name, name,
+                            fields, lambda o, c: None, lib.bw_ratelimit_config_of)
 
     def budget(self, name: str, **fields: Any) -> Budget:
         """The retry budget named ``name``; an existing one keeps its
         settings, and a differing field raises :class:`ConfigError`, as
         for :meth:`bulkhead`."""
-        probe = ffi.new("bw_budget_config_t *")
-        lib.bw_budget_config_init(probe)
-        configure(lib.BW_CONFIG_BUDGET, probe, fields, [])
-        b = self._simple("budget", Budget, lib.BW_CONFIG_BUDGET,
-                         "bw_budget_config_t *", lib.bw_budget_config_init,
-                         lib.bw_registry_budget, lib.bw_budget_name, name,
-                         fields, lambda o, c: None)
-        live = ffi.new("bw_budget_config_t *")
-        lib.bw_budget_config_of(b._ptr, live)
-        _same_fields("budget", name, lib.BW_CONFIG_BUDGET, probe, live, fields)
-        return b
+        return self._simple("budget", Budget, lib.BW_CONFIG_BUDGET,
+                            "bw_budget_config_t *", lib.bw_budget_config_init,
+                            lib.bw_registry_budget, lib.bw_budget_name, name,
+                            fields, lambda o, c: None, lib.bw_budget_config_of)
 
     def retry(self, name: str, *, retry_on: Classifier = Exception,
               budget: Optional[Budget] = None,
