@@ -36,6 +36,32 @@ def _gc(ptr: Any, free: Any, *keep: Any) -> Any:
     return ffi.gc(ptr, lambda p: (free(p), keep))
 
 
+def _new_policy(obj: Any, kind: str, ckind: int, name: Any, clock: Any,
+                sink: Any, fields: Dict[str, Any]) -> Any:
+    """Creates the C object of ``kind`` for the wrapper ``obj``: its config
+    from ``name`` and ``fields`` (checked by the core's tables: errors name
+    the field), on ``clock`` (kept as ``obj._clock``), emitting to
+    ``sink``, freed when ``obj._ptr`` is collected (the clock and the sink
+    outlive it: a free may emit a last summary); ``obj.name`` is the C
+    object's. The C names follow ``bw_<kind>_config_init`` / ``_new`` /
+    ``_free`` / ``_name``. Returns the config as given to ``_new``."""
+    name = _check_name(name)
+    obj._clock = resolve(clock)
+    cfg = ffi.new(f"bw_{kind}_config_t *")
+    getattr(lib, f"bw_{kind}_config_init")(cfg)
+    keep: list = []
+    configure(ckind, cfg, {"name": name, **fields}, keep)
+    cfg.clock = obj._clock._ptr
+    cfg.sink = sink_ptr(sink)
+    err = ffi.new("bw_error_t *")
+    ptr = getattr(lib, f"bw_{kind}_new")(cfg, err)  # validates; copies the name
+    if ptr == ffi.NULL:
+        raise error_from(err, kind)
+    obj._ptr = _gc(ptr, getattr(lib, f"bw_{kind}_free"), obj._clock, sink)
+    obj.name = ffi.string(getattr(lib, f"bw_{kind}_name")(ptr)).decode()
+    return cfg
+
+
 try:
     from . import _hot  # the C hot path of breaker decorators (csrc/hot.c)
     if _hot.PERMIT_SIZE != ffi.sizeof("bw_permit_t"):  # pragma: no cover
@@ -210,20 +236,8 @@ class Breaker(_BreakerBase):
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  ignore: Classifier = None, sink: Optional[Sink] = None,
                  **fields: Any) -> None:
-        name = _check_name(name)
-        self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
-        cfg = ffi.new("bw_breaker_config_t *")
-        lib.bw_breaker_config_init(cfg)
-        keep: list = []
-        configure(lib.BW_CONFIG_BREAKER, cfg, {"name": name, **fields}, keep)
-        cfg.clock = self._clock._ptr
-        cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_breaker_new(cfg, err)
-        if ptr == ffi.NULL:
-            raise error_from(err, "breaker")
-        self._ptr = _gc(ptr, lib.bw_breaker_free, self._clock, sink)
+        _new_policy(self, "breaker", lib.BW_CONFIG_BREAKER, name, clock, sink, fields)
         self._sink = sink
         self._bind()
 
@@ -361,20 +375,7 @@ class Bulkhead(Guard):
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  sink: Optional[Sink] = None, **fields: Any) -> None:
-        name = _check_name(name)
-        self._clock = resolve(clock)
-        cfg = ffi.new("bw_bulkhead_config_t *")
-        lib.bw_bulkhead_config_init(cfg)
-        keep: list = []
-        configure(lib.BW_CONFIG_BULKHEAD, cfg, {"name": name, **fields}, keep)
-        cfg.clock = self._clock._ptr
-        cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_bulkhead_new(cfg, err)
-        if ptr == ffi.NULL:
-            raise error_from(err, "bulkhead")
-        self._ptr = _gc(ptr, lib.bw_bulkhead_free, self._clock, sink)
-        self.name = ffi.string(lib.bw_bulkhead_name(ptr)).decode()
+        cfg = _new_policy(self, "bulkhead", lib.BW_CONFIG_BULKHEAD, name, clock, sink, fields)
         self.max_wait_ms: int = cfg.max_wait_ms
 
     def _refused(self, rc: int) -> Exception:
@@ -453,21 +454,8 @@ class Limiter(Guard):
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  ignore: Classifier = None, sink: Optional[Sink] = None,
                  **fields: Any) -> None:
-        name = _check_name(name)
-        self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
-        cfg = ffi.new("bw_limiter_config_t *")
-        lib.bw_limiter_config_init(cfg)
-        keep: list = []
-        configure(lib.BW_CONFIG_LIMITER, cfg, {"name": name, **fields}, keep)
-        cfg.clock = self._clock._ptr
-        cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_limiter_new(cfg, err)
-        if ptr == ffi.NULL:
-            raise error_from(err, "limiter")
-        self._ptr = _gc(ptr, lib.bw_limiter_free, self._clock, sink)
-        self.name = ffi.string(lib.bw_limiter_name(ptr)).decode()
+        _new_policy(self, "limiter", lib.BW_CONFIG_LIMITER, name, clock, sink, fields)
 
     def acquire(self) -> Permit:
         p = new_permit()
@@ -509,20 +497,7 @@ class RateLimiter(Guard):
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  sink: Optional[Sink] = None, **fields: Any) -> None:
-        name = _check_name(name)
-        self._clock = resolve(clock)
-        cfg = ffi.new("bw_ratelimit_config_t *")
-        lib.bw_ratelimit_config_init(cfg)
-        keep: list = []
-        configure(lib.BW_CONFIG_RATELIMIT, cfg, {"name": name, **fields}, keep)
-        cfg.clock = self._clock._ptr
-        cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_ratelimit_new(cfg, err)
-        if ptr == ffi.NULL:
-            raise error_from(err, "ratelimit")
-        self._ptr = _gc(ptr, lib.bw_ratelimit_free, self._clock, sink)
-        self.name = ffi.string(lib.bw_ratelimit_name(ptr)).decode()
+        _new_policy(self, "ratelimit", lib.BW_CONFIG_RATELIMIT, name, clock, sink, fields)
 
     def acquire(self) -> Permit:
         wait = ffi.new("int64_t *")
@@ -559,20 +534,7 @@ class Budget(Guard):
 
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  sink: Optional[Sink] = None, **fields: Any) -> None:
-        name = _check_name(name)
-        self._clock = resolve(clock)
-        cfg = ffi.new("bw_budget_config_t *")
-        lib.bw_budget_config_init(cfg)
-        keep: list = []
-        configure(lib.BW_CONFIG_BUDGET, cfg, {"name": name, **fields}, keep)
-        cfg.clock = self._clock._ptr
-        cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_budget_new(cfg, err)
-        if ptr == ffi.NULL:
-            raise error_from(err, "budget")
-        self._ptr = _gc(ptr, lib.bw_budget_free, self._clock, sink)
-        self.name = ffi.string(lib.bw_budget_name(ptr)).decode()
+        _new_policy(self, "budget", lib.BW_CONFIG_BUDGET, name, clock, sink, fields)
 
     def acquire(self) -> Permit:
         lib.bw_budget_on_request(self._ptr)

@@ -9,12 +9,12 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Optional, TypeVar
 
-from ._clock import Clock, resolve
+from ._clock import Clock
 from ._errors import Rejected, ThrottledError
-from ._ffi import configure, error_from, ffi, lib
+from ._ffi import ffi, lib
 from ._guard import OUTCOMES, Classifier, Guard, Permit, check_classifier, matches, new_permit
-from ._policies import _check_name, _gc
-from .events import Sink, sink_ptr
+from ._policies import _new_policy
+from .events import Sink
 
 # A Permit outcome of a Throttle only: the call never went out (another
 # policy inside refused it), or it was cancelled (whether it went out is
@@ -104,22 +104,10 @@ class Throttle(Guard):
     def __init__(self, name: Optional[str] = None, *, clock: Optional[Clock] = None,
                  ignore: Classifier = None, sink: Optional[Sink] = None,
                  **fields: Any) -> None:
-        name = _check_name(name)
-        self._clock = resolve(clock)
         self._ignore = check_classifier("ignore", ignore)
-        cfg = ffi.new("bw_throttle_config_t *")
-        lib.bw_throttle_config_init(cfg)
-        keep: list = []
-        configure(lib.BW_CONFIG_THROTTLE, cfg, {"name": name, **fields}, keep)
-        cfg.clock = self._clock._ptr
-        cfg.sink = sink_ptr(sink)
-        err = ffi.new("bw_error_t *")
-        ptr = lib.bw_throttle_new(cfg, err)  # validates; copies the name
-        if ptr == ffi.NULL:
-            raise error_from(err, "throttle")
         # The sink and the clock outlive the throttle: its free flushes the
         # last throttle_refused summary through them.
-        self._ptr = _gc(ptr, lib.bw_throttle_free, self._clock, sink)
+        _new_policy(self, "throttle", lib.BW_CONFIG_THROTTLE, name, clock, sink, fields)
         self._bind()
 
     def _bind(self) -> None:
