@@ -13,6 +13,10 @@
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 readme=$root/README.md
+if [ ! -f "$readme" ]; then
+  echo "check_snippets: $root has no README.md: give the source tree (the checkout), not a build directory" >&2
+  exit 2
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
