@@ -834,10 +834,7 @@ static void reload_applies_limits_live(void **state) {
   bw_config_file_options_t opt;
   bw_config_diag_t d;
   bw_config_reload_t r;
-  bw_config_file_options_init(&opt);
-  opt.env_prefix = NULL;
-  write_file(path, LIMITS_V1);
-  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  load_written(fx, path, LIMITS_V1, &opt);
   write_file(path,
              "[bulkhead.hotel]\nmax_concurrent = 2\ntimeout_ms = 20s\n"
              "[ratelimit.geo]\nrate_per_sec = 100\nburst = 5\n"
@@ -1171,14 +1168,12 @@ static void reload_keeps_the_place_of_an_http_limit(void **state) {
   bw_config_diag_t d;
   bw_config_reload_t r;
   bw_strategy_t st;
-  bw_config_file_options_init(&opt);
-  opt.env_prefix = NULL;
-  write_file(path,
-             "[http.x]\nlimit_per_attempt = true\n"
-             "[http.y]\nlimiter.max_limit = 64\n"
-             "[http.z]\nuse_breaker = off\nuse_retry = off\n"
-             "use_budget = off\n");
-  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  load_written(fx, path,
+               "[http.x]\nlimit_per_attempt = true\n"
+               "[http.y]\nlimiter.max_limit = 64\n"
+               "[http.z]\nuse_breaker = off\nuse_retry = off\n"
+               "use_budget = off\n",
+               &opt);
   write_file(path,
              "[http.x]\nlimit_per_attempt = false\n"
              "[http.y]\nlimiter.max_limit = 32\nlimit_per_attempt = on\n"
@@ -1271,13 +1266,11 @@ static void reload_of_a_live_http_section(void **state) {
   bw_config_file_options_t opt;
   bw_config_diag_t d;
   bw_config_reload_t r;
-  bw_config_file_options_init(&opt);
-  opt.env_prefix = NULL;
-  write_file(path,
-             "[http.payments]\ndeadline_ms = 20s\n"
-             "breaker.failure_ratio = 0.2\nlimiter.max_limit = 64\n"
-             "retry.max_attempts = 2\n");
-  assert_status(bw_registry_load_file_ex(fx->reg, path, &opt, &d), BW_OK);
+  load_written(fx, path,
+               "[http.payments]\ndeadline_ms = 20s\n"
+               "breaker.failure_ratio = 0.2\nlimiter.max_limit = 64\n"
+               "retry.max_attempts = 2\n",
+               &opt);
   write_file(path,
              "[http.payments]\ndeadline_ms = 25s\n"
              "breaker.failure_ratio = 0.3\nbreaker.window_ms = 60s\n"
