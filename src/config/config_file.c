@@ -109,6 +109,10 @@ struct bw_config_file_s {
   size_t n, cap;
   size_t *objs; /* indices of the object sections, in file order */
   size_t nobjs;
+  /* The same indices by kind, in the kinds table's order (file order
+   * within a kind): the order objects are made in, so that a section's
+   * references (a retry's budget, a pipeline's objects) exist first. */
+  size_t *by_kind;
 };
 
 /* ---- diagnostics -------------------------------------------------------- */
@@ -200,6 +204,7 @@ void bw_config_file_free(bw_config_file_t *f) {
   }
   bw_free(f->s);
   bw_free(f->objs);
+  bw_free(f->by_kind);
   bw_free(f->file);
   bw_free(f);
 }
@@ -832,6 +837,14 @@ bw_config_file_t *bw_config_file_parse(const char *text, size_t len,
     if (rc != BW_OK) goto fail;
     f->objs[f->nobjs++] = i;
   }
+  f->by_kind = bw_calloc(f->n ? f->n : 1, sizeof *f->by_kind);
+  if (f->by_kind == NULL) {
+    diag_set(diag, name, BW_E_NOMEM, 0, "", "out of memory");
+    goto fail;
+  }
+  for (size_t k = 0, m = 0; k < NKINDS; k++)
+    for (size_t j = 0; j < f->nobjs; j++)
+      if (f->s[f->objs[j]].kind == k) f->by_kind[m++] = f->objs[j];
   if (http_collisions(f, diag) != BW_OK) goto fail;
   if (env_unknown_objects(f, opt->env_prefix, diag) != BW_OK) goto fail;
   return f;
@@ -1101,19 +1114,16 @@ int bw_config_file_apply(const bw_config_file_t *f, bw_registry_t *reg,
   objs = bw_calloc(f->n ? f->n : 1, sizeof *objs);
   if (objs == NULL)
     return diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
-  for (size_t k = 0; k < NKINDS; k++) {
-    for (size_t i = 0; i < f->nobjs; i++) {
-      const section_t *s = &f->s[f->objs[i]];
-      bw_error_t err;
-      char key[64];
-      if (s->kind != k) continue;
-      objs[f->objs[i]] = make(reg, f, s, objs, &err);
-      if (objs[f->objs[i]] == NULL) {
-        bw_free(objs);
-        snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
-        return diag_set(diag, f->file, err.code, s->line, key, "%s",
-                        err.message);
-      }
+  for (size_t j = 0; j < f->nobjs; j++) {
+    size_t i = f->by_kind[j];
+    const section_t *s = &f->s[i];
+    bw_error_t err;
+    char key[64];
+    objs[i] = make(reg, f, s, objs, &err);
+    if (objs[i] == NULL) {
+      bw_free(objs);
+      snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
+      return diag_set(diag, f->file, err.code, s->line, key, "%s", err.message);
     }
   }
   bw_free(objs);
@@ -1566,47 +1576,45 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   }
   /* The plan: what is live, what each live breaker takes. Nothing changes
    * yet. */
-  for (size_t k = 0; k < NKINDS; k++) {
-    for (size_t j = 0; j < f->nobjs; j++) {
-      size_t i = f->objs[j];
-      const section_t *s = &f->s[i];
-      if (s->kind != k) continue;
-      objs[i] = bw_registry_find(reg, kinds[k].rk, s->name);
-      const char *part;
-      if (objs[i] == NULL && kinds[k].ck == BW_CONFIG_HTTP &&
-          (part = http_part_live(reg, s)) != NULL) {
-        char key[64];
-        snprintf(key, sizeof key, "[http.%s]", s->name);
-        rc = diag_set(diag, f->file, BW_E_INVAL, s->line, key,
-                      "a %s named '%s' is already in the registry (the "
-                      "preset makes one)",
-                      part, s->name);
+  for (size_t j = 0; j < f->nobjs; j++) {
+    size_t i = f->by_kind[j];
+    const section_t *s = &f->s[i];
+    size_t k = s->kind;
+    objs[i] = bw_registry_find(reg, kinds[k].rk, s->name);
+    const char *part;
+    if (objs[i] == NULL && kinds[k].ck == BW_CONFIG_HTTP &&
+        (part = http_part_live(reg, s)) != NULL) {
+      char key[64];
+      snprintf(key, sizeof key, "[http.%s]", s->name);
+      rc = diag_set(diag, f->file, BW_E_INVAL, s->line, key,
+                    "a %s named '%s' is already in the registry (the "
+                    "preset makes one)",
+                    part, s->name);
+      goto done;
+    }
+    if (objs[i] == NULL) {
+      report->created++;
+      report_line(&rp, "%s.%s: created", kinds[k].name, s->name);
+      continue;
+    }
+    live[i] = true;
+    if (kinds[k].ck == BW_CONFIG_BREAKER) {
+      apply[i] = plan_breaker(s, objs[i], (void *)&merged[i], &rp);
+    } else if (kinds[k].ck == BW_CONFIG_HTTP) {
+      if ((hl[i] = bw_calloc(1, sizeof *hl[i])) == NULL) {
+        rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
         goto done;
       }
-      if (objs[i] == NULL) {
-        report->created++;
-        report_line(&rp, "%s.%s: created", kinds[k].name, s->name);
-        continue;
-      }
-      live[i] = true;
-      if (kinds[k].ck == BW_CONFIG_BREAKER) {
-        apply[i] = plan_breaker(s, objs[i], (void *)&merged[i], &rp);
-      } else if (kinds[k].ck == BW_CONFIG_HTTP) {
-        if ((hl[i] = bw_calloc(1, sizeof *hl[i])) == NULL) {
-          rc = diag_set(diag, f->file, BW_E_NOMEM, 0, "", "out of memory");
-          goto done;
-        }
-        plan_http(reg, s, hl[i], &rp);
-      } else if (live_ops_of(kinds[k].ck) != NULL) {
-        apply[i] =
-            plan_live(live_ops_of(kinds[k].ck), s, objs[i], &merged[i], &rp);
-      } else {
-        report->kept++;
-        report_line(&rp,
-                    "%s.%s: kept as made: a live %s is not reconfigured "
-                    "(restart to apply a change)",
-                    kinds[k].name, s->name, kinds[k].name);
-      }
+      plan_http(reg, s, hl[i], &rp);
+    } else if (live_ops_of(kinds[k].ck) != NULL) {
+      apply[i] =
+          plan_live(live_ops_of(kinds[k].ck), s, objs[i], &merged[i], &rp);
+    } else {
+      report->kept++;
+      report_line(&rp,
+                  "%s.%s: kept as made: a live %s is not reconfigured "
+                  "(restart to apply a change)",
+                  kinds[k].name, s->name, kinds[k].name);
     }
   }
   if (rp.oom) {
@@ -1615,23 +1623,22 @@ int bw_registry_reload_ex(bw_registry_t *reg, const char *path,
   }
   /* New objects first (the only step that can fail: memory, a full
    * registry), then the breakers' new thresholds. */
-  for (size_t k = 0; k < NKINDS; k++) {
-    for (size_t j = 0; j < f->nobjs; j++) {
-      size_t i = f->objs[j];
-      const section_t *s = &f->s[i];
-      bw_error_t err;
-      char key[64];
-      if (s->kind != k || live[i]) continue;
-      if (kinds[k].ck == PIPELINE)
-        for (uint32_t t = 0; t < s->nitems; t++)
-          if (s->items[t].type == ITEM_OBJECT)
-            keep_hold[s->items[t].ref] = true; /* it now points at it */
-      objs[i] = make(reg, f, s, objs, &err);
-      if (objs[i] == NULL) {
-        snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
-        rc = diag_set(diag, f->file, err.code, s->line, key, "%s", err.message);
-        goto done;
-      }
+  for (size_t j = 0; j < f->nobjs; j++) {
+    size_t i = f->by_kind[j];
+    const section_t *s = &f->s[i];
+    size_t k = s->kind;
+    bw_error_t err;
+    char key[64];
+    if (live[i]) continue;
+    if (kinds[k].ck == PIPELINE)
+      for (uint32_t t = 0; t < s->nitems; t++)
+        if (s->items[t].type == ITEM_OBJECT)
+          keep_hold[s->items[t].ref] = true; /* it now points at it */
+    objs[i] = make(reg, f, s, objs, &err);
+    if (objs[i] == NULL) {
+      snprintf(key, sizeof key, "[%s.%s]", sec_kind(s), s->name);
+      rc = diag_set(diag, f->file, err.code, s->line, key, "%s", err.message);
+      goto done;
     }
   }
   /* Checked in the plan: none of these can fail now. */
