@@ -453,6 +453,20 @@ static void every_verb_answers_null_without_crashing(void **state) {
   assert_null(bw_http_standard_limiter(NULL));
   assert_null(bw_http_standard_retry(NULL));
   assert_null(bw_http_standard_budget(NULL));
+  {
+    bw_http_standard_config_t cfg;
+    bw_pipeline_config_t pc;
+    bw_http_standard_config_init(&cfg);
+    bw_pipeline_config_init(&pc);
+    assert_status(bw_http_standard_add_strategies(NULL, &cfg, NULL, NULL, NULL),
+                  BW_E_INVAL);
+    assert_status(bw_http_standard_add_strategies(&pc, NULL, NULL, NULL, NULL),
+                  BW_E_INVAL);
+    /* No parts: the deadline and the attempt timeout alone. */
+    assert_status(bw_http_standard_add_strategies(&pc, &cfg, NULL, NULL, NULL),
+                  BW_OK);
+    assert_u64_eq(pc.count, 2);
+  }
   bw_http_standard_free(NULL);
 }
 

@@ -108,6 +108,18 @@ BW_EXTERN int bw_http_standard_config_validate(
  * validate says, or BW_E_NOMEM; nothing is left allocated). */
 BW_EXTERN bw_http_standard_t *bw_http_standard_new(
     const bw_http_standard_config_t *cfg, bw_error_t *err);
+/* Adds the preset's strategies to pc in the preset's order (deadline,
+ * limit, breaker, retry, timeout; with limit_per_attempt the limit after
+ * the retry), over the parts given (NULL: that part is off): what
+ * bw_http_standard_new does with its own parts, for a caller that owns
+ * them elsewhere (a configuration file's [http.NAME] builds its pipeline
+ * of registry objects with it). cfg's deadline_ms, limit_wait_ms,
+ * limit_per_attempt and attempt_timeout_ms are read. BW_OK, or the first
+ * add's error (BW_E_INVAL for NULL pc or cfg; BW_E_LIMIT when pc has no
+ * room for them). */
+BW_EXTERN int bw_http_standard_add_strategies(
+    bw_pipeline_config_t *pc, const bw_http_standard_config_t *cfg,
+    bw_limiter_t *limiter, bw_breaker_t *breaker, bw_retry_policy_t *retry);
 /* Frees everything it owns (NULL is fine). No call may be in progress. */
 BW_EXTERN void bw_http_standard_free(bw_http_standard_t *s);
 

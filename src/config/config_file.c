@@ -957,8 +957,8 @@ int bw_config_file_write(const bw_config_file_t *f, FILE *out) {
 
 /* ---- pass 3: apply ------------------------------------------------------ */
 
-/* The standard HTTP pipeline of an [http.NAME] section, as
- * bw_http_standard_new builds it (http_standard.h), but of registry
+/* The standard HTTP pipeline of an [http.NAME] section, in the order
+ * bw_http_standard_add_strategies gives (http_standard.h), but of registry
  * objects, each named NAME: the limiter, the breaker (held, as the file's
  * breakers), the budget, the retry on it, then the pipeline, outermost
  * first: deadline, limit (waiting limit_wait_ms), breaker, retry, attempt
@@ -990,16 +990,8 @@ static void *make_http(bw_registry_t *reg, const section_t *s,
   }
   bw_pipeline_config_init(&pc);
   pc.name = s->name;
-  /* At most five strategies: each add fits (validated with the file). */
-  if (c->deadline_ms > 0) bw_pipeline_add_deadline(&pc, c->deadline_ms);
-  if (lim != NULL && !c->limit_per_attempt)
-    bw_pipeline_add_limit(&pc, bw_limiter_as_limit(lim), c->limit_wait_ms);
-  if (b != NULL) bw_pipeline_add_breaker(&pc, b);
-  if (rt != NULL) bw_pipeline_add_retry(&pc, rt);
-  if (lim != NULL && c->limit_per_attempt)
-    bw_pipeline_add_limit(&pc, bw_limiter_as_limit(lim), c->limit_wait_ms);
-  if (c->attempt_timeout_ms > 0)
-    bw_pipeline_add_timeout(&pc, c->attempt_timeout_ms);
+  /* At most five strategies: they fit (validated with the file). */
+  (void)bw_http_standard_add_strategies(&pc, c, lim, b, rt);
   return bw_registry_pipeline(reg, s->name, &pc, err);
 }
 

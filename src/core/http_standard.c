@@ -181,19 +181,8 @@ bw_http_standard_t *bw_http_standard_new(const bw_http_standard_config_t *cfg,
   bw_pipeline_config_init(&pc);
   pc.name = e.name;
   pc.sink = e.sink;
-  /* deadline -> limit -> breaker -> retry -> timeout, or with
-   * limit_per_attempt deadline -> breaker -> retry -> limit -> timeout. */
-  if (e.deadline_ms > 0) add |= bw_pipeline_add_deadline(&pc, e.deadline_ms);
-  if (s->limiter != NULL && !e.limit_per_attempt)
-    add |= bw_pipeline_add_limit(&pc, bw_limiter_as_limit(s->limiter),
-                                 e.limit_wait_ms);
-  if (s->breaker != NULL) add |= bw_pipeline_add_breaker(&pc, s->breaker);
-  if (s->retry != NULL) add |= bw_pipeline_add_retry(&pc, s->retry);
-  if (s->limiter != NULL && e.limit_per_attempt)
-    add |= bw_pipeline_add_limit(&pc, bw_limiter_as_limit(s->limiter),
-                                 e.limit_wait_ms);
-  if (e.attempt_timeout_ms > 0)
-    add |= bw_pipeline_add_timeout(&pc, e.attempt_timeout_ms);
+  add = bw_http_standard_add_strategies(&pc, &e, s->limiter, s->breaker,
+                                        s->retry);
   if (add != BW_OK) { /* five strategies always fit: a bug if reached */
     bw_error_set(err, BW_E_INVAL, "", "could not assemble the pipeline");
     goto fail;
@@ -203,6 +192,30 @@ bw_http_standard_t *bw_http_standard_new(const bw_http_standard_config_t *cfg,
 fail:
   bw_http_standard_free(s);
   return NULL;
+}
+
+int bw_http_standard_add_strategies(bw_pipeline_config_t *pc,
+                                    const bw_http_standard_config_t *cfg,
+                                    bw_limiter_t *limiter,
+                                    bw_breaker_t *breaker,
+                                    bw_retry_policy_t *retry) {
+  int rc = BW_OK;
+  if (pc == NULL || cfg == NULL) return BW_E_INVAL;
+  /* deadline -> limit -> breaker -> retry -> timeout, or with
+   * limit_per_attempt deadline -> breaker -> retry -> limit -> timeout. */
+  if (cfg->deadline_ms > 0 && rc == BW_OK)
+    rc = bw_pipeline_add_deadline(pc, cfg->deadline_ms);
+  if (limiter != NULL && !cfg->limit_per_attempt && rc == BW_OK)
+    rc = bw_pipeline_add_limit(pc, bw_limiter_as_limit(limiter),
+                               cfg->limit_wait_ms);
+  if (breaker != NULL && rc == BW_OK) rc = bw_pipeline_add_breaker(pc, breaker);
+  if (retry != NULL && rc == BW_OK) rc = bw_pipeline_add_retry(pc, retry);
+  if (limiter != NULL && cfg->limit_per_attempt && rc == BW_OK)
+    rc = bw_pipeline_add_limit(pc, bw_limiter_as_limit(limiter),
+                               cfg->limit_wait_ms);
+  if (cfg->attempt_timeout_ms > 0 && rc == BW_OK)
+    rc = bw_pipeline_add_timeout(pc, cfg->attempt_timeout_ms);
+  return rc;
 }
 
 const bw_pipeline_t *bw_http_standard_pipeline(const bw_http_standard_t *s) {
