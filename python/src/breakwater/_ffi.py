@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 from typing import Any, Mapping
 
 from ._bw import ffi, lib  # noqa: F401  (re-exported)
@@ -18,6 +19,28 @@ def error_from(err: Any, fallback: str) -> BreakwaterError:
     if err.code == lib.BW_E_NOMEM:
         raise MemoryError(message)
     return ConfigError(message, field)
+
+
+def c_text(field: str, value: Any) -> bytes:
+    """``value``, a str without NUL characters, as the bytes a C string
+    takes; TypeError or ValueError naming ``field`` otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{field} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        raise ValueError(f"{field} must not contain a NUL character")
+    return value.encode()
+
+
+def c_path(path: Any) -> str:
+    """A file path (a str or an os.PathLike) as a str a C string can
+    carry; TypeError or ValueError naming ``path`` otherwise."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a str or a path, not {type(path).__name__}")
+    if "\x00" in path:
+        raise ValueError("path must not contain a NUL character")
+    return path
 
 
 def to_text(field: str, value: Any) -> bytes:

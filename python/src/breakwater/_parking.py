@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import os
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ._clock import Clock, resolve
 from ._errors import BreakwaterError, ConfigError
-from ._ffi import error_from, ffi, lib
+from ._ffi import c_path, c_text, error_from, ffi, lib
 from ._guard import Classifier, check_classifier, matches
 from ._policies import Breaker
 from .events import Sink, sink_ptr
@@ -84,10 +83,7 @@ class ParkingLot:
                  warn_rearm_threshold: Optional[float] = None,
                  max_deliveries: Optional[int] = None,
                  dlq_max: Optional[int] = None) -> None:
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
-        if "\x00" in name:
-            raise ValueError("name must not contain a NUL character")
+        c_text("name", name)
         if codec not in CODECS:
             raise ValueError(f"codec must be one of {', '.join(CODECS)} (got {codec!r})")
         self.codec = codec
@@ -134,12 +130,7 @@ class ParkingLot:
         except ImportError:
             raise RuntimeError("breakwater was built without the SQLite component "
                                "(pkg-config module breakwater-sqlite)") from None
-        if isinstance(path, os.PathLike):
-            path = os.fspath(path)
-        if not isinstance(path, str):
-            raise TypeError(f"path must be a str or a path, not {type(path).__name__}")
-        if "\x00" in path:
-            raise ValueError("path must not contain a NUL character")
+        path = c_path(path)
         syncs = {"normal": slib.BW_SQLITE_SYNC_NORMAL, "full": slib.BW_SQLITE_SYNC_FULL}
         if synchronous not in syncs:
             raise ConfigError(f"synchronous must be 'normal' or 'full' (got {synchronous!r})",

@@ -12,7 +12,7 @@ from ._clock import Clock, resolve
 from ._deadline import thread_deadline
 from ._errors import (BreakerOpen, BudgetExhausted, BulkheadFull,
                       DeadlineExceeded, LimiterFull, RateLimited)
-from ._ffi import NS_PER_S, configure, error_from, ffi, lib
+from ._ffi import NS_PER_S, c_text, configure, error_from, ffi, lib
 from ._guard import (OUTCOMES, Classifier, Guard, Permit, check_classifier,
                      new_permit)
 from .events import Sink, sink_ptr
@@ -271,10 +271,7 @@ class SharedBreaker(_BreakerBase):
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         segment = _default_segment() if segment is None else segment
-        if not isinstance(segment, str):
-            raise TypeError(f"segment must be a str, not {type(segment).__name__}")
-        if "\x00" in segment:
-            raise ValueError("segment must not contain a NUL character")
+        c_text("segment", segment)
         self._ignore = check_classifier("ignore", ignore)
         c_sink = sink_ptr(sink)  # checked before the segment is opened
         self.segment = segment

@@ -8,7 +8,7 @@ import json
 from typing import Any, Dict, Optional, Union
 
 from ._errors import BreakwaterError, ConfigError
-from ._ffi import ffi as _core_ffi
+from ._ffi import c_text, ffi as _core_ffi
 from .events import Sink, sink_ptr
 
 try:
@@ -29,14 +29,6 @@ def _payload(item: Payload) -> bytes:
     if isinstance(item, (bytes, bytearray, memoryview)):
         return bytes(item)
     raise TypeError(f"item must be bytes or str, not {type(item).__name__}")
-
-
-def _text(field: str, value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise TypeError(f"{field} must be a str, not {type(value).__name__}")
-    if "\x00" in value:
-        raise ValueError(f"{field} must not contain a NUL character")
-    return value.encode()
 
 
 def _int(field: str, value: Any) -> int:
@@ -94,7 +86,7 @@ class QueueGuard:
         keep = []
 
         def s(field: str, value: Any) -> Any:
-            b = ffi.new("char[]", _text(field, value))
+            b = ffi.new("char[]", c_text(field, value))
             keep.append(b)
             return b
         cfg.name = s("name", name)
@@ -173,7 +165,7 @@ class QueueGuard:
     def dequeue(self, consumer: str) -> Optional[bytes]:
         """Moves the oldest item to ``consumer``'s processing list and returns
         it, or None when the queue is empty. :meth:`ack` it when done."""
-        c = _text("consumer", consumer)
+        c = c_text("consumer", consumer)
         out = ffi.new("void **")
         n = ffi.new("size_t *")
         rc = lib.bw_redis_queue_dequeue(self._ptr, c, out, n)
@@ -193,7 +185,7 @@ class QueueGuard:
         """Removes a finished item from consumer's processing list: True, or
         False when it was not there."""
         data = _payload(item)
-        rc = lib.bw_redis_queue_ack(self._ptr, _text("consumer", consumer), data, len(data))
+        rc = lib.bw_redis_queue_ack(self._ptr, c_text("consumer", consumer), data, len(data))
         self._io(rc, "ack")
         return rc == lib.BW_OK
 
@@ -201,7 +193,7 @@ class QueueGuard:
         """Moves every unacknowledged item of a (crashed) consumer back to the
         front of the queue; returns how many."""
         moved = ffi.new("uint64_t *")
-        self._io(lib.bw_redis_queue_recover(self._ptr, _text("consumer", consumer), moved),
+        self._io(lib.bw_redis_queue_recover(self._ptr, c_text("consumer", consumer), moved),
                  "recover")
         return moved[0]
 

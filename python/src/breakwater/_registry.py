@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ._clock import Clock, resolve
 from ._deadline import deadline
 from ._errors import ConfigError
-from ._ffi import configure, error_from, ffi, lib
+from ._ffi import c_path, c_text, configure, error_from, ffi, lib
 from ._guard import Classifier, check_classifier
 from ._parking import ParkingLot
 from ._pipeline import Pipeline, Timeout
@@ -18,14 +18,6 @@ from ._policies import (Breaker, Budget, Bulkhead, Limiter, RateLimiter,
 from ._retry import Retry
 from ._throttle import Throttle
 from .events import Sink, sink_ptr
-
-
-def _name(name: Any) -> bytes:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, not {type(name).__name__}")
-    if "\x00" in name:
-        raise ValueError("name must not contain a NUL character")
-    return name.encode()
 
 
 def _same_fields(kind: str, name: str, ckind: int, given: Any, live: Any,
@@ -127,7 +119,7 @@ class Registry:
         reference cycle (a cycle could let the collector free the clock
         before the registry)."""
         key = (kind, name)
-        cname = _name(name)
+        cname = c_text("name", name)
         with self._lock:
             obj = self._objects.get(key)
             if obj is None:
@@ -350,7 +342,7 @@ class Registry:
         ``retry_on`` is given for a pipeline with no retry. A file's
         ``throttle.NAME`` strategy is the registry's :meth:`throttle`
         ``NAME`` (the wrapper that call returns, its ``ignore`` included)."""
-        cname = _name(name)
+        cname = c_text("name", name)
         ptr = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_PIPELINE, cname)
         if ptr == ffi.NULL:
             raise KeyError(f"no pipeline named {name!r} in the registry "
@@ -388,7 +380,7 @@ class Registry:
         ref = ""
         if kind == lib.BW_STRATEGY_BREAKER:
             ref = ffi.string(lib.bw_breaker_if_name(ffi.cast("bw_breaker_if_t *", obj))).decode()
-            found = lib.bw_registry_find_breaker(self._ptr, _name(ref))
+            found = lib.bw_registry_find_breaker(self._ptr, c_text("name", ref))
             if found != ffi.NULL:  # held by find: compared, then put back
                 same = self._addr(lib.bw_breaker_iface(found)) == want
                 lib.bw_registry_put(self._ptr, found)
@@ -397,17 +389,17 @@ class Registry:
         elif kind == lib.BW_STRATEGY_LIMIT:
             # a bulkhead or an adaptive limiter: the one whose limit it is
             ref = ffi.string(lib.bw_limit_name(ffi.cast("bw_limit_t *", obj))).decode()
-            bh = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_BULKHEAD, _name(ref))
+            bh = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_BULKHEAD, c_text("name", ref))
             if bh != ffi.NULL and self._addr(lib.bw_bulkhead_as_limit(
                     ffi.cast("bw_bulkhead_t *", bh))) == want:
                 return self.bulkhead(ref)
-            lim = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_LIMITER, _name(ref))
+            lim = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_LIMITER, c_text("name", ref))
             if lim != ffi.NULL and self._addr(lib.bw_limiter_as_limit(
                     ffi.cast("bw_limiter_t *", lim))) == want:
                 return self.limiter(ref)
         elif kind == lib.BW_STRATEGY_RATELIMIT:
             ref = ffi.string(lib.bw_ratelimit_name(ffi.cast("bw_ratelimit_t *", obj))).decode()
-            rl = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RATELIMIT, _name(ref))
+            rl = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RATELIMIT, c_text("name", ref))
             if rl != ffi.NULL and self._addr(rl) == want:
                 return self.rate_limiter(ref)
         elif kind == lib.BW_STRATEGY_CUSTOM:
@@ -416,14 +408,14 @@ class Registry:
             sif = ffi.cast("bw_strategy_if_t *", obj)
             ref = ffi.string(lib.bw_strategy_if_name(sif)).decode()
             if ffi.string(lib.bw_strategy_if_kind(sif)).decode() == "throttle":
-                t = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_THROTTLE, _name(ref))
+                t = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_THROTTLE, c_text("name", ref))
                 if t != ffi.NULL and self._addr(lib.bw_throttle_strategy(
                         ffi.cast("bw_throttle_t *", t))) == want:
                     return self.throttle(ref)
         elif kind == lib.BW_STRATEGY_RETRY:
             policy = ffi.cast("bw_retry_policy_t *", obj)
             ref = ffi.string(lib.bw_retry_policy_name(policy)).decode()
-            r = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RETRY, _name(ref))
+            r = lib.bw_registry_find(self._ptr, lib.BW_REGISTRY_RETRY, c_text("name", ref))
             if r != ffi.NULL and self._addr(r) == want:
                 return self._retry_of(policy, retry_on, sleep)
         what = ffi.string(lib.bw_strategy_kind_name(kind)).decode()
@@ -468,7 +460,7 @@ class Registry:
             raise TypeError(f"not a breakwater policy: {type(obj).__name__}")
         if getattr(obj, "_registry", None) is self._owner:
             return obj
-        cname = _name(obj.name if name is None else name)
+        cname = c_text("name", obj.name if name is None else name)
         cptr = {"breaker_if": lambda: obj._iface, "retry": lambda: obj._policy}.get(
             kind, lambda: obj._ptr)()
         ckind = {"breaker_if": lib.BW_REGISTRY_BREAKER_IF, "bulkhead": lib.BW_REGISTRY_BULKHEAD,
@@ -502,7 +494,7 @@ class Registry:
         if env_prefix is None:
             opt.env_prefix = cffi_.NULL
         elif env_prefix != "BREAKWATER":
-            keep.append(cffi_.new("char[]", _name(env_prefix)))
+            keep.append(cffi_.new("char[]", c_text("name", env_prefix)))
             opt.env_prefix = keep[-1]
         return opt
 
@@ -515,17 +507,6 @@ class Registry:
                            cffi_.string(diag.key).decode("utf-8", "replace"),
                            path=path, line=diag.line or None,
                            rule=cffi_.string(diag.rule).decode("utf-8", "replace"))
-
-    @staticmethod
-    def _path(path: Any) -> str:
-        import os
-        if isinstance(path, os.PathLike):
-            path = os.fspath(path)
-        if not isinstance(path, str):
-            raise TypeError(f"path must be a str or a path, not {type(path).__name__}")
-        if "\x00" in path:
-            raise ValueError("path must not contain a NUL character")
-        return path
 
     def load_file(self, path: Any, *, env_prefix: Optional[str] = "BREAKWATER"
                   ) -> List[Tuple[str, str]]:
@@ -541,7 +522,7 @@ class Registry:
         message is ``FILE:LINE: KEY: RULE`` (``path``, ``line``, ``field``,
         ``rule``), and nothing is made; so does a name the registry already
         has. Needs the config component (``breakwater-config``)."""
-        path = self._path(path)
+        path = c_path(path)
         cffi_, clib, reg = self._config_lib()
         keep: list = []
         opt = self._options(cffi_, clib, env_prefix, keep)
@@ -572,7 +553,7 @@ class Registry:
         ``not_applied``, ``kept`` and ``report`` (one line per event, e.g.
         ``breaker.payment_api.failure_threshold: 3 -> 5: applied``). A
         pipeline it creates is then reachable with :meth:`pipeline`."""
-        path = self._path(path)
+        path = c_path(path)
         cffi_, clib, reg = self._config_lib()
         keep: list = []
         opt = self._options(cffi_, clib, env_prefix, keep)
