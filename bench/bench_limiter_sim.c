@@ -12,7 +12,7 @@
  * (to 1000: the default 200 is below the partner's capacity). --startup
  * turns on the opt-in startup options as the lab's breakwater mode sets
  * them (docs/limiter.md, "Startup and stuck probes"): startup_headroom
- * 1.0, stuck_ratio 2.0, startup_max_step 100. */
+ * 2.0, stuck_ratio 2.0, startup_max_step 100. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@ static int run_one(bw_limiter_algorithm_t alg, int64_t seconds, uint64_t seed,
   lc.algorithm = alg;
   lc.max_limit = 1000;
   if (startup) {
-    lc.startup_headroom = 1.0;
+    lc.startup_headroom = 2.0;
     lc.stuck_ratio = 2.0;
     lc.startup_max_step = 100;
   }
@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
          " s of virtual time, limiter defaults with "
          "max_limit 1000%s.\n\n",
          seed, seconds,
-         startup ? ", startup_headroom 1.0, stuck_ratio 2.0, "
+         startup ? ", startup_headroom 2.0, stuck_ratio 2.0, "
                    "startup_max_step 100"
                  : "");
   printf("Limit (partner in flight) every 500 ms:\n\n| t (s) |");

@@ -290,6 +290,10 @@ static void breakwater_mode_with_sre_k_runs_the_throttle(void **state) {
   memset(&c, 0, sizeof c);
   bw_lab_run_config_init(&cfg);
   cfg.clients = 1600;
+  /* A capacity of 25 under an initial limit of 20: the limiter's first
+   * growth step passes it, so the partner answers 429s (at capacity 400
+   * the limiter's startup meets too few of them for K = 1 to act). */
+  cfg.partner.capacity = 25;
   cfg.partner.slow_min_ms = 5; /* fast rejections */
   cfg.partner.slow_max_ms = 20;
   cfg.sre_k = 1.0;

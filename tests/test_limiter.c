@@ -1617,6 +1617,72 @@ static void startup_growth_is_bounded_by_the_max_step(void **state) {
   assert_u64_eq(grow_at(e->lim, 97), 109);
 }
 
+/* AIMD's slow start adds startup_headroom per saturated success when that
+ * is above 1 (x (1 + startup_headroom) per round trip, as far as the
+ * startup cap goes), and 1 otherwise; a fraction accumulates in the
+ * estimate. After the first drop, congestion avoidance adds 1 per `limit`
+ * successes whatever the headroom. */
+static void aimd_slow_start_adds_the_startup_headroom(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.startup_headroom = 2.0;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9); /* saturated */
+  assert_u64_eq(bw_limiter_limit(e->lim), 12);
+  let_go(e);
+  /* 1.5: 10 + 1.5 = 11.5, then 13 */
+  cfg.startup_headroom = 1.5;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  assert_dbl_eq(stats(e->lim).estimate, 11.5, 0);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  assert_u64_eq(bw_limiter_limit(e->lim), 13);
+  let_go(e);
+  /* 0.5 (and 1): +1, TCP's doubling */
+  cfg.startup_headroom = 0.5;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  let_go(e);
+  /* A drop ends slow start (10 x 0.9 -> 9): the next success adds nothing
+   * (1 of the 9 it takes to add 1). */
+  cfg.startup_headroom = 2.0;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_DROPPED), 9);
+  assert_u64_eq(bw_limiter_limit(e->lim), 9);
+  let_go(e);
+  hold(e, 7);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 8);
+  assert_u64_eq(bw_limiter_limit(e->lim), 9);
+  let_go(e);
+  /* With the guards, growth stops at the startup cap, (1 + 1.5) x proven:
+   * successes admitted at 8, each limit-bound (an acquire was refused
+   * while it was out: the demand rule), stop at 8 + 1.5 x 8 = 20. */
+  config(e, &cfg, BW_LIMITER_AIMD, 8);
+  cfg.probe_headroom = 0.125;
+  cfg.startup_headroom = 1.5;
+  make(e, &cfg);
+  for (int i = 0; i < 16; i++) {
+    bw_permit_t p;
+    hold(e, 7);
+    p = take(e->lim); /* at 8 */
+    bw_clock_manual_advance(e->clock, 10 * MS);
+    refuse_once(e);
+    let_go(e);
+    bw_clock_manual_advance(e->clock, 30 * MS);
+    assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  }
+  assert_u64_eq(bw_limiter_limit(e->lim), 20);
+  assert_u64_eq(stats(e->lim).proven, 8);
+  assert_true(stats(e->lim).startup);
+}
+
 /* stuck_timeout: an attempt admitted above the proven level is cut to the
  * stuck age (stuck_ratio x the slowest good answer), and when it times out
  * its slot stays counted for (1 + timeout_hold_ratio) x its own timeout
@@ -2017,6 +2083,7 @@ int main(void) {
       T(timed_out_through_the_interface),
       T(growth_stops_just_above_the_proven_level),
       T(startup_growth_is_bounded_by_the_max_step),
+      T(aimd_slow_start_adds_the_startup_headroom),
       T(stuck_timeout_cuts_an_attempt_above_the_proven_level),
       T(a_drop_near_the_limit_caps_growth_for_the_memory),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),

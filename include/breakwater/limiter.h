@@ -171,8 +171,10 @@ typedef struct bw_limiter_config_s {
    * - Until the first congestion signal (a drop, a slow success a decrease
    *   follows, a stuck probe) growth may reach (1 + startup_headroom) x
    *   the proven level instead of (1 + probe_headroom) x: slow start,
-   *   1.0 doubles per round trip. Default 0 = off (the probe_headroom cap
-   *   from the start); [0, 4]. The cap is inert with probe_headroom 0 (no
+   *   1.0 doubles per round trip. AIMD's slow start adds
+   *   max(1, startup_headroom) per saturated success, so 2.0 triples per
+   *   round trip (a fraction accumulates). Default 0 = off (the
+   *   probe_headroom cap from the start); [0, 4]. The cap is inert with probe_headroom 0 (no
    *   cap). During startup a success whose call was out when an acquire
    *   was refused, admitted at a third of the limit or more, counts as
    *   limit-bound, not app-limited (the demand rule).
@@ -216,8 +218,8 @@ typedef struct bw_limiter_config_s {
    * warns before the first call over it, and each such call may hold the
    * dependency's slot for its slow answer: startup_headroom alone lets a
    * step overshoot by up to startup_headroom x the capacity. Growth is
-   * doubling (startup_headroom 1) until the proven level reaches
-   * startup_max_step, then at most startup_max_step per round trip.
+   * x (1 + startup_headroom) per round trip until that many calls would
+   * pass startup_max_step, then at most startup_max_step per round trip.
    * Default 0 = no bound; 0..1000000. */
   uint32_t startup_max_step;
   /* Give up on stuck attempts (needs stuck_ratio): in a pipeline, with

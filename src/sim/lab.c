@@ -168,20 +168,21 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * (the default is an eighth): a burst of clients ramps up sooner, and
      * a storm of 1,600 clients still does not overshoot. */
     lc.probe_headroom = 0.25;
-    /* Startup and stuck probes (docs/limiter.md): double per round trip
-     * until the first congestion signal, and cut the limit to the proven
+    /* Startup and stuck probes (docs/limiter.md): triple per round trip
+     * (+2 per success, up to 3 x the proven level) until the first
+     * congestion signal, and cut the limit to the proven
      * level as soon as a probe over it is out twice the smoothed RTT,
      * long before its slow answer (0.8-2.5 s) comes back; a batch of
      * calls at any level out twice the good RTT cuts it too (to the calls
      * not stuck, at most halved). */
-    lc.startup_headroom = 1.0;
+    lc.startup_headroom = 2.0;
     lc.stuck_ratio = 2.0;
-    /* Limited slow start: past a proven level of 100, at most 100 calls
+    /* Limited slow start: past a proven level of 50, at most 100 calls
      * more per round trip. Every call over the partner's capacity holds a
-     * partner slot for 0.8-2.5 s; doubling from a proven 390 could admit
-     * 390 of them at once (a 1,600-client burst then jams the partner for
-     * two seconds), this admits at most 100 (docs/limiter.md has the
-     * lab's figures). */
+     * partner slot for 0.8-2.5 s; tripling from a proven 390 could admit
+     * 780 of them at once (a 1,600-client burst then jams the partner for
+     * seconds), this admits at most 100 (docs/limiter.md has the lab's
+     * figures). */
     lc.startup_max_step = 100;
     /* Give up on a stuck attempt (one admitted above the proven level,
      * older than twice the slowest good answer) and retry it under the
