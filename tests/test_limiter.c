@@ -1873,7 +1873,8 @@ static void release_each(env_t *e, bw_permit_t *ps, int n,
  * of two under 200 ms / 16), and a round of 40 calls of 100 ms proves 40
  * (21 saturated successes of the 40 AIMD needs for a step: no growth).
  * Returns the clock's reading at the ring's start. */
-static int64_t stuck_ready(env_t *e, double stuck_ratio) {
+static int64_t stuck_ready_with(env_t *e, double stuck_ratio,
+                                bool stuck_timeout) {
   bw_limiter_config_t cfg;
   bw_permit_t ps[40];
   int64_t base;
@@ -1882,6 +1883,11 @@ static int64_t stuck_ready(env_t *e, double stuck_ratio) {
   cfg.aimd_timeout_ms = 0;
   cfg.timeout_hold_ratio = 0;
   cfg.stuck_ratio = stuck_ratio;
+  if (stuck_timeout) {
+    /* attempts at levels 31..40 (the top quarter of 40) are cut */
+    cfg.stuck_timeout = true;
+    cfg.probe_headroom = 0.25;
+  }
   make(e, &cfg);
   step(e, 100, BW_LIMIT_DROPPED); /* floor(45 x 0.9) = 40 */
   step(e, 100, BW_LIMIT_SUCCESS); /* app-limited: 40 */
@@ -1894,8 +1900,21 @@ static int64_t stuck_ready(env_t *e, double stuck_ratio) {
   return base;
 }
 
+static int64_t stuck_ready(env_t *e, double stuck_ratio) {
+  return stuck_ready_with(e, stuck_ratio, false);
+}
+
 static void at(env_t *e, int64_t base, int64_t ms) {
   bw_clock_manual_set(e->clock, base + ms * MS);
+}
+
+/* A look at base + ms with a slot free: one call taken (its acquire scans
+ * the ring) and let go. */
+static void scan_at(env_t *e, int64_t base, int64_t ms) {
+  bw_permit_t p;
+  at(e, base, ms);
+  p = take(e->lim);
+  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_IGNORED), BW_OK);
 }
 
 static void refused(env_t *e) {
@@ -2001,6 +2020,72 @@ static void a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off(
   /* the first drop: floor(40 x 0.9) */
   release_each(e, ps, 40, BW_LIMIT_DROPPED);
   assert_u64_eq(bw_limiter_limit(e->lim), 36);
+}
+
+/* A latency tail is not congestion: stuck calls make a congestion event
+ * only if they are also at least half of the calls admitted in their
+ * buckets. 40 calls admitted together, 30 answered in the usual 100 ms
+ * and 10 still out past the stuck age: a batch by count (all 10 calls in
+ * flight), but a quarter of their bucket, the steady share a tail leaves:
+ * nothing is cut. With 20 of the 40 still out, half: the limit is cut (to
+ * the 0 not stuck, at most halved). */
+static void a_tail_is_no_congestion(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  uint32_t before;
+  int64_t base = stuck_ready(e, 2.0);
+  at(e, base, 100);
+  take_into(e, ps, 0, 40);
+  at(e, base, 200);
+  release_each(e, ps + 10, 30, BW_LIMIT_SUCCESS);
+  before = bw_limiter_limit(e->lim);
+  scan_at(e, base, 400);
+  assert_stuck(e, before, 0, 10);
+  release_each(e, ps, 10, BW_LIMIT_IGNORED);
+
+  base = stuck_ready(e, 2.0);
+  at(e, base, 100);
+  take_into(e, ps, 0, 40);
+  at(e, base, 200);
+  release_each(e, ps + 20, 20, BW_LIMIT_SUCCESS);
+  before = bw_limiter_limit(e->lim);
+  look_at(e, base, 400); /* cut to 20, with 20 in flight: refused */
+  assert_stuck(e, before / 2, 1, 20);
+  release_each(e, ps, 20, BW_LIMIT_IGNORED);
+}
+
+/* An attempt cut at the stuck age (stuck_timeout) that times out is a
+ * stuck call, not a drop: its release decreases nothing and remembers no
+ * wall, but the stuck-call rule still counts it. 40 calls at 100 ms: 20
+ * answered at 200 ms, the 10 at levels 21..30 still out, and the 10 at
+ * 31..40 cut at 200 ms of age and timed out at 300. At 400 ms the 10 out
+ * and the 10 cut are half of the 40 admitted: a congestion event (the 10
+ * cut ones alone would not be). */
+static void a_cut_attempt_is_a_stuck_call_not_a_drop(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  uint32_t before;
+  uint64_t drops;
+  int64_t base = stuck_ready_with(e, 2.0, true);
+  at(e, base, 100);
+  take_into(e, ps, 0, 40);
+  for (int i = 0; i < 40; i++)
+    assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &ps[i], 2000),
+                  i < 30 ? 2000 : 200);
+  at(e, base, 200);
+  release_each(e, ps, 20, BW_LIMIT_SUCCESS);
+  before = bw_limiter_limit(e->lim);
+  drops = stats(e->lim).drops;
+  at(e, base, 300);
+  release_each(e, ps + 30, 10, BW_LIMIT_TIMED_OUT);
+  assert_u64_eq(stats(e->lim).stuck_timeouts, 10);
+  assert_u64_eq(stats(e->lim).drops, drops + 10);
+  assert_u64_eq(bw_limiter_limit(e->lim), before);
+  assert_u64_eq(stats(e->lim).disproven, 0);
+  assert_u64_eq(stats(e->lim).stuck, 0);
+  scan_at(e, base, 400);
+  assert_stuck(e, before / 2, 1, 10);
+  release_each(e, ps + 20, 10, BW_LIMIT_IGNORED);
 }
 
 /* The threshold follows the slowest good answer, not the mean: after one
@@ -2124,6 +2209,8 @@ int main(void) {
       T(a_lone_stuck_call_is_no_congestion_and_zero_turns_it_off),
       T(late_answers_do_not_raise_the_stuck_threshold),
       T(the_threshold_follows_the_slowest_good_answer),
+      T(a_tail_is_no_congestion),
+      T(a_cut_attempt_is_a_stuck_call_not_a_drop),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
   };
   if (oom_install() != BW_OK) return 1;

@@ -39,6 +39,7 @@
 #define BW__AGE_BATCH                                    \
   16u /* a stuck batch is >= 1/16 of the calls in flight \
        */
+#define BW__AGE_SHARE 2u /* and >= 1/2 of those admitted in its buckets */
 
 static const bw__lim_algo_t *const bw__lim_algos[3] = {
     &bw__lim_aimd, &bw__lim_gradient2, &bw__lim_vegas};
@@ -54,6 +55,16 @@ typedef struct bw__lim_stripe_s {
    * load and store), which only moves the sampling a little. */
   _Atomic uint32_t tick;
 } BW__PAIR_ALIGNED bw__lim_stripe_t;
+
+/* One bucket of the age ring: each word packs (epoch << 32 | a count of
+ * that epoch's timed calls); a word still tagged with an older epoch counts
+ * nothing for this one. */
+typedef struct bw__age_bucket_s {
+  _Atomic uint64_t live;     /* still in flight (held slots are not) */
+  _Atomic uint64_t admitted; /* admitted, all of them */
+  _Atomic uint64_t cut;      /* cut short at the stuck age (stuck_timeout)
+                                and timed out: stuck, though released */
+} bw__age_bucket_t;
 
 struct bw_limiter_s {
   bw_limit_t iface; /* must stay first */
@@ -125,9 +136,9 @@ struct bw_limiter_s {
    * level"): the calls in flight counted by admission time, so that how
    * many are older than age_ns is known without a list. A timed call admitted
    * at t falls in epoch (t - age_base_ns) >> age_shift; age[epoch &
-   * BW__AGE_MASK] packs (epoch << 32 | calls of that epoch still in flight). A
-   * bucket reused for a later epoch moves its calls to age_old (they are then
-   * older than the ring's span). The bucket width, a power of two at most 1/16
+   * BW__AGE_MASK] counts that epoch's calls (see bw__age_bucket_t). A
+   * bucket reused for a later epoch moves its calls still in flight to
+   * age_old (they are then older than the ring's span). The bucket width, a power of two at most 1/16
    * of age_ns, is set at the first RTT sample (age_shift 0 until then): calls
    * admitted before are not counted. age_scanned is the boundary epoch last
    * scanned (the ring is scanned once per bucket width at most), cut_ns the
@@ -135,7 +146,7 @@ struct bw_limiter_s {
    * after it starts a new congestion event, age_floor how low that event may
    * cut. Untimed calls (rtt_sample_every > 1) are not counted: the counts
    * are scaled by sample_every. */
-  _Atomic uint64_t *age;
+  bw__age_bucket_t *age;
   _Atomic int64_t age_old;
   int64_t age_base_ns; /* written once, before age_shift is published */
   _Atomic uint32_t age_shift;
@@ -724,11 +735,38 @@ static bool bw__probe_closed(bw_limiter_t *lim, int64_t now) {
  * per bucket width. */
 
 static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
-                            uint64_t stuck, uint64_t fresh);
+                            uint64_t stuck, uint64_t fresh,
+                            uint64_t fresh_admitted);
 
 /* The epoch of a call admitted at t (t >= age_base_ns). */
 static uint32_t bw__age_epoch(const bw_limiter_t *lim, uint32_t sh, int64_t t) {
   return (uint32_t)((uint64_t)(t - lim->age_base_ns) >> sh);
+}
+
+/* Adds one to an epoch-tagged count for epoch e: a word of an older epoch
+ * starts over at 1; one of a later epoch is left alone (the call is older
+ * than the ring's span). */
+static void bw__age_count(_Atomic uint64_t *w, uint32_t e) {
+  uint64_t cur = atomic_load_explicit(w, memory_order_relaxed), next;
+  for (;;) {
+    uint32_t tag = (uint32_t)(cur >> 32);
+    if (tag == e)
+      next = cur + 1u;
+    else if ((int32_t)(e - tag) > 0)
+      next = (uint64_t)e << 32 | 1u;
+    else
+      return;
+    if (atomic_compare_exchange_weak_explicit(w, &cur, next,
+                                              memory_order_relaxed,
+                                              memory_order_relaxed))
+      return;
+  }
+}
+
+/* The count of epoch e in the word, 0 if it holds another epoch. */
+static uint32_t bw__age_of(_Atomic uint64_t *w, uint32_t e) {
+  uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+  return (uint32_t)(v >> 32) == e ? (uint32_t)v : 0u;
 }
 
 /* Counts a timed call admitted at t; false when it is not counted (the
@@ -740,7 +778,8 @@ static bool bw__age_admit(bw_limiter_t *lim, int64_t t) {
   uint64_t w, nw;
   if (sh == 0 || t < lim->age_base_ns) return false;
   e = bw__age_epoch(lim, sh, t);
-  b = &lim->age[e & BW__AGE_MASK];
+  bw__age_count(&lim->age[e & BW__AGE_MASK].admitted, e);
+  b = &lim->age[e & BW__AGE_MASK].live;
   w = atomic_load_explicit(b, memory_order_relaxed);
   for (;;) {
     tag = (uint32_t)(w >> 32);
@@ -764,11 +803,14 @@ static bool bw__age_admit(bw_limiter_t *lim, int64_t t) {
   return true;
 }
 
-/* Takes a counted call admitted at t out of the ring. */
-static void bw__age_leave(bw_limiter_t *lim, int64_t t) {
+/* Takes a counted call admitted at t out of the calls in flight. An
+ * attempt cut at the stuck age (stuck_timeout) stays counted as stuck in
+ * its bucket's cut count: the stuck-call rule weighs it with the others. */
+static void bw__age_leave(bw_limiter_t *lim, int64_t t, bool cut) {
   uint32_t sh = atomic_load_explicit(&lim->age_shift, memory_order_acquire);
   uint32_t e = bw__age_epoch(lim, sh, t);
-  _Atomic uint64_t *b = &lim->age[e & BW__AGE_MASK];
+  _Atomic uint64_t *b = &lim->age[e & BW__AGE_MASK].live;
+  if (cut) bw__age_count(&lim->age[e & BW__AGE_MASK].cut, e);
   uint64_t w = atomic_load_explicit(b, memory_order_relaxed);
   for (;;) {
     if ((uint32_t)(w >> 32) != e || (uint32_t)w == 0) {
@@ -822,12 +864,14 @@ static void bw__age_start(bw_limiter_t *lim, int64_t now) {
 
 /* Once the boundary moved by a bucket: counts the calls older than
  * age_ns, and those of them admitted in a bucket that began after the
- * last decrease. Any of the latter is a new congestion event. */
+ * last decrease (with the attempts cut at the stuck age there), and all
+ * the calls admitted in those buckets. bw__lim_age_cut decides whether
+ * they are a new congestion event. */
 static void bw__age_check(bw_limiter_t *lim, int64_t now) {
   uint32_t sh = atomic_load_explicit(&lim->age_shift, memory_order_acquire);
   uint32_t eb, seen, ec = 0;
   int64_t th, edge, cut;
-  uint64_t stuck = 0, fresh = 0;
+  uint64_t stuck = 0, fresh = 0, fresh_admitted = 0;
   if (sh == 0) return;
   th = BW__LOAD(lim->age_ns);
   edge = now - th - lim->age_base_ns;
@@ -842,11 +886,16 @@ static void bw__age_check(bw_limiter_t *lim, int64_t now) {
   cut = BW__LOAD(lim->cut_ns);
   if (cut >= lim->age_base_ns) ec = bw__age_epoch(lim, sh, cut) + 1u;
   for (uint32_t i = 0; i < BW__AGE_SLOTS; i++) {
-    uint64_t w = atomic_load_explicit(&lim->age[i], memory_order_relaxed);
-    uint32_t tag = (uint32_t)(w >> 32), n = (uint32_t)w;
-    if (n == 0 || (int32_t)(tag - eb) >= 0) continue; /* not stuck yet */
+    bw__age_bucket_t *b = &lim->age[i];
+    uint64_t w = atomic_load_explicit(&b->live, memory_order_relaxed);
+    uint32_t tag = (uint32_t)(w >> 32), n = (uint32_t)w, cut_n;
+    if (w == 0 || (int32_t)(tag - eb) >= 0) continue; /* not stuck yet */
     stuck += n;
-    if ((int32_t)(tag - ec) >= 0) fresh += n;
+    if ((int32_t)(tag - ec) < 0) continue; /* before the last decrease */
+    cut_n = bw__age_of(&b->cut, tag);
+    if (n + cut_n == 0) continue;
+    fresh += (uint64_t)n + cut_n;
+    fresh_admitted += bw__age_of(&b->admitted, tag);
   }
   /* Calls moved out of the ring are older than its span, so stuck too,
    * when the threshold fits in the span (else they are left out: an RTT
@@ -860,7 +909,7 @@ static void bw__age_check(bw_limiter_t *lim, int64_t now) {
                         stuck < UINT32_MAX ? (uint32_t)stuck : UINT32_MAX,
                         memory_order_relaxed);
   if (fresh > 0 || (stuck > 0 && BW__LOAD(lim->age_floor) != 0))
-    bw__lim_age_cut(lim, now, cut, stuck, fresh);
+    bw__lim_age_cut(lim, now, cut, stuck, fresh, fresh_admitted);
 }
 
 static void bw__probe_check(bw_limiter_t *lim, int64_t now) {
@@ -1211,7 +1260,11 @@ static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
 
 /* Stuck calls (bw__age_check), under the lock. A batch of them admitted
  * after the last decrease -- unless another decrease came since the scan
- * (it already answered this congestion) -- is a new congestion event: a new
+ * (it already answered this congestion), and only if they are at least
+ * half of the calls admitted in their buckets: a latency tail leaves a
+ * steady few percent of every bucket out that long, an overload most of
+ * them (a 2 % tail at 1 s under capacity cut the limit again and again,
+ * docs/limiter.md "Tails are not congestion") -- is a new congestion event: a new
  * generation starts (the stuck calls' own drops, later, decrease nothing),
  * startup ends, and the limit is cut by what is stuck: to the calls in
  * flight that are neither stuck nor held for a timeout, but not below
@@ -1219,7 +1272,8 @@ static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
  * grows, each scan may deepen the cut as more of the calls in flight turn
  * stuck: the first scan sees only the first bucket to turn. */
 static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
-                            uint64_t stuck, uint64_t fresh) {
+                            uint64_t stuck, uint64_t fresh,
+                            uint64_t fresh_admitted) {
   uint32_t gen, old, next = 0, floor_;
   uint64_t in, held, gone, target;
   bool moved = false;
@@ -1234,7 +1288,8 @@ static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
   /* A batch counts once it is 1/16 of the calls in flight: a lone call in
    * the latency's tail among hundreds is not congestion. */
   if (fresh > 0 && BW__LOAD(lim->cut_ns) == cut_seen &&
-      fresh * lim->sample_every * BW__AGE_BATCH >= in) {
+      fresh * lim->sample_every * BW__AGE_BATCH >= in &&
+      fresh * BW__AGE_SHARE >= fresh_admitted) {
     floor_ = old / 2; /* at most halved per event, TCP's loss response */
     if (floor_ < lim->min) floor_ = lim->min;
     if (target >= old) goto done;
@@ -1284,7 +1339,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   /* INT64_MIN until the clock is read (bw__growth_cap reads it if it needs
    * it). */
   int64_t now = INT64_MIN, rtt = 0, hold_from = INT64_MIN;
-  bool drop, hold = false, timed;
+  bool drop, hold = false, timed, cut = false;
   unsigned s;
   if (lim == NULL || p == NULL) return BW_E_INVAL;
   if ((unsigned)outcome > (unsigned)BW_LIMIT_TIMED_OUT) return BW_E_INVAL;
@@ -1305,6 +1360,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
      * dependency may keep it that long, and longer. */
     if (timed && (p->flags & BW_PERMIT_FLAG_STUCK_TIMEOUT) &&
         p->timeout_ms > 0) {
+      cut = true;
       atomic_fetch_add_explicit(&lim->stuck_timeouts, 1, memory_order_relaxed);
       rtt = (int64_t)p->timeout_ms * BW_NS_PER_MS;
       hold_from = p->start_ns;
@@ -1347,10 +1403,21 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
       return BW_E_INVAL;
     }
   }
-  if (p->flags & BW_PERMIT_FLAG_AGED) bw__age_leave(lim, p->start_ns);
+  if (p->flags & BW_PERMIT_FLAG_AGED) bw__age_leave(lim, p->start_ns, cut);
   s = bw__stripe();
   if (outcome == BW_LIMIT_IGNORED) {
     bw__bump(&lim->stripes[s].ignored, s);
+    return BW_OK;
+  }
+  if (cut) {
+    /* A cut attempt is a stuck call, not a drop of its own: it counts for
+     * the stuck-call rule (its bucket's cut count), which weighs it with
+     * the others, and decreases nothing itself. As a drop, one answer from
+     * the latency's tail, cut, set the limit back to its level at
+     * admission and remembered a wall there for overload_memory_ms
+     * (docs/limiter.md, "Tails are not congestion"). */
+    bw__bump(&lim->stripes[s].drops, s);
+    if (now != INT64_MIN) bw__probe_check(lim, now);
     return BW_OK;
   }
   drop = outcome != BW_LIMIT_SUCCESS;
