@@ -192,7 +192,9 @@ typedef struct bw_limiter_config_s {
    *   answer lately (successes not slower than that threshold) are
    *   known. A
    *   batch of them admitted after the last decrease, at least 1/16 of the
-   *   calls in flight, is a congestion event: the limit is cut to the
+   *   calls in flight and at least half of the calls admitted in their
+   *   buckets (a latency tail leaves a few percent out that long, an
+   *   overload most), is a congestion event: the limit is cut to the
    *   calls in flight that are neither stuck nor held, but at most halved,
    *   deepening as more turn stuck until the limit next grows; startup
    *   ends and the stuck calls' later drops decrease nothing.
@@ -234,7 +236,10 @@ typedef struct bw_limiter_config_s {
    * then, as any timed-out attempt is; its slot stays counted as long as
    * the attempt could have run, its own timeout x (1 + timeout_hold_ratio)
    * from its admission, because the dependency may still be working on
-   * it. Attempts with no timeout are never cut. Default false. */
+   * it. Its TIMED_OUT release is a stuck call, not a drop: it decreases
+   * nothing by itself and remembers no wall, and the stuck-call rule
+   * counts it (one answer from the latency's tail must not cut the
+   * limit). Attempts with no timeout are never cut. Default false. */
   bool stuck_timeout;
 } bw_limiter_config_t;
 
