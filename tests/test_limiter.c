@@ -1617,6 +1617,18 @@ static void startup_growth_is_bounded_by_the_max_step(void **state) {
   assert_u64_eq(grow_at(e->lim, 97), 109);
 }
 
+/* A fresh limiter of *cfg with startup_headroom h, one call admitted at
+ * 9 of its 10 (saturated; the other 8 stay held) that ends with o; the
+ * limit after it. */
+static uint32_t first_step(env_t *e, bw_limiter_config_t *cfg, double h,
+                           bw_limit_outcome_t o) {
+  cfg->startup_headroom = h;
+  make(e, cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, o), 9);
+  return bw_limiter_limit(e->lim);
+}
+
 /* AIMD's slow start adds startup_headroom per saturated success when that
  * is above 1 (x (1 + startup_headroom) per round trip, as far as the
  * startup cap goes), and 1 otherwise; a fraction accumulates in the
@@ -1626,36 +1638,20 @@ static void aimd_slow_start_adds_the_startup_headroom(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
   config(e, &cfg, BW_LIMITER_AIMD, 10);
-  cfg.startup_headroom = 2.0;
-  make(e, &cfg);
-  hold(e, 8);
-  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9); /* saturated */
-  assert_u64_eq(bw_limiter_limit(e->lim), 12);
+  assert_u64_eq(first_step(e, &cfg, 2.0, BW_LIMIT_SUCCESS), 12);
   let_go(e);
   /* 1.5: 10 + 1.5 = 11.5, then 13 */
-  cfg.startup_headroom = 1.5;
-  make(e, &cfg);
-  hold(e, 8);
-  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
-  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  assert_u64_eq(first_step(e, &cfg, 1.5, BW_LIMIT_SUCCESS), 11);
   assert_dbl_eq(stats(e->lim).estimate, 11.5, 0);
   assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
   assert_u64_eq(bw_limiter_limit(e->lim), 13);
   let_go(e);
   /* 0.5 (and 1): +1, TCP's doubling */
-  cfg.startup_headroom = 0.5;
-  make(e, &cfg);
-  hold(e, 8);
-  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
-  assert_u64_eq(bw_limiter_limit(e->lim), 11);
+  assert_u64_eq(first_step(e, &cfg, 0.5, BW_LIMIT_SUCCESS), 11);
   let_go(e);
   /* A drop ends slow start (10 x 0.9 -> 9): the next success adds nothing
    * (1 of the 9 it takes to add 1). */
-  cfg.startup_headroom = 2.0;
-  make(e, &cfg);
-  hold(e, 8);
-  assert_u64_eq(step(e, 40, BW_LIMIT_DROPPED), 9);
-  assert_u64_eq(bw_limiter_limit(e->lim), 9);
+  assert_u64_eq(first_step(e, &cfg, 2.0, BW_LIMIT_DROPPED), 9);
   let_go(e);
   hold(e, 7);
   assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 8);
