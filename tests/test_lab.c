@@ -366,12 +366,13 @@ static void breakwater_mode_ignores_a_latency_tail(void **state) {
     if (bw_lab_run_virtual(&cfg, &bw, &err) != BW_OK)
       fail_msg("bw_lab_run_virtual: %s", err.message);
     assert_conserved(&bw, 8000);
-    print_message("tail %.0f %% at %lld ms: %llu of 8000, p50 %.1f ms "
-                  "(oracle %.1f ms)\n",
-                  tails[i].ratio * 100, (long long)tails[i].ms,
-                  (unsigned long long)bw.sim.successes,
-                  (double)bw.sim.latency_p50_ns / 1e6,
-                  (double)oracle.sim.latency_p50_ns / 1e6);
+    print_message(
+        "tail %.0f %% at %lld ms: %llu of 8000, p50 %.1f ms "
+        "(oracle %.1f ms)\n",
+        tails[i].ratio * 100, (long long)tails[i].ms,
+        (unsigned long long)bw.sim.successes,
+        (double)bw.sim.latency_p50_ns / 1e6,
+        (double)oracle.sim.latency_p50_ns / 1e6);
     assert_true(bw.sim.successes * 1000 >= 8000u * 999u);
     assert_true(bw.sim.latency_p50_ns * 10 <= oracle.sim.latency_p50_ns * 11);
   }

@@ -436,9 +436,9 @@ static void step_ask(bw_sim_t *sim, void *user) {
  * 2.0 (fast_startup): even doubling per round trip cannot keep the 1.25 x
  * bound (the crossing step admits up to twice the proven level: measured
  * 1.60 x at capacity 5000 for AIMD and at capacity 25, from initial_limit
- * 20, for Gradient2 and Vegas). A startup headroom no larger than probe_headroom (0.25)
- * keeps it: growth never passes 1.25 x the highest level a success
- * proved, and no success proves a level over the capacity. */
+ * 20, for Gradient2 and Vegas). A startup headroom no larger than
+ * probe_headroom (0.25) keeps it: growth never passes 1.25 x the highest level
+ * a success proved, and no success proves a level over the capacity. */
 static bw_limiter_t *lab_limiter(const bw_clock_t *clock,
                                  bw_limiter_algorithm_t alg, uint32_t max_limit,
                                  bool fast_startup) {

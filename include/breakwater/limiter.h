@@ -174,9 +174,9 @@ typedef struct bw_limiter_config_s {
    *   1.0 doubles per round trip. AIMD's slow start adds
    *   max(1, startup_headroom) per saturated success, so 2.0 triples per
    *   round trip (a fraction accumulates). Default 0 = off (the
-   *   probe_headroom cap from the start); [0, 4]. The cap is inert with probe_headroom 0 (no
-   *   cap). During startup a success whose call was out when an acquire
-   *   was refused, admitted at a third of the limit or more, counts as
+   *   probe_headroom cap from the start); [0, 4]. The cap is inert with
+   * probe_headroom 0 (no cap). During startup a success whose call was out when
+   * an acquire was refused, admitted at a third of the limit or more, counts as
    *   limit-bound, not app-limited (the demand rule).
    * - A level above the proven one (during startup, above initial_limit
    *   too) is admitted once, then refused until a success admitted at

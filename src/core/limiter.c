@@ -36,9 +36,9 @@
 #define BW__AGE_SLOTS 128u /* buckets of calls in flight by admission time */
 #define BW__AGE_MASK (BW__AGE_SLOTS - 1u)
 #define BW__AGE_PER_THRESHOLD 16 /* a bucket is at most 1/16 of age_ns */
-#define BW__AGE_BATCH                                    \
-  16u /* a stuck batch is >= 1/16 of the calls in flight \
-       */
+#define BW__AGE_BATCH                                                       \
+  16u                    /* a stuck batch is >= 1/16 of the calls in flight \
+                          */
 #define BW__AGE_SHARE 2u /* and >= 1/2 of those admitted in its buckets */
 
 static const bw__lim_algo_t *const bw__lim_algos[3] = {
@@ -138,14 +138,15 @@ struct bw_limiter_s {
    * at t falls in epoch (t - age_base_ns) >> age_shift; age[epoch &
    * BW__AGE_MASK] counts that epoch's calls (see bw__age_bucket_t). A
    * bucket reused for a later epoch moves its calls still in flight to
-   * age_old (they are then older than the ring's span). The bucket width, a power of two at most 1/16
-   * of age_ns, is set at the first RTT sample (age_shift 0 until then): calls
-   * admitted before are not counted. age_scanned is the boundary epoch last
-   * scanned (the ring is scanned once per bucket width at most), cut_ns the
-   * clock at the last decrease: a stuck call admitted in a bucket that began
-   * after it starts a new congestion event, age_floor how low that event may
-   * cut. Untimed calls (rtt_sample_every > 1) are not counted: the counts
-   * are scaled by sample_every. */
+   * age_old (they are then older than the ring's span). The bucket width, a
+   * power of two at most 1/16 of age_ns, is set at the first RTT sample
+   * (age_shift 0 until then): calls admitted before are not counted.
+   * age_scanned is the boundary epoch last scanned (the ring is scanned once
+   * per bucket width at most), cut_ns the clock at the last decrease: a stuck
+   * call admitted in a bucket that began after it starts a new congestion
+   * event, age_floor how low that event may cut. Untimed calls
+   * (rtt_sample_every > 1) are not counted: the counts are scaled by
+   * sample_every. */
   bw__age_bucket_t *age;
   _Atomic int64_t age_old;
   int64_t age_base_ns; /* written once, before age_shift is published */
@@ -756,9 +757,8 @@ static void bw__age_count(_Atomic uint64_t *w, uint32_t e) {
       next = (uint64_t)e << 32 | 1u;
     else
       return;
-    if (atomic_compare_exchange_weak_explicit(w, &cur, next,
-                                              memory_order_relaxed,
-                                              memory_order_relaxed))
+    if (atomic_compare_exchange_weak_explicit(
+            w, &cur, next, memory_order_relaxed, memory_order_relaxed))
       return;
   }
 }
@@ -1264,8 +1264,8 @@ static void bw__lim_stuck(bw_limiter_t *lim, int64_t now) {
  * half of the calls admitted in their buckets: a latency tail leaves a
  * steady few percent of every bucket out that long, an overload most of
  * them (a 2 % tail at 1 s under capacity cut the limit again and again,
- * docs/limiter.md "Tails are not congestion") -- is a new congestion event: a new
- * generation starts (the stuck calls' own drops, later, decrease nothing),
+ * docs/limiter.md "Tails are not congestion") -- is a new congestion event: a
+ * new generation starts (the stuck calls' own drops, later, decrease nothing),
  * startup ends, and the limit is cut by what is stuck: to the calls in
  * flight that are neither stuck nor held for a timeout, but not below
  * age_floor (half the limit at the event). Until the limit next
