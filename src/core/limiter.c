@@ -36,10 +36,11 @@
 #define BW__AGE_SLOTS 128u /* buckets of calls in flight by admission time */
 #define BW__AGE_MASK (BW__AGE_SLOTS - 1u)
 #define BW__AGE_PER_THRESHOLD 16 /* a bucket is at most 1/16 of age_ns */
-#define BW__AGE_BATCH                                                       \
-  16u                    /* a stuck batch is >= 1/16 of the calls in flight \
-                          */
-#define BW__AGE_SHARE 2u /* and >= 1/2 of those admitted in its buckets */
+/* A batch of stuck calls is a congestion event when it is at least
+ * 1/BW__AGE_BATCH of the calls in flight and 1/BW__AGE_SHARE of the calls
+ * admitted in its buckets (bw__lim_age_cut). */
+#define BW__AGE_BATCH 16u
+#define BW__AGE_SHARE 2u
 
 static const bw__lim_algo_t *const bw__lim_algos[3] = {
     &bw__lim_aimd, &bw__lim_gradient2, &bw__lim_vegas};
@@ -1285,8 +1286,9 @@ static void bw__lim_age_cut(bw_limiter_t *lim, int64_t now, int64_t cut_seen,
   pthread_mutex_unlock(&lim->hlock);
   gone = held + stuck * lim->sample_every;
   target = in > gone ? in - gone : 0;
-  /* A batch counts once it is 1/16 of the calls in flight: a lone call in
-   * the latency's tail among hundreds is not congestion. */
+  /* A batch counts once it is 1/16 of the calls in flight (a lone call in
+   * the latency's tail among hundreds is not congestion) and half of the
+   * calls admitted in its buckets (nor is a steady tail that stays out). */
   if (fresh > 0 && BW__LOAD(lim->cut_ns) == cut_seen &&
       fresh * lim->sample_every * BW__AGE_BATCH >= in &&
       fresh * BW__AGE_SHARE >= fresh_admitted) {
