@@ -525,13 +525,27 @@ static void refuse_once(env_t *e) {
         BW_OK);
 }
 
+/* A call admitted with `held` others held, an acquire refused while it is
+ * out (10 ms after its admission; the held calls are then let go), and the
+ * call released SUCCESS after_ms later. Returns its in-flight level. */
+static uint32_t succeed_after_a_refusal(env_t *e, int held, int64_t after_ms) {
+  bw_permit_t p;
+  hold(e, held);
+  p = take(e->lim);
+  bw_clock_manual_advance(e->clock, 10 * MS);
+  refuse_once(e);
+  let_go(e);
+  bw_clock_manual_advance(e->clock, after_ms * MS);
+  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  return p.inflight_at_acquire;
+}
+
 /* The demand rule (startup only): a success whose call was out when an
  * acquire was refused is limit-bound, not app-limited, if it was admitted
  * at a third of the limit or more. */
 static void startup_counts_a_refusal_during_the_call_as_demand(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
-  bw_permit_t p;
   config(e, &cfg, BW_LIMITER_AIMD, 12);
   cfg.startup_headroom = 1.0;
   make(e, &cfg);
@@ -542,14 +556,7 @@ static void startup_counts_a_refusal_during_the_call_as_demand(void **state) {
   assert_u64_eq(bw_limiter_limit(e->lim), 12);
   /* admitted at 4 of 12 (4 x 2 < 12: app-limited by the in-flight rule,
    * 4 x 3 >= 12), refused while it is out: +1 */
-  hold(e, 3);
-  p = take(e->lim);
-  assert_u64_eq(p.inflight_at_acquire, 4);
-  bw_clock_manual_advance(e->clock, 10 * MS);
-  refuse_once(e);
-  let_go(e);
-  bw_clock_manual_advance(e->clock, 30 * MS);
-  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(succeed_after_a_refusal(e, 3, 30), 4);
   assert_u64_eq(bw_limiter_limit(e->lim), 13);
   /* the last refusal came before this call left: app-limited */
   bw_clock_manual_advance(e->clock, MS);
@@ -558,25 +565,14 @@ static void startup_counts_a_refusal_during_the_call_as_demand(void **state) {
   let_go(e);
   assert_u64_eq(bw_limiter_limit(e->lim), 13);
   /* admitted at 3 of 13 (below a third), refused while out: app-limited */
-  hold(e, 2);
-  p = take(e->lim);
-  assert_u64_eq(p.inflight_at_acquire, 3);
-  bw_clock_manual_advance(e->clock, 10 * MS);
-  refuse_once(e);
-  let_go(e);
-  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(succeed_after_a_refusal(e, 2, 0), 3);
   assert_u64_eq(bw_limiter_limit(e->lim), 13);
   /* a drop ends the startup (13 x 0.9 -> 11): the rule is off */
   assert_u64_eq(step(e, 40, BW_LIMIT_DROPPED), 1);
   assert_u64_eq(bw_limiter_limit(e->lim), 11);
   assert_false(stats(e->lim).startup);
-  hold(e, 3);
-  p = take(e->lim);
-  assert_u64_eq(p.inflight_at_acquire, 4); /* 4 x 3 >= 11, 4 x 2 < 11 */
-  bw_clock_manual_advance(e->clock, 10 * MS);
-  refuse_once(e);
-  let_go(e);
-  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  /* 4 x 3 >= 11, 4 x 2 < 11 */
+  assert_u64_eq(succeed_after_a_refusal(e, 3, 0), 4);
   assert_u64_eq(bw_limiter_limit(e->lim), 11);
 }
 
@@ -585,17 +581,11 @@ static void startup_counts_a_refusal_during_the_call_as_demand(void **state) {
 static void without_startup_a_refusal_is_no_demand(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
-  bw_permit_t p;
   config(e, &cfg, BW_LIMITER_AIMD, 12);
   make(e, &cfg);
   assert_false(stats(e->lim).startup);
   assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 1);
-  hold(e, 3);
-  p = take(e->lim);
-  bw_clock_manual_advance(e->clock, 10 * MS);
-  refuse_once(e);
-  let_go(e);
-  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  succeed_after_a_refusal(e, 3, 0);
   assert_u64_eq(bw_limiter_limit(e->lim), 12);
 }
 
@@ -1664,16 +1654,8 @@ static void aimd_slow_start_adds_the_startup_headroom(void **state) {
   cfg.probe_headroom = 0.125;
   cfg.startup_headroom = 1.5;
   make(e, &cfg);
-  for (int i = 0; i < 16; i++) {
-    bw_permit_t p;
-    hold(e, 7);
-    p = take(e->lim); /* at 8 */
-    bw_clock_manual_advance(e->clock, 10 * MS);
-    refuse_once(e);
-    let_go(e);
-    bw_clock_manual_advance(e->clock, 30 * MS);
-    assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
-  }
+  for (int i = 0; i < 16; i++)
+    assert_u64_eq(succeed_after_a_refusal(e, 7, 30), 8);
   assert_u64_eq(bw_limiter_limit(e->lim), 20);
   assert_u64_eq(stats(e->lim).proven, 8);
   assert_true(stats(e->lim).startup);
