@@ -65,31 +65,49 @@ static void *run(void *arg) {
   return NULL;
 }
 
-static void requests_are_conserved_under_contention(void **state) {
-  (void)state;
-  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+/* A throttle whose window spans the whole test (one bucket of a day), on
+ * clock, with the given seed and sink (NULL for none). */
+static bw_throttle_t *new_throttle(bw_clock_t *clock, uint64_t seed,
+                                   bw_sink_t *sink) {
   bw_throttle_config_t cfg;
   bw_error_t err;
-  pthread_t th[THREADS];
-  worker_t w[THREADS];
-  bw_throttle_stats_t st;
-  uint64_t admitted = 0, refused = 0, accepts = 0, rejected = 0, withdrawn = 0;
-  assert_non_null(clock);
+  bw_throttle_t *t;
   bw_throttle_config_init(&cfg);
   cfg.window_ms = 86400000;
   cfg.buckets = 1;
-  cfg.seed = 17;
+  cfg.seed = seed;
   cfg.clock = clock;
-  bw_throttle_t *t = bw_throttle_new(&cfg, &err);
+  cfg.sink = sink;
+  t = bw_throttle_new(&cfg, &err);
   assert_non_null(t);
+  return t;
+}
+
+/* Runs THREADS workers over t (moving: their calls 10 ms apart) and
+ * waits for them; w[i] holds what worker i counted. */
+static void run_workers(bw_throttle_t *t, worker_t *w, bool moving) {
+  pthread_t th[THREADS];
   for (unsigned i = 0; i < THREADS; i++) {
     memset(&w[i], 0, sizeof w[i]);
     w[i].t = t;
     w[i].id = i;
+    w[i].moving = moving;
     assert_int_equal(pthread_create(&th[i], NULL, run, &w[i]), 0);
   }
-  for (unsigned i = 0; i < THREADS; i++) {
+  for (unsigned i = 0; i < THREADS; i++)
     assert_int_equal(pthread_join(th[i], NULL), 0);
+}
+
+static void requests_are_conserved_under_contention(void **state) {
+  (void)state;
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  worker_t w[THREADS];
+  bw_throttle_stats_t st;
+  uint64_t admitted = 0, refused = 0, accepts = 0, rejected = 0, withdrawn = 0;
+  assert_non_null(clock);
+  bw_throttle_t *t = new_throttle(clock, 17, NULL);
+  run_workers(t, w, false);
+  for (unsigned i = 0; i < THREADS; i++) {
     admitted += w[i].admitted;
     refused += w[i].refused;
     accepts += w[i].accepts;
@@ -133,9 +151,7 @@ static void add_summary(const bw_event_t *ev, void *ud) {
 static void summaries_add_up_to_the_refusals(void **state) {
   (void)state;
   bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
-  bw_throttle_config_t cfg;
   bw_error_t err;
-  pthread_t th[THREADS];
   worker_t w[THREADS];
   bw_throttle_stats_t st;
   sums_t sums;
@@ -146,25 +162,10 @@ static void summaries_add_up_to_the_refusals(void **state) {
   bw_sink_t *sink = bw_sink_callback_new(add_summary, &sums, &err);
   assert_non_null(clock);
   assert_non_null(sink);
-  bw_throttle_config_init(&cfg);
-  cfg.window_ms = 86400000;
-  cfg.buckets = 1;
-  cfg.seed = 23;
-  cfg.clock = clock;
-  cfg.sink = sink;
-  bw_throttle_t *t = bw_throttle_new(&cfg, &err);
-  assert_non_null(t);
-  for (unsigned i = 0; i < THREADS; i++) {
-    memset(&w[i], 0, sizeof w[i]);
-    w[i].t = t;
-    w[i].id = i;
-    w[i].moving = true;
-    assert_int_equal(pthread_create(&th[i], NULL, run, &w[i]), 0);
-  }
-  for (unsigned i = 0; i < THREADS; i++) {
-    assert_int_equal(pthread_join(th[i], NULL), 0);
+  bw_throttle_t *t = new_throttle(clock, 23, sink);
+  run_workers(t, w, true);
+  for (unsigned i = 0; i < THREADS; i++)
     refused += w[i].refused;
-  }
   bw_throttle_stats(t, &st);
   assert_int_equal(st.throttled, refused);
   assert_true(st.throttled > 0);
