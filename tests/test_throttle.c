@@ -87,6 +87,23 @@ static double formula(double k, double req, double acc) {
   return p > 0.0 ? p : 0.0;
 }
 
+/* Whether the throttle, replayed with rng, refuses the next request after
+ * req requests and acc accepts (a draw only when p > 0, as it does). */
+static bool draws_refusal(bw_rand_t *rng, double k, uint64_t req,
+                          uint64_t acc) {
+  double p = formula(k, (double)req, (double)acc);
+  return p > 0.0 && bw_rand_double(rng) < p;
+}
+
+/* One more request that fails, replayed: asserts the throttle refuses it
+ * exactly when the replay does, counts it in *req, returns the refusal. */
+static bool fail_replayed(env_t *e, bw_rand_t *rng, uint64_t *req) {
+  bool r = draws_refusal(rng, 1.0, *req, 0);
+  (*req)++;
+  assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
+  return r;
+}
+
 static void config_init_fills_documented_defaults(void **state) {
   (void)state;
   bw_throttle_config_t cfg;
@@ -245,8 +262,7 @@ static void refusals_follow_the_formula_and_the_seed(void **state) {
     acc++;
   }
   for (int i = 0; i < n; i++) {
-    double p = formula(2.0, (double)req, (double)acc);
-    bool refused = p > 0.0 && bw_rand_double(&rng) < p;
+    bool refused = draws_refusal(&rng, 2.0, req, acc);
     if (refused) expect++;
     req++;
     assert_int_equal(call(e, BW_FAILURE) != BW_OK, refused);
@@ -381,8 +397,7 @@ static void in_a_pipeline_rejections_raise_local_refusals(void **state) {
     bw_verdict_t v = i < 20   ? BW_VERDICT_OK
                      : i < 40 ? BW_VERDICT_PERMANENT
                               : BW_VERDICT_TRANSIENT;
-    double p = formula(2.0, (double)req, (double)acc);
-    bool refuse = p > 0.0 && bw_rand_double(&rng) < p;
+    bool refuse = draws_refusal(&rng, 2.0, req, acc);
     req++;
     int step = bw_pipeline_begin(e->pl, &c, now(e));
     if (refuse) {
@@ -610,23 +625,13 @@ static void refusals_are_summarised_once_a_second_and_at_free(void **state) {
   assert_non_null(e->t);
   bw_rand_seed(&rng, 42);
   /* Within the first second: refusals, no summary yet. */
-  for (int i = 0; i < 20; i++) {
-    double p = formula(1.0, (double)req, 0.0);
-    bool r = p > 0.0 && bw_rand_double(&rng) < p;
-    req++;
-    refused += r;
-    assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
-  }
+  for (int i = 0; i < 20; i++)
+    refused += fail_replayed(e, &rng, &req);
   assert_true(refused > 0);
   assert_int_equal(seen.n, 0);
   /* A second later, the first refusal is summarised with all so far. */
   bw_clock_manual_advance(e->clock, BW_NS_PER_S);
-  for (;;) {
-    double p = formula(1.0, (double)req, 0.0);
-    bool r = p > 0.0 && bw_rand_double(&rng) < p;
-    req++;
-    assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
-    if (r) break;
+  while (!fail_replayed(e, &rng, &req)) {
   }
   refused++;
   assert_int_equal(seen.n, 1);
@@ -650,13 +655,8 @@ static void refusals_are_summarised_once_a_second_and_at_free(void **state) {
   total = refused;
   /* More refusals within that second: none summarised until free. */
   refused = 0;
-  for (int i = 0; i < 30; i++) {
-    double p = formula(1.0, (double)req, 0.0);
-    bool r = p > 0.0 && bw_rand_double(&rng) < p;
-    req++;
-    refused += r;
-    assert_int_equal(call(e, BW_FAILURE) != BW_OK, r);
-  }
+  for (int i = 0; i < 30; i++)
+    refused += fail_replayed(e, &rng, &req);
   assert_true(refused > 0);
   assert_int_equal(seen.n, 1);
   bw_clock_manual_advance(e->clock, 500 * MS);
