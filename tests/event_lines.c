@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
     c.sink = sink;
     if ((t = bw_throttle_new(&c, &err)) == NULL) return fail(err.message);
     s = bw_throttle_strategy(t);
-    for (int i = 0; i < 64 && !refused; i++) {
+    for (int i = 0; i < 64; i++) {
       bw_permit_t p;
       bw_deadline_t d = bw_deadline_none();
       int64_t timeout = -1;
