@@ -200,7 +200,8 @@ typedef struct bw_limiter_s bw_limiter_t;
 typedef struct { uint32_t limit; double estimate; uint32_t in_flight;
   uint64_t admitted; uint64_t rejected; uint64_t successes; uint64_t drops;
   uint64_t ignored; uint64_t timed_out; uint32_t held; uint32_t proven;
-  uint64_t stuck; bool startup; uint64_t stuck_timeouts; ...; }
+  uint64_t stuck; bool startup; uint64_t stuck_timeouts;
+  uint64_t tolerated_drops; ...; }
   bw_limiter_stats_t;
 void bw_limiter_config_init(bw_limiter_config_t *cfg);
 void bw_limiter_config_of(const bw_limiter_t *lim, bw_limiter_config_t *cfg);

@@ -170,6 +170,7 @@ static void defaults(void **state) {
   assert_i64_eq(cfg.change_interval_ms, 0);
   assert_u64_eq(cfg.startup_max_step, 0);
   assert_false(cfg.stuck_timeout);
+  assert_dbl_eq(cfg.drop_tolerance, 0, 0);
   assert_null(cfg.clock);
   assert_null(cfg.on_change);
   assert_null(cfg.sink);
@@ -245,6 +246,10 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
        "startup_max_step must be in 0..1000000, 0 for no bound (got "
        "1000001)"},
       {0, "stuck_timeout", "stuck_timeout needs stuck_ratio (got 0)"},
+      {1, "drop_tolerance",
+       "drop_tolerance must be in [0, 0.5], 0 for off (got 0.6)"},
+      {2, "drop_tolerance",
+       "drop_tolerance must be in [0, 0.5], 0 for off (got -0.1)"},
   };
   static const bw_clock_t no_function = {NULL, NULL};
   (void)state;
@@ -344,6 +349,12 @@ static void bad_configurations_are_refused_naming_the_field(void **state) {
       break;
     case 29:
       cfg.stuck_timeout = true;
+      break;
+    case 30:
+      cfg.drop_tolerance = 0.6;
+      break;
+    case 31:
+      cfg.drop_tolerance = -0.1;
       break;
     }
     memset(&err, 0, sizeof(err));
@@ -604,6 +615,7 @@ static void aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down(
     assert_u64_eq(bw_limiter_limit(e->lim), expect[i]);
   }
   assert_u64_eq(stats(e->lim).drops, 10);
+  assert_u64_eq(stats(e->lim).tolerated_drops, 0); /* drop_tolerance 0 */
   assert_u64_eq(stats(e->lim).limit_changes, 9);
   assert_int_equal(e->changes.count, 9);
   assert_u64_eq(e->changes.old[8], 2);
@@ -2114,6 +2126,86 @@ static void late_answers_do_not_raise_the_stuck_threshold(void **state) {
 /* The NULL policy: every verb answers BW_E_INVAL (or its documented
  * neutral value) for a NULL limiter, never a crash; the void functions and
  * the free are no-ops. */
+/* ==== sparse drops (drop_tolerance; limiter.h) =========================== */
+
+/* At the limit (40 in flight of 40) with drop_tolerance 0.05, a round
+ * tolerates 0.05 x 40 = 2 drops: they decrease nothing, remember no wall
+ * (overload_memory_ms is on) and leave startup on; the third drop of the
+ * round is congestion, as every drop is without the tolerance. */
+static void sparse_drops_within_the_tolerance_are_no_congestion(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_limiter_stats_t s;
+  bw_permit_t ps[40];
+  config(e, &cfg, BW_LIMITER_AIMD, 40);
+  cfg.max_limit = 100;
+  cfg.overload_memory_ms = 1000;
+  cfg.startup_headroom = 1.0;
+  cfg.drop_tolerance = 0.05;
+  make(e, &cfg);
+  take_into(e, ps, 0, 40);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limiter_release(e->lim, &ps[39], BW_LIMIT_DROPPED), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &ps[38], BW_LIMIT_TIMED_OUT), BW_OK);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 40);
+  assert_u64_eq(s.drops, 2);
+  assert_u64_eq(s.tolerated_drops, 2);
+  assert_u64_eq(s.disproven, 0);
+  assert_true(s.startup);
+  assert_int_equal(e->changes.count, 0);
+  /* The third: floor(40 x 0.9) = 36, a wall at its in-flight level 38. */
+  assert_status(bw_limiter_release(e->lim, &ps[37], BW_LIMIT_DROPPED), BW_OK);
+  s = stats(e->lim);
+  assert_u64_eq(s.limit, 36);
+  assert_u64_eq(s.drops, 3);
+  assert_u64_eq(s.tolerated_drops, 2);
+  assert_u64_eq(s.disproven, 38);
+  assert_false(s.startup);
+  release_each(e, ps, 37, BW_LIMIT_IGNORED);
+}
+
+/* A round is its first drop and the next `limit` releases, whatever their
+ * outcome: at a limit of 20 with drop_tolerance 0.05 one drop is
+ * tolerated per round. A drop 20 releases after the first is still in
+ * its round (congestion); 21 after, it opens a new round (tolerated). */
+static void a_drop_tolerance_round_is_the_limit_in_releases(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  for (int after = 20; after <= 21; after++) {
+    config(e, &cfg, BW_LIMITER_AIMD, 20);
+    cfg.drop_tolerance = 0.05;
+    make(e, &cfg);
+    step(e, 100, BW_LIMIT_DROPPED);
+    assert_u64_eq(stats(e->lim).tolerated_drops, 1);
+    for (int i = 1; i < after; i++) /* app-limited: no growth */
+      step(e, 100, BW_LIMIT_SUCCESS);
+    assert_u64_eq(bw_limiter_limit(e->lim), 20);
+    step(e, 100, BW_LIMIT_DROPPED);
+    assert_u64_eq(bw_limiter_limit(e->lim), after == 20 ? 18 : 20);
+    assert_u64_eq(stats(e->lim).tolerated_drops, after == 20 ? 1 : 2);
+  }
+}
+
+/* The tolerance is the limiter's, before any algorithm: GRADIENT2 and
+ * VEGAS keep their limit through a tolerated drop and decrease on the
+ * next one of the round (0.05 x 20 = 1 tolerated). */
+static void every_algorithm_tolerates_sparse_drops(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  for (int a = 0; a <= 2; a++) {
+    config(e, &cfg, (bw_limiter_algorithm_t)a, 20);
+    cfg.drop_tolerance = 0.05;
+    make(e, &cfg);
+    step(e, 100, BW_LIMIT_DROPPED);
+    assert_u64_eq(bw_limiter_limit(e->lim), 20);
+    step(e, 100, BW_LIMIT_DROPPED);
+    assert_true(bw_limiter_limit(e->lim) < 20);
+    assert_u64_eq(stats(e->lim).tolerated_drops, 1);
+    assert_u64_eq(stats(e->lim).drops, 2);
+  }
+}
+
 static void every_verb_answers_null_without_crashing(void **state) {
   bw_limiter_stats_t s;
   bw_permit_t p;
@@ -2149,6 +2241,9 @@ int main(void) {
       T(aimd_slow_start_adds_the_startup_headroom),
       T(stuck_timeout_cuts_an_attempt_above_the_proven_level),
       T(a_drop_near_the_limit_caps_growth_for_the_memory),
+      T(sparse_drops_within_the_tolerance_are_no_congestion),
+      T(a_drop_tolerance_round_is_the_limit_in_releases),
+      T(every_algorithm_tolerates_sparse_drops),
       cmocka_unit_test(bad_configurations_are_refused_naming_the_field),
       cmocka_unit_test(only_the_chosen_algorithms_fields_are_checked),
       cmocka_unit_test(backoff_ratio_is_checked_for_every_algorithm),

@@ -504,6 +504,9 @@ static void test_exposition_of_every_kind(void **state) {
                   "\nbreakwater_limiter_stuck_timeouts_total{name="
                   "\"search_agent\"} 0\n");
   assert_contains(text,
+                  "\nbreakwater_limiter_tolerated_drops_total{name="
+                  "\"search_agent\"} 0\n");
+  assert_contains(text,
                   "\nbreakwater_ratelimit_admitted_total{name="
                   "\"payment_api\"} 1\n");
   assert_contains(text,

@@ -241,6 +241,17 @@ typedef struct bw_limiter_config_s {
    * counts it (one answer from the latency's tail must not cut the
    * limit). Attempts with no timeout are never cut. Default false. */
   bool stuck_timeout;
+  /* Sparse drops are no congestion: a drop decreases the limit (and
+   * remembers a wall, and ends startup) only when more than
+   * drop_tolerance x the limit drops have come within a round, the
+   * next `limit` releases from the round's first drop (about one round
+   * trip at the limit). A dependency that fails or times out a small
+   * share of calls whatever the load (a latency tail past the timeout,
+   * a flaky backend) then no longer halves the limit every round trip;
+   * an overload, which drops most calls over the capacity, still counts
+   * at once above the share. Tolerated drops are counted in drops and
+   * tolerated_drops. Default 0 = every drop counts; [0, 0.5]. */
+  double drop_tolerance;
 } bw_limiter_config_t;
 
 /* permit.start_ns of a call the limiter does not time (rtt_sample_every). */
@@ -258,26 +269,28 @@ typedef struct bw_limiter_stats_s {
   uint64_t successes; /* successes + drops + ignored = releases */
   uint64_t drops;     /* DROPPED, plus AIMD successes past the timeout */
   uint64_t ignored;
-  uint64_t limit_changes;  /* changes of the whole-number limit */
-  int64_t last_rtt_ns;     /* the latest success's RTT; 0 before any */
-  int64_t min_rtt_ns;      /* VEGAS: the no-load RTT; 0 before any */
-  int64_t long_rtt_ns;     /* GRADIENT2: the long-term average; 0 before any */
-  uint64_t timed_out;      /* releases with BW_LIMIT_TIMED_OUT (also drops) */
-  uint32_t held;           /* slots held now for timed-out calls (in
-                              in_flight too) */
-  uint64_t held_overflow;  /* timed-out slots freed at once: the hold table
-                              (min(max_limit, 65536)) was full */
-  uint32_t proven;         /* the highest in-flight count a success proved */
-  uint32_t disproven;      /* growth stops below this now; 0 = no cap */
-  uint64_t stuck;          /* stuck probes and stuck-call events that cut
-                              the limit (stuck_ratio) */
-  uint32_t stuck_calls;    /* calls in flight older than stuck_ratio x the
-                              slowest good answer lately, at the last look
-                              (stuck_ratio; timed calls only, times
-                              rtt_sample_every) */
-  bool startup;            /* no congestion signal yet (startup_headroom) */
-  uint64_t stuck_timeouts; /* attempts cut short by stuck_timeout that then
-                              timed out (also in timed_out) */
+  uint64_t limit_changes;   /* changes of the whole-number limit */
+  int64_t last_rtt_ns;      /* the latest success's RTT; 0 before any */
+  int64_t min_rtt_ns;       /* VEGAS: the no-load RTT; 0 before any */
+  int64_t long_rtt_ns;      /* GRADIENT2: the long-term average; 0 before any */
+  uint64_t timed_out;       /* releases with BW_LIMIT_TIMED_OUT (also drops) */
+  uint32_t held;            /* slots held now for timed-out calls (in
+                               in_flight too) */
+  uint64_t held_overflow;   /* timed-out slots freed at once: the hold table
+                               (min(max_limit, 65536)) was full */
+  uint32_t proven;          /* the highest in-flight count a success proved */
+  uint32_t disproven;       /* growth stops below this now; 0 = no cap */
+  uint64_t stuck;           /* stuck probes and stuck-call events that cut
+                               the limit (stuck_ratio) */
+  uint32_t stuck_calls;     /* calls in flight older than stuck_ratio x the
+                               slowest good answer lately, at the last look
+                               (stuck_ratio; timed calls only, times
+                               rtt_sample_every) */
+  bool startup;             /* no congestion signal yet (startup_headroom) */
+  uint64_t stuck_timeouts;  /* attempts cut short by stuck_timeout that then
+                               timed out (also in timed_out) */
+  uint64_t tolerated_drops; /* drops within drop_tolerance: no congestion
+                               signal (also in drops) */
 } bw_limiter_stats_t;
 
 /* The time limit, in ms, of the attempt just admitted on *p, given

@@ -1,8 +1,8 @@
 """The adaptive limiter's startup and stuck options through the binding
 (docs/limiter.md, "Limited slow start" and "Giving up on stuck attempts"):
-startup_max_step bounds each startup step, and stuck_timeout cuts an
+startup_max_step bounds each startup step, stuck_timeout cuts an
 attempt admitted above the proven level to the stuck age inside a
-Pipeline's retry — exact on a manual clock, the coroutine form cancelled
+Pipeline's retry, and drop_tolerance lets sparse drops pass — exact on a manual clock, the coroutine form cancelled
 when the clock reaches the cut."""
 import asyncio
 
@@ -61,6 +61,26 @@ def test_the_new_limiter_fields_are_checked_by_the_core():
     bw.Limiter(stuck_ratio=2, stuck_timeout="true", startup_max_step=100)
     reg = bw.Registry()
     assert reg.limiter("p", stuck_ratio=2, stuck_timeout=True).stats()["startup"] is False
+
+
+def test_drop_tolerance_lets_sparse_drops_pass():
+    # 20 in flight of a limit of 20, drop_tolerance 0.05: one drop per round
+    # (the next 20 releases) is no congestion, the second one is (AIMD's
+    # backoff 0.9: 18).
+    lim = bw.Limiter("partner", algorithm="aimd", initial_limit=20,
+                     drop_tolerance=0.05, clock=bw.ManualClock())
+    permits = [lim.acquire() for _ in range(20)]
+    permits.pop().release("failure")
+    assert lim.limit == 20
+    permits.pop().release("failure")
+    assert lim.limit == 18
+    s = lim.stats()
+    assert (s["drops"], s["tolerated_drops"]) == (2, 1)
+    for p in permits:
+        p.release("success")
+    with pytest.raises(bw.ConfigError) as e:
+        bw.Limiter(drop_tolerance=0.6)
+    assert e.value.field == "drop_tolerance" and "[0, 0.5]" in str(e.value)
 
 
 def stuck_pipeline(clock, stuck_timeout=True):

@@ -259,6 +259,9 @@ static const bw_config_field_t limiter_fields[] = {
     BOOL_(T, stuck_timeout, "false",
           "cut an attempt admitted above the proven level to the stuck age "
           "(needs stuck_ratio)"),
+    RATIO(T, drop_tolerance, 0, 0.5, 0, "0",
+          "drops up to this x the limit per round are no congestion; 0 = "
+          "every drop counts"),
 };
 #undef T
 

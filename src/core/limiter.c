@@ -133,6 +133,12 @@ struct bw_limiter_s {
   _Atomic uint64_t stuck_events;
   bool stuck_timeout;              /* stuck_timeout */
   _Atomic uint64_t stuck_timeouts; /* cut attempts that timed out */
+  /* Drop tolerance (bw__lim_tolerated), the round under `lock`: the
+   * releases counted at its first drop, and its drops. */
+  double drop_tolerance;
+  uint64_t round_start;
+  uint32_t round_drops;
+  _Atomic uint64_t tolerated_drops;
   /* Stuck calls at any level (docs/limiter.md, "Stuck calls at any
    * level"): the calls in flight counted by admission time, so that how
    * many are older than age_ns is known without a list. A timed call admitted
@@ -327,6 +333,11 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
   if (c->stuck_timeout && c->stuck_ratio == 0.0)
     return bw_error_set(err, BW_E_INVAL, "stuck_timeout",
                         "stuck_timeout needs stuck_ratio (got 0)");
+  if (!(c->drop_tolerance >= 0.0 && c->drop_tolerance <= 0.5))
+    return bw_error_set(err, BW_E_INVAL, "drop_tolerance",
+                        "drop_tolerance must be in [0, 0.5], 0 for off (got "
+                        "%g)",
+                        c->drop_tolerance);
   if (c->rtt_sample_every < 1 || c->rtt_sample_every > 1024)
     return bw_error_set(err, BW_E_INVAL, "rtt_sample_every",
                         "rtt_sample_every must be in 1..1024, 1 for every "
@@ -503,6 +514,10 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   lim->stuck_ratio = cfg->stuck_ratio;
   lim->stuck_timeout = cfg->stuck_timeout;
   atomic_init(&lim->stuck_timeouts, 0);
+  lim->drop_tolerance = cfg->drop_tolerance;
+  lim->round_start = 0;
+  lim->round_drops = 0;
+  atomic_init(&lim->tolerated_drops, 0);
   atomic_init(&lim->stuck_ns, 0);
   atomic_init(&lim->stuck_events, 0);
   atomic_init(&lim->age_old, 0);
@@ -1334,6 +1349,35 @@ static bool bw__lim_demand(bw_limiter_t *lim, const bw_permit_t *p,
   return BW__LOAD(lim->refused_at_ns) >= p->start_ns;
 }
 
+/* Drop tolerance: is this drop (already counted in its stripe) within
+ * drop_tolerance x the limit of its round? A round is the next `limit`
+ * releases from its first drop, counted from the stripes, so successes
+ * pay nothing for it. Every drop counts toward the round, also one of a
+ * generation already decreased for: after a congestion event the share
+ * stays high until its drops are over. */
+static bool bw__lim_tolerated(bw_limiter_t *lim) {
+  uint64_t released = 0;
+  uint32_t limit;
+  bool tolerated;
+  unsigned i;
+  if (lim->drop_tolerance <= 0.0) return false;
+  for (i = 0; i < BW__STRIPES; i++)
+    released +=
+        BW__LOAD(lim->stripes[i].successes) + BW__LOAD(lim->stripes[i].drops);
+  pthread_mutex_lock(&lim->lock);
+  limit = BW__LOAD(lim->limit);
+  if (lim->round_drops == 0 || released - lim->round_start > limit) {
+    lim->round_start = released; /* this drop opens a new round */
+    lim->round_drops = 0;
+  }
+  lim->round_drops++;
+  tolerated = (double)lim->round_drops <= lim->drop_tolerance * (double)limit;
+  pthread_mutex_unlock(&lim->lock);
+  if (tolerated)
+    atomic_fetch_add_explicit(&lim->tolerated_drops, 1, memory_order_relaxed);
+  return tolerated;
+}
+
 int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
                        bw_limit_outcome_t outcome) {
   bw__lim_sample_t sample;
@@ -1436,6 +1480,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
    * elsewhere may carry 0: count it as saturated rather than idle. */
   inflight =
       p->inflight_at_acquire != 0 ? p->inflight_at_acquire : UINT32_MAX / 2;
+  if (drop && bw__lim_tolerated(lim)) return BW_OK;
   if (drop)
     bw__guard_drop(lim, p, inflight, now);
   else
@@ -1494,6 +1539,7 @@ void bw_limiter_stats(const bw_limiter_t *lim, bw_limiter_stats_t *out) {
   out->stuck_calls = BW__LOAD(lim->stuck_calls);
   out->startup = BW__LOAD(lim->startup);
   out->stuck_timeouts = BW__LOAD(lim->stuck_timeouts);
+  out->tolerated_drops = BW__LOAD(lim->tolerated_drops);
   {
     uint32_t dv = BW__LOAD(lim->disproven);
     out->disproven = dv == UINT32_MAX ? 0 : dv;

@@ -2057,6 +2057,8 @@ static const bw__family_t bw__lim_fams[] = {
      "Stuck probes and stuck-call events that cut the limit (stuck_ratio)."},
     {"breakwater_limiter_stuck_timeouts_total", "counter",
      "Attempts cut to the stuck age that timed out (stuck_timeout)."},
+    {"breakwater_limiter_tolerated_drops_total", "counter",
+     "Drops within drop_tolerance: no congestion signal (also dropped)."},
     {"breakwater_limiter_rtt_seconds", "gauge",
      "Round-trip times, by which: last, min (no-load), long (long-term "
      "average); absent before the first sample."},
@@ -2103,6 +2105,9 @@ static void bw__lim_write(bw__out_t *o, int f, const char *m,
     break;
   case 11:
     BW__S("", s->stuck_timeouts);
+    break;
+  case 12:
+    BW__S("", s->tolerated_drops);
     break;
   default:
     if (s->last_rtt_ns > 0)

@@ -475,14 +475,15 @@ class Limiter(Guard):
         ``timed_out`` (timed-out releases), ``held`` (slots held now for
         timed-out calls), ``proven`` (the highest in-flight level a success
         proved), ``stuck`` (cuts by ``stuck_ratio``), ``startup`` (no
-        congestion signal yet) and ``stuck_timeouts`` (attempts cut by
-        ``stuck_timeout`` that timed out)."""
+        congestion signal yet), ``stuck_timeouts`` (attempts cut by
+        ``stuck_timeout`` that timed out) and ``tolerated_drops`` (drops
+        within ``drop_tolerance``, also in ``drops``)."""
         s = ffi.new("bw_limiter_stats_t *")
         lib.bw_limiter_stats(self._ptr, s)
         return {n: getattr(s, n) for n in (
             "limit", "estimate", "in_flight", "admitted", "rejected",
             "successes", "drops", "ignored", "timed_out", "held", "proven",
-            "stuck", "startup", "stuck_timeouts")}
+            "stuck", "startup", "stuck_timeouts", "tolerated_drops")}
 
 
 class RateLimiter(Guard):
