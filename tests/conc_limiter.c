@@ -11,6 +11,9 @@
  * Stuck timeouts: the cut attempts that timed out are counted once each
  * (stuck_timeouts), and their longer holds end like the others.
  *
+ * Drop tolerance: a tolerated drop is also counted as a drop, and both the
+ * tolerated and the counted path run while threads race.
+ *
  * Refusal summaries: the limiter_rejected events (emitted while the threads
  * race, and at the free) add up to the limiter's `rejected`, exactly: no
  * refusal is reported twice or lost. Runs under ThreadSanitizer in CI. */
@@ -229,6 +232,40 @@ static void vegas_stuck_timeouts_conserve(void **state) {
   stuck_timeouts_conserve(BW_LIMITER_VEGAS);
 }
 
+/* Drop tolerance (drop_tolerance): each drop reads the stripes' counts
+ * and updates its round under the lock while other threads release. Law:
+ * every admitted permit is released once (run_and_conserve), a tolerated
+ * drop is also a drop (tolerated_drops <= drops), both paths ran (some
+ * drops tolerated, some not: half the outcomes are drops, far above the
+ * 0.25 share), and nothing is left held or in flight. */
+static void drop_tolerance_conserves(bw_limiter_algorithm_t alg) {
+  bw_limiter_config_t cfg;
+  ticking_config(&cfg, alg, 16);
+  cfg.drop_tolerance = 0.25;
+  bw_limiter_t *lim = bw_limiter_new(&cfg, NULL);
+  assert_non_null(lim);
+  uint64_t admitted;
+  bw_limiter_stats_t s = run_and_conserve(lim, &cfg, 7927u, &admitted);
+  assert_true(s.tolerated_drops > 0);
+  assert_true(s.tolerated_drops < s.drops);
+  print_message("%s: %llu admitted, %llu drops, %llu tolerated\n",
+                bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
+                (unsigned long long)s.drops,
+                (unsigned long long)s.tolerated_drops);
+  bw_permit_t p = take_an_hour_later(lim);
+  last_release_leaves_nothing(lim, &p);
+  bw_limiter_free(lim);
+}
+
+static void aimd_drop_tolerance_conserves(void **state) {
+  (void)state;
+  drop_tolerance_conserves(BW_LIMITER_AIMD);
+}
+static void vegas_drop_tolerance_conserves(void **state) {
+  (void)state;
+  drop_tolerance_conserves(BW_LIMITER_VEGAS);
+}
+
 static void aimd_stuck_calls_conserve(void **state) {
   (void)state;
   stuck_calls_conserve(BW_LIMITER_AIMD);
@@ -404,6 +441,8 @@ int main(void) {
       cmocka_unit_test(aimd_held_slots_conserve),
       cmocka_unit_test(aimd_stuck_timeouts_conserve),
       cmocka_unit_test(vegas_stuck_timeouts_conserve),
+      cmocka_unit_test(aimd_drop_tolerance_conserves),
+      cmocka_unit_test(vegas_drop_tolerance_conserves),
       cmocka_unit_test(rejected_summaries_add_up_to_rejected),
       cmocka_unit_test(gradient2_held_slots_conserve),
       cmocka_unit_test(vegas_held_slots_conserve),
