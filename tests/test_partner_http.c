@@ -496,6 +496,9 @@ static void test_metrics_count_the_requests(void **state) {
   assert_dbl_eq(
       metric(x->body, "breakwater_partner_requests_total{status=\"429\"}"), 0,
       0);
+  assert_dbl_eq(
+      metric(x->body, "breakwater_partner_requests_total{status=\"500\"}"), 0,
+      0);
   assert_dbl_eq(metric(x->body, "breakwater_partner_network_calls_total"), 3,
                 0);
   assert_dbl_eq(metric(x->body, "breakwater_partner_in_flight"), 0, 0);
@@ -751,6 +754,70 @@ static void test_forward_reports_the_next_hops_failures(void **state) {
 static bool hop_called(env_t *e, void *arg) {
   (void)e;
   return ((next_hop_t *)arg)->n > 0;
+}
+
+/* A flaky partner (error_ratio): an answer under capacity is 500
+ * {"status":"error"} after its latency, never forwarded, counted in
+ * replied_500 and the metrics. Requests go one at a time, so each is under
+ * capacity and the server's answers are, one for one, those of a model of
+ * the same configuration. */
+static void test_error_ratio_answers_500(void **state) {
+  env_t *e = *state;
+  bw_partner_server_config_t cfg;
+  bw_partner_server_stats_t s;
+  bw_sim_partner_t *twin;
+  next_hop_t b;
+  char url[96];
+  uint64_t n200 = 0, n500 = 0;
+  xfer_t *x;
+  int i;
+  next_hop_start(e, &b);
+  fast_config(&cfg);
+  cfg.partner.error_ratio = 0.5;
+  cfg.partner.seed = 7;
+  snprintf(url, sizeof(url), "http://127.0.0.1:%u/b", (unsigned)b.port);
+  cfg.forward_url = url;
+  start(e, &cfg);
+  twin = bw_sim_partner_new(&cfg.partner, NULL);
+  assert_non_null(twin);
+  for (i = 0; i < 24; i++) {
+    bw_sim_reply_t want = bw_sim_partner_admit(twin, 0);
+    assert_status(bw_sim_partner_done(twin), BW_OK);
+    x = http(e, "POST", "/charges", NULL);
+    assert_i64_eq(x->status, want.status);
+    assert_contains(x->ctype, "application/json");
+    assert_false(x->has_retry_after);
+    if (want.status == 500) {
+      assert_string_equal(x->body, "{\"status\":\"error\"}\n");
+      n500++;
+    } else {
+      assert_string_equal(x->body, "{\"status\":\"ok\",\"next\":200}\n");
+      n200++;
+    }
+  }
+  bw_sim_partner_free(twin);
+  assert_true(n500 > 0 && n200 > 0); /* both kinds were exercised */
+  s = stats(e);
+  assert_u64_eq(s.network_calls, 24);
+  assert_u64_eq(s.replied_500, n500);
+  assert_u64_eq(s.replied_200, n200);
+  assert_u64_eq(s.replied_429, 0);
+  assert_u64_eq(s.partner.status_500, n500);
+  assert_u64_eq(s.partner.over_capacity, 0);
+  /* the documented conservation law */
+  assert_u64_eq(s.network_calls, s.replied_200 + s.replied_429 + s.replied_500 +
+                                     s.client_resets + s.partner.in_flight);
+  /* only the 200s went on to the next hop */
+  assert_u64_eq(s.forwarded, n200);
+  assert_int_equal(b.n, (int)n200);
+  x = http(e, "GET", "/metrics", NULL);
+  assert_dbl_eq(
+      metric(x->body, "breakwater_partner_requests_total{status=\"500\"}"),
+      (double)n500, 0);
+  assert_dbl_eq(
+      metric(x->body, "breakwater_partner_requests_total{status=\"200\"}"),
+      (double)n200, 0);
+  evhttp_free(b.http);
 }
 
 static void test_free_while_forwarding_answers_503(void **state) {
@@ -1478,6 +1545,8 @@ int main(void) {
           test_forward_reports_the_next_hops_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_while_forwarding_answers_503,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_ratio_answers_500, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_forward_url_is_checked, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_idle_connection_is_closed, setup,

@@ -7,6 +7,7 @@
  * an optional Retry-After on the 429. In-flight accounting is the caller's
  * done. Everything is seeded: the counts below are exact for their seeds. */
 #include "bw_test.h"
+#include "breakwater/rand.h"
 #include "breakwater/sim.h"
 
 /* 429s among 100,000 over-capacity requests with seed 2026 (expected 60,000,
@@ -15,6 +16,9 @@
 /* Tail answers among 100,000 with tail_ratio 0.05 and seed 2026 (expected
  * 5,000, sd 69). */
 #define SEED2026_TAIL 4902
+/* 500s among 100,000 answers under capacity with error_ratio 0.05 and seed
+ * 2026 (expected 5,000, sd 69). */
+#define SEED2026_500 4902
 
 static bw_sim_partner_t *partner(const bw_sim_partner_config_t *cfg) {
   bw_error_t err;
@@ -390,6 +394,182 @@ static void a_slow_tail_replaces_the_ok_latency(void **state) {
   bw_sim_partner_free(a);
 }
 
+/* The model's draws, replayed on a generator of the same seed: under
+ * capacity the ok latency, then the tail's draw (when tail_ratio > 0), then
+ * the error's (when error_ratio > 0); above capacity the slow latency, then
+ * the 429's. `in_flight` is the count with the arriving request. */
+static bw_sim_reply_t replay(const bw_sim_partner_config_t *cfg, bw_rand_t *g,
+                             uint32_t in_flight) {
+  bw_sim_reply_t r = {200, 0, -1};
+  if (in_flight <= cfg->capacity) {
+    r.latency_ms = bw_rand_range(g, cfg->ok_min_ms, cfg->ok_max_ms);
+    if (cfg->tail_ratio > 0.0 && bw_rand_double(g) < cfg->tail_ratio)
+      r.latency_ms = cfg->tail_ms;
+    if (cfg->error_ratio > 0.0 && bw_rand_double(g) < cfg->error_ratio)
+      r.status = 500;
+  } else {
+    r.latency_ms = bw_rand_range(g, cfg->slow_min_ms, cfg->slow_max_ms);
+    if (bw_rand_double(g) < cfg->throttle_ratio) r.status = 429;
+  }
+  return r;
+}
+
+/* Admits `n` requests under a load that climbs to capacity + 3 and falls
+ * back (so both branches draw), checking every answer against replay(). */
+static void admit_as_replayed(const bw_sim_partner_config_t *cfg, int n) {
+  bw_sim_partner_t *p = partner(cfg);
+  bw_rand_t g;
+  uint32_t in_flight = 0;
+  bw_rand_seed(&g, cfg->seed);
+  for (int i = 0; i < n; i++) {
+    bw_sim_reply_t want, got;
+    if (in_flight == cfg->capacity + 3) {
+      while (in_flight > 0) {
+        assert_status(bw_sim_partner_done(p), BW_OK);
+        in_flight--;
+      }
+    }
+    want = replay(cfg, &g, ++in_flight);
+    got = bw_sim_partner_admit(p, 0);
+    assert_int_equal(got.status, want.status);
+    assert_i64_eq(got.latency_ms, want.latency_ms);
+    assert_i64_eq(got.retry_after_ms, -1);
+  }
+  bw_sim_partner_free(p);
+}
+
+/* A flaky backend (error_ratio): a share of the answers under capacity are
+ * 500s, after the latency they would have had. */
+static void error_ratio_defaults_to_none_and_is_validated(void **state) {
+  static const double bad[] = {1.5, -0.25, NAN, INFINITY};
+  static const char *const msg[] = {"error_ratio must be in [0, 1] (got 1.5)",
+                                    "error_ratio must be in [0, 1] (got -0.25)",
+                                    "error_ratio must be in [0, 1] (got nan)",
+                                    "error_ratio must be in [0, 1] (got inf)"};
+  bw_sim_partner_config_t cfg;
+  bw_error_t err;
+  (void)state;
+  memset(&cfg, 0xA5, sizeof(cfg));
+  bw_sim_partner_config_init(&cfg);
+  assert_dbl_eq(cfg.error_ratio, 0.0, 0);
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    bw_sim_partner_config_t c = cfg;
+    c.error_ratio = bad[i];
+    memset(&err, 0, sizeof(err));
+    assert_status(bw_sim_partner_config_validate(&c, &err), BW_E_INVAL);
+    assert_string_equal(err.field, "error_ratio");
+    assert_string_equal(err.message, msg[i]);
+    assert_null(bw_sim_partner_new(&c, &err));
+    assert_string_equal(err.field, "error_ratio");
+  }
+  cfg.error_ratio = 1.0; /* both ends are valid */
+  assert_status(bw_sim_partner_config_validate(&cfg, NULL), BW_OK);
+  cfg.error_ratio = 0.0;
+  assert_status(bw_sim_partner_config_validate(&cfg, NULL), BW_OK);
+}
+
+/* Without errors the model draws exactly what it drew before error_ratio
+ * existed (the replay has no error draw then), with or without a tail; with
+ * them the error's draw comes after the tail's. */
+static void error_ratio_zero_keeps_every_draw(void **state) {
+  bw_sim_partner_config_t cfg;
+  (void)state;
+  bw_sim_partner_config_init(&cfg);
+  cfg.capacity = 5;
+  admit_as_replayed(&cfg, 5000); /* plain */
+  cfg.tail_ratio = 0.05;
+  admit_as_replayed(&cfg, 5000); /* tail only */
+  cfg.error_ratio = 0.3;
+  admit_as_replayed(&cfg, 5000); /* tail, then error */
+  cfg.tail_ratio = 0.0;
+  admit_as_replayed(&cfg, 5000); /* error only */
+}
+
+/* error_ratio 1: every answer under capacity is a 500 with the ok latency
+ * (exactly the one drawn); above capacity nothing changes (slow 200s at
+ * throttle_ratio 0). */
+static void error_ratio_one_fails_every_answer_under_capacity(void **state) {
+  bw_sim_partner_config_t cfg;
+  bw_sim_partner_t *p;
+  bw_sim_partner_stats_t s;
+  bw_rand_t g;
+  int i;
+  (void)state;
+  bw_sim_partner_config_init(&cfg);
+  cfg.capacity = 10;
+  cfg.throttle_ratio = 0.0;
+  cfg.retry_after_s = 3;
+  cfg.error_ratio = 1.0;
+  p = partner(&cfg);
+  bw_rand_seed(&g, cfg.seed);
+  for (i = 0; i < 10; i++) {
+    bw_sim_reply_t r = bw_sim_partner_admit(p, 0);
+    int64_t ok = bw_rand_range(&g, 80, 180);
+    (void)bw_rand_double(&g); /* the error's draw: always < 1 */
+    assert_int_equal(r.status, 500);
+    assert_i64_eq(r.latency_ms, ok);
+    assert_i64_eq(r.retry_after_ms, -1); /* Retry-After is the 429's */
+  }
+  for (i = 0; i < 100; i++) {
+    bw_sim_reply_t r = bw_sim_partner_admit(p, 0);
+    int64_t slow = bw_rand_range(&g, 800, 2500);
+    (void)bw_rand_double(&g); /* the 429's draw: never < 0 */
+    assert_int_equal(r.status, 200);
+    assert_i64_eq(r.latency_ms, slow);
+    assert_i64_eq(r.retry_after_ms, -1);
+  }
+  s = stats(p);
+  assert_u64_eq(s.received, 110);
+  assert_u64_eq(s.status_500, 10);
+  assert_u64_eq(s.status_200, 100);
+  assert_u64_eq(s.status_429, 0);
+  assert_u64_eq(s.over_capacity, 100);
+  assert_u64_eq(s.received, s.status_200 + s.status_429 + s.status_500);
+  bw_sim_partner_free(p);
+  /* A tail and an error are independent: both at 1, a 500 after tail_ms. */
+  cfg.tail_ratio = 1.0;
+  cfg.tail_ms = 1234;
+  p = partner(&cfg);
+  for (i = 0; i < 10; i++) {
+    bw_sim_reply_t r = bw_sim_partner_admit(p, 0);
+    assert_int_equal(r.status, 500);
+    assert_i64_eq(r.latency_ms, 1234);
+  }
+  assert_u64_eq(stats(p).tail, 10);
+  assert_u64_eq(stats(p).status_500, 10);
+  bw_sim_partner_free(p);
+}
+
+/* 5 % of 100,000 answers under capacity with seed 2026: expected 5,000,
+ * sd 69; the count is exact for the seed and within 4 sd of the mean. */
+static void five_percent_errors_over_100000(void **state) {
+  bw_sim_partner_config_t cfg;
+  bw_sim_partner_t *p;
+  bw_sim_partner_stats_t s;
+  uint64_t n500 = 0;
+  (void)state;
+  bw_sim_partner_config_init(&cfg);
+  cfg.error_ratio = 0.05;
+  cfg.seed = 2026;
+  p = partner(&cfg);
+  for (int i = 0; i < 100000; i++) {
+    bw_sim_reply_t r = bw_sim_partner_admit(p, 0);
+    assert_true(r.latency_ms >= 80 && r.latency_ms <= 180);
+    if (r.status == 500)
+      n500++;
+    else
+      assert_int_equal(r.status, 200);
+    bw_sim_partner_done(p);
+  }
+  s = stats(p);
+  assert_u64_eq(s.status_500, n500);
+  assert_u64_eq(s.status_200, 100000 - n500);
+  assert_u64_eq(s.over_capacity, 0);
+  assert_u64_eq(n500, SEED2026_500);
+  assert_true(n500 >= 5000 - 4 * 69 && n500 <= 5000 + 4 * 69);
+  bw_sim_partner_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults_are_the_polly_labs_numbers),
@@ -402,6 +582,10 @@ int main(void) {
       cmocka_unit_test(same_seed_same_answers_other_seed_other_answers),
       cmocka_unit_test(null_partner_is_handled),
       cmocka_unit_test(a_slow_tail_replaces_the_ok_latency),
+      cmocka_unit_test(error_ratio_defaults_to_none_and_is_validated),
+      cmocka_unit_test(error_ratio_zero_keeps_every_draw),
+      cmocka_unit_test(error_ratio_one_fails_every_answer_under_capacity),
+      cmocka_unit_test(five_percent_errors_over_100000),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,7 +101,8 @@ void bw_cmd_partner_help(FILE *out) {
           "The simulated payment partner over HTTP/1.1 (the Polly lab's "
           "model): a capacity of\n"
           "requests in flight; under it 200 after ok-min..ok-max ms; above it\n"
-          "slow-min..slow-max ms, then 429 with probability throttle-ratio.\n\n"
+          "slow-min..slow-max ms, then 429 with probability throttle-ratio;\n"
+          "error-ratio makes that share of the answers under capacity 500s.\n\n"
           "Endpoints: POST /charges, GET /health, GET /metrics (Prometheus),\n"
           "POST /reset (fresh partner; 409 while requests are in flight).\n"
           "Prints 'partner listening on http://HOST:PORT (capacity N, seed "
@@ -241,10 +242,11 @@ int bw_cmd_partner(int argc, char **argv) {
   if (!o.quiet) {
     printf(
         "partner stopped: network_calls=%llu status_200=%llu "
-        "status_429=%llu over_capacity=%llu max_in_flight=%u "
-        "in_flight=%u abandoned=%llu\n",
+        "status_429=%llu status_500=%llu over_capacity=%llu "
+        "max_in_flight=%u in_flight=%u abandoned=%llu\n",
         (unsigned long long)st.network_calls,
         (unsigned long long)st.replied_200, (unsigned long long)st.replied_429,
+        (unsigned long long)st.replied_500,
         (unsigned long long)st.partner.over_capacity,
         (unsigned)st.partner.max_in_flight, (unsigned)st.partner.in_flight,
         (unsigned long long)st.abandoned);

@@ -26,6 +26,9 @@ size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,
            prefix, p->tail_ratio);
   snprintf(help[8], 96, "%sthe slow tail's latency (default %lld)", prefix,
            (long long)p->tail_ms);
+  snprintf(help[9], 96,
+           "%sshare of answers under capacity that are 500s (default %g)",
+           prefix, p->error_ratio);
   bw_cli_flag_t knobs[BW_PARTNER_KNOB_FLAGS] = {
       BW_CLI_U32("capacity", &p->capacity, 1, 1000000, "N", help[0]),
       BW_CLI_I64("ok-min-ms", &p->ok_min_ms, 0, BW_TOOL_DAY_MS, "MS", help[1]),
@@ -39,6 +42,7 @@ size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,
       BW_CLI_I64("retry-after-s", &p->retry_after_s, -1, 86400, "S", help[6]),
       BW_CLI_DOUBLE("tail-ratio", &p->tail_ratio, 0.0, 1.0, "R", help[7]),
       BW_CLI_I64("tail-ms", &p->tail_ms, 0, BW_TOOL_DAY_MS, "MS", help[8]),
+      BW_CLI_DOUBLE("error-ratio", &p->error_ratio, 0.0, 1.0, "R", help[9]),
   };
   memcpy(f, knobs, sizeof knobs);
   return BW_PARTNER_KNOB_FLAGS;

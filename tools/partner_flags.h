@@ -1,5 +1,5 @@
 /* breakwater tool — the partner model's knobs as flags, shared by
- * `partner`, `storm` and `lab storm`. */
+ * `partner`, `storm`, `lab storm` and `lab hedge`. */
 #ifndef BREAKWATER_TOOLS_PARTNER_FLAGS_H
 #define BREAKWATER_TOOLS_PARTNER_FLAGS_H
 
@@ -8,7 +8,7 @@
 #include "breakwater/sim.h"
 #include "cli.h"
 
-#define BW_PARTNER_KNOB_FLAGS 9
+#define BW_PARTNER_KNOB_FLAGS 10
 
 /* The upper bound of the tools' millisecond flags: a day. */
 #define BW_TOOL_DAY_MS INT64_C(86400000)
@@ -21,9 +21,9 @@
 
 /* The partner model's knobs as flags (--capacity, --ok-min-ms, --ok-max-ms,
  * --slow-min-ms, --slow-max-ms, --throttle-ratio, --retry-after-s,
- * --tail-ratio, --tail-ms), shared
- * by `partner`, `storm` and `lab storm`; targets point into *p, whose
- * current values are the defaults. `prefix` starts each help line ("" or
+ * --tail-ratio, --tail-ms, --error-ratio), shared
+ * by `partner`, `storm`, `lab storm` and `lab hedge`; targets point into *p,
+ * whose current values are the defaults. `prefix` starts each help line ("" or
  * "partner: "); help[] holds the texts (it must outlive the flags). Returns
  * the count, BW_PARTNER_KNOB_FLAGS. */
 size_t bw_partner_knob_flags(bw_cli_flag_t *f, bw_sim_partner_config_t *p,

@@ -454,6 +454,8 @@ static void on_latency(evutil_socket_t fd, short what, void *arg) {
   bw_sim_partner_done(srv->partner);
   if (p->status == 429)
     srv->st.replied_429++;
+  else if (p->status == 500)
+    srv->st.replied_500++;
   else
     srv->st.replied_200++;
   {
@@ -475,6 +477,10 @@ static void on_latency(evutil_socket_t fd, short what, void *arg) {
                         v);
     }
     send_json(req, 429, "Too Many Requests", "{\"status\":\"throttled\"}\n");
+  } else if (p->status == 500) {
+    /* The flaky backend (error_ratio): the work failed, nothing is
+     * forwarded. */
+    send_json(req, 500, "Internal Server Error", "{\"status\":\"error\"}\n");
   } else if (srv->fwd_host[0] != '\0') {
     forward(srv, p); /* answers now (refused) or when the next hop does */
     return;
@@ -1177,8 +1183,10 @@ int bw_partner_server_metrics(const bw_partner_server_t *srv, char *buf,
      "HTTP status.\n"
      "# TYPE breakwater_partner_requests_total counter\n"
      "breakwater_partner_requests_total{status=\"200\"} %llu\n"
-     "breakwater_partner_requests_total{status=\"429\"} %llu\n",
-     (unsigned long long)s.replied_200, (unsigned long long)s.replied_429);
+     "breakwater_partner_requests_total{status=\"429\"} %llu\n"
+     "breakwater_partner_requests_total{status=\"500\"} %llu\n",
+     (unsigned long long)s.replied_200, (unsigned long long)s.replied_429,
+     (unsigned long long)s.replied_500);
   P_("# HELP breakwater_partner_network_calls_total POST /charges requests "
      "received.\n"
      "# TYPE breakwater_partner_network_calls_total counter\n"

@@ -73,7 +73,8 @@ typedef struct bw_partner_server_config_s {
 } bw_partner_server_config_t;
 
 /* Counters since creation or the last reset. Conservation:
- * network_calls = replied_200 + replied_429 + client_resets + in_flight,
+ * network_calls = replied_200 + replied_429 + replied_500 + client_resets +
+ * in_flight,
  * where in_flight is partner.in_flight (requests admitted whose latency has
  * not elapsed). */
 typedef struct bw_partner_server_stats_s {
@@ -81,6 +82,8 @@ typedef struct bw_partner_server_stats_s {
   uint64_t network_calls;         /* POST /charges received */
   uint64_t replied_200;           /* /charges answers sent, by status */
   uint64_t replied_429;
+  uint64_t replied_500;   /* the model's error_ratio: 500 {"status":"error"},
+                             never forwarded */
   uint64_t abandoned;     /* answers whose client was gone: the connection had
                              failed or was reset before or as the answer was
                              written (still counted in replied_*: the partner

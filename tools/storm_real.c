@@ -309,6 +309,9 @@ static void on_sample(evutil_socket_t fd, short what, void *arg) {
   bw_curl_stats(s->http, &cs);
   memset(&out, 0, sizeof out);
   out.t_ms = (now_ns() - s->start_ns) / 1000000;
+  /* ok and throttled are the 200s and 429s; a 500 of --error-ratio is in
+   * neither (only in network_calls), as in the virtual lab's timeline,
+   * whose samples count attempts_200 and attempts_429. */
   if (s->srv != NULL) {
     bw_partner_server_stats_t ps;
     partner_snapshot(&s->pt, &ps);

@@ -113,7 +113,8 @@ BW_EXTERN void bw_sim_stop(bw_sim_t *sim);
 
 /* The simulated partner: a capacity C of requests in flight. A request that
  * arrives while the in-flight count (itself included) is <= C answers 200
- * after a latency uniform in [ok_min_ms, ok_max_ms]; above C it waits
+ * after a latency uniform in [ok_min_ms, ok_max_ms] (or 500 with
+ * probability error_ratio, after the same latency); above C it waits
  * uniform [slow_min_ms, slow_max_ms] and answers 429 with probability
  * throttle_ratio, else 200. A request stays in flight for its whole latency,
  * even if the client stopped waiting for it (a client timeout abandons the
@@ -140,17 +141,26 @@ typedef struct bw_sim_partner_config_s {
    * without a tail draws exactly as before). */
   double tail_ratio; /* default 0 (no tail), in [0, 1] */
   int64_t tail_ms;   /* default 2000, 0..86400000 */
+  /* A flaky backend: an answer under capacity is a 500 instead of a 200
+   * with probability error_ratio, after the latency it would have had (its
+   * ok latency, or tail_ms when the tail drew it: the two are independent,
+   * so an answer can be both slow and an error). One more draw per request
+   * under capacity, after the tail's, made only when error_ratio > 0, so a
+   * model without errors (tail or not) draws exactly as before. Answers
+   * above capacity are never 500s: overload is the 429's business. */
+  double error_ratio; /* default 0 (no errors), in [0, 1] */
 } bw_sim_partner_config_t;
 
 /* One admitted request's fate, decided at arrival. */
 typedef struct bw_sim_reply_s {
-  int status;             /* 200 or 429 */
+  int status;             /* 200, 429, or 500 (error_ratio) */
   int64_t latency_ms;     /* how long until the answer */
   int64_t retry_after_ms; /* the 429's Retry-After in ms, or -1 (none) */
 } bw_sim_reply_t;
 
 typedef struct bw_sim_partner_stats_s {
-  uint64_t received; /* requests admitted = status_200 + status_429 */
+  uint64_t received; /* requests admitted = status_200 + status_429 +
+                        status_500 */
   uint64_t status_200;
   uint64_t status_429;
   uint64_t over_capacity; /* requests that arrived above capacity */
@@ -158,6 +168,7 @@ typedef struct bw_sim_partner_stats_s {
   uint64_t completed;     /* bw_sim_partner_done calls */
   uint32_t in_flight;     /* received - completed */
   uint32_t max_in_flight; /* the highest in_flight ever seen */
+  uint64_t status_500;    /* the error_ratio's 500s (all under capacity) */
 } bw_sim_partner_stats_t;
 
 /* Fills the documented defaults (the Polly lab's numbers). NULL is ignored. */
@@ -173,11 +184,12 @@ BW_EXTERN bw_sim_partner_t *bw_sim_partner_new(
 BW_EXTERN void bw_sim_partner_free(bw_sim_partner_t *p);
 
 /* A request arrives at now_ns: counts it in flight and decides its status
- * and latency (drawing from the partner's generator: one draw under
- * capacity, two above). The caller must call bw_sim_partner_done once the
- * latency has elapsed. now_ns is taken so that time-dependent models
- * (outages, warm-up) can share this signature; the Polly-lab model ignores
- * it. A NULL partner answers {0, 0, -1}. */
+ * and latency (drawing from the partner's generator: under capacity the ok
+ * latency, then the tail's draw when tail_ratio > 0, then the error's when
+ * error_ratio > 0; above capacity two draws, latency then 429). The caller must
+ * call bw_sim_partner_done once the latency has elapsed. now_ns is taken so
+ * that time-dependent models (outages, warm-up) can share this signature; the
+ * Polly-lab model ignores it. A NULL partner answers {0, 0, -1}. */
 BW_EXTERN bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p,
                                               int64_t now_ns);
 /* A request's latency elapsed: it leaves the in-flight count. BW_OK;
@@ -473,8 +485,8 @@ BW_EXTERN int bw_sim_gate_run(bw_sim_t *sim, bw_sim_partner_t *partner,
  * ends there, the winning copy's own latency (its send to its answer) is
  * given to bw_hedge_record, and the copies still out are abandoned (the partner
  * keeps each in flight until its own latency ends, as it does for a
- * timeout). A copy that fails (a 429, or no answer within timeout_ms) while
- * none other is out sends the next hedge at once if the policy still
+ * timeout). A copy that fails (a 429 or 500, or no answer within timeout_ms)
+ * while none other is out sends the next hedge at once if the policy still
  * allows one; otherwise the request fails. Without a hedge policy this is
  * the baseline: one copy per request. Every copy is one network call. */
 struct bw_hedge_s;
@@ -492,7 +504,7 @@ typedef struct bw_sim_hedge_config_s {
 typedef struct bw_sim_hedge_results_s {
   uint64_t requests;
   uint64_t successes;     /* ended on a 200 */
-  uint64_t failed;        /* every copy failed (429 or timeout) */
+  uint64_t failed;        /* every copy failed (429, 500 or timeout) */
   uint64_t network_calls; /* copies sent */
   uint64_t hedges;        /* copies sent after the first */
   uint64_t hedge_wins;    /* requests whose winning answer was a hedge's */

@@ -1,6 +1,7 @@
 /* The partner model of the Polly lab (simulador/Program.cs): a capacity of
- * requests in flight; under it, fast 200s; above it, slow answers of which a
- * share are 429. Decision logic only: the caller (the client model, or a
+ * requests in flight; under it, fast 200s (a share of them 500s when the
+ * model is told to be flaky); above it, slow answers of which a share are
+ * 429. Decision logic only: the caller (the client model, or a
  * real HTTP server later) does the waiting and calls done. */
 #include <math.h>
 #include <string.h>
@@ -29,6 +30,7 @@ void bw_sim_partner_config_init(bw_sim_partner_config_t *cfg) {
   cfg->seed = 4;
   cfg->tail_ratio = 0.0;
   cfg->tail_ms = 2000;
+  cfg->error_ratio = 0.0;
 }
 
 int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
@@ -76,6 +78,10 @@ int bw_sim_partner_config_validate(const bw_sim_partner_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "tail_ms",
                         "tail_ms must be in [0, 86400000] (got %lld)",
                         (long long)cfg->tail_ms);
+  if (!(cfg->error_ratio >= 0.0 && cfg->error_ratio <= 1.0))
+    return bw_error_set(err, BW_E_INVAL, "error_ratio",
+                        "error_ratio must be in [0, 1] (got %g)",
+                        cfg->error_ratio);
   if (cfg->retry_after_s < -1 || cfg->retry_after_s > PARTNER_MAX_RETRY_AFTER_S)
     return bw_error_set(err, BW_E_INVAL, "retry_after_s",
                         "retry_after_s must be -1 (no header) or in [0, %d] "
@@ -127,6 +133,13 @@ bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p, int64_t now_ns) {
       r.latency_ms = p->cfg.tail_ms;
       p->st.tail++;
     }
+    /* The flaky backend: after the tail's draw, and only when there are
+     * errors, so that tail-only and plain models keep their sequences. The
+     * latency stays what it was: the error is answered when the work
+     * ends. */
+    if (p->cfg.error_ratio > 0.0 &&
+        bw_rand_double(&p->rng) < p->cfg.error_ratio)
+      r.status = 500;
   } else {
     p->st.over_capacity++;
     r.latency_ms =
@@ -141,6 +154,8 @@ bw_sim_reply_t bw_sim_partner_admit(bw_sim_partner_t *p, int64_t now_ns) {
   }
   if (r.status == 200)
     p->st.status_200++;
+  else if (r.status == 500)
+    p->st.status_500++;
   else
     p->st.status_429++;
   return r;
