@@ -452,7 +452,8 @@ typedef struct bw_sim_gate_results_s {
   uint64_t refused;       /* attempts the gate refused (not sent) */
   uint64_t network_calls; /* = ok + throttled + timeouts */
   uint64_t ok;            /* 200 in time */
-  uint64_t throttled;     /* 429 in time */
+  uint64_t throttled;     /* any other answer in time: 429, or a 500 of
+                             error_ratio; released DROPPED */
   uint64_t timeouts;      /* no answer within timeout_ms */
   int64_t settled_ns;     /* see above; -1 = not settled */
   uint32_t max_in_flight_after_settle; /* the partner's */
