@@ -345,16 +345,47 @@ static void breakwater_mode_with_sre_k_runs_the_throttle(void **state) {
   assert_true(bwt_error_names(&err, "sre_k"));
 }
 
+/* 8,000 requests ramped over 10 s (seed 1; about 104 in flight against a
+ * capacity of 400) against `partner`, in the breakwater mode: every one
+ * accounted for, at least per_mille_ok of 1000 succeed, and the median
+ * request waits at most 10 % longer than the oracle's on the same partner.
+ * `what` names the case in the printed line. */
+static void ramp_as_well_as_the_oracle(const bw_sim_partner_config_t *partner,
+                                       unsigned per_mille_ok,
+                                       const char *what) {
+  bw_lab_run_config_t cfg;
+  bw_lab_results_t bw, oracle;
+  bw_error_t err;
+  bw_lab_run_config_init(&cfg);
+  cfg.clients = 8000;
+  cfg.arrival = BW_SIM_ARRIVAL_RAMP;
+  cfg.ramp_ms = 10000;
+  cfg.seed = 1;
+  cfg.partner = *partner;
+  cfg.mode = BW_LAB_ORACLE;
+  if (bw_lab_run_virtual(&cfg, &oracle, &err) != BW_OK)
+    fail_msg("bw_lab_run_virtual: %s", err.message);
+  cfg.mode = BW_LAB_BREAKWATER;
+  if (bw_lab_run_virtual(&cfg, &bw, &err) != BW_OK)
+    fail_msg("bw_lab_run_virtual: %s", err.message);
+  assert_conserved(&bw, 8000);
+  print_message("%s: %llu of 8000, p50 %.1f ms (oracle %.1f ms)\n", what,
+                (unsigned long long)bw.sim.successes,
+                (double)bw.sim.latency_p50_ns / 1e6,
+                (double)oracle.sim.latency_p50_ns / 1e6);
+  assert_true(bw.sim.successes * 1000 >= 8000u * per_mille_ok);
+  assert_true(bw.sim.latency_p50_ns * 10 <= oracle.sim.latency_p50_ns * 11);
+}
+
 /* Under normal load the breakwater mode stays out of the way even when
- * the partner has a latency tail: 8,000 requests ramped over 10 s (about
- * 104 in flight against a capacity of 400), with 2 % of answers taking
- * 1 s, or 5 % taking 500 ms. The tail's calls are stuck by the limiter's
- * standard (older than twice the slowest usual answer) and its attempts
- * are cut and retried, but a steady few percent of stuck calls is no
- * congestion, and a cut attempt is no drop: every request succeeds but a
- * few whose two attempts both met the tail (at most 0.1 %), and the
- * median request waits as long as the oracle's (before, the limit fell to
- * a few calls and 90 % of the requests ran out of their deadline). */
+ * the partner has a latency tail: 2 % of answers taking 1 s, or 5 % taking
+ * 500 ms. The tail's calls are stuck by the limiter's standard (older than
+ * twice the slowest usual answer) and its attempts are cut and retried,
+ * but a steady few percent of stuck calls is no congestion, and a cut
+ * attempt is no drop: every request succeeds but a few whose two attempts
+ * both met the tail (at most 0.1 %), and the median request waits as long
+ * as the oracle's (before, the limit fell to a few calls and 90 % of the
+ * requests ran out of their deadline). */
 static void breakwater_mode_ignores_a_latency_tail(void **state) {
   static const struct {
     double ratio;
@@ -363,73 +394,36 @@ static void breakwater_mode_ignores_a_latency_tail(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
     bw_lab_run_config_t cfg;
-    bw_lab_results_t bw, oracle;
-    bw_error_t err;
+    char what[64];
     bw_lab_run_config_init(&cfg);
-    cfg.clients = 8000;
-    cfg.arrival = BW_SIM_ARRIVAL_RAMP;
-    cfg.ramp_ms = 10000;
-    cfg.seed = 1;
     cfg.partner.tail_ratio = tails[i].ratio;
     cfg.partner.tail_ms = tails[i].ms;
-    cfg.mode = BW_LAB_ORACLE;
-    if (bw_lab_run_virtual(&cfg, &oracle, &err) != BW_OK)
-      fail_msg("bw_lab_run_virtual: %s", err.message);
-    cfg.mode = BW_LAB_BREAKWATER;
-    if (bw_lab_run_virtual(&cfg, &bw, &err) != BW_OK)
-      fail_msg("bw_lab_run_virtual: %s", err.message);
-    assert_conserved(&bw, 8000);
-    print_message(
-        "tail %.0f %% at %lld ms: %llu of 8000, p50 %.1f ms "
-        "(oracle %.1f ms)\n",
-        tails[i].ratio * 100, (long long)tails[i].ms,
-        (unsigned long long)bw.sim.successes,
-        (double)bw.sim.latency_p50_ns / 1e6,
-        (double)oracle.sim.latency_p50_ns / 1e6);
-    assert_true(bw.sim.successes * 1000 >= 8000u * 999u);
-    assert_true(bw.sim.latency_p50_ns * 10 <= oracle.sim.latency_p50_ns * 11);
+    snprintf(what, sizeof what, "tail %.0f %% at %lld ms", tails[i].ratio * 100,
+             (long long)tails[i].ms);
+    ramp_as_well_as_the_oracle(&cfg.partner, 999, what);
   }
 }
 
 /* A flaky partner (error_ratio: a share of the answers under capacity are
- * 500s), 8,000 requests ramped over 10 s, well under capacity: the errors
- * are retried, and sparse drops are no congestion (drop_tolerance 0.1 in
- * the breakwater mode), so every request succeeds but those whose two
- * attempts both failed (about ratio^2: at most 0.1 % at 2 %, 0.5 % at
- * 5 %), and the median request waits as long as the oracle's (before, the
- * limit fell to 1 and 88 % of the requests ran out of their deadline at
- * 2 %). */
+ * 500s), on the same ramp: the errors are retried, and sparse drops are no
+ * congestion (drop_tolerance 0.1 in the breakwater mode), so every request
+ * succeeds but those whose two attempts both failed (about ratio^2: at
+ * most 0.1 % at 2 %, 0.5 % at 5 %), and the median request waits as long
+ * as the oracle's (before, the limit fell to 1 and 88 % of the requests
+ * ran out of their deadline at 2 %). */
 static void breakwater_mode_keeps_its_limit_under_sparse_errors(void **state) {
   static const struct {
     double ratio;
-    unsigned per_mille_ok; /* successes at least, per 1000 */
+    unsigned per_mille_ok;
   } flaky[] = {{0.02, 999}, {0.05, 995}};
   (void)state;
   for (size_t i = 0; i < sizeof flaky / sizeof flaky[0]; i++) {
     bw_lab_run_config_t cfg;
-    bw_lab_results_t bw, oracle;
-    bw_error_t err;
+    char what[64];
     bw_lab_run_config_init(&cfg);
-    cfg.clients = 8000;
-    cfg.arrival = BW_SIM_ARRIVAL_RAMP;
-    cfg.ramp_ms = 10000;
-    cfg.seed = 1;
     cfg.partner.error_ratio = flaky[i].ratio;
-    cfg.mode = BW_LAB_ORACLE;
-    if (bw_lab_run_virtual(&cfg, &oracle, &err) != BW_OK)
-      fail_msg("bw_lab_run_virtual: %s", err.message);
-    cfg.mode = BW_LAB_BREAKWATER;
-    if (bw_lab_run_virtual(&cfg, &bw, &err) != BW_OK)
-      fail_msg("bw_lab_run_virtual: %s", err.message);
-    assert_conserved(&bw, 8000);
-    print_message(
-        "errors %.0f %%: %llu of 8000, p50 %.1f ms (oracle %.1f "
-        "ms)\n",
-        flaky[i].ratio * 100, (unsigned long long)bw.sim.successes,
-        (double)bw.sim.latency_p50_ns / 1e6,
-        (double)oracle.sim.latency_p50_ns / 1e6);
-    assert_true(bw.sim.successes * 1000 >= 8000u * flaky[i].per_mille_ok);
-    assert_true(bw.sim.latency_p50_ns * 10 <= oracle.sim.latency_p50_ns * 11);
+    snprintf(what, sizeof what, "errors %.0f %%", flaky[i].ratio * 100);
+    ramp_as_well_as_the_oracle(&cfg.partner, flaky[i].per_mille_ok, what);
   }
 }
 
