@@ -121,6 +121,14 @@ static void last_release_leaves_nothing(bw_limiter_t *lim, bw_permit_t *p) {
   assert_u64_eq(s.in_flight, 0);
 }
 
+/* With the threads gone: an hour later, nothing is left held or in flight
+ * once the one permit then taken is released; frees lim. */
+static void ends_empty(bw_limiter_t *lim) {
+  bw_permit_t p = take_an_hour_later(lim);
+  last_release_leaves_nothing(lim, &p);
+  bw_limiter_free(lim);
+}
+
 /* The workers' run on lim (any of the four outcomes) and the law every
  * run keeps: each admitted permit released once (admitted = successes +
  * drops + ignored), the TIMED_OUT releases counted, the limit inside
@@ -149,9 +157,7 @@ static void held_slots_conserve(bw_limiter_algorithm_t alg) {
   run_and_conserve(lim, &cfg, 7919u, &admitted);
   /* Every hold has ended long ago (the clock moved 1 us per read); one
    * acquire frees what is left, and its release leaves nothing. */
-  bw_permit_t p = take_an_hour_later(lim);
-  last_release_leaves_nothing(lim, &p);
-  bw_limiter_free(lim);
+  ends_empty(lim);
 }
 
 static void aimd_held_slots_conserve(void **state) {
@@ -218,9 +224,7 @@ static void stuck_timeouts_conserve(bw_limiter_algorithm_t alg) {
   print_message("%s: %llu admitted, %llu cut attempts timed out\n",
                 bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
                 (unsigned long long)s.stuck_timeouts);
-  bw_permit_t p = take_an_hour_later(lim);
-  last_release_leaves_nothing(lim, &p);
-  bw_limiter_free(lim);
+  ends_empty(lim);
 }
 
 static void aimd_stuck_timeouts_conserve(void **state) {
@@ -252,9 +256,7 @@ static void drop_tolerance_conserves(bw_limiter_algorithm_t alg) {
                 bw_limiter_algorithm_name(alg), (unsigned long long)admitted,
                 (unsigned long long)s.drops,
                 (unsigned long long)s.tolerated_drops);
-  bw_permit_t p = take_an_hour_later(lim);
-  last_release_leaves_nothing(lim, &p);
-  bw_limiter_free(lim);
+  ends_empty(lim);
 }
 
 static void aimd_drop_tolerance_conserves(void **state) {
