@@ -1354,17 +1354,18 @@ static bool bw__lim_demand(bw_limiter_t *lim, const bw_permit_t *p,
  * releases from its first drop, counted from the stripes, so successes
  * pay nothing for it. Every drop counts toward the round, also one of a
  * generation already decreased for: after a congestion event the share
- * stays high until its drops are over. */
+ * stays high until its drops are over. The stripes are summed under the
+ * lock, so the sums the drops see only grow from one to the next. */
 static bool bw__lim_tolerated(bw_limiter_t *lim) {
   uint64_t released = 0;
   uint32_t limit;
   bool tolerated;
   unsigned i;
   if (lim->drop_tolerance <= 0.0) return false;
+  pthread_mutex_lock(&lim->lock);
   for (i = 0; i < BW__STRIPES; i++)
     released +=
         BW__LOAD(lim->stripes[i].successes) + BW__LOAD(lim->stripes[i].drops);
-  pthread_mutex_lock(&lim->lock);
   limit = BW__LOAD(lim->limit);
   if (lim->round_drops == 0 || released - lim->round_start > limit) {
     lim->round_start = released; /* this drop opens a new round */
