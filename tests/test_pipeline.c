@@ -685,12 +685,16 @@ static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
   BEGIN(&c, BW_STEP_ATTEMPT);
   assert_i64_eq(c.attempt_timeout_ms, 200);
   advance_ms(e, 200);
-  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_WAIT);
+  /* Given up, and retried at once: no backoff (the retry's would be
+   * 100 ms), the limit paces it, and a slot is free (3 of 10). */
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(c.attempt, 2);
+  assert_i64_eq(c.delay_ms, 0);
   bw_limiter_stats(lim, &s);
   assert_u64_eq(s.stuck_timeouts, 1);
   assert_u64_eq(s.timed_out, 1);
-  assert_u64_eq(s.held, 1); /* the partner may still be at it */
-  assert_u64_eq(s.in_flight, 2);
+  assert_u64_eq(s.held, 1);      /* the partner may still be at it */
+  assert_u64_eq(s.in_flight, 3); /* b, the held slot, the retry */
   bw_pipeline_cancel(&c);
   REPORT(&b, BW_VERDICT_OK, BW_STEP_DONE);
   bw_pipeline_free(e->pl);
@@ -1029,6 +1033,90 @@ static void test_a_users_refusal_waits_as_hinted_or_ends_the_call(
 
 /* ---- events ------------------------------------------------------------ */
 
+/* A cut attempt (stuck_timeout) is retried without the retry's backoff:
+ * its limit paces it. Retry: 3 attempts, a constant 100 ms, its events
+ * recorded. After one good answer of 100 ms (proven 1, stuck age 200 ms),
+ * b holds level 1 and c, at level 2, is cut to 200 ms: its timeout
+ * schedules the retry in 0 ms, "paced by its limit", and the retry goes
+ * out at once (level 3, cut too). When that one times out the first probe
+ * is stuck and the limit falls to the proven 1: the next retry, also at
+ * once, meets the full limit and the call ends there (a limit that does
+ * not wait). b's own timeout, not a cut, waits the 100 ms backoff. */
+static void test_a_cut_attempt_is_retried_paced_by_its_limit(void **state) {
+  env_t *e = *state;
+  bwt_recorder_t *rec = calloc(1, sizeof(*rec));
+  bw_limiter_config_t lc;
+  bw_retry_config_t rc;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_call_t a, b, c;
+  assert_non_null(rec);
+  bw_sink_t *sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
+  assert_non_null(sink);
+  bw_retry_config_init(&rc);
+  rc.max_attempts = 3;
+  rc.backoff = BW_BACKOFF_CONSTANT;
+  rc.base_ms = 100;
+  rc.jitter = BW_JITTER_NONE;
+  rc.sink = sink;
+  rc.wall_clock = e->clock;
+  e->retry = bw_retry_policy_new(&rc, NULL);
+  assert_non_null(e->retry);
+  bw_limiter_config_init(&lc);
+  lc.initial_limit = 10;
+  lc.stuck_ratio = 2.0;
+  lc.stuck_timeout = true;
+  lc.clock = e->clock;
+  bw_limiter_t *lim = bw_limiter_new(&lc, NULL);
+  assert_non_null(lim);
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, e->retry);
+  bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
+  bw_pipeline_add_timeout(&cfg, 2000);
+  build(e, &cfg);
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  advance_ms(e, 100);
+  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
+  BEGIN(&b, BW_STEP_ATTEMPT);
+  assert_i64_eq(b.attempt_timeout_ms, 2000);
+  BEGIN(&c, BW_STEP_ATTEMPT);
+  assert_i64_eq(c.attempt_timeout_ms, 200);
+  advance_ms(e, 200);
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(c.attempt, 2);
+  assert_i64_eq(c.attempt_timeout_ms, 200); /* level 3: cut again */
+  assert_int_equal(rec->count, 1);
+  assert_int_equal(bwt_event_at(rec, 0)->type, BW_EV_RETRY_SCHEDULED);
+  assert_string_equal(bwt_event_at(rec, 0)->reason,
+                      "transient failure, retry 1 of 2 in 0 ms (paced by its "
+                      "limit)");
+  assert_field_int(bwt_event_at(rec, 0), 1, "delay_ms", 0);
+  advance_ms(e, 200);
+  assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_DONE);
+  assert_int_equal(c.failure, BW_FAILURE_LIMIT);
+  assert_int_equal(c.attempt, 2);
+  assert_u64_eq(bw_limiter_limit(lim), 1);
+  assert_int_equal(rec->count, 3);
+  assert_string_equal(bwt_event_at(rec, 1)->reason,
+                      "transient failure, retry 2 of 2 in 0 ms (paced by its "
+                      "limit)");
+  assert_int_equal(bwt_event_at(rec, 2)->type, BW_EV_RETRY_GAVE_UP);
+  assert_string_equal(bwt_event_at(rec, 2)->reason,
+                      "rejected by a breaker, bulkhead or limiter: never "
+                      "retried");
+  /* b, at the proven level, times out on its own 2 s: the backoff. */
+  advance_ms(e, 1600);
+  assert_int_equal(bw_pipeline_report_timeout(&b, now(e)), BW_STEP_WAIT);
+  assert_i64_eq(b.delay_ms, 100);
+  assert_string_equal(bwt_event_at(rec, 3)->reason,
+                      "transient failure, retry 1 of 2 in 100 ms");
+  bw_pipeline_cancel(&b);
+  bw_pipeline_free(e->pl);
+  e->pl = NULL;
+  bw_limiter_free(lim);
+  bw_sink_free(sink);
+  free(rec);
+}
+
 /* A call that ends in a failure emits one pipeline_gave_up with its failure
  * kind, attempts and time taken, at the now_ns it was driven with; a call
  * that succeeds emits none. */
@@ -1191,6 +1279,7 @@ int main(void) {
       T(test_execute_runs_to_the_end),
       T(test_a_timed_out_attempt_reaches_the_limit_as_timed_out),
       T(test_a_limiter_inside_the_retry_cuts_a_stuck_attempt),
+      T(test_a_cut_attempt_is_retried_paced_by_its_limit),
       T(test_an_attempt_that_never_went_out_counts_nothing),
       T(test_config_errors_name_the_strategy),
       T(test_breaker_interface_in_a_pipeline),

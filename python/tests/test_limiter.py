@@ -117,16 +117,18 @@ def test_a_plain_attempt_above_the_proven_level_sees_the_stuck_age():
         seen.append(bw.remaining())
         clock.advance(0.2)
         raise TimeoutError("no answer")       # a plain function is not preempted
-    with pytest.raises(bw.LimiterFull) as e:
+    with pytest.raises(TimeoutError) as e:
         pl.call(stuck)
-    assert seen == [0.2]
-    # timed out after 200 ms; its slot stays held (the partner may still be
-    # at it) and the limit is cut to the proven level, so the retry 50 ms
-    # later is refused: in flight, the other call and the held slot
-    assert isinstance(e.value.__cause__, TimeoutError)
-    assert e.value.breakwater_giveup == "limit"
+    # timed out after 200 ms, its slot held (the partner may still be at
+    # it), and retried at once: a cut attempt waits for no backoff, its
+    # limit paces it. The retry, at level 3 (the other call and the held
+    # slot are in flight), is above the proven level too: cut to 200 ms and
+    # held as well. By then the first probe is stuck: the limit is cut to
+    # the proven level.
+    assert seen == [0.2, 0.2]
+    assert e.value.breakwater_giveup == "exhausted"
     s = lim.stats()
-    assert (s["stuck_timeouts"], s["timed_out"], s["held"], s["in_flight"]) == (1, 1, 1, 2)
+    assert (s["stuck_timeouts"], s["timed_out"], s["held"], s["in_flight"]) == (2, 2, 2, 3)
     assert s["limit"] == 1
     other.release("success")
 
@@ -175,16 +177,26 @@ def test_a_coroutine_attempt_above_the_proven_level_is_cut_at_the_stuck_age():
         assert not tc.done() and c_cancelled == []
         clock.advance(0.001)                   # the stuck age: cut, exactly
         for _ in range(50):                    # a few loop turns, no real time
+            if len(c_seen) == 2:
+                break
+            await asyncio.sleep(0)
+        # cut, and retried at once (a cut attempt waits for no backoff: its
+        # limit paces it), above the proven level again: the stuck age too
+        assert c_cancelled == [pytest.approx(admitted + 0.2, abs=1e-9)]
+        assert c_seen == [0.2, 0.2] and not tc.done()
+        clock.advance(0.2)
+        for _ in range(50):
             if tc.done():
                 break
             await asyncio.sleep(0)
         assert tc.done()
-        with pytest.raises(bw.LimiterFull) as e:
+        with pytest.raises(TimeoutError) as e:
             await tc
-        assert c_cancelled == [pytest.approx(admitted + 0.2, abs=1e-9)]
-        assert isinstance(e.value.__cause__, TimeoutError)
+        assert c_cancelled == [pytest.approx(admitted + 0.2, abs=1e-9),
+                               pytest.approx(admitted + 0.4, abs=1e-9)]
+        assert e.value.breakwater_giveup == "exhausted"
         s = lim.stats()
-        assert (s["stuck_timeouts"], s["timed_out"], s["held"]) == (1, 1, 1)
+        assert (s["stuck_timeouts"], s["timed_out"], s["held"]) == (2, 2, 2)
         # b, at a proven level, is untouched by the cut and answers
         assert not tb.done()
         b_go.set()
@@ -192,12 +204,17 @@ def test_a_coroutine_attempt_above_the_proven_level_is_cut_at_the_stuck_age():
         return admitted
 
     admitted = asyncio.run(scenario())
-    # the cut attempt's slot is held as long as it could have run: its own
-    # 2 s x (1 + timeout_hold_ratio 0.5) from its admission; the limit is 1
+    # each cut attempt's slot is held as long as it could have run: its own
+    # 2 s x (1 + timeout_hold_ratio 0.5) from its admission (the retry's
+    # 200 ms later); the limit is 1
     clock.set(admitted + 2.999)
     with pytest.raises(bw.LimiterFull):
         lim.acquire()
-    assert lim.stats()["held"] == 1
+    assert lim.stats()["held"] == 2
     clock.set(admitted + 3.0)
+    with pytest.raises(bw.LimiterFull):
+        lim.acquire()
+    assert lim.stats()["held"] == 1
+    clock.set(admitted + 3.2)
     lim.acquire().release("success")
     assert lim.stats()["held"] == 0

@@ -119,4 +119,13 @@ static inline void bw__bump_n(_Atomic uint64_t *c, unsigned stripe,
 }
 #define bw__bump(c, stripe) bw__bump_n((c), (stripe), 1)
 
+/* bw_retry_next (retry.h) for an attempt that a limit inside the caller's
+ * retry gave up on (an adaptive limiter's stuck_timeout, the pipeline's
+ * only caller): no answer came, so there is no hint, and the limit that
+ * cut it paces the retry by its slot, so there is no backoff either
+ * (*delay_ms = 0). Every other check (attempts, elapsed time,
+ * idempotency, deadline, budget) and the events are bw_retry_next's. */
+int bw__retry_next_paced(bw_retry_t *r, bw_verdict_t v, int64_t now_ns,
+                         int64_t *delay_ms);
+
 #endif /* BREAKWATER_INTERNAL_H */

@@ -737,6 +737,15 @@ int bw_pipeline_begin(const bw_pipeline_t *pl, bw_pipeline_call_t *c,
   return bw_pipeline_begin_at(pl, c, bw__current, now_ns);
 }
 
+/* Whether a limit inside the retry cut the attempt just made to its stuck
+ * age (its permit carries BW_PERMIT_FLAG_STUCK_TIMEOUT). */
+static bool cut_by_a_limit(const bw_pipeline_call_t *c) {
+  for (uint32_t m = c->pl->attempt_limits, i = 0; m != 0; m >>= 1, i++)
+    if ((m & 1u) && (c->permits[i].flags & BW_PERMIT_FLAG_STUCK_TIMEOUT))
+      return true;
+  return false;
+}
+
 /* An attempt's end, checked by the callers (c->timed_out set by them). */
 static int bw__report(bw_pipeline_call_t *c, bw_verdict_t v,
                       int64_t retry_after_ms, int64_t now_ns) {
@@ -751,9 +760,14 @@ static int bw__report(bw_pipeline_call_t *c, bw_verdict_t v,
         v == BW_VERDICT_PERMANENT ? BW_FAILURE_PERMANENT : BW_FAILURE_EXHAUSTED,
         now_ns);
   }
+  /* An attempt a limit inside the retry cut short (stuck_timeout) and that
+   * then timed out is retried without the backoff: the limit paces it, by
+   * a slot under the limit it lowered, instead of a timer. */
+  bool cut = c->timed_out && cut_by_a_limit(c);
   leave(c, pl->retry_at + 1, pl->count);
   int64_t delay = 0;
-  int rc = bw_retry_next(&c->retry, v, retry_after_ms, now_ns, &delay);
+  int rc = cut ? bw__retry_next_paced(&c->retry, v, now_ns, &delay)
+               : bw_retry_next(&c->retry, v, retry_after_ms, now_ns, &delay);
   if (rc == BW_RETRY_DONE) return finish(c, BW_FAILURE_NONE, now_ns);
   if (rc != BW_RETRY)
     return finish(c, from_giveup(c, bw_retry_reason(&c->retry)), now_ns);

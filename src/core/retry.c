@@ -739,7 +739,8 @@ static int bw__give_up(bw_retry_t *r, bw_giveup_t g, bw_verdict_t v,
 }
 
 static void bw__emit_scheduled(const bw_retry_t *r, bw_verdict_t v,
-                               int64_t delay, int64_t hint, int64_t now) {
+                               int64_t delay, int64_t hint, bool paced,
+                               int64_t now) {
   const bw_retry_policy_t *p = r->policy;
   bw_field_t f[3];
   char reason[160], of[32], why[48];
@@ -752,6 +753,8 @@ static void bw__emit_scheduled(const bw_retry_t *r, bw_verdict_t v,
   why[0] = '\0';
   if (hint >= 0)
     snprintf(why, sizeof(why), " (Retry-After %lld ms)", (long long)hint);
+  else if (paced)
+    snprintf(why, sizeof(why), " (paced by its limit)");
   snprintf(reason, sizeof(reason), "%s, retry %u%s in %lld ms%s",
            v == BW_VERDICT_NOT_SENT ? "request not sent" : "transient failure",
            r->attempts, of, (long long)delay, why);
@@ -759,8 +762,9 @@ static void bw__emit_scheduled(const bw_retry_t *r, bw_verdict_t v,
                 f, 3, NULL);
 }
 
-int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
-                  int64_t now_ns, int64_t *delay_ms) {
+/* bw_retry_next and bw__retry_next_paced: a paced retry has no backoff. */
+static int bw__next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
+                    int64_t now_ns, int64_t *delay_ms, bool paced) {
   const bw_retry_policy_t *p;
   int64_t elapsed, delay, hint;
   if (BW__UNLIKELY(r == NULL || delay_ms == NULL || r->policy == NULL ||
@@ -821,8 +825,11 @@ int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
 
   /* 5. The delay, which must end in time: the next attempt starts strictly
    * before max_elapsed_ms (stop_before) and before the deadline. */
-  delay = p->jitter == BW_JITTER_NONE ? bw__curve(p, r->attempts)
-                                      : bw__delay_it(r, r->attempts);
+  if (paced)
+    delay = 0; /* a limit paces it: it goes out when a slot frees */
+  else
+    delay = p->jitter == BW_JITTER_NONE ? bw__curve(p, r->attempts)
+                                        : bw__delay_it(r, r->attempts);
   if (hint > delay) delay = hint;
   if (p->stop_before && delay * BW_NS_PER_MS >= p->max_elapsed_ns - elapsed)
     return bw__give_up(r, BW_GIVEUP_ELAPSED, v, now_ns, elapsed, delay,
@@ -841,8 +848,18 @@ int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
     return bw__give_up(r, BW_GIVEUP_BUDGET, v, now_ns, delay, 0, delay_ms);
 
   *delay_ms = delay;
-  if (p->sink != NULL) bw__emit_scheduled(r, v, delay, hint, now_ns);
+  if (p->sink != NULL) bw__emit_scheduled(r, v, delay, hint, paced, now_ns);
   return BW_RETRY;
+}
+
+int bw_retry_next(bw_retry_t *r, bw_verdict_t v, int64_t retry_after_ms,
+                  int64_t now_ns, int64_t *delay_ms) {
+  return bw__next(r, v, retry_after_ms, now_ns, delay_ms, false);
+}
+
+int bw__retry_next_paced(bw_retry_t *r, bw_verdict_t v, int64_t now_ns,
+                         int64_t *delay_ms) {
+  return bw__next(r, v, BW_RETRY_AFTER_NONE, now_ns, delay_ms, true);
 }
 
 /* ---- the steps a driver's loop needs ---------------------------------------
