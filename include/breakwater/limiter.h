@@ -232,8 +232,9 @@ typedef struct bw_limiter_config_s {
    * counted by the dependency), gets at most stuck_ratio x the slowest
    * good answer lately (the age at which a call in flight counts as
    * stuck) instead of the attempt's own timeout, when that is shorter.
-   * Such an attempt, once given up, is retried under the limit in force
-   * then, as any timed-out attempt is; its slot stays counted as long as
+   * Such an attempt, once given up, is retried at once, without the
+   * retry's backoff (no answer came, and the limit paces the retry by its
+   * slot, under the limit in force then); its slot stays counted as long as
    * the attempt could have run, its own timeout x (1 + timeout_hold_ratio)
    * from its admission, because the dependency may still be working on
    * it. Its TIMED_OUT release is a stuck call, not a drop: it decreases
