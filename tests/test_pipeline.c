@@ -651,15 +651,10 @@ static void test_config_errors_name_the_strategy(void **state) {
   assert_status(bw_pipeline_begin(NULL, NULL, 0), BW_E_INVAL);
 }
 
-/* A limiter with stuck_timeout inside the retry cuts the attempt of a call
- * admitted above its proven level to its stuck age (stuck_ratio x the
- * slowest good answer); a proven level, a limit outside the retry and a
- * limit without the table bit keep the attempt's own timeout. */
-static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
-  env_t *e = *state;
+/* An adaptive limiter from 10 that gives up on stuck attempts
+ * (stuck_ratio 2, stuck_timeout), on the env's clock. */
+static bw_limiter_t *stuck_limiter(env_t *e) {
   bw_limiter_config_t lc;
-  bw_limiter_stats_t s;
-  bw_pipeline_call_t a, b, c;
   bw_limiter_config_init(&lc);
   lc.initial_limit = 10;
   lc.stuck_ratio = 2.0;
@@ -667,24 +662,51 @@ static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
   lc.clock = e->clock;
   bw_limiter_t *lim = bw_limiter_new(&lc, NULL);
   assert_non_null(lim);
+  return lim;
+}
+
+/* The env's pipeline: retry, then lim (no wait for a slot), then a 2 s
+ * attempt timeout: the limiter inside the retry. */
+static void build_limit_inside(env_t *e, bw_retry_policy_t *retry,
+                               bw_limiter_t *lim) {
   bw_pipeline_config_t cfg;
   bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
+  bw_pipeline_add_retry(&cfg, retry);
   bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
   bw_pipeline_add_timeout(&cfg, 2000);
   build(e, &cfg);
-  /* No good answer yet: nothing is known to be stuck. */
+}
+
+/* On the env's pipeline (build_limit_inside, a fresh stuck_limiter): a
+ * first call, before any good answer, keeps its own 2 s and is answered
+ * in 100 ms (proven 1, stuck age 200 ms); then b, admitted at level 1 (a
+ * proven level), keeps its own 2 s, and c, at level 2 above it, is cut to
+ * 200 ms, which have passed on return. */
+static void b_holds_c_is_cut(env_t *e, bw_pipeline_call_t *b,
+                             bw_pipeline_call_t *c) {
+  bw_pipeline_call_t a;
   BEGIN(&a, BW_STEP_ATTEMPT);
   assert_i64_eq(a.attempt_timeout_ms, 2000);
   advance_ms(e, 100);
-  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE); /* proves 1; stuck age 200 ms */
-  /* Admitted at 1, a proven level: its own timeout. */
-  BEGIN(&b, BW_STEP_ATTEMPT);
-  assert_i64_eq(b.attempt_timeout_ms, 2000);
-  /* Admitted at 2, above it: cut to 200 ms. */
-  BEGIN(&c, BW_STEP_ATTEMPT);
-  assert_i64_eq(c.attempt_timeout_ms, 200);
+  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
+  BEGIN(b, BW_STEP_ATTEMPT);
+  assert_i64_eq(b->attempt_timeout_ms, 2000);
+  BEGIN(c, BW_STEP_ATTEMPT);
+  assert_i64_eq(c->attempt_timeout_ms, 200);
   advance_ms(e, 200);
+}
+
+/* A limiter with stuck_timeout inside the retry cuts the attempt of a call
+ * admitted above its proven level to its stuck age (stuck_ratio x the
+ * slowest good answer); a proven level, a limit outside the retry and a
+ * limit without the table bit keep the attempt's own timeout. */
+static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
+  env_t *e = *state;
+  bw_limiter_stats_t s;
+  bw_pipeline_call_t a, b, c;
+  bw_limiter_t *lim = stuck_limiter(e);
+  build_limit_inside(e, make_retry(e, 2, false), lim);
+  b_holds_c_is_cut(e, &b, &c);
   /* Given up, and retried at once: no backoff (the retry's would be
    * 100 ms), the limit paces it, and a slot is free (3 of 10). */
   assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_ATTEMPT);
@@ -703,8 +725,8 @@ static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
   /* Outside the retry the permit is the call's, never cut: a fresh limiter
    * that has seen the same good answer (proven 1, stuck age 200 ms). */
   bw_permit_t p;
-  lim = bw_limiter_new(&lc, NULL);
-  assert_non_null(lim);
+  bw_pipeline_config_t cfg;
+  lim = stuck_limiter(e);
   assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
   advance_ms(e, 100);
   assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_OK);
@@ -1045,10 +1067,8 @@ static void test_a_users_refusal_waits_as_hinted_or_ends_the_call(
 static void test_a_cut_attempt_is_retried_paced_by_its_limit(void **state) {
   env_t *e = *state;
   bwt_recorder_t *rec = calloc(1, sizeof(*rec));
-  bw_limiter_config_t lc;
   bw_retry_config_t rc;
-  bw_pipeline_config_t cfg;
-  bw_pipeline_call_t a, b, c;
+  bw_pipeline_call_t b, c;
   assert_non_null(rec);
   bw_sink_t *sink = bw_sink_callback_new(bwt_record_cb, rec, NULL);
   assert_non_null(sink);
@@ -1061,26 +1081,9 @@ static void test_a_cut_attempt_is_retried_paced_by_its_limit(void **state) {
   rc.wall_clock = e->clock;
   e->retry = bw_retry_policy_new(&rc, NULL);
   assert_non_null(e->retry);
-  bw_limiter_config_init(&lc);
-  lc.initial_limit = 10;
-  lc.stuck_ratio = 2.0;
-  lc.stuck_timeout = true;
-  lc.clock = e->clock;
-  bw_limiter_t *lim = bw_limiter_new(&lc, NULL);
-  assert_non_null(lim);
-  bw_pipeline_config_init(&cfg);
-  bw_pipeline_add_retry(&cfg, e->retry);
-  bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
-  bw_pipeline_add_timeout(&cfg, 2000);
-  build(e, &cfg);
-  BEGIN(&a, BW_STEP_ATTEMPT);
-  advance_ms(e, 100);
-  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
-  BEGIN(&b, BW_STEP_ATTEMPT);
-  assert_i64_eq(b.attempt_timeout_ms, 2000);
-  BEGIN(&c, BW_STEP_ATTEMPT);
-  assert_i64_eq(c.attempt_timeout_ms, 200);
-  advance_ms(e, 200);
+  bw_limiter_t *lim = stuck_limiter(e);
+  build_limit_inside(e, e->retry, lim);
+  b_holds_c_is_cut(e, &b, &c);
   assert_int_equal(bw_pipeline_report_timeout(&c, now(e)), BW_STEP_ATTEMPT);
   assert_int_equal(c.attempt, 2);
   assert_i64_eq(c.attempt_timeout_ms, 200); /* level 3: cut again */
