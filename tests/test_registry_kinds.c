@@ -591,10 +591,18 @@ static void test_exposition_of_every_kind(void **state) {
 /* The OpenMetrics variant: the same samples; counter families named
  * without _total in HELP/TYPE; UNIT lines for seconds and ratios; help
  * text with its double quotes escaped; # EOF last. The Prometheus text
- * keeps its own rules (no EOF, no UNIT, _total families). */
+ * keeps its own rules (no EOF, no UNIT, _total families). On a manual
+ * clock, so that the two renderings compared below read the same times
+ * (on the monotonic clock a breaker's time in state could pass a
+ * millisecond between them and lengthen the text). */
 static void test_openmetrics_variant(void **state) {
   bw_error_t err;
-  bw_registry_t *reg = bw_registry_new(NULL, &err);
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  bw_registry_config_t rc;
+  assert_non_null(clock);
+  bw_registry_config_init(&rc);
+  rc.clock = clock;
+  bw_registry_t *reg = bw_registry_new(&rc, &err);
   bw_breaker_t *b = bw_registry_breaker(reg, "svc", &err);
   bw_bulkhead_t *bh = bw_registry_bulkhead(reg, "svc", NULL, &err);
   bw_permit_t p;
@@ -647,6 +655,7 @@ static void test_openmetrics_variant(void **state) {
   assert_int_equal(len, 0);
   bw_registry_put(reg, b);
   bw_registry_free(reg);
+  bw_clock_free(clock);
 }
 
 /* Isolated: the isolated gauge says so, and retry_in has no sample (no
