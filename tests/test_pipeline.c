@@ -1120,6 +1120,67 @@ static void test_a_cut_attempt_is_retried_paced_by_its_limit(void **state) {
   free(rec);
 }
 
+/* min_attempt_ms: an attempt goes out only with at least that much of the
+ * call's deadline left; with less, the call ends with `deadline` and the
+ * breaker inside the retry, entered for it, is left IGNORED (nothing went
+ * out). Deadline 1 s, 3 attempts 100 ms apart, min_attempt_ms 200: the
+ * second attempt leaves at 800 ms with exactly 200 ms left and goes out;
+ * the third would leave at 950 ms with 50 ms left. With 0 (off) it goes. */
+static void test_an_attempt_needs_min_attempt_ms_left(void **state) {
+  env_t *e = *state;
+  bw_error_t err;
+  make_retry(e, 3, false);
+  for (int64_t min = 200; min >= 0; min -= 200) {
+    bw_pipeline_config_t cfg;
+    bw_pipeline_call_t c;
+    bw_pipeline_config_init(&cfg);
+    cfg.min_attempt_ms = min;
+    bw_pipeline_add_deadline(&cfg, 1000);
+    bw_pipeline_add_retry(&cfg, e->retry);
+    bw_pipeline_add_breaker(&cfg, make_breaker(e, 5));
+    build(e, &cfg);
+    BEGIN(&c, BW_STEP_ATTEMPT);
+    advance_ms(e, 700);
+    REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+    advance_ms(e, c.delay_ms);
+    RESUME(&c, BW_STEP_ATTEMPT); /* 800 ms: 200 left */
+    assert_i64_eq(c.attempt_timeout_ms, 200);
+    advance_ms(e, 50);
+    REPORT(&c, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+    advance_ms(e, c.delay_ms); /* 950 ms: 50 left */
+    if (min > 0) {
+      RESUME(&c, BW_STEP_DONE);
+      assert_int_equal(c.failure, BW_FAILURE_DEADLINE);
+      assert_u64_eq(c.attempt, 2);
+      bw_breaker_stats_t s = bstats(e);
+      assert_u64_eq(s.admitted, 3);
+      assert_u64_eq(s.failures, 2);
+      assert_u64_eq(s.ignored, 1); /* the attempt not sent */
+    } else {
+      RESUME(&c, BW_STEP_ATTEMPT);
+      assert_u64_eq(c.attempt, 3);
+      assert_i64_eq(c.attempt_timeout_ms, 50);
+      bw_pipeline_cancel(&c);
+    }
+    bw_pipeline_free(e->pl);
+    e->pl = NULL;
+    bw_breaker_free(e->breaker);
+    e->breaker = NULL;
+  }
+  /* Out of range: named. */
+  bw_pipeline_config_t bad;
+  bw_pipeline_config_init(&bad);
+  bad.min_attempt_ms = -1;
+  assert_status(bw_pipeline_config_validate(&bad, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "min_attempt_ms");
+  assert_string_equal(err.message,
+                      "min_attempt_ms must be in [0, 86400000], "
+                      "0 for off (got -1)");
+  bad.min_attempt_ms = 86400001;
+  assert_status(bw_pipeline_config_validate(&bad, &err), BW_E_INVAL);
+  assert_string_equal(err.field, "min_attempt_ms");
+}
+
 /* A call that ends in a failure emits one pipeline_gave_up with its failure
  * kind, attempts and time taken, at the now_ns it was driven with; a call
  * that succeeds emits none. */
@@ -1283,6 +1344,7 @@ int main(void) {
       T(test_a_timed_out_attempt_reaches_the_limit_as_timed_out),
       T(test_a_limiter_inside_the_retry_cuts_a_stuck_attempt),
       T(test_a_cut_attempt_is_retried_paced_by_its_limit),
+      T(test_an_attempt_needs_min_attempt_ms_left),
       T(test_an_attempt_that_never_went_out_counts_nothing),
       T(test_config_errors_name_the_strategy),
       T(test_breaker_interface_in_a_pipeline),

@@ -152,6 +152,15 @@ typedef struct bw_pipeline_config_s {
    * outlive the pipeline. */
   bw_sink_t *sink;
   const bw_clock_t *wall_clock; /* event timestamps; default realtime */
+  /* The least deadline an attempt is sent with: with less than this left
+   * of the call's deadline, the call ends with BW_FAILURE_DEADLINE instead
+   * of sending (the strategies inside the retry are left IGNORED: nothing
+   * went out). An attempt that cannot be answered before the caller stops
+   * waiting still costs the dependency its work, and under overload most
+   * requests reach the end of their deadline in a queue. Set it near the
+   * dependency's slowest usual answer. Without a deadline it does nothing.
+   * Default 0 = off; 0..86400000. */
+  int64_t min_attempt_ms;
 } bw_pipeline_config_t;
 
 /* Fills the documented defaults: no strategy, no fallback. */

@@ -52,6 +52,7 @@ struct bw_pipeline_s {
   int64_t bucket_ns[BW_PIPELINE_MAX_BUCKETS]; /* upper bounds */
   bw_sink_t *sink;
   const bw_clock_t *wall;
+  int64_t min_attempt_ms; /* 0 = off */
 };
 
 /* The default latency bounds, 1 ms .. 30 s, in microseconds. */
@@ -144,6 +145,11 @@ int bw_pipeline_config_validate(const bw_pipeline_config_t *cfg,
     return bw_error_set(err, BW_E_INVAL, "count",
                         "count must be <= %d (got %u)",
                         BW_PIPELINE_MAX_STRATEGIES, cfg->count);
+  if (cfg->min_attempt_ms < 0 || cfg->min_attempt_ms > 86400000)
+    return bw_error_set(err, BW_E_INVAL, "min_attempt_ms",
+                        "min_attempt_ms must be in [0, 86400000], 0 for off "
+                        "(got %lld)",
+                        (long long)cfg->min_attempt_ms);
   if (cfg->latency_bucket_count > BW_PIPELINE_MAX_BUCKETS)
     return bw_error_set(err, BW_E_INVAL, "latency_bucket_count",
                         "latency_bucket_count must be <= %d (got %u)",
@@ -439,6 +445,7 @@ bw_pipeline_t *bw_pipeline_new(const bw_pipeline_config_t *cfg,
   pl->fallback_userdata = cfg->fallback_userdata;
   pl->sink = cfg->sink;
   pl->wall = cfg->wall_clock != NULL ? cfg->wall_clock : bw_clock_realtime();
+  pl->min_attempt_ms = cfg->min_attempt_ms;
   return pl;
 }
 
@@ -683,6 +690,12 @@ static int run(bw_pipeline_call_t *c, int64_t now_ns) {
   if (!bw_deadline_is_none(c->deadline)) {
     int64_t left = bw_deadline_remaining_ms(c->deadline, now_ns);
     if (left < 1) left = 1; /* not expired: less than a ms is left */
+    if (left < pl->min_attempt_ms) {
+      /* Too little left for an answer: send nothing (min_attempt_ms). */
+      c->reject = BW_FAILURE_DEADLINE;
+      leave_unsent(c);
+      return finish(c, BW_FAILURE_DEADLINE, now_ns);
+    }
     if (t < 0 || left < t) t = left;
   }
   /* A limit inside the retry may cut the attempt short (an adaptive
