@@ -204,6 +204,12 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
      * call waiting out its backoff holds none, and its retry is admitted
      * under the limit in force then (lowered by the congestion its first
      * attempt met), not under the permit of its first admission. */
+    /* No attempt with less than 180 ms of the deadline left (the
+     * partner's slowest answer under capacity): under a sustained overload
+     * the requests that reach the end of their deadline in a queue sent
+     * attempts nobody waited for, each a drop that kept the partner full
+     * (docs/limiter.md, end of "Tails are not congestion"). */
+    pc.min_attempt_ms = 180;
     rc_add |= bw_pipeline_add_deadline(&pc, 10000);
     rc_add |= bw_pipeline_add_breaker(&pc, kit->breaker);
     rc_add |= bw_pipeline_add_retry(&pc, kit->retry);
