@@ -254,7 +254,8 @@ typedef struct { uint32_t attempt; int64_t delay_ms;
 typedef int (*bw_fallback_fn)(void *userdata, bw_failure_t why,
                               const bw_pipeline_call_t *call);
 typedef struct { const char *name; bw_sink_t *sink; bw_fallback_fn fallback;
-                 void *fallback_userdata; ...; } bw_pipeline_config_t;
+                 void *fallback_userdata; int64_t min_attempt_ms; ...; }
+  bw_pipeline_config_t;
 typedef struct { uint64_t calls; uint64_t attempts; uint64_t successes;
   uint64_t failures[11]; uint64_t cancelled; ...; } bw_pipeline_stats_t;
 #define BW_STEP_ATTEMPT 0

@@ -166,6 +166,26 @@ def test_deadline_strategy_bounds_the_retries():
     assert clock.now() == pytest.approx(0.8)
 
 
+def test_min_attempt_sends_no_attempt_with_too_little_deadline_left():
+    # attempts 400 ms apart under a 1 s deadline: the one at 0.8 s has
+    # 0.2 s left; min_attempt 0.25 does not send it, 0.2 does
+    for min_attempt, calls in ((0.25, 2), (0.2, 3)):
+        clock = bw.ManualClock()
+        r = bw.Retry(max_attempts=10, base_ms="400ms", jitter="none", multiplier=1,
+                     retry_on=Transient, clock=clock)
+        pl = bw.Pipeline([bw.deadline(1.0), r], min_attempt=min_attempt)
+        f = flaky(100)
+        with pytest.raises(bw.DeadlineExceeded) as e:
+            pl.call(f)
+        assert e.value.breakwater_giveup == "deadline"
+        assert len(f.calls) == calls
+        assert clock.now() == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="min_attempt must be >= 0"):
+        bw.Pipeline([], min_attempt=-1)
+    with pytest.raises(ValueError, match="at most 86400 s"):
+        bw.Pipeline([], min_attempt=float("inf"))
+
+
 def test_context_deadline_bounds_the_call():
     clock = bw.ManualClock()
     r = bw.Retry(max_attempts=10, base_ms="400ms", jitter="none", multiplier=1,

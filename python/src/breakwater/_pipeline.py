@@ -302,6 +302,10 @@ class Pipeline:
     the async forms; a :class:`ManualClock` is advanced instead). The
     current :class:`deadline` bounds the call.
 
+    ``min_attempt=S`` sends no attempt with less than S seconds of the
+    current deadline left: the call raises :class:`DeadlineExceeded`
+    instead (the core's ``min_attempt_ms``; nothing without a deadline).
+
     A configuration file's pipelines are Pipelines too:
     ``registry.pipeline(name, retry_on=..., ignore=...)``
     (:meth:`Registry.pipeline`)."""
@@ -312,7 +316,8 @@ class Pipeline:
                  sink: Optional[Sink] = None,
                  sleep: Optional[Callable[[float], Any]] = None,
                  park: Optional[ParkingLot] = None,
-                 work: Optional[Callable[..., Any]] = None) -> None:
+                 work: Optional[Callable[..., Any]] = None,
+                 min_attempt: Optional[float] = None) -> None:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if isinstance(strategies, (str, bytes)) or not isinstance(strategies, (list, tuple)):
@@ -344,6 +349,11 @@ class Pipeline:
             keep.append(cname)
             cfg.name = cname
         cfg.sink = sink_ptr(sink)
+        if min_attempt is not None:  # seconds; the core's min_attempt_ms
+            seconds = _check_seconds("min_attempt", min_attempt)
+            if seconds > 86400:
+                raise ValueError(f"min_attempt must be at most 86400 s (got {seconds!r})")
+            cfg.min_attempt_ms = round(seconds * 1000)
         if park is not None:  # the C core parks a failed call's work
             cfg.fallback = ffi.addressof(lib, "bw_park_fallback")
             cfg.fallback_userdata = park._ptr
