@@ -1185,16 +1185,19 @@ static void reload_keeps_the_place_of_an_http_limit(void **state) {
       "http.x.limit_per_attempt: true -> false: not applied: fixed at "
       "creation, the pipeline's order (restart to apply)\n"
       "http.x: its pipeline (deadline_ms, limit_wait_ms, attempt_timeout_ms, "
-      "limit_per_attempt) and retry policy are kept as made (restart to "
+      "limit_per_attempt, min_attempt_ms) and retry policy are kept as made "
+      "(restart to "
       "apply a change)\n"
       "http.y.limit_per_attempt: false -> true: not applied: fixed at "
       "creation, the pipeline's order (restart to apply)\n"
       "limiter.y.max_limit: 64 -> 32: applied\n"
       "http.y: its pipeline (deadline_ms, limit_wait_ms, attempt_timeout_ms, "
-      "limit_per_attempt) and retry policy are kept as made (restart to "
+      "limit_per_attempt, min_attempt_ms) and retry policy are kept as made "
+      "(restart to "
       "apply a change)\n"
       "http.z: its pipeline (deadline_ms, limit_wait_ms, attempt_timeout_ms, "
-      "limit_per_attempt) and retry policy are kept as made (restart to "
+      "limit_per_attempt, min_attempt_ms) and retry policy are kept as made "
+      "(restart to "
       "apply a change)\n");
   /* z: a limit alone with the timeout reads the same in either order. */
   assert_u64_eq(r.applied, 1);
@@ -1286,7 +1289,8 @@ static void reload_of_a_live_http_section(void **state) {
       "creation (restart to apply)\n"
       "budget.payments.budget_percent: 20 -> 30: applied\n"
       "http.payments: its pipeline (deadline_ms, limit_wait_ms, "
-      "attempt_timeout_ms, limit_per_attempt) and retry policy are kept as "
+      "attempt_timeout_ms, limit_per_attempt, min_attempt_ms) and retry "
+      "policy are kept as "
       "made (restart to apply a change)\n");
   assert_u64_eq(r.applied, 2);
   assert_u64_eq(r.not_applied, 2);

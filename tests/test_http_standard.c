@@ -83,6 +83,7 @@ static void config_init_fills_documented_defaults(void **state) {
   assert_null(c.clock);
   assert_null(c.sink);
   assert_false(c.limit_per_attempt);
+  assert_i64_eq(c.min_attempt_ms, 0);
   assert_false(c.limiter.stuck_timeout);
   assert_status(bw_http_standard_config_validate(&c, NULL), BW_OK);
 }
@@ -124,6 +125,9 @@ static void a_bad_part_is_refused_naming_the_part_and_field(void **state) {
   bw_http_standard_config_init(&c);
   c.limit_wait_ms = -1;
   expect_refused(&c, "limit_wait_ms");
+  bw_http_standard_config_init(&c);
+  c.min_attempt_ms = -1;
+  expect_refused(&c, "min_attempt_ms");
   bw_http_standard_config_init(&c);
   c.use_retry = false;
   assert_status(bw_http_standard_config_validate(&c, &err), BW_E_INVAL);
@@ -419,6 +423,50 @@ static void the_breaker_opens_after_its_threshold(void **state) {
   bw_pipeline_cancel(&c);
 }
 
+/* min_attempt_ms reaches the preset's pipeline: under a 1 s deadline,
+ * attempts 400 ms apart (constant, no jitter, nothing else in the way),
+ * the one due at 800 ms has 200 ms left, under 250: the call ends with
+ * `deadline` after two attempts. */
+static void min_attempt_ms_reaches_the_pipeline(void **state) {
+  bw_http_standard_config_t c;
+  bw_http_standard_t *s;
+  bw_pipeline_call_t call;
+  bw_clock_t *clock = bw_clock_manual_new(BWT_T0_NS);
+  bw_error_t err;
+  (void)state;
+  assert_non_null(clock);
+  bw_http_standard_config_init(&c);
+  c.clock = clock;
+  c.deadline_ms = 1000;
+  c.use_limiter = false;
+  c.use_breaker = false;
+  c.use_budget = false;
+  c.attempt_timeout_ms = 0;
+  c.retry.backoff = BW_BACKOFF_CONSTANT;
+  c.retry.base_ms = 400;
+  c.retry.jitter = BW_JITTER_NONE;
+  c.min_attempt_ms = 250;
+  s = bw_http_standard_new(&c, &err);
+  if (s == NULL) fail_msg("%s: %s", err.field, err.message);
+  const bw_pipeline_t *pl = bw_http_standard_pipeline(s);
+  assert_int_equal(bw_pipeline_begin(pl, &call, bw_clock_now(clock)),
+                   BW_STEP_ATTEMPT);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(
+        bw_pipeline_report(&call, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE,
+                           bw_clock_now(clock)),
+        BW_STEP_WAIT);
+    assert_i64_eq(call.delay_ms, 400);
+    bw_clock_manual_advance(clock, 400 * MS);
+    assert_int_equal(bw_pipeline_resume(&call, bw_clock_now(clock)),
+                     i == 0 ? BW_STEP_ATTEMPT : BW_STEP_DONE);
+  }
+  assert_int_equal(call.failure, BW_FAILURE_DEADLINE);
+  assert_u64_eq(call.attempt, 2);
+  bw_http_standard_free(s);
+  bw_clock_free(clock);
+}
+
 static void parts_can_be_turned_off(void **state) {
   bw_http_standard_config_t cfg;
   bw_http_standard_t *s;
@@ -502,6 +550,7 @@ int main(void) {
       cmocka_unit_test(stuck_timeout_needs_the_limiter_inside_the_retry),
       cmocka_unit_test(limit_per_attempt_puts_the_limiter_inside_the_retry),
       cmocka_unit_test(parts_can_be_turned_off),
+      cmocka_unit_test(min_attempt_ms_reaches_the_pipeline),
       cmocka_unit_test(every_verb_answers_null_without_crashing),
       cmocka_unit_test(creation_survives_every_allocation_failure),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

@@ -90,6 +90,10 @@ typedef struct bw_http_standard_config_s {
                                   (needed by limiter.stuck_timeout). Last in
                                   the struct so that the layout of the
                                   fields before it does not move. */
+  int64_t min_attempt_ms;      /* default 0 = off: the pipeline's
+                                  min_attempt_ms (pipeline.h), no attempt
+                                  with less of the deadline left;
+                                  0..86400000. Appended, as above. */
 } bw_http_standard_config_t;
 
 typedef struct bw_http_standard_s bw_http_standard_t;

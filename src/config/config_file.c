@@ -990,6 +990,7 @@ static void *make_http(bw_registry_t *reg, const section_t *s,
   }
   bw_pipeline_config_init(&pc);
   pc.name = s->name;
+  pc.min_attempt_ms = c->min_attempt_ms;
   /* At most five strategies: they fit (validated with the file). */
   (void)bw_http_standard_add_strategies(&pc, c, lim, b, rt);
   return bw_registry_pipeline(reg, s->name, &pc, err);
@@ -1525,8 +1526,8 @@ static void plan_http(bw_registry_t *reg, const section_t *s, http_live_t *h,
   rp->r->kept++;
   report_line(rp,
               "http.%s: its pipeline (deadline_ms, limit_wait_ms, "
-              "attempt_timeout_ms, limit_per_attempt) and retry policy are "
-              "kept as made "
+              "attempt_timeout_ms, limit_per_attempt, min_attempt_ms) and "
+              "retry policy are kept as made "
               "(restart to apply a change)",
               s->name);
 }

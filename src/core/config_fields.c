@@ -529,6 +529,8 @@ static const bw_config_field_t http_own[] = {
     BOOL_(T, limit_per_attempt, "false",
           "the limiter inside the retry: a slot per attempt (for "
           "limiter.stuck_timeout)"),
+    MS(T, min_attempt_ms, 0, DAY_MS, 0, "0",
+       "no attempt with less of the deadline left; 0 = off"),
 };
 
 static const struct {
@@ -578,8 +580,8 @@ static void http_part(const char *part, size_t at,
 static void http_build(void) {
   size_t used = 0;
   /* In struct order: name, deadline, the limiter, the breaker, the retry,
-   * the budget, the attempt timeout, clock, sink and limit_per_attempt
-   * (appended last in the struct). */
+   * the budget, the attempt timeout, clock, sink, then limit_per_attempt
+   * and min_attempt_ms (appended last in the struct). */
   http_row(&http_own[0]);
   http_row(&http_own[1]);
   http_row(&http_own[2]);
@@ -595,6 +597,7 @@ static void http_build(void) {
   http_row(&http_own[8]);
   http_row(&http_own[9]);
   http_row(&http_own[10]);
+  http_row(&http_own[11]);
 }
 #undef HTTP_PART
 #undef T

@@ -113,6 +113,11 @@ int bw_http_standard_config_validate(const bw_http_standard_config_t *cfg,
                         "(got %lld)",
                         (long long)STD_MAX_MS,
                         (long long)cfg->attempt_timeout_ms);
+  if (cfg->min_attempt_ms < 0 || cfg->min_attempt_ms > 86400000)
+    return bw_error_set(err, BW_E_INVAL, "min_attempt_ms",
+                        "min_attempt_ms must be in [0, 86400000], 0 for off "
+                        "(got %lld)",
+                        (long long)cfg->min_attempt_ms);
   if (cfg->limit_wait_ms < 0 || cfg->limit_wait_ms > STD_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "limit_wait_ms",
                         "limit_wait_ms must be in [0, %lld] (got %lld)",
@@ -181,6 +186,7 @@ bw_http_standard_t *bw_http_standard_new(const bw_http_standard_config_t *cfg,
   bw_pipeline_config_init(&pc);
   pc.name = e.name;
   pc.sink = e.sink;
+  pc.min_attempt_ms = e.min_attempt_ms;
   add = bw_http_standard_add_strategies(&pc, &e, s->limiter, s->breaker,
                                         s->retry);
   if (add != BW_OK) { /* five strategies always fit: a bug if reached */
