@@ -113,11 +113,13 @@ int bw_http_standard_config_validate(const bw_http_standard_config_t *cfg,
                         "(got %lld)",
                         (long long)STD_MAX_MS,
                         (long long)cfg->attempt_timeout_ms);
-  if (cfg->min_attempt_ms < 0 || cfg->min_attempt_ms > 86400000)
-    return bw_error_set(err, BW_E_INVAL, "min_attempt_ms",
-                        "min_attempt_ms must be in [0, 86400000], 0 for off "
-                        "(got %lld)",
-                        (long long)cfg->min_attempt_ms);
+  {
+    /* min_attempt_ms is the pipeline's: its own rule. */
+    bw_pipeline_config_t pc;
+    bw_pipeline_config_init(&pc);
+    pc.min_attempt_ms = cfg->min_attempt_ms;
+    if (bw_pipeline_config_validate(&pc, err) != BW_OK) return BW_E_INVAL;
+  }
   if (cfg->limit_wait_ms < 0 || cfg->limit_wait_ms > STD_MAX_MS)
     return bw_error_set(err, BW_E_INVAL, "limit_wait_ms",
                         "limit_wait_ms must be in [0, %lld] (got %lld)",
