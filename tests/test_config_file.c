@@ -367,8 +367,16 @@ static const bad_t bad[] = {
      "t.ini:2: pipeline.p.strategies: strategy 1: no [throttle.nope] section "
      "in the file"},
     {"[pipeline.p]\nfoo = 1\n", 0, BW_E_NOTFOUND,
-     "t.ini:2: pipeline.p.foo: pipeline has no key 'foo' (its one key is "
-     "strategies)"},
+     "t.ini:2: pipeline.p.foo: pipeline has no key 'foo' (its keys are "
+     "strategies and min_attempt_ms)"},
+    {"[pipeline.p]\nstrategies = deadline 1s\nmin_attempt_ms = soon\n", 0,
+     BW_E_INVAL,
+     "t.ini:3: pipeline.p.min_attempt_ms: a duration, as 180ms or 1s (a bare "
+     "number is ms; got 'soon')"},
+    {"[pipeline.p]\nmin_attempt_ms = 2d\nstrategies = deadline 1s\n", 0,
+     BW_E_INVAL,
+     "t.ini:2: pipeline.p.min_attempt_ms: min_attempt_ms must be in [0, "
+     "86400000], 0 for off (got 172800000)"},
     {"[retry.r]\nbudget = nope\n", 0, BW_E_NOTFOUND,
      "t.ini:2: retry.r.budget: no [budget.nope] section in the file"},
     {"[pipeline.default]\n", 0, BW_E_INVAL,
@@ -552,6 +560,54 @@ static void references_become_objects(void **state) {
                    BW_STEP_DONE);
   assert_int_equal(c.failure, BW_FAILURE_LIMIT);
   bw_bulkhead_release(bh, &p);
+}
+
+/* A pipeline's min_attempt_ms: with less of the deadline left, the call
+ * ends with deadline and sends nothing. Under a 1 s deadline and a constant
+ * 400 ms backoff, the attempt due at +400 ms (600 ms left) goes and the
+ * one due at +800 ms (200 ms left, under 250) does not. */
+static void a_pipeline_sets_min_attempt_ms(void **state) {
+  fixture_t *fx = *state;
+  bw_config_diag_t d;
+  bw_pipeline_call_t c;
+  bw_config_file_t *f = parse(
+      "[retry.r]\nbackoff = constant\nbase_ms = 400ms\njitter = none\n"
+      "max_attempts = 5\n"
+      "[pipeline.p]\nstrategies = deadline 1s, retry.r\n"
+      "min_attempt_ms = 250ms\n",
+      &d);
+  if (f == NULL) print_error("%s\n", d.message);
+  assert_non_null(f);
+  {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    assert_status(bw_config_file_write(f, mem), BW_OK);
+    fclose(mem);
+    assert_contains(text,
+                    "[pipeline.p]\nstrategies = deadline 1000ms, "
+                    "retry.r\nmin_attempt_ms = 250\n");
+    free(text);
+  }
+  assert_status(bw_config_file_apply(f, fx->reg, &d), BW_OK);
+  bw_config_file_free(f);
+  bw_pipeline_t *pl = bw_registry_pipeline(fx->reg, "p", NULL, NULL);
+  assert_non_null(pl);
+  assert_int_equal(bw_pipeline_begin(pl, &c, bw_clock_now(fx->clock)),
+                   BW_STEP_ATTEMPT);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(
+        bw_pipeline_report(&c, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE,
+                           bw_clock_now(fx->clock)),
+        BW_STEP_WAIT);
+    assert_i64_eq(c.delay_ms, 400);
+    bw_clock_manual_advance(fx->clock, 400 * BW_NS_PER_MS);
+    assert_int_equal(bw_pipeline_resume(&c, bw_clock_now(fx->clock)),
+                     i == 0 ? BW_STEP_ATTEMPT : BW_STEP_DONE);
+  }
+  assert_int_equal(c.failure, BW_FAILURE_DEADLINE);
+  assert_u64_eq(c.attempt, 2);
 }
 
 /* [throttle.default] and [throttle.NAME] make registry throttles, with the
@@ -1329,6 +1385,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(references_become_objects, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(all_or_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_pipeline_sets_min_attempt_ms, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(throttle_sections_make_throttles, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(reload_applies_a_throttles_k, setup,

@@ -101,6 +101,7 @@ typedef struct section_s {
   size_t budget_ref; /* its section */
   item_t items[BW_PIPELINE_MAX_STRATEGIES]; /* pipeline */
   uint32_t nitems;
+  int64_t min_attempt_ms; /* pipeline: its min_attempt_ms key, 0 if unset */
 } section_t;
 
 struct bw_config_file_s {
@@ -363,9 +364,10 @@ static int handler(void *user, const char *section, const char *name,
     return parse_fail(p, BW_E_INVAL, key,
                       "the section names the object: name cannot be set");
   if (kinds[s->kind].ck == PIPELINE) {
-    if (strcmp(name, "strategies") != 0)
+    if (strcmp(name, "strategies") != 0 && strcmp(name, "min_attempt_ms") != 0)
       return parse_fail(p, BW_E_NOTFOUND, key,
-                        "pipeline has no key '%s' (its one key is strategies)",
+                        "pipeline has no key '%s' (its keys are strategies "
+                        "and min_attempt_ms)",
                         name);
   } else if (kinds[s->kind].ck == BW_CONFIG_RETRY &&
              strcmp(name, "budget") == 0) {
@@ -618,6 +620,21 @@ static int resolve_pipeline(const bw_config_file_t *f, section_t *s,
   }
   if (bw_pipeline_config_validate(&pc, &err) != BW_OK)
     return diag_set(diag, f->file, err.code, e->line, key, "%s", err.message);
+  /* min_attempt_ms: a duration, in the range the pipeline's own rule
+   * allows (bw_pipeline_config_validate says which). */
+  const entry_t *m = find_entry(s, "min_attempt_ms");
+  s->min_attempt_ms = 0;
+  if (m != NULL) {
+    snprintf(key, sizeof key, "pipeline.%s.min_attempt_ms", s->name);
+    if (bw_config_parse_duration_ms(m->value, &pc.min_attempt_ms) != BW_OK)
+      return diag_set(diag, f->file, BW_E_INVAL, m->line, key,
+                      "a duration, as 180ms or 1s (a bare number is ms; got "
+                      "'%.64s')",
+                      m->value);
+    if (bw_pipeline_config_validate(&pc, &err) != BW_OK)
+      return diag_set(diag, f->file, err.code, m->line, key, "%s", err.message);
+    s->min_attempt_ms = pc.min_attempt_ms;
+  }
   return BW_OK;
 }
 
@@ -936,7 +953,7 @@ int bw_config_file_write(const bw_config_file_t *f, FILE *out) {
         fprintf(out, "%s.%s", sec_kind(r), r->name);
         if (it->has_wait) fprintf(out, " wait %lldms", (long long)it->wait_ms);
       }
-      fprintf(out, "\n");
+      fprintf(out, "\nmin_attempt_ms = %lld\n", (long long)s->min_attempt_ms);
       continue;
     }
     size_t n;
@@ -1031,6 +1048,7 @@ static void *make(bw_registry_t *reg, const bw_config_file_t *f,
     bw_pipeline_config_t pc;
     bw_pipeline_config_init(&pc);
     pc.name = s->name;
+    pc.min_attempt_ms = s->min_attempt_ms;
     for (uint32_t j = 0; j < s->nitems; j++) {
       const item_t *it = &s->items[j];
       if (it->type == ITEM_DEADLINE) {
