@@ -2044,6 +2044,90 @@ static void a_tail_is_no_congestion(void **state) {
   release_each(e, ps, 20, BW_LIMIT_IGNORED);
 }
 
+/* Saturated successes until AIMD's congestion avoidance takes one step:
+ * half the limit held, then `limit` calls answered at once (the clock
+ * stands still, so nothing held ages). Returns the limit after. */
+static uint32_t avoidance_round(env_t *e) {
+  uint32_t n = bw_limiter_limit(e->lim);
+  assert_true(n / 2 <= 32);
+  hold(e, (int)(n / 2));
+  for (uint32_t i = 0; i < n; i++)
+    step(e, 0, BW_LIMIT_SUCCESS);
+  let_go(e);
+  return bw_limiter_limit(e->lim);
+}
+
+/* A stuck event at the limit: calls taken at `ms` (fewer than half the
+ * limit, and under the proven level), all still out 210 ms later (past the
+ * stuck age, 2 x 100 ms, whatever bucket they fell in), when one more
+ * call looks (at a proven level: no probe left behind): the limit is cut
+ * to the calls not stuck, none, but at most halved. Their 429s then
+ * decrease nothing (the same congestion). */
+static void stuck_event_at(env_t *e, int64_t base, int64_t ms) {
+  bw_permit_t ps[64];
+  uint32_t limit = bw_limiter_limit(e->lim);
+  uint32_t n = (uint32_t)stats(e->lim).proven - 1;
+  if (n > limit / 2 - 1) n = limit / 2 - 1;
+  assert_true(n <= 64);
+  at(e, base, ms);
+  take_into(e, ps, 0, (int)n);
+  scan_at(e, base, ms + 210);
+  assert_u64_eq(bw_limiter_limit(e->lim), limit / 2);
+  release_each(e, ps, (int)n, BW_LIMIT_DROPPED);
+  assert_u64_eq(bw_limiter_limit(e->lim), limit / 2);
+}
+
+/* After a stuck cut AIMD searches back to the limit the event began at
+ * (BIC's binary increase: half the gap a round trip, at least 1), then
+ * probes past it with a step that doubles each round trip, at most an
+ * eighth of the limit. A cut that deepens the same event keeps its level;
+ * a new event that begins below it aims lower (fast convergence). */
+static void aimd_searches_back_after_a_stuck_cut(void **state) {
+  env_t *e = *state;
+  bw_permit_t ps[40];
+  int64_t base = stuck_ready(e, 2.0);
+  /* The event of stuck_calls_at_any_level_cut_the_limit: 40 -> 30 -> 20,
+   * one event that began at 40. */
+  at(e, base, 100);
+  take_into(e, ps, 0, 10);
+  at(e, base, 150);
+  take_into(e, ps, 10, 30);
+  at(e, base, 200);
+  take_into(e, ps, 30, 40);
+  look_at(e, base, 301);
+  assert_stuck(e, 30, 1, 10);
+  look_at(e, base, 360);
+  assert_stuck(e, 20, 1, 30);
+  release_each(e, ps, 40, BW_LIMIT_DROPPED);
+  /* Half the way back to 40 each round trip: +10, +5, +2, +1, +1, +1. */
+  assert_u64_eq(avoidance_round(e), 30);
+  assert_u64_eq(avoidance_round(e), 35);
+  assert_u64_eq(avoidance_round(e), 37);
+  assert_u64_eq(avoidance_round(e), 38);
+  assert_u64_eq(avoidance_round(e), 39);
+  assert_u64_eq(avoidance_round(e), 40);
+  /* Past it: +1, +2, +4, then at most limit / 8. */
+  assert_u64_eq(avoidance_round(e), 41);
+  assert_u64_eq(avoidance_round(e), 43);
+  assert_u64_eq(avoidance_round(e), 47);
+  assert_u64_eq(avoidance_round(e), 52);
+  assert_u64_eq(avoidance_round(e), 58);
+  /* A new event at 58 (above 40): it is the level now; halved to 29. */
+  stuck_event_at(e, base, 1000);
+  assert_u64_eq(avoidance_round(e), 43); /* 29 + (58 - 29) / 2 */
+  /* One more event at 43, below 58: the capacity fell, so the search aims
+   * between 43 and its cut, 21: (43 + 21) / 2 = 32. */
+  stuck_event_at(e, base, 2000);
+  assert_u64_eq(avoidance_round(e), 26); /* 21 + floor(11 / 2) */
+  assert_u64_eq(avoidance_round(e), 29);
+  assert_u64_eq(avoidance_round(e), 30);
+  assert_u64_eq(avoidance_round(e), 31);
+  assert_u64_eq(avoidance_round(e), 32);
+  assert_u64_eq(avoidance_round(e), 33); /* past 32: probing, +1 */
+  assert_u64_eq(avoidance_round(e), 35);
+  assert_u64_eq(stats(e->lim).stuck, 3);
+}
+
 /* An attempt cut at the stuck age (stuck_timeout) that times out is a
  * stuck call, not a drop: its release decreases nothing and remembers no
  * wall, but the stuck-call rule still counts it. 40 calls at 100 ms: 20
@@ -2283,6 +2367,7 @@ int main(void) {
       T(late_answers_do_not_raise_the_stuck_threshold),
       T(the_threshold_follows_the_slowest_good_answer),
       T(a_tail_is_no_congestion),
+      T(aimd_searches_back_after_a_stuck_cut),
       T(a_cut_attempt_is_a_stuck_call_not_a_drop),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
   };
