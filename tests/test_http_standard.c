@@ -315,6 +315,17 @@ static void limit_per_attempt_puts_the_limiter_inside_the_retry(void **state) {
   bw_limiter_stats(lim, &ls);
   assert_u64_eq(ls.in_flight, 0);
   assert_u64_eq(ls.proven, 1); /* the 100 ms answer: stuck age 200 ms */
+  /* 15 more calls answered in 100 ms, each with its own 10 s: the stuck
+   * age is trusted from the 16th good answer on. */
+  for (int i = 0; i < 15; i++) {
+    assert_int_equal(bw_pipeline_begin(pl, &b, bw_clock_now(clock)),
+                     BW_STEP_ATTEMPT);
+    assert_i64_eq(b.attempt_timeout_ms, 10000);
+    bw_clock_manual_advance(clock, 100 * MS);
+    assert_int_equal(bw_pipeline_report(&b, BW_VERDICT_OK, BW_RETRY_AFTER_NONE,
+                                        bw_clock_now(clock)),
+                     BW_STEP_DONE);
+  }
 
   /* Admitted at 1, the proven level: its own 10 s. */
   t0 = bw_clock_now(clock);
@@ -339,7 +350,7 @@ static void limit_per_attempt_puts_the_limiter_inside_the_retry(void **state) {
                                       bw_clock_now(clock)),
                    BW_STEP_DONE);
   bw_pipeline_stats(pl, &ps);
-  assert_u64_eq(ps.attempts, 5); /* a twice, b, c and its retry */
+  assert_u64_eq(ps.attempts, 20); /* a twice, 15 more, b, c, c's retry */
   bw_http_standard_free(s);
   bw_clock_free(clock);
 }

@@ -1673,10 +1673,17 @@ static void aimd_slow_start_adds_the_startup_headroom(void **state) {
   assert_true(stats(e->lim).startup);
 }
 
+/* Good answers of rtt_ms, one at a time (each at level 1). */
+static void good_answers(env_t *e, int n, int64_t rtt_ms) {
+  for (int i = 0; i < n; i++)
+    step(e, rtt_ms, BW_LIMIT_SUCCESS);
+}
+
 /* stuck_timeout: an attempt admitted above the proven level is cut to the
- * stuck age (stuck_ratio x the slowest good answer), and when it times out
- * its slot stays counted for (1 + timeout_hold_ratio) x its own timeout
- * from its admission, not timeout_hold_ratio x the time it ran. */
+ * stuck age (stuck_ratio x the slowest good answer), once 16 good answers
+ * have set it, and when it times out its slot stays counted for (1 +
+ * timeout_hold_ratio) x its own timeout from its admission, not
+ * timeout_hold_ratio x the time it ran. */
 static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
@@ -1692,10 +1699,16 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   assert_u64_eq(a.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
   bw_clock_manual_advance(e->clock, 100 * MS);
   assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
-  assert_u64_eq(stats(e->lim).proven, 1); /* stuck age 2 x 100 ms */
-  a = take(e->lim);                       /* at 1: proven */
-  b = take(e->lim);                       /* at 2: above */
-  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &a, 2000), 2000);
+  /* 15 good answers (stuck age 2 x 100 ms): still too few to cut. */
+  good_answers(e, 14, 100);
+  a = take(e->lim); /* at 1: proven */
+  b = take(e->lim); /* at 2: above */
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 2000), 2000);
+  assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
+  /* The 16th, 1 ms later: from now on the stuck age is trusted. */
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  assert_u64_eq(stats(e->lim).proven, 1);
   assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 150), 150);
   assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, -1), -1);
   assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
@@ -1703,11 +1716,10 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT,
                 BW_PERMIT_FLAG_STUCK_TIMEOUT);
   assert_u64_eq(b.timeout_ms, 2000);
-  /* b times out at 200 ms: held until 2,000 x 1.5 = 3,000 ms after its
-   * admission (a plain timeout at 200 ms would be held 100 ms). */
+  /* b times out at 201 ms: held until 2,000 x 1.5 = 3,000 ms after its
+   * admission (a plain timeout at 201 ms would be held 100.5 ms). */
   bw_clock_manual_advance(e->clock, 200 * MS);
   assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_TIMED_OUT), BW_OK);
-  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_IGNORED), BW_OK);
   assert_u64_eq(stats(e->lim).stuck_timeouts, 1);
   assert_u64_eq(stats(e->lim).timed_out, 1);
   assert_u64_eq(stats(e->lim).held, 1);
@@ -1715,7 +1727,7 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
    * held slot counts: the next call would be at level 2, which b probed
    * and nothing proved, so it is refused. At the end the slot is free and
    * the call goes out at level 1. */
-  bw_clock_manual_advance(e->clock, 2799 * MS);
+  bw_clock_manual_advance(e->clock, 2798 * MS);
   assert_status(bw_limiter_try_acquire(e->lim, &c), BW_E_FULL);
   assert_u64_eq(stats(e->lim).held, 1);
   assert_u64_eq(stats(e->lim).in_flight, 1);
@@ -1724,18 +1736,21 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   assert_u64_eq(c.inflight_at_acquire, 1);
   assert_u64_eq(stats(e->lim).held, 0);
   assert_status(bw_limiter_release(e->lim, &c, BW_LIMIT_IGNORED), BW_OK);
-  /* The top probe_headroom band of the proven range is cut too: proven 8,
-   * headroom 0.25, so levels 7 and 8 are, 6 is not. */
+  /* The top probe_headroom band of the proven range is cut too: proven 8
+   * (two rounds of 8 good answers), headroom 0.25, so levels 7 and 8 are,
+   * 6 is not. */
   {
     bw_permit_t ps[8];
     cfg.probe_headroom = 0.25;
     make(e, &cfg);
-    for (int i = 0; i < 8; i++)
-      ps[i] = take(e->lim);
-    bw_clock_manual_advance(e->clock, 100 * MS);
-    for (int i = 0; i < 8; i++)
-      assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_SUCCESS),
-                    BW_OK);
+    for (int round = 0; round < 2; round++) {
+      for (int i = 0; i < 8; i++)
+        ps[i] = take(e->lim);
+      bw_clock_manual_advance(e->clock, 100 * MS);
+      for (int i = 0; i < 8; i++)
+        assert_status(bw_limiter_release(e->lim, &ps[i], BW_LIMIT_SUCCESS),
+                      BW_OK);
+    }
     assert_u64_eq(stats(e->lim).proven, 8);
     for (int i = 0; i < 7; i++)
       ps[i] = take(e->lim);
@@ -1747,12 +1762,10 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
                     BW_OK);
     cfg.probe_headroom = 0;
   }
-  /* Off (the default): never cut. */
+  /* Off (the default): never cut, after 16 good answers too. */
   cfg.stuck_timeout = false;
   make(e, &cfg);
-  a = take(e->lim);
-  bw_clock_manual_advance(e->clock, 100 * MS);
-  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  good_answers(e, 16, 100);
   a = take(e->lim);
   b = take(e->lim);
   assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 2000), 2000);

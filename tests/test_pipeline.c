@@ -677,18 +677,21 @@ static void build_limit_inside(env_t *e, bw_retry_policy_t *retry,
   build(e, &cfg);
 }
 
-/* On the env's pipeline (build_limit_inside, a fresh stuck_limiter): a
- * first call, before any good answer, keeps its own 2 s and is answered
- * in 100 ms (proven 1, stuck age 200 ms); then b, admitted at level 1 (a
- * proven level), keeps its own 2 s, and c, at level 2 above it, is cut to
- * 200 ms, which have passed on return. */
+/* On the env's pipeline (build_limit_inside, a fresh stuck_limiter): 16
+ * calls one after another, each keeping its own 2 s (no stuck age the
+ * limiter trusts yet) and answered in 100 ms (proven 1, stuck age 200 ms,
+ * set by 16 good answers); then b, admitted at level 1 (a proven level),
+ * keeps its own 2 s, and c, at level 2 above it, is cut to 200 ms, which
+ * have passed on return. */
 static void b_holds_c_is_cut(env_t *e, bw_pipeline_call_t *b,
                              bw_pipeline_call_t *c) {
   bw_pipeline_call_t a;
-  BEGIN(&a, BW_STEP_ATTEMPT);
-  assert_i64_eq(a.attempt_timeout_ms, 2000);
-  advance_ms(e, 100);
-  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
+  for (int i = 0; i < 16; i++) {
+    BEGIN(&a, BW_STEP_ATTEMPT);
+    assert_i64_eq(a.attempt_timeout_ms, 2000);
+    advance_ms(e, 100);
+    REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
+  }
   BEGIN(b, BW_STEP_ATTEMPT);
   assert_i64_eq(b->attempt_timeout_ms, 2000);
   BEGIN(c, BW_STEP_ATTEMPT);
@@ -723,13 +726,15 @@ static void test_a_limiter_inside_the_retry_cuts_a_stuck_attempt(void **state) {
   e->pl = NULL;
   bw_limiter_free(lim);
   /* Outside the retry the permit is the call's, never cut: a fresh limiter
-   * that has seen the same good answer (proven 1, stuck age 200 ms). */
+   * that has seen the same 16 good answers (proven 1, stuck age 200 ms). */
   bw_permit_t p;
   bw_pipeline_config_t cfg;
   lim = stuck_limiter(e);
-  assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
-  advance_ms(e, 100);
-  assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  for (int i = 0; i < 16; i++) {
+    assert_status(bw_limiter_try_acquire(lim, &p), BW_OK);
+    advance_ms(e, 100);
+    assert_status(bw_limiter_release(lim, &p, BW_LIMIT_SUCCESS), BW_OK);
+  }
   bw_pipeline_config_init(&cfg);
   bw_pipeline_add_limit(&cfg, bw_limiter_as_limit(lim), 0);
   bw_pipeline_add_retry(&cfg, e->retry);

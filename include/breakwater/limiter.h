@@ -242,7 +242,9 @@ typedef struct bw_limiter_config_s {
    * it. Its TIMED_OUT release is a stuck call, not a drop: it decreases
    * nothing by itself and remembers no wall, and the stuck-call rule
    * counts it (one answer from the latency's tail must not cut the
-   * limit). Attempts with no timeout are never cut. Default false. */
+   * limit). Attempts with no timeout are never cut, nor any before the
+   * limiter has seen 16 good answers (the slowest of fewer is no measure
+   * of the dependency's spread). Default false. */
   bool stuck_timeout;
   /* Sparse drops are no congestion: a drop decreases the limit (and
    * remembers a wall, and ends startup) only when more than

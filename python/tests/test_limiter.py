@@ -85,8 +85,9 @@ def test_drop_tolerance_lets_sparse_drops_pass():
 
 def stuck_pipeline(clock, stuck_timeout=True):
     """[Retry, Limiter, Timeout(2)]: the limiter inside the retry, each
-    attempt 2 s. After one good answer of 100 ms the proven level is 1 and
-    the stuck age 2 x 100 ms."""
+    attempt 2 s. After 16 good answers of 100 ms (the limiter cuts no
+    attempt before that many) the proven level is 1 and the stuck age
+    2 x 100 ms."""
     lim = bw.Limiter("partner", initial_limit=10, stuck_ratio=2,
                      stuck_timeout=stuck_timeout, clock=clock)
     retry = bw.Retry("partner", max_attempts=2, base_ms=50, jitter="none",
@@ -96,7 +97,8 @@ def stuck_pipeline(clock, stuck_timeout=True):
     def answered_in_100_ms():
         clock.advance(0.1)
         return "ok"
-    assert pl.call(answered_in_100_ms) == "ok"
+    for _ in range(16):
+        assert pl.call(answered_in_100_ms) == "ok"
     s = lim.stats()
     assert (s["proven"], s["in_flight"]) == (1, 0)
     return lim, pl

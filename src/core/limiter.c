@@ -36,6 +36,9 @@
 #define BW__AGE_SLOTS 128u /* buckets of calls in flight by admission time */
 #define BW__AGE_MASK (BW__AGE_SLOTS - 1u)
 #define BW__AGE_PER_THRESHOLD 16 /* a bucket is at most 1/16 of age_ns */
+/* stuck_timeout cuts no attempt before this many good answers have set
+ * the stuck age (bw_limiter_attempt_timeout). */
+#define BW__CUT_MIN_GOOD 16u
 /* A batch of stuck calls is a congestion event when it is at least
  * 1/BW__AGE_BATCH of the calls in flight and 1/BW__AGE_SHARE of the calls
  * admitted in its buckets (bw__lim_age_cut). */
@@ -128,8 +131,9 @@ struct bw_limiter_s {
    * jumps to a slower good sample and decays towards good_srtt by 1/64 of
    * the gap per good sample. */
   double good_srtt, good_max;
-  int64_t good_at_ns;     /* the latest good sample */
-  _Atomic int64_t age_ns; /* stuck_ratio x good_max: a call older is stuck */
+  int64_t good_at_ns;      /* the latest good sample */
+  _Atomic int64_t age_ns;  /* stuck_ratio x good_max: a call older is stuck */
+  _Atomic uint32_t good_n; /* good samples so far, up to BW__CUT_MIN_GOOD */
   _Atomic uint64_t stuck_events;
   bool stuck_timeout;              /* stuck_timeout */
   _Atomic uint64_t stuck_timeouts; /* cut attempts that timed out */
@@ -369,7 +373,8 @@ int bw_limiter_config_validate(const bw_limiter_config_t *c, bw_error_t *err) {
  * stays held (bw_limiter_release) since the dependency still has the
  * call. A level a success proved (but for the top band, below), an
  * untimed permit, an attempt with no timeout or one already shorter, and
- * a limiter with no good answer yet are left alone. */
+ * a limiter with fewer than BW__CUT_MIN_GOOD good answers yet are left
+ * alone. */
 int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
                                    int64_t timeout_ms) {
   int64_t age, cut;
@@ -386,6 +391,12 @@ int64_t bw_limiter_attempt_timeout(bw_limiter_t *lim, bw_permit_t *p,
   pv = BW__LOAD(lim->proven);
   if (p->inflight_at_acquire <= pv - (uint32_t)((double)pv * lim->headroom))
     return timeout_ms;
+  /* The slowest of a few good answers is no measure of the dependency's
+   * spread: an answer a little slower than the first ones would be cut
+   * while it was on its way, and its slot held for seconds after the
+   * dependency let it go (docs/limiter.md, "A stuck age needs sixteen
+   * good answers"). */
+  if (BW__LOAD(lim->good_n) < BW__CUT_MIN_GOOD) return timeout_ms;
   age = BW__LOAD(lim->age_ns);
   if (age <= 0) return timeout_ms;
   cut = bw_ns_to_ms_ceil(age);
@@ -526,6 +537,7 @@ bw_limiter_t *bw_limiter_new(const bw_limiter_config_t *cfg, bw_error_t *err) {
   atomic_init(&lim->cut_ns, INT64_MIN);
   atomic_init(&lim->stuck_calls, 0);
   atomic_init(&lim->age_ns, 0);
+  atomic_init(&lim->good_n, 0);
   atomic_init(&lim->age_floor, 0);
   bw_error_clear(err);
   return lim;
@@ -858,6 +870,8 @@ static void bw__age_sample(bw_limiter_t *lim, int64_t rtt, int64_t now) {
     return; /* a stuck call's late answer */
   }
   lim->good_at_ns = now;
+  if (BW__LOAD(lim->good_n) < BW__CUT_MIN_GOOD)
+    atomic_fetch_add_explicit(&lim->good_n, 1, memory_order_relaxed);
   atomic_store_explicit(&lim->age_ns,
                         (int64_t)(lim->good_max * lim->stuck_ratio),
                         memory_order_relaxed);
