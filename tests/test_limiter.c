@@ -2141,6 +2141,54 @@ static void aimd_searches_back_after_a_stuck_cut(void **state) {
   assert_u64_eq(stats(e->lim).stuck, 3);
 }
 
+/* A probe released IGNORED (cancelled, never sent) brings no evidence:
+ * its level is unprobed again. Proven 1 and a limit of 10 after 16
+ * sequential answers; a call at level 2 is cancelled. 300 ms later (past
+ * the stuck age, 200 ms) nothing reads as stuck: no event, the limit
+ * stays 10 with no wall. The level can be probed afresh, and that probe's
+ * own timer runs: unproven 201 ms after its admission it is stuck, and
+ * the limit is cut to the proven level. (Before, the cancelled probe
+ * itself cut the limit to 1 and walled level 2 for overload_memory_ms.) */
+static void a_cancelled_probe_is_no_stuck_probe(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t a, b;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.stuck_ratio = 2.0;
+  cfg.overload_memory_ms = 60000;
+  make(e, &cfg);
+  good_answers(e, 16, 100);
+  assert_u64_eq(stats(e->lim).proven, 1);
+  a = take(e->lim);
+  b = take(e->lim);
+  assert_u64_eq(b.inflight_at_acquire, 2); /* above the proven level */
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_IGNORED), BW_OK);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
+  bw_clock_manual_advance(e->clock, 300 * MS);
+  a = take(e->lim);
+  assert_u64_eq(stats(e->lim).stuck, 0);
+  assert_u64_eq(bw_limiter_limit(e->lim), 10);
+  assert_u64_eq(stats(e->lim).disproven, 0);
+  /* Level 2 again: a fresh probe, stuck once 200 ms old. */
+  b = take(e->lim);
+  assert_u64_eq(b.inflight_at_acquire, 2);
+  bw_clock_manual_advance(e->clock, 200 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_IGNORED), BW_OK);
+  /* An acquire looks, and is refused: level 2 is probed and unproven, and
+   * its window (half the smoothed RTT) is over. At 200 ms nothing is
+   * stuck yet (strictly older); at 201 ms the probe is: the limit is cut
+   * to the proven 1 and level 2 is walled. */
+  refused(e);
+  assert_u64_eq(stats(e->lim).stuck, 0);
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  refused(e);
+  assert_u64_eq(stats(e->lim).stuck, 1);
+  assert_u64_eq(bw_limiter_limit(e->lim), 1);
+  assert_u64_eq(stats(e->lim).disproven, 2);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_IGNORED), BW_OK);
+}
+
 /* An attempt cut at the stuck age (stuck_timeout) that times out is a
  * stuck call, not a drop: its release decreases nothing and remembers no
  * wall, but the stuck-call rule still counts it. 40 calls at 100 ms: 20
@@ -2381,6 +2429,7 @@ int main(void) {
       T(the_threshold_follows_the_slowest_good_answer),
       T(a_tail_is_no_congestion),
       T(aimd_searches_back_after_a_stuck_cut),
+      T(a_cancelled_probe_is_no_stuck_probe),
       T(a_cut_attempt_is_a_stuck_call_not_a_drop),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),
   };

@@ -724,6 +724,18 @@ static void bw__probe_admitted(bw_limiter_t *lim, uint32_t n, int64_t now) {
   bw__raise_u32(&lim->probe_hi, n);
 }
 
+/* A probe released IGNORED (cancelled, never sent) brought no evidence
+ * about its level: the level and those above it are unprobed again, so no
+ * stuck timer runs on a call that is gone, and the next call at the level
+ * probes it afresh. Without this, one cancelled probe later read as stuck:
+ * the limit was cut to the proven level and the wall remembered. A call
+ * still out at a higher level loses its probe timer; the stuck-call rule
+ * (the age ring) still counts it. */
+static void bw__probe_withdrawn(bw_limiter_t *lim, uint32_t level) {
+  if (level > bw__probe_open(lim) && level <= BW__LOAD(lim->probe_hi))
+    bw__lower_u32(&lim->probe_hi, level - 1u);
+}
+
 /* Whether the lowest unproven probe has been out longer than stuck_ns. */
 static bool bw__probe_stuck(const bw_limiter_t *lim, int64_t now) {
   uint32_t open = bw__probe_open(lim);
@@ -1468,6 +1480,7 @@ int bw_limiter_release(bw_limiter_t *lim, const bw_permit_t *p,
   s = bw__stripe();
   if (outcome == BW_LIMIT_IGNORED) {
     bw__bump(&lim->stripes[s].ignored, s);
+    if (lim->probe_at != NULL) bw__probe_withdrawn(lim, p->inflight_at_acquire);
     return BW_OK;
   }
   if (cut) {
