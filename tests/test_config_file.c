@@ -44,6 +44,18 @@ static bw_config_file_t *parse(const char *text, bw_config_diag_t *d) {
   return bw_config_file_parse(text, strlen(text), "t.ini", NULL, d);
 }
 
+/* The effective configuration bw_config_file_write gives, as a string
+ * (free it). */
+static char *written(const bw_config_file_t *f) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  assert_non_null(mem);
+  assert_status(bw_config_file_write(f, mem), BW_OK);
+  fclose(mem);
+  return text;
+}
+
 /* The breaker named `name` opens after exactly `failures` failures in a
  * row, stays open exactly break_ms, and closes after exactly `successes`
  * probe successes (one probe at a time). */
@@ -579,12 +591,7 @@ static void a_pipeline_sets_min_attempt_ms(void **state) {
   if (f == NULL) print_error("%s\n", d.message);
   assert_non_null(f);
   {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    assert_non_null(mem);
-    assert_status(bw_config_file_write(f, mem), BW_OK);
-    fclose(mem);
+    char *text = written(f);
     assert_contains(text,
                     "[pipeline.p]\nstrategies = deadline 1000ms, "
                     "retry.r\nmin_attempt_ms = 250\n");
@@ -640,12 +647,7 @@ static void throttle_sections_make_throttles(void **state) {
   assert_true(c->k == 4.0); /* the environment over the section */
   assert_i64_eq(c->window_ms, 60000);
   {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    assert_non_null(mem);
-    assert_status(bw_config_file_write(f, mem), BW_OK);
-    fclose(mem);
+    char *buf = written(f);
     assert_contains(buf,
                     "[throttle.partner]\nk = 1.5\nwindow_ms = 120000\n"
                     "buckets = 120\nseed = 9\n");
@@ -1107,12 +1109,7 @@ static void http_sections_make_the_standard_pipeline(void **state) {
   assert_int_equal(hc->limiter.max_limit, 64);
   assert_int_equal(hc->budget.kind, BW_BUDGET_RATIO);
   {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    assert_non_null(mem);
-    assert_status(bw_config_file_write(f, mem), BW_OK);
-    fclose(mem);
+    char *text = written(f);
     assert_contains(text, "[http.payments]\ndeadline_ms = 20000\n");
     assert_contains(text, "breaker.failure_ratio = 0.2\n");
     assert_contains(text, "retry.base_ms = 500\n");

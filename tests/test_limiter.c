@@ -1940,6 +1940,18 @@ static void look_at(env_t *e, int64_t base, int64_t ms) {
   refused(e);
 }
 
+/* 40 calls at the proven level 40, in three batches: 10 at 100 ms, 20 at
+ * 150 ms, 10 at 200 ms (ring time, ms since its start -> bucket: 100 ->
+ * 11, 150 -> 17, 200 -> 23). */
+static void three_batches(env_t *e, int64_t base, bw_permit_t *ps) {
+  at(e, base, 100);
+  take_into(e, ps, 0, 10);
+  at(e, base, 150);
+  take_into(e, ps, 10, 30);
+  at(e, base, 200);
+  take_into(e, ps, 30, 40);
+}
+
 /* The dependency stops answering a batch of calls at a level the limiter
  * has proven (no probe covers it). Each call is stuck once older than 200
  * ms, to within the bucket it was admitted in; the first batch admitted
@@ -1952,14 +1964,7 @@ static void stuck_calls_at_any_level_cut_the_limit(void **state) {
   env_t *e = *state;
   bw_permit_t ps[40], qs[20];
   int64_t base = stuck_ready(e, 2.0);
-  /* Ring time (ms since its start) -> bucket: 100 -> 11, 150 -> 17,
-   * 200 -> 23. */
-  at(e, base, 100);
-  take_into(e, ps, 0, 10);
-  at(e, base, 150);
-  take_into(e, ps, 10, 30);
-  at(e, base, 200);
-  take_into(e, ps, 30, 40);
+  three_batches(e, base, ps);
   /* At 300 ms the bucket of 100 ms ends 200.66 ms ago: not yet stuck. */
   look_at(e, base, 300);
   assert_u64_eq(bw_limiter_limit(e->lim), 40);
@@ -2101,12 +2106,7 @@ static void aimd_searches_back_after_a_stuck_cut(void **state) {
   int64_t base = stuck_ready(e, 2.0);
   /* The event of stuck_calls_at_any_level_cut_the_limit: 40 -> 30 -> 20,
    * one event that began at 40. */
-  at(e, base, 100);
-  take_into(e, ps, 0, 10);
-  at(e, base, 150);
-  take_into(e, ps, 10, 30);
-  at(e, base, 200);
-  take_into(e, ps, 30, 40);
+  three_batches(e, base, ps);
   look_at(e, base, 301);
   assert_stuck(e, 30, 1, 10);
   look_at(e, base, 360);
