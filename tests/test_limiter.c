@@ -2075,70 +2075,26 @@ static uint32_t avoidance_round(env_t *e) {
   return bw_limiter_limit(e->lim);
 }
 
-/* A stuck event at the limit: calls taken at `ms` (fewer than half the
- * limit, and under the proven level), all still out 210 ms later (past the
- * stuck age, 2 x 100 ms, whatever bucket they fell in), when one more
- * call looks (at a proven level: no probe left behind): the limit is cut
- * to the calls not stuck, none, but at most halved. Their 429s then
- * decrease nothing (the same congestion). */
-static void stuck_event_at(env_t *e, int64_t base, int64_t ms) {
-  bw_permit_t ps[64];
-  uint32_t limit = bw_limiter_limit(e->lim);
-  uint32_t n = (uint32_t)stats(e->lim).proven - 1;
-  if (n > limit / 2 - 1) n = limit / 2 - 1;
-  assert_true(n <= 64);
-  at(e, base, ms);
-  take_into(e, ps, 0, (int)n);
-  scan_at(e, base, ms + 210);
-  assert_u64_eq(bw_limiter_limit(e->lim), limit / 2);
-  release_each(e, ps, (int)n, BW_LIMIT_DROPPED);
-  assert_u64_eq(bw_limiter_limit(e->lim), limit / 2);
-}
-
-/* After a stuck cut AIMD searches back to the limit the event began at
- * (BIC's binary increase: half the gap a round trip, at least 1), then
- * probes past it with a step that doubles each round trip, at most an
- * eighth of the limit. A cut that deepens the same event keeps its level;
- * a new event that begins below it aims lower (fast convergence). */
-static void aimd_searches_back_after_a_stuck_cut(void **state) {
+/* After a stuck cut AIMD climbs back one step a round trip, as after a
+ * drop: the deepened event of stuck_calls_at_any_level_cut_the_limit
+ * (40 -> 30 -> 20), then rounds of saturated successes: 21, 22, 23. (A
+ * binary search back to the event's level, TCP BIC's, was measured and
+ * not kept: over real HTTP it returned the limit to the level that had
+ * just collapsed; docs/limiter.md, "Recovering after a stuck cut".) */
+static void aimd_climbs_one_step_a_round_trip_after_a_stuck_cut(void **state) {
   env_t *e = *state;
   bw_permit_t ps[40];
   int64_t base = stuck_ready(e, 2.0);
-  /* The event of stuck_calls_at_any_level_cut_the_limit: 40 -> 30 -> 20,
-   * one event that began at 40. */
   three_batches(e, base, ps);
   look_at(e, base, 301);
   assert_stuck(e, 30, 1, 10);
   look_at(e, base, 360);
   assert_stuck(e, 20, 1, 30);
   release_each(e, ps, 40, BW_LIMIT_DROPPED);
-  /* Half the way back to 40 each round trip: +10, +5, +2, +1, +1, +1. */
-  assert_u64_eq(avoidance_round(e), 30);
-  assert_u64_eq(avoidance_round(e), 35);
-  assert_u64_eq(avoidance_round(e), 37);
-  assert_u64_eq(avoidance_round(e), 38);
-  assert_u64_eq(avoidance_round(e), 39);
-  assert_u64_eq(avoidance_round(e), 40);
-  /* Past it: +1, +2, +4, then at most limit / 8. */
-  assert_u64_eq(avoidance_round(e), 41);
-  assert_u64_eq(avoidance_round(e), 43);
-  assert_u64_eq(avoidance_round(e), 47);
-  assert_u64_eq(avoidance_round(e), 52);
-  assert_u64_eq(avoidance_round(e), 58);
-  /* A new event at 58 (above 40): it is the level now; halved to 29. */
-  stuck_event_at(e, base, 1000);
-  assert_u64_eq(avoidance_round(e), 43); /* 29 + (58 - 29) / 2 */
-  /* One more event at 43, below 58: the capacity fell, so the search aims
-   * between 43 and its cut, 21: (43 + 21) / 2 = 32. */
-  stuck_event_at(e, base, 2000);
-  assert_u64_eq(avoidance_round(e), 26); /* 21 + floor(11 / 2) */
-  assert_u64_eq(avoidance_round(e), 29);
-  assert_u64_eq(avoidance_round(e), 30);
-  assert_u64_eq(avoidance_round(e), 31);
-  assert_u64_eq(avoidance_round(e), 32);
-  assert_u64_eq(avoidance_round(e), 33); /* past 32: probing, +1 */
-  assert_u64_eq(avoidance_round(e), 35);
-  assert_u64_eq(stats(e->lim).stuck, 3);
+  assert_u64_eq(avoidance_round(e), 21);
+  assert_u64_eq(avoidance_round(e), 22);
+  assert_u64_eq(avoidance_round(e), 23);
+  assert_u64_eq(stats(e->lim).stuck, 1);
 }
 
 /* A probe released IGNORED (cancelled, never sent) brings no evidence:
@@ -2428,7 +2384,7 @@ int main(void) {
       T(late_answers_do_not_raise_the_stuck_threshold),
       T(the_threshold_follows_the_slowest_good_answer),
       T(a_tail_is_no_congestion),
-      T(aimd_searches_back_after_a_stuck_cut),
+      T(aimd_climbs_one_step_a_round_trip_after_a_stuck_cut),
       T(a_cancelled_probe_is_no_stuck_probe),
       T(a_cut_attempt_is_a_stuck_call_not_a_drop),
       cmocka_unit_test(out_of_memory_fails_cleanly_at_every_allocation),

@@ -197,9 +197,7 @@ typedef struct bw_limiter_config_s {
    *   overload most), is a congestion event: the limit is cut to the
    *   calls in flight that are neither stuck nor held, but at most halved,
    *   deepening as more turn stuck until the limit next grows; startup
-   *   ends and the stuck calls' later drops decrease nothing. AIMD then
-   *   climbs back by halving the gap to the level the event began at each
-   *   round trip, and past it by a step that doubles (at most limit / 8).
+   *   ends and the stuck calls' later drops decrease nothing.
    *   Default 0 = off; else [1, 100] (2.0 in the lab's breakwater mode). */
   double startup_headroom;
   double stuck_ratio;
