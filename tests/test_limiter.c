@@ -2080,7 +2080,8 @@ static uint32_t avoidance_round(env_t *e) {
  * (40 -> 30 -> 20), then rounds of saturated successes: 21, 22, 23. (A
  * binary search back to the event's level, TCP BIC's, was measured and
  * not kept: over real HTTP it returned the limit to the level that had
- * just collapsed; docs/limiter.md, "Recovering after a stuck cut".) */
+ * just collapsed; docs/internals/limiter-startup.md, "Recovering after a
+ * stuck cut".) */
 static void aimd_climbs_one_step_a_round_trip_after_a_stuck_cut(void **state) {
   env_t *e = *state;
   bw_permit_t ps[40];

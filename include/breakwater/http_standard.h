@@ -33,7 +33,8 @@
  * within the deadline); a call waiting out its backoff holds none, and its
  * retry is admitted under the limit in force when it asks, lowered by the
  * congestion its first attempt met. It is what the lab's breakwater mode
- * does (docs/limiter.md, "Pacing and an attempt timeout..."), and what
+ * does (docs/internals/limiter-startup.md, "Pacing and an attempt
+ * timeout..."), and what
  * the limiter's stuck_timeout needs: only a limit inside the retry may cut
  * an attempt short (an attempt admitted above the proven level gets its
  * stuck age) and have it retried. A slot refusal is still never retried:
