@@ -34,12 +34,11 @@
  * retry is admitted under the limit in force when it asks, lowered by the
  * congestion its first attempt met. It is what the lab's breakwater mode
  * does (docs/internals/limiter-startup.md, "Pacing and an attempt
- * timeout..."), and what
- * the limiter's stuck_timeout needs: only a limit inside the retry may cut
- * an attempt short (an attempt admitted above the proven level gets its
- * stuck age) and have it retried. A slot refusal is still never retried:
- * the call ends with the limit's failure. Default false: the order above,
- * one slot per logical call, held across the retry's waits.
+ * timeout..."), and what the limiter's stuck_timeout needs: only a limit inside
+ * the retry may cut an attempt short (an attempt admitted above the proven
+ * level gets its stuck age) and have it retried. A slot refusal is still never
+ * retried: the call ends with the limit's failure. Default false: the order
+ * above, one slot per logical call, held across the retry's waits.
  * Non-idempotent requests: the curl drivers send an Idempotency-Key (one per
  * logical call, the same on every attempt) when the request says it is not
  * idempotent (bw_curl_easy_options_t.idempotent, bw_curl_request_t), which
