@@ -279,7 +279,14 @@ static void summaries_account_for_every_refusal(void **state) {
   bw_ratelimit_free(rl); /* the last summary */
   assert_int_equal(atomic_load(&summed), limited);
   assert_int_equal(atomic_load(&empty_summaries), 0);
-  assert_true(atomic_load(&summaries) >= 100); /* about one a clock second */
+  /* At most one a clock second (200 s of clock), and the last. How many
+   * below that depends on the scheduler, not on the limiter: a summariser
+   * descheduled with the summary's lock held lets the other threads run
+   * the clock on by seconds, whose refusals the next summary then carries
+   * (counted in `summed` all the same). Under load this test saw 151 and
+   * fewer than 100; "one when a second is due" is checked exactly in
+   * test_ratelimit (refusals_are_summarised_at_most_once_a_second). */
+  assert_true(atomic_load(&summaries) >= 1);
   assert_true(atomic_load(&summaries) <= 201);
   fprintf(stderr, "summaries: %llu events for %llu refusals\n",
           (unsigned long long)atomic_load(&summaries),
