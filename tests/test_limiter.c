@@ -1699,16 +1699,21 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   assert_u64_eq(a.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
   bw_clock_manual_advance(e->clock, 100 * MS);
   assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
-  /* 15 good answers (stuck age 2 x 100 ms): still too few to cut. */
+  /* 15 good answers (stuck age 2 x 100 ms): still too few to cut. The
+   * call above the proven level, cancelled, leaves its level unprobed. */
   good_answers(e, 14, 100);
   a = take(e->lim); /* at 1: proven */
   b = take(e->lim); /* at 2: above */
   assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 2000), 2000);
   assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
-  /* The 16th, 1 ms later: from now on the stuck age is trusted. */
-  bw_clock_manual_advance(e->clock, 1 * MS);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_IGNORED), BW_OK);
+  bw_clock_manual_advance(e->clock, 100 * MS);
   assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_SUCCESS), BW_OK);
-  assert_u64_eq(stats(e->lim).proven, 1);
+  /* The 16th: from now on the stuck age is trusted. */
+  assert_u64_eq(stats(e->lim).proven, 1); /* stuck age 2 x 100 ms */
+  a = take(e->lim);                       /* at 1: proven */
+  b = take(e->lim);                       /* at 2: above */
+  assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &a, 2000), 2000);
   assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, 150), 150);
   assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &b, -1), -1);
   assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT, 0);
@@ -1716,10 +1721,11 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
   assert_u64_eq(b.flags & BW_PERMIT_FLAG_STUCK_TIMEOUT,
                 BW_PERMIT_FLAG_STUCK_TIMEOUT);
   assert_u64_eq(b.timeout_ms, 2000);
-  /* b times out at 201 ms: held until 2,000 x 1.5 = 3,000 ms after its
-   * admission (a plain timeout at 201 ms would be held 100.5 ms). */
+  /* b times out at 200 ms: held until 2,000 x 1.5 = 3,000 ms after its
+   * admission (a plain timeout at 200 ms would be held 100 ms). */
   bw_clock_manual_advance(e->clock, 200 * MS);
   assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_TIMED_OUT), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_IGNORED), BW_OK);
   assert_u64_eq(stats(e->lim).stuck_timeouts, 1);
   assert_u64_eq(stats(e->lim).timed_out, 1);
   assert_u64_eq(stats(e->lim).held, 1);
@@ -1727,7 +1733,7 @@ static void stuck_timeout_cuts_an_attempt_above_the_proven_level(void **state) {
    * held slot counts: the next call would be at level 2, which b probed
    * and nothing proved, so it is refused. At the end the slot is free and
    * the call goes out at level 1. */
-  bw_clock_manual_advance(e->clock, 2798 * MS);
+  bw_clock_manual_advance(e->clock, 2799 * MS);
   assert_status(bw_limiter_try_acquire(e->lim, &c), BW_E_FULL);
   assert_u64_eq(stats(e->lim).held, 1);
   assert_u64_eq(stats(e->lim).in_flight, 1);

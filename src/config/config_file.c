@@ -618,23 +618,23 @@ static int resolve_pipeline(const bw_config_file_t *f, section_t *s,
     if (comma == NULL) break;
     v = comma + 1;
   }
-  if (bw_pipeline_config_validate(&pc, &err) != BW_OK)
-    return diag_set(diag, f->file, err.code, e->line, key, "%s", err.message);
-  /* min_attempt_ms: a duration, in the range the pipeline's own rule
-   * allows (bw_pipeline_config_validate says which). */
+  /* min_attempt_ms: a duration; its range is the pipeline's own rule,
+   * checked with the strategies' below. */
   const entry_t *m = find_entry(s, "min_attempt_ms");
-  s->min_attempt_ms = 0;
-  if (m != NULL) {
-    snprintf(key, sizeof key, "pipeline.%s.min_attempt_ms", s->name);
-    if (bw_config_parse_duration_ms(m->value, &pc.min_attempt_ms) != BW_OK)
-      return diag_set(diag, f->file, BW_E_INVAL, m->line, key,
-                      "a duration, as 180ms or 1s (a bare number is ms; got "
-                      "'%.64s')",
-                      m->value);
-    if (bw_pipeline_config_validate(&pc, &err) != BW_OK)
-      return diag_set(diag, f->file, err.code, m->line, key, "%s", err.message);
-    s->min_attempt_ms = pc.min_attempt_ms;
+  char mkey[128];
+  snprintf(mkey, sizeof mkey, "pipeline.%s.min_attempt_ms", s->name);
+  if (m != NULL &&
+      bw_config_parse_duration_ms(m->value, &pc.min_attempt_ms) != BW_OK)
+    return diag_set(diag, f->file, BW_E_INVAL, m->line, mkey,
+                    "a duration, as 180ms or 1s (a bare number is ms; got "
+                    "'%.64s')",
+                    m->value);
+  if (bw_pipeline_config_validate(&pc, &err) != BW_OK) {
+    bool on_min = m != NULL && strcmp(err.field, "min_attempt_ms") == 0;
+    return diag_set(diag, f->file, err.code, on_min ? m->line : e->line,
+                    on_min ? mkey : key, "%s", err.message);
   }
+  s->min_attempt_ms = pc.min_attempt_ms;
   return BW_OK;
 }
 
