@@ -329,6 +329,44 @@ static void test_limit_wait_ends_when_a_slot_frees(void **state) {
   assert_u64_eq(bw_limit_in_flight(l), 0);
 }
 
+/* bw_pipeline_slot_wait names the limit only while a call waits for one of
+ * its slots; such a wait may end before its delay (a driver resumes it when
+ * a slot frees), and a retry's backoff is no slot wait. */
+static void test_slot_wait_names_the_limit_of_a_slot_wait_only(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t cfg;
+  bw_pipeline_config_init(&cfg);
+  bw_pipeline_add_retry(&cfg, make_retry(e, 2, false));
+  bw_limit_t *l = bw_bulkhead_as_limit(make_bulkhead(e, 1));
+  bw_pipeline_add_limit(&cfg, l, 1000);
+  build(e, &cfg);
+  bw_pipeline_call_t a, b;
+  assert_null(bw_pipeline_slot_wait(NULL));
+  BEGIN(&a, BW_STEP_ATTEMPT);
+  assert_null(bw_pipeline_slot_wait(&a)); /* an attempt, not a wait */
+  BEGIN(&b, BW_STEP_WAIT);
+  assert_ptr_equal(bw_pipeline_slot_wait(&b), l);
+  assert_i64_eq(b.delay_ms, 5);
+  /* a's attempt fails and frees the slot at 2 ms; b, resumed then rather
+   * than at 5 ms, takes it. */
+  advance_ms(e, 2);
+  REPORT(&a, BW_VERDICT_TRANSIENT, BW_STEP_WAIT);
+  assert_null(bw_pipeline_slot_wait(&a)); /* the retry's 100 ms backoff */
+  assert_i64_eq(a.delay_ms, 100);
+  RESUME(&b, BW_STEP_ATTEMPT);
+  assert_null(bw_pipeline_slot_wait(&b));
+  assert_u64_eq(bw_limit_in_flight(l), 1);
+  /* After its backoff a finds the slot taken: a slot wait again. */
+  advance_ms(e, 100);
+  RESUME(&a, BW_STEP_WAIT);
+  assert_ptr_equal(bw_pipeline_slot_wait(&a), l);
+  REPORT(&b, BW_VERDICT_OK, BW_STEP_DONE);
+  assert_null(bw_pipeline_slot_wait(&b)); /* done */
+  RESUME(&a, BW_STEP_ATTEMPT);
+  REPORT(&a, BW_VERDICT_OK, BW_STEP_DONE);
+  assert_u64_eq(bw_limit_in_flight(l), 0);
+}
+
 static void test_ratelimit_waits_as_told(void **state) {
   env_t *e = *state;
   bw_ratelimit_config_t rc;
@@ -1336,6 +1374,7 @@ int main(void) {
       T(test_limit_full_waits_then_refuses),
       T(test_limit_poll_interval_doubles_up_to_eight_times),
       T(test_limit_wait_ends_when_a_slot_frees),
+      T(test_slot_wait_names_the_limit_of_a_slot_wait_only),
       T(test_ratelimit_waits_as_told),
       T(test_deadline_bounds_attempts_and_retries),
       T(test_outer_deadline_narrows_and_expired_refuses),

@@ -8,6 +8,8 @@
  * checked by hand, event by event; seeded scenarios give exact,
  * byte-identical results. No test sleeps or reads the real clock. */
 #include "bw_test.h"
+#include "breakwater/bulkhead.h"
+#include "breakwater/pipeline.h"
 #include "breakwater/sim.h"
 #include "oom.h"
 
@@ -611,6 +613,82 @@ static void a_timeout_abandons_the_attempt_but_the_partner_keeps_it(
   assert_int_equal(bw_sim_results_format(NULL, line, sizeof(line)), -1);
 }
 
+/* Three requests arriving at 0, 10 and 20 ms through a pipeline whose one
+ * slot (a bulkhead of 1) each 100 ms answer holds; the partner has room
+ * for all. Returns the run's results. */
+static bw_sim_results_t one_slot_run(bool handoff) {
+  bw_error_t err;
+  bw_sim_partner_config_t pc;
+  bw_sim_t *sim = bw_sim_new(NULL, &err);
+  assert_non_null(sim);
+  bw_sim_partner_config_init(&pc);
+  pc.capacity = 10;
+  pc.ok_min_ms = pc.ok_max_ms = 100;
+  bw_sim_partner_t *partner = bw_sim_partner_new(&pc, &err);
+  assert_non_null(partner);
+  bw_bulkhead_config_t hc;
+  bw_bulkhead_config_init(&hc);
+  hc.max_concurrent = 1;
+  hc.timeout_ms = 0;
+  hc.clock = bw_sim_clock(sim);
+  bw_bulkhead_t *bh = bw_bulkhead_new(&hc, &err);
+  assert_non_null(bh);
+  bw_pipeline_config_t plc;
+  bw_pipeline_config_init(&plc);
+  assert_status(bw_pipeline_add_limit(&plc, bw_bulkhead_as_limit(bh), 1000),
+                BW_OK);
+  bw_pipeline_t *pl = bw_pipeline_new(&plc, &err);
+  assert_non_null(pl);
+  bw_sim_policy_t pol;
+  assert_status(handoff ? bw_sim_policy_pipeline_handoff(&pol, pl)
+                        : bw_sim_policy_pipeline(&pol, pl),
+                BW_OK);
+  bw_sim_client_config_t cc = client_cfg(&pol, 3);
+  cc.arrival = BW_SIM_ARRIVAL_RAMP;
+  cc.ramp_ms = 30;
+  bw_sim_client_t *c = bw_sim_client_new(sim, partner, &cc, &err);
+  assert_non_null(c);
+  assert_status(bw_sim_client_start(c), BW_OK);
+  bw_sim_run(sim);
+  assert_status(bw_sim_client_error(c), BW_OK);
+  bw_sim_results_t r;
+  assert_status(bw_sim_client_results(c, &r), BW_OK);
+  bw_sim_client_free(c);
+  bw_sim_partner_free(partner);
+  bw_sim_free(sim);
+  bw_pipeline_free(pl);
+  bw_bulkhead_free(bh);
+  return r;
+}
+
+/* A slot wait polls at the pipeline's 5, 10, 20, 40, 40... ms; with the
+ * handoff policy a freed slot goes to the oldest waiter at once.
+ *   polling: #0 0..100; #1 (arrived at 10) asks at 15, 25, 45, 85, 125:
+ *            sent at 125, done at 225 (215 ms); #2 (at 20) asks at 25, 35,
+ *            55, 95, 135, 175, 215, 255: done at 355 (335 ms).
+ *   handoff: #1 gets the slot #0 frees at 100 (190 ms), #2 the one #1
+ *            frees at 200 (280 ms): first come, first served (the other
+ *            order would give 180 and 290 ms). */
+static void a_handoff_gives_a_freed_slot_to_the_oldest_waiter_at_once(
+    void **state) {
+  (void)state;
+  bw_sim_results_t r = one_slot_run(false);
+  assert_conserved(&r);
+  assert_u64_eq(r.successes, 3);
+  assert_u64_eq(r.network_calls, 3);
+  assert_i64_eq(r.latency_p50_ns, 215 * MS);
+  assert_i64_eq(r.latency_max_ns, 335 * MS);
+  assert_i64_eq(r.completion_ns, 355 * MS);
+  r = one_slot_run(true);
+  assert_conserved(&r);
+  assert_u64_eq(r.successes, 3);
+  assert_u64_eq(r.network_calls, 3);
+  assert_u64_eq(r.partner_max_in_flight, 1);
+  assert_i64_eq(r.latency_p50_ns, 190 * MS);
+  assert_i64_eq(r.latency_max_ns, 280 * MS);
+  assert_i64_eq(r.completion_ns, 300 * MS);
+}
+
 /* An answer exactly at the timeout is in time. */
 static void an_answer_exactly_at_the_timeout_is_in_time(void **state) {
   bw_sim_partner_config_t pc;
@@ -874,7 +952,7 @@ static void arrivals_follow_the_pattern(void **state) {
  * would), waits 50 ms before even ones, and gives up on request 2. */
 static bw_sim_decision_t picky_before(void *data, bw_sim_call_t *call,
                                       int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER, 0, NULL};
   (void)data;
   if (call->request == 2) {
     d.action = BW_SIM_ACT_GIVE_UP;
@@ -891,7 +969,7 @@ static bw_sim_decision_t picky_before(void *data, bw_sim_call_t *call,
 
 static bw_sim_decision_t picky_after(void *data, bw_sim_call_t *call,
                                      int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0, NULL};
   (void)data;
   /* Sent after the 50 ms wait, answered after the partner's latency. */
   assert_i64_eq(call->sent_ns, call->arrival_ns + 50 * MS);
@@ -925,7 +1003,7 @@ static void a_policy_can_refuse_wait_and_give_up(void **state) {
 
 static bw_sim_decision_t bad_after(void *data, bw_sim_call_t *call,
                                    int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, -5, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, -5, BW_SIM_REJECT_OTHER, 0, NULL};
   (void)data;
   (void)now_ns;
   if (call->status == 200) d.action = BW_SIM_ACT_STOP; /* ignored anyway */
@@ -955,7 +1033,7 @@ static void a_bad_decision_stops_the_run(void **state) {
  * around the call): the open breaker keeps calls off the network. */
 static bw_sim_decision_t breaker_before(void *data, bw_sim_call_t *call,
                                         int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_GO, 0, BW_SIM_REJECT_OTHER, 0, NULL};
   (void)now_ns;
   if (bw_breaker_acquire(data, call->state) != BW_OK) {
     d.action = BW_SIM_ACT_REJECT;
@@ -966,7 +1044,7 @@ static bw_sim_decision_t breaker_before(void *data, bw_sim_call_t *call,
 
 static bw_sim_decision_t breaker_after(void *data, bw_sim_call_t *call,
                                        int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, 0, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_WAIT, 0, BW_SIM_REJECT_OTHER, 0, NULL};
   (void)now_ns;
   bw_breaker_release(data, call->state,
                      call->status == 200 ? BW_SUCCESS : BW_FAILURE);
@@ -1125,6 +1203,8 @@ int main(void) {
       cmocka_unit_test(a_breaker_half_opens_exactly_at_the_virtual_break_end),
       cmocka_unit_test(client_defaults_and_bad_configuration),
       cmocka_unit_test(a_timeout_abandons_the_attempt_but_the_partner_keeps_it),
+      cmocka_unit_test(
+          a_handoff_gives_a_freed_slot_to_the_oldest_waiter_at_once),
       cmocka_unit_test(an_answer_exactly_at_the_timeout_is_in_time),
       cmocka_unit_test(the_retry_policy_honours_retry_after_in_virtual_time),
       cmocka_unit_test(an_exhausted_retry_ends_on_its_last_outcome),

@@ -21,7 +21,9 @@
  * - oracle: the ideal the others are measured against: a fixed concurrency
  *   limit (a bulkhead) equal to the partner's true capacity, which the lab
  *   is told (oracle_limit), calls waiting for a slot within a 10 s
- *   deadline, no retry.
+ *   deadline, no retry; in the virtual run a freed slot goes to the
+ *   longest waiter at once (bw_sim_policy_pipeline_handoff), where the
+ *   other modes' calls poll for one as the pipeline's drivers do.
  * Every mode bounds each attempt to attempt_timeout_ms (the Polly lab: 2 s).
  *
  * Library: breakwater_sim. Single-threaded per kit for the virtual run; a

@@ -305,6 +305,14 @@ BW_EXTERN const char *bw_pipeline_attach_key(bw_pipeline_call_t *c,
  * every entered strategy with IGNORED, runs no fallback. The call is DONE
  * with failure NONE unless it had one. NULL and finished calls are fine. */
 BW_EXTERN void bw_pipeline_cancel(bw_pipeline_call_t *c);
+/* After WAIT: the limit whose slot the call waits for (a LIMIT strategy
+ * refused it), or NULL for any other wait (a retry's backoff, a rate
+ * limiter's token, a custom strategy). A slot wait may end early: a driver
+ * that sees a slot of that limit freed (an attempt of its own ended) may
+ * call bw_pipeline_resume at once, oldest waiter first, instead of waiting
+ * out delay_ms; the call then asks the limit again, and a refusal is a new
+ * WAIT. Other waits must run their full delay_ms. */
+BW_EXTERN bw_limit_t *bw_pipeline_slot_wait(const bw_pipeline_call_t *c);
 
 /* Counters since creation (each read atomically; the set is not one
  * instant). Conservation: calls = successes + the sum of failures[1..] +

@@ -251,6 +251,10 @@ typedef struct bw_sim_decision_s {
   int64_t timeout_ms;     /* GO: this attempt's timeout when it is > 0 and
                              shorter than the client's timeout_ms (a
                              deadline's remainder); 0 = the client's */
+  const void *wake_key;   /* WAIT: non-NULL for a wait on a slot, which
+                             may end early: when any attempt ends, the
+                             client asks its slot waiters again at once,
+                             oldest first; NULL = a timed wait */
 } bw_sim_decision_t;
 
 /* What a policy hook sees. */
@@ -316,6 +320,14 @@ BW_EXTERN int bw_sim_policy_retry(bw_sim_policy_t *out,
 struct bw_pipeline_s;
 BW_EXTERN int bw_sim_policy_pipeline(bw_sim_policy_t *out,
                                      const struct bw_pipeline_s *pl);
+/* The same, except that a call waiting for a slot (bw_pipeline_slot_wait)
+ * does not poll: its WAIT carries the limit as wake_key, so the client asks
+ * it again as soon as any attempt ends, oldest waiter first. A freed slot
+ * then goes to the longest waiter at once, as an ideal scheduler would give
+ * it (the lab's oracle). bw_sim_policy_pipeline polls at the pipeline's
+ * poll_ms, as the drivers do. */
+BW_EXTERN int bw_sim_policy_pipeline_handoff(bw_sim_policy_t *out,
+                                             const struct bw_pipeline_s *pl);
 
 #define BW_SIM_MAX_REQUESTS 50000000u
 

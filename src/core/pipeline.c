@@ -832,6 +832,15 @@ void bw_pipeline_cancel(bw_pipeline_call_t *c) {
   bw__bump(&st->cancelled, (unsigned)(st - pl->stripes));
 }
 
+/* A slot wait is a WAIT whose refusing strategy (the one at c->index,
+ * entered again on resume) is a LIMIT. */
+bw_limit_t *bw_pipeline_slot_wait(const bw_pipeline_call_t *c) {
+  if (c == NULL || c->pl == NULL || c->phase != PH_WAIT || !c->waiting ||
+      c->index >= c->pl->count || c->pl->s[c->index].kind != BW_STRATEGY_LIMIT)
+    return NULL;
+  return (bw_limit_t *)c->pl->s[c->index].object;
+}
+
 /* ---- reading the configuration back --------------------------------------
  * pl->s is the configuration's copy, written once by bw_pipeline_new and
  * never again: reading it needs no lock. */

@@ -7,9 +7,11 @@
  * the abandoned request: the Polly lab's partner keeps working on a request the
  * client gave up on). The partner decides the latency when the request
  * arrives, so the client knows at send time which of the two happens and
- * never has to cancel a timer. Arrivals are chained (each arrival schedules
- * the next), so the heap holds about one event per request in flight, not
- * one per request. Nothing here allocates after bw_sim_client_new. */
+ * never has to cancel an attempt's timer. A slot wait's timer is cancelled
+ * when an attempt's end wakes the waiter first (the handoff policy).
+ * Arrivals are chained (each arrival schedules the next), so the heap holds
+ * about one event per request in flight, not one per request. Nothing here
+ * allocates after bw_sim_client_new. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,11 @@ struct sim_req_s {
   int32_t status; /* of the last attempt; 0 = timed out */
   bool timed_out;
   bool done;
+  /* A slot wait (a WAIT with a wake key): its timer and its place in the
+   * client's queue of slot waiters. */
+  bool queued;
+  bw_sim_event_id_t wait_id;
+  sim_req_t *wnext, *wprev;
 };
 
 struct bw_sim_client_s {
@@ -51,6 +58,9 @@ struct bw_sim_client_s {
   int64_t last_end_ns;
   uint64_t fired_at_start;
   bw_sim_results_t r; /* counters (percentiles filled by results) */
+  /* The slot waiters, oldest first; `front` is the one being woken, which
+   * keeps its place when it must wait again. */
+  sim_req_t *wq_head, *wq_tail, *front;
 };
 
 #define MAX_STATE_SIZE 65536u
@@ -80,7 +90,7 @@ const char *bw_sim_reject_name(bw_sim_reject_t k) {
 
 static bw_sim_decision_t naive_after(void *data, bw_sim_call_t *call,
                                      int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0, NULL};
   (void)now_ns;
   if (call->attempt < (uint32_t)(uintptr_t)data) d.action = BW_SIM_ACT_WAIT;
   return d;
@@ -101,7 +111,7 @@ static void retry_begin(void *data, bw_sim_call_t *call, int64_t now_ns) {
 
 static bw_sim_decision_t retry_after(void *data, bw_sim_call_t *call,
                                      int64_t now_ns) {
-  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0};
+  bw_sim_decision_t d = {BW_SIM_ACT_STOP, 0, BW_SIM_REJECT_OTHER, 0, NULL};
   bw_verdict_t v;
   int64_t delay_ms = 0;
   int rc;
@@ -315,10 +325,73 @@ static bool decision_ok(bw_sim_client_t *c, const bw_sim_decision_t *d) {
   return ok;
 }
 
-static void req_wait(sim_req_t *r, int64_t delay_ms) {
-  int rc =
-      bw_sim_schedule_in(r->c->sim, delay_ms * BW_NS_PER_MS, req_ask, r, NULL);
-  if (rc != BW_OK) client_fail(r->c, rc);
+static void wq_unlink(bw_sim_client_t *c, sim_req_t *r) {
+  if (r->wprev != NULL)
+    r->wprev->wnext = r->wnext;
+  else
+    c->wq_head = r->wnext;
+  if (r->wnext != NULL)
+    r->wnext->wprev = r->wprev;
+  else
+    c->wq_tail = r->wprev;
+  r->wnext = r->wprev = NULL;
+  r->queued = false;
+}
+
+static void wq_push(bw_sim_client_t *c, sim_req_t *r, bool front) {
+  r->queued = true;
+  if (front) {
+    r->wprev = NULL;
+    r->wnext = c->wq_head;
+    if (c->wq_head != NULL)
+      c->wq_head->wprev = r;
+    else
+      c->wq_tail = r;
+    c->wq_head = r;
+  } else {
+    r->wnext = NULL;
+    r->wprev = c->wq_tail;
+    if (c->wq_tail != NULL)
+      c->wq_tail->wnext = r;
+    else
+      c->wq_head = r;
+    c->wq_tail = r;
+  }
+}
+
+/* A slot wait's timer: out of the queue, then ask. */
+static void req_wait_over(bw_sim_t *sim, void *user) {
+  sim_req_t *r = user;
+  if (r->queued) wq_unlink(r->c, r);
+  req_ask(sim, r);
+}
+
+static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key) {
+  bw_sim_client_t *c = r->c;
+  int rc;
+  if (wake_key == NULL) {
+    rc = bw_sim_schedule_in(c->sim, delay_ms * BW_NS_PER_MS, req_ask, r, NULL);
+  } else {
+    rc = bw_sim_schedule_in(c->sim, delay_ms * BW_NS_PER_MS, req_wait_over, r,
+                            &r->wait_id);
+    if (rc == BW_OK) wq_push(c, r, c->front == r);
+  }
+  if (rc != BW_OK) client_fail(c, rc);
+}
+
+/* An attempt ended, so a slot may have freed (or the limit grown): the
+ * slot waiters ask again now, oldest first, until one must wait again (it
+ * keeps its place at the head). */
+static void client_wake(bw_sim_client_t *c) {
+  while (c->wq_head != NULL && c->error == BW_OK) {
+    sim_req_t *r = c->wq_head;
+    wq_unlink(c, r);
+    (void)bw_sim_cancel(c->sim, r->wait_id);
+    c->front = r;
+    req_ask(c->sim, r);
+    c->front = NULL;
+    if (r->queued) break;
+  }
 }
 
 static void partner_release(bw_sim_t *sim, void *user) {
@@ -349,15 +422,16 @@ static void req_after(sim_req_t *r) {
   d = c->policy.after(c->policy.data, &call, now);
   if (ok2xx) {
     req_finish(r, END_SUCCESS, BW_SIM_REJECT_OTHER);
+    client_wake(c);
     return;
   }
   if (!decision_ok(c, &d)) return;
   switch (d.action) {
   case BW_SIM_ACT_GO:
-    req_wait(r, 0);
+    req_wait(r, 0, NULL);
     break;
   case BW_SIM_ACT_WAIT:
-    req_wait(r, d.delay_ms);
+    req_wait(r, d.delay_ms, d.wake_key);
     break;
   case BW_SIM_ACT_STOP:
     req_finish(r,
@@ -373,6 +447,7 @@ static void req_after(sim_req_t *r) {
     req_finish(r, END_GAVE_UP, BW_SIM_REJECT_OTHER);
     break;
   }
+  client_wake(c);
 }
 
 static void req_answer(bw_sim_t *sim, void *user) {
@@ -438,7 +513,7 @@ static void req_ask(bw_sim_t *sim, void *user) {
     req_send(r, d.timeout_ms);
     break;
   case BW_SIM_ACT_WAIT:
-    req_wait(r, d.delay_ms);
+    req_wait(r, d.delay_ms, d.wake_key);
     break;
   case BW_SIM_ACT_REJECT:
     req_finish(r, END_REJECTED, d.reject);

@@ -236,7 +236,9 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
   case BW_LAB_ORACLE: {
     /* The ideal: it knows the partner's capacity and never exceeds it, so
      * every call is answered fast and nothing needs a retry. Calls wait
-     * for a slot as the breakwater mode's do (same deadline, same poll). */
+     * for a slot within the breakwater mode's deadline; in the virtual run
+     * a freed slot goes to the longest waiter at once (no poll: see
+     * bw_lab_run_virtual). */
     bw_bulkhead_config_t hc;
     bw_bulkhead_config_init(&hc);
     hc.name = "partner";
@@ -378,7 +380,12 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
     goto done;
   }
   bw_sim_policy_t policy;
-  bw_sim_policy_pipeline(&policy, kit.pipeline);
+  /* The oracle is the ideal: a slot freed goes to the longest waiter at
+   * once. The other modes poll for a slot, as the pipeline's drivers do. */
+  if (cfg->mode == BW_LAB_ORACLE)
+    bw_sim_policy_pipeline_handoff(&policy, kit.pipeline);
+  else
+    bw_sim_policy_pipeline(&policy, kit.pipeline);
   bw_sim_client_config_t ccfg;
   bw_sim_client_config_init(&ccfg);
   ccfg.requests = cfg->clients;

@@ -1,5 +1,7 @@
 /* The simulator's pipeline policy: every logical request runs through a
- * bw_pipeline_t on the virtual clock (sim.h, bw_sim_policy_pipeline). */
+ * bw_pipeline_t on the virtual clock (sim.h, bw_sim_policy_pipeline, and
+ * bw_sim_policy_pipeline_handoff, whose slot waits are woken by the client
+ * instead of polling). */
 #include <string.h>
 
 #include "breakwater/http.h"
@@ -13,7 +15,7 @@ typedef struct pstate_s {
   bool begun;
 } pstate_t;
 
-static bw_sim_decision_t decide(pstate_t *st) {
+static bw_sim_decision_t decide(pstate_t *st, bool handoff) {
   bw_sim_decision_t d;
   memset(&d, 0, sizeof d);
   if (st->step == BW_STEP_ATTEMPT) {
@@ -25,6 +27,7 @@ static bw_sim_decision_t decide(pstate_t *st) {
   if (st->step == BW_STEP_WAIT) {
     d.action = BW_SIM_ACT_WAIT;
     d.delay_ms = st->call.delay_ms;
+    if (handoff) d.wake_key = bw_pipeline_slot_wait(&st->call);
     return d;
   }
   switch (st->call.failure) {
@@ -57,7 +60,7 @@ static bw_sim_decision_t decide(pstate_t *st) {
 }
 
 static bw_sim_decision_t pl_before(void *data, bw_sim_call_t *call,
-                                   int64_t now_ns) {
+                                   int64_t now_ns, bool handoff) {
   pstate_t *st = call->state;
   if (!st->begun) {
     st->begun = true;
@@ -68,11 +71,11 @@ static bw_sim_decision_t pl_before(void *data, bw_sim_call_t *call,
   }
   /* A pipeline step never fails here (the call is ours); STOP before an
    * attempt would mean a logic error, and the client reports it. */
-  return decide(st);
+  return decide(st, handoff);
 }
 
 static bw_sim_decision_t pl_after(void *data, bw_sim_call_t *call,
-                                  int64_t now_ns) {
+                                  int64_t now_ns, bool handoff) {
   pstate_t *st = call->state;
   (void)data;
   if (call->timed_out) {
@@ -84,21 +87,51 @@ static bw_sim_decision_t pl_after(void *data, bw_sim_call_t *call,
       hint = call->retry_after_ms;
     st->step = bw_pipeline_report(&st->call, v, hint, now_ns);
   }
-  bw_sim_decision_t d = decide(st);
+  bw_sim_decision_t d = decide(st, handoff);
   /* After an attempt the client reads GO as "ask again now": the pipeline
    * has already entered the next attempt's strategies, so `before` answers
    * GO without moving it. */
   return d;
 }
 
-int bw_sim_policy_pipeline(bw_sim_policy_t *out,
-                           const struct bw_pipeline_s *pl) {
+static bw_sim_decision_t poll_before(void *data, bw_sim_call_t *call,
+                                     int64_t now_ns) {
+  return pl_before(data, call, now_ns, false);
+}
+
+static bw_sim_decision_t poll_after(void *data, bw_sim_call_t *call,
+                                    int64_t now_ns) {
+  return pl_after(data, call, now_ns, false);
+}
+
+static bw_sim_decision_t handoff_before(void *data, bw_sim_call_t *call,
+                                        int64_t now_ns) {
+  return pl_before(data, call, now_ns, true);
+}
+
+static bw_sim_decision_t handoff_after(void *data, bw_sim_call_t *call,
+                                       int64_t now_ns) {
+  return pl_after(data, call, now_ns, true);
+}
+
+static int policy(bw_sim_policy_t *out, const struct bw_pipeline_s *pl,
+                  bool handoff) {
   if (out == NULL || pl == NULL) return BW_E_INVAL;
   memset(out, 0, sizeof(*out));
   out->name = bw_pipeline_name(pl);
   out->data = (void *)(uintptr_t)pl;
   out->state_size = sizeof(pstate_t);
-  out->before = pl_before;
-  out->after = pl_after;
+  out->before = handoff ? handoff_before : poll_before;
+  out->after = handoff ? handoff_after : poll_after;
   return BW_OK;
+}
+
+int bw_sim_policy_pipeline(bw_sim_policy_t *out,
+                           const struct bw_pipeline_s *pl) {
+  return policy(out, pl, false);
+}
+
+int bw_sim_policy_pipeline_handoff(bw_sim_policy_t *out,
+                                   const struct bw_pipeline_s *pl) {
+  return policy(out, pl, true);
 }
