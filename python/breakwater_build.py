@@ -452,7 +452,7 @@ static int bw_py_throttle_enter(bw_throttle_t *t, const bw_clock_t *clock,
   bw_deadline_t none = {BW_DEADLINE_NONE_NS};
   int64_t timeout_ms = -1;
   int64_t now = bw_clock_now(clock);
-  bw_strategy_ctx_t ctx = {p, &none, &timeout_ms, now, 0, 0};
+  bw_strategy_ctx_t ctx = {p, &none, &timeout_ms, now, 0, 0, false};
   bw_refusal_t r = {BW_FAILURE_LIMIT, -1, false};
   return s->vt->enter(s, &ctx, now, &r);
 }
@@ -463,7 +463,8 @@ static void bw_py_throttle_leave(bw_throttle_t *t, bw_permit_t *p,
   bw_deadline_t none = {BW_DEADLINE_NONE_NS};
   int64_t timeout_ms = -1;
   bw_strategy_ctx_t ctx = {p,           &none,        &timeout_ms,
-                           p->start_ns, sent ? 1u : 0u, 0};
+                           p->start_ns, sent ? 1u : 0u, 0,
+                           false};
   s->vt->leave(s, &ctx, o);
 }
 """

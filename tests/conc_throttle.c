@@ -38,7 +38,7 @@ static void *run(void *arg) {
     bw_permit_t permit;
     bw_deadline_t d = bw_deadline_none();
     int64_t timeout = -1;
-    bw_strategy_ctx_t ctx = {&permit, &d, &timeout, 0, 0, 0};
+    bw_strategy_ctx_t ctx = {&permit, &d, &timeout, 0, 0, 0, false};
     bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
     memset(&permit, 0, sizeof permit);
     int64_t now = BWT_T0_NS + (w->moving ? (int64_t)i * 10 * BW_NS_PER_MS : 0);

@@ -203,7 +203,8 @@ int main(int argc, char **argv) {
       bw_permit_t p;
       bw_deadline_t d = bw_deadline_none();
       int64_t timeout = -1;
-      bw_strategy_ctx_t sc = {&p, &d, &timeout, bw_clock_now(clock), 0, 0};
+      bw_strategy_ctx_t sc = {&p, &d, &timeout, bw_clock_now(clock),
+                              0,  0,  false};
       bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
       refused = s->vt->enter(s, &sc, bw_clock_now(clock), &r) != BW_OK;
       if (refused) break;

@@ -48,7 +48,7 @@ static inline void reg_all_th_enter(bw_throttle_t *t, bw_clock_t *clock,
   bw_strategy_if_t *s = bw_throttle_strategy(t);
   bw_deadline_t d = bw_deadline_none();
   int64_t timeout = -1;
-  bw_strategy_ctx_t ctx = {p, &d, &timeout, bw_clock_now(clock), 0, 0};
+  bw_strategy_ctx_t ctx = {p, &d, &timeout, bw_clock_now(clock), 0, 0, false};
   bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
   bw_error_t err;
   memset(&err, 0, sizeof(err));
@@ -60,8 +60,8 @@ static inline void reg_all_th_leave(bw_throttle_t *t, bw_clock_t *clock,
   bw_strategy_if_t *s = bw_throttle_strategy(t);
   bw_deadline_t d = bw_deadline_none();
   int64_t timeout = -1;
-  bw_strategy_ctx_t ctx = {p, &d, &timeout, bw_clock_now(clock), sent ? 1u : 0u,
-                           0};
+  bw_strategy_ctx_t ctx = {
+      p, &d, &timeout, bw_clock_now(clock), sent ? 1u : 0u, 0, false};
   s->vt->leave(s, &ctx, o);
 }
 

@@ -859,7 +859,7 @@ static int th_call(bw_throttle_t *t, bw_clock_t *clock, bw_outcome_t o) {
   bw_permit_t p;
   bw_deadline_t d = bw_deadline_none();
   int64_t timeout = -1;
-  bw_strategy_ctx_t ctx = {&p, &d, &timeout, bw_clock_now(clock), 0, 0};
+  bw_strategy_ctx_t ctx = {&p, &d, &timeout, bw_clock_now(clock), 0, 0, false};
   bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
   int rc = s->vt->enter(s, &ctx, bw_clock_now(clock), &r);
   if (rc != BW_OK) return rc;

@@ -67,7 +67,7 @@ static int call(env_t *e, bw_outcome_t o) {
   bw_permit_t permit;
   bw_deadline_t d = bw_deadline_none();
   int64_t timeout = -1;
-  bw_strategy_ctx_t ctx = {&permit, &d, &timeout, now(e), 0, 0};
+  bw_strategy_ctx_t ctx = {&permit, &d, &timeout, now(e), 0, 0, false};
   bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
   memset(&permit, 0, sizeof permit);
   int rc = s->vt->enter(s, &ctx, now(e), &r);
@@ -329,7 +329,7 @@ static void requests_count_when_their_fate_is_known(void **state) {
   int64_t timeout = -1;
   make(e, 2.0, 1000, 10, 5);
   s = bw_throttle_strategy(e->t);
-  bw_strategy_ctx_t ctx = {NULL, &d, &timeout, now(e), 0, 0};
+  bw_strategy_ctx_t ctx = {NULL, &d, &timeout, now(e), 0, 0, false};
   bw_refusal_t r = {BW_FAILURE_NONE, 0, false};
   for (int i = 0; i < 100; i++) { /* a burst: 100 admitted, none answered */
     ctx.permit = &permits[i];
@@ -449,6 +449,44 @@ static void a_call_refused_further_in_is_withdrawn(void **state) {
   assert_int_equal(st.throttled, 0);
   assert_int_equal(st.window_requests, 0);
   assert_true(st.probability == 0.0);
+}
+
+/* A call cancelled while its attempt is out has no known answer: it is
+ * withdrawn, neither an accept nor a rejection; a 4xx answer (PERMANENT,
+ * left IGNORED) is an accept. */
+static void a_call_cancelled_during_its_attempt_is_withdrawn(void **state) {
+  env_t *e = *state;
+  bw_pipeline_config_t pc;
+  bw_throttle_stats_t st;
+  bw_error_t err;
+  bw_pipeline_call_t c;
+  make(e, 2.0, 60000, 60, 9);
+  bw_pipeline_config_init(&pc);
+  assert_status(bw_pipeline_add_strategy(&pc, bw_throttle_strategy(e->t), 0),
+                BW_OK);
+  e->pl = bw_pipeline_new(&pc, &err);
+  assert_non_null(e->pl);
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+    bw_pipeline_cancel(&c);
+  }
+  bw_throttle_stats(e->t, &st);
+  assert_int_equal(st.requests, 5);
+  assert_int_equal(st.withdrawn, 5);
+  assert_int_equal(st.accepts, 0);
+  assert_int_equal(st.rejected, 0);
+  assert_int_equal(st.window_requests, 0);
+  assert_int_equal(st.window_accepts, 0);
+  assert_int_equal(bw_pipeline_begin(e->pl, &c, now(e)), BW_STEP_ATTEMPT);
+  assert_int_equal(
+      bw_pipeline_report(&c, BW_VERDICT_PERMANENT, BW_RETRY_AFTER_NONE, now(e)),
+      BW_STEP_DONE);
+  bw_throttle_stats(e->t, &st);
+  assert_int_equal(st.requests, 6);
+  assert_int_equal(st.withdrawn, 5);
+  assert_int_equal(st.accepts, 1);
+  assert_int_equal(st.window_requests, 1);
+  assert_int_equal(st.window_accepts, 1);
 }
 
 static void inside_a_retry_each_attempt_is_a_request(void **state) {
@@ -770,6 +808,8 @@ int main(void) {
           in_a_pipeline_rejections_raise_local_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(a_call_refused_further_in_is_withdrawn,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_call_cancelled_during_its_attempt_is_withdrawn, setup, teardown),
       cmocka_unit_test_setup_teardown(inside_a_retry_each_attempt_is_a_request,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(set_k_changes_the_multiplier_live, setup,

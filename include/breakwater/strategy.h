@@ -82,6 +82,9 @@ typedef struct bw_strategy_ctx_s {
   uint32_t attempt;        /* attempts made so far (0 before the first) */
   uint32_t asks;           /* enter: how many times this strategy refused
                               in the current admission wait (0 at first) */
+  bool cancelled;          /* leave: the call was cancelled
+                              (bw_pipeline_cancel); an attempt it had out
+                              has no known outcome (the outcome is IGNORED) */
 } bw_strategy_ctx_t;
 
 /* A refusal, filled by enter when it does not admit. */

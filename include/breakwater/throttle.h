@@ -32,7 +32,8 @@
  * 4xx answer); FAILURE and TIMED_OUT (a 5xx, a 429, a timeout) are the
  * partner's rejections. An IGNORED with no attempt out since enter (a
  * strategy further in refused, the call was cancelled) is withdrawn: the
- * partner never saw it, and the window does not count it. Calls in flight
+ * partner never saw it, and the window does not count it; so is a call
+ * cancelled with its attempt out, whose answer nobody knows. Calls in flight
  * count nowhere yet (the book counts requests as they are sent; in its
  * steady state that differs only by the calls in flight, but a burst from
  * cold would read its own unanswered requests as rejections). Inside the
@@ -88,7 +89,7 @@ typedef struct bw_throttle_stats_s {
   uint64_t accepts;   /* left SUCCESS, or IGNORED after an attempt */
   uint64_t rejected;  /* left FAILURE or TIMED_OUT: the partner shed it */
   uint64_t throttled; /* refused here */
-  uint64_t withdrawn; /* left IGNORED with no attempt out */
+  uint64_t withdrawn; /* left IGNORED with no attempt out, or cancelled */
   /* In the window now. */
   uint64_t window_requests;
   uint64_t window_accepts;

@@ -509,11 +509,12 @@ static bw_outcome_t breaker_outcome(const bw_pipeline_call_t *c) {
 /* Leaves the entered strategies in [from, to), innermost first, with the
  * outcome of the last attempt. */
 static void leave_as(bw_pipeline_call_t *c, uint32_t from, uint32_t to,
-                     bw_outcome_t o, bool timed_out) {
+                     bw_outcome_t o, bool timed_out, bool cancelled) {
   const bw_pipeline_t *pl = c->pl;
   if (o == BW_FAILURE && timed_out) o = BW_TIMED_OUT;
   bw_strategy_ctx_t ctx = {NULL,        &c->deadline, &c->timeout_ms,
-                           c->start_ns, c->attempt,   0};
+                           c->start_ns, c->attempt,   0,
+                           cancelled};
   for (uint32_t i = to; i-- > from;) {
     if (!(c->entered & (1u << i))) continue;
     c->entered &= (uint8_t) ~(1u << i);
@@ -525,7 +526,7 @@ static void leave_as(bw_pipeline_call_t *c, uint32_t from, uint32_t to,
 
 /* Leaves [from, to) with the outcome of the last attempt. */
 static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
-  leave_as(c, from, to, breaker_outcome(c), c->timed_out);
+  leave_as(c, from, to, breaker_outcome(c), c->timed_out, false);
 }
 
 /* Leaves the strategies inside the retry that were entered for an attempt
@@ -534,7 +535,7 @@ static void leave(bw_pipeline_call_t *c, uint32_t from, uint32_t to) {
 static void leave_unsent(bw_pipeline_call_t *c) {
   const bw_pipeline_t *pl = c->pl;
   if (pl->retry_at < pl->count)
-    leave_as(c, pl->retry_at + 1, pl->count, BW_IGNORED, false);
+    leave_as(c, pl->retry_at + 1, pl->count, BW_IGNORED, false, false);
 }
 
 /* One pipeline_gave_up event for a call that ended in a failure. */
@@ -653,8 +654,8 @@ static int admission_wait(bw_pipeline_call_t *c, int64_t max_wait_ms,
 /* Enters strategies from c->index on; returns the next step. */
 static int run(bw_pipeline_call_t *c, int64_t now_ns) {
   const bw_pipeline_t *pl = c->pl;
-  bw_strategy_ctx_t ctx = {NULL,        &c->deadline, &c->timeout_ms,
-                           c->start_ns, c->attempt,   0};
+  bw_strategy_ctx_t ctx = {
+      NULL, &c->deadline, &c->timeout_ms, c->start_ns, c->attempt, 0, false};
   for (;;) {
     if (BW__UNLIKELY(now_ns >= c->deadline.at_ns)) { /* none: INT64_MAX */
       c->waiting = false;
@@ -825,7 +826,7 @@ void bw_pipeline_cancel(bw_pipeline_call_t *c) {
     return;
   const bw_pipeline_t *pl = c->pl;
   c->attempted = false; /* every entered strategy leaves with IGNORED */
-  leave(c, 0, pl->count);
+  leave_as(c, 0, pl->count, BW_IGNORED, false, true);
   c->phase = PH_DONE;
   c->delay_ms = 0;
   bw__pstripe_t *st = stripe_of(pl);

@@ -361,9 +361,13 @@ static void throttle_leave(bw_strategy_if_t *s, bw_strategy_ctx_t *ctx,
   bool sent = ctx->attempt > ctx->permit->generation;
   int64_t cur = bucket_of(t, bw__clock_now(t->clock));
   pthread_mutex_lock(&t->mu);
-  if (o == BW_IGNORED && !sent) {
+  if (o == BW_IGNORED && (!sent || ctx->cancelled)) {
     /* Never went out (a strategy further in refused, or the call was
-     * cancelled): the partner never saw it; not a request of the window. */
+     * cancelled before its attempt): the partner never saw it; not a
+     * request of the window. Cancelled with its attempt out: the partner
+     * saw it, but its answer is unknown, and counting it either way would
+     * bias the ratio (an accept, as a 4xx is, hid a partner that sheds
+     * load behind callers that give up first). */
     t->withdrawn++;
   } else {
     bw__tbucket_t *b = bucket_at(t, cur);
