@@ -10,6 +10,7 @@
  * and by a guard timer. */
 #include <event2/event.h>
 
+#include "breakwater/bulkhead.h"
 #include "breakwater/driver_event.h"
 #include "bw_test.h"
 #include "pipeline_kit.h"
@@ -22,6 +23,7 @@ typedef struct env_s {
   bw_retry_policy_t *retry;
   bw_breaker_t *breaker;
   bw_pipeline_t *pl;
+  bw_bulkhead_t *bulkhead;
 } env_t;
 
 static int setup(void **state) {
@@ -40,6 +42,7 @@ static int teardown(void **state) {
   env_t *e = *state;
   bw_ev_free(e->drv);
   bw_pipeline_free(e->pl);
+  bw_bulkhead_free(e->bulkhead);
   bw_breaker_free(e->breaker);
   bw_retry_policy_free(e->retry);
   event_base_free(e->base);
@@ -521,6 +524,172 @@ static void timer_helper_fires_once_and_stops(void **state) {
   bw_ev_timer_free(NULL);
 }
 
+/* ---- handing a freed slot off ------------------------------------------ */
+
+/* One slot (a bulkhead of 1) whose waiters poll only once a minute, and
+ * calls whose attempts the test ends by hand: order[] logs which call
+ * attempted, in turn. */
+typedef struct held_s {
+  int id;
+  int *order, *n;
+  bw_ev_call_t *call;
+} held_t;
+
+static void held_attempt(void *ud, bw_ev_call_t *call,
+                         const bw_pipeline_call_t *pc) {
+  held_t *h = ud;
+  (void)pc;
+  h->call = call;
+  h->order[(*h->n)++] = h->id;
+}
+
+static bw_ev_t *one_slot_driver(env_t *e, bool handoff) {
+  bw_ev_config_t ec;
+  bw_bulkhead_config_t bc;
+  bw_pipeline_config_t pc;
+  bw_error_t err;
+  bw_ev_config_init(&ec);
+  assert_false(ec.handoff); /* the default polls */
+  ec.handoff = handoff;
+  bw_ev_t *d = bw_ev_new(e->base, &ec, &err);
+  assert_non_null(d);
+  bw_bulkhead_config_init(&bc);
+  bc.max_concurrent = 1;
+  bc.timeout_ms = 0;
+  e->bulkhead = bw_bulkhead_new(&bc, &err);
+  assert_non_null(e->bulkhead);
+  bw_pipeline_config_init(&pc);
+  assert_status(
+      bw_pipeline_add_limit(&pc, bw_bulkhead_as_limit(e->bulkhead), 600000),
+      BW_OK);
+  pc.strategies[pc.count - 1].poll_ms = 60000;
+  e->pl = bw_pipeline_new(&pc, &err);
+  assert_non_null(e->pl);
+  return d;
+}
+
+/* With handoff, ending an attempt gives its slot to the oldest waiter from
+ * the loop, without waiting for the waiter's poll (a minute away here):
+ * A, then B, then C, in the order they waited. Without it, the waiters
+ * stay asleep until their poll. Conservation: every call attempts exactly
+ * once, one at a time (the slot), and ends. */
+static void handoff_gives_a_freed_slot_to_the_oldest_waiter(void **state) {
+  env_t *e = *state;
+  int order[4] = {0}, n = 0;
+  held_t h[3];
+  bw_ev_ops_t o;
+  memset(&o, 0, sizeof(o));
+  o.attempt = held_attempt;
+  for (int handoff = 0; handoff < 2; handoff++) {
+    bw_ev_t *d = one_slot_driver(e, handoff != 0);
+    n = 0;
+    for (int i = 0; i < 3; i++) {
+      h[i] = (held_t){i + 1, order, &n, NULL};
+      assert_status(
+          bw_ev_call_start(d, e->pl, &o, &h[i], bw_deadline_none(), NULL),
+          BW_OK);
+    }
+    assert_int_equal(n, 1); /* A holds the slot; B and C wait */
+    assert_int_equal(order[0], 1);
+    assert_status(
+        bw_ev_call_report(h[0].call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE),
+        BW_OK);
+    for (int i = 0; i < 200 && n < 2; i++)
+      event_base_loop(e->base, EVLOOP_NONBLOCK);
+    if (!handoff) {
+      /* 200 turns of the loop: B's poll is a minute away. */
+      assert_int_equal(n, 1);
+      assert_int_equal(bw_limit_in_flight(bw_bulkhead_as_limit(e->bulkhead)),
+                       0);
+    } else {
+      assert_int_equal(n, 2);
+      assert_int_equal(order[1], 2); /* B waited first */
+      assert_status(
+          bw_ev_call_report(h[1].call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE),
+          BW_OK);
+      for (int i = 0; i < 200 && n < 3; i++)
+        event_base_loop(e->base, EVLOOP_NONBLOCK);
+      assert_int_equal(n, 3);
+      assert_int_equal(order[2], 3);
+      assert_status(
+          bw_ev_call_report(h[2].call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE),
+          BW_OK);
+      for (int i = 0; i < 200; i++)
+        event_base_loop(e->base, EVLOOP_NONBLOCK);
+      bw_ev_stats_t st;
+      bw_ev_stats(d, &st);
+      assert_u64_eq(st.calls_succeeded, 3);
+      assert_u64_eq(st.calls_in_progress, 0);
+      assert_u64_eq(st.attempts, 3);
+    }
+    bw_ev_free(d); /* cancels what is left */
+    assert_int_equal(bw_limit_in_flight(bw_bulkhead_as_limit(e->bulkhead)), 0);
+    bw_pipeline_free(e->pl);
+    e->pl = NULL;
+    bw_bulkhead_free(e->bulkhead);
+    e->bulkhead = NULL;
+  }
+}
+
+/* A waiter woken and then cancelled before its turn passes the turn on.
+ * A's end wakes B; in the same turn of the loop, before B is resumed, E
+ * (another pipeline, no limit: its retry comes back at once) starts its
+ * second attempt, and that attempt cancels B. C gets the slot. */
+typedef struct canceller_s {
+  int attempts;
+  bw_ev_call_t *call, *victim;
+} canceller_t;
+
+static void cancelling_attempt(void *ud, bw_ev_call_t *call,
+                               const bw_pipeline_call_t *pc) {
+  canceller_t *k = ud;
+  (void)pc;
+  k->call = call;
+  if (++k->attempts == 2) bw_ev_call_cancel(k->victim);
+}
+
+static void a_cancelled_waiter_passes_the_handoff_on(void **state) {
+  env_t *e = *state;
+  int order[4] = {0}, n = 0;
+  held_t h[3];
+  bw_ev_call_t *calls[3];
+  bw_ev_ops_t o, ko;
+  canceller_t k = {0, NULL, NULL};
+  memset(&o, 0, sizeof(o));
+  o.attempt = held_attempt;
+  memset(&ko, 0, sizeof(ko));
+  ko.attempt = cancelling_attempt;
+  bw_ev_t *d = one_slot_driver(e, true);
+  e->retry = bwt_constant_retry(2, 0, true, NULL); /* no backoff */
+  bw_pipeline_t *other = make_pipeline(NULL, e->retry, 0);
+  for (int i = 0; i < 3; i++) {
+    h[i] = (held_t){i + 1, order, &n, NULL};
+    assert_status(
+        bw_ev_call_start(d, e->pl, &o, &h[i], bw_deadline_none(), &calls[i]),
+        BW_OK);
+  }
+  k.victim = calls[1];
+  assert_status(bw_ev_call_start(d, other, &ko, &k, bw_deadline_none(), NULL),
+                BW_OK);
+  assert_int_equal(k.attempts, 1);
+  assert_status(
+      bw_ev_call_report(h[0].call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE), BW_OK);
+  assert_status(
+      bw_ev_call_report(k.call, BW_VERDICT_TRANSIENT, BW_RETRY_AFTER_NONE),
+      BW_OK);
+  for (int i = 0; i < 200 && n < 2; i++)
+    event_base_loop(e->base, EVLOOP_NONBLOCK);
+  assert_int_equal(k.attempts, 2); /* B was cancelled from there */
+  assert_int_equal(n, 2);
+  assert_int_equal(order[1], 3); /* C, after the cancelled B */
+  bw_ev_stats_t st;
+  bw_ev_stats(d, &st);
+  assert_u64_eq(st.calls_cancelled, 1);
+  bw_ev_free(d);
+  assert_int_equal(bw_limit_in_flight(bw_bulkhead_as_limit(e->bulkhead)), 0);
+  bw_pipeline_free(other);
+}
+
 static void the_clock_is_the_configured_one(void **state) {
   env_t *e = *state;
   bw_ev_config_t cfg;
@@ -555,6 +724,10 @@ int main(void) {
           open_breaker_makes_no_attempt_and_done_comes_from_the_loop, setup,
           teardown),
       cmocka_unit_test_setup_teardown(report_refuses_bad_verdicts_and_hints,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          handoff_gives_a_freed_slot_to_the_oldest_waiter, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_cancelled_waiter_passes_the_handoff_on,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(
           cancel_aborts_the_attempt_and_leaves_the_breaker_ignored, setup,

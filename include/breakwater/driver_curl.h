@@ -77,6 +77,8 @@ typedef struct bw_curl_config_s {
    * CURLE_FAILED_INIT). NULL = none. Called from the loop. */
   int (*setup)(void *userdata, CURL *easy);
   void *setup_userdata;
+  bool handoff; /* a freed slot goes to the longest slot waiter at once
+                   (bw_ev_config_t.handoff); default false: waiters poll */
 } bw_curl_config_t;
 
 /* One HTTP request. The driver copies everything it needs in

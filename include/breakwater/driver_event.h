@@ -55,6 +55,17 @@ typedef struct bw_ev_config_s {
                               bw_clock_monotonic(). A manual clock works
                               for the pipeline's decisions, but the waits
                               themselves are real evtimers */
+  bool handoff;            /* false (default): a call waiting for a slot of
+                              a limit polls for it (the pipeline's poll_ms,
+                              doubling up to 8 x). true: when an attempt of
+                              this driver ends, its calls waiting for a slot
+                              (bw_pipeline_slot_wait) ask again at once,
+                              oldest first, until one is refused, so a freed
+                              slot goes to the longest waiter instead of
+                              idling until a poll; slots freed elsewhere
+                              (other drivers, threads) are still found by
+                              the poll. The lab's oracle over real HTTP
+                              uses it */
 } bw_ev_config_t;
 
 /* How a call ended (valid during the done callback only). */

@@ -736,6 +736,7 @@ bw_curl_t *bw_curl_new(struct event_base *base, const bw_curl_config_t *cfg,
   bw_rand_seed(&h->rng, c.seed != 0 ? c.seed : bw_rand_os_seed());
   bw_ev_config_init(&ec);
   ec.clock = h->clock;
+  ec.handoff = c.handoff;
   h->ev = bw_ev_new(base, &ec, err);
   if (h->ev == NULL) goto fail;
   h->timer = evtimer_new(base, bw__on_timeout, h);

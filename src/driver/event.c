@@ -5,7 +5,13 @@
  * timeout (driver_timeout), and deferred work — a report, or the end of the
  * call — made active with event_active so that no user callback ever runs
  * inside another one (a report from inside `attempt`, a call refused at
- * bw_ev_call_start). */
+ * bw_ev_call_start).
+ *
+ * With handoff, the calls waiting for a slot (bw_pipeline_slot_wait) also
+ * sit in a FIFO. When an attempt of this driver ends, the oldest one is
+ * woken (its timer made active); if it gets its slot, it wakes the next,
+ * and so on until one is refused (it keeps its place at the head). One
+ * woken call at a time keeps every resume in the loop, in order. */
 #include <string.h>
 
 #include <event2/event.h>
@@ -25,12 +31,18 @@ struct bw_ev_s {
   const bw_clock_t *clock;
   bw_ev_call_t *head, *tail; /* calls in progress, in start order */
   bool closing;
+  bool handoff;
+  bw_ev_call_t *wq_head, *wq_tail; /* slot waiters, oldest first */
+  bw_ev_call_t *woken;             /* the waiter woken, not yet resumed */
+  bw_ev_call_t *front; /* resumed after a wake: waits again at the head */
   bw_ev_stats_t st;
 };
 
 struct bw_ev_call_s {
   bw_ev_t *drv;
   bw_ev_call_t *prev, *next;
+  bw_ev_call_t *wprev, *wnext; /* in the slot waiters' FIFO (queued) */
+  bool queued;
   bw_ev_ops_t ops;
   void *ud;
   struct event *ev;
@@ -65,6 +77,7 @@ bw_ev_t *bw_ev_new(struct event_base *base, const bw_ev_config_t *cfg,
   drv->base = base;
   drv->clock =
       (cfg != NULL && cfg->clock != NULL) ? cfg->clock : bw_clock_monotonic();
+  drv->handoff = cfg != NULL && cfg->handoff;
   bw_error_clear(err);
   return drv;
 }
@@ -92,6 +105,52 @@ static void bw__ev_arm(bw_ev_call_t *c, int64_t ms) {
 static void bw__ev_defer(bw_ev_call_t *c) {
   event_del(c->ev);
   event_active(c->ev, EV_TIMEOUT, 1);
+}
+
+static void bw__ev_wq_unlink(bw_ev_call_t *c) {
+  bw_ev_t *drv = c->drv;
+  if (c->wprev != NULL)
+    c->wprev->wnext = c->wnext;
+  else
+    drv->wq_head = c->wnext;
+  if (c->wnext != NULL)
+    c->wnext->wprev = c->wprev;
+  else
+    drv->wq_tail = c->wprev;
+  c->wprev = c->wnext = NULL;
+  c->queued = false;
+}
+
+static void bw__ev_wq_push(bw_ev_call_t *c, bool front) {
+  bw_ev_t *drv = c->drv;
+  c->queued = true;
+  if (front) {
+    c->wprev = NULL;
+    c->wnext = drv->wq_head;
+    if (drv->wq_head != NULL)
+      drv->wq_head->wprev = c;
+    else
+      drv->wq_tail = c;
+    drv->wq_head = c;
+  } else {
+    c->wnext = NULL;
+    c->wprev = drv->wq_tail;
+    if (drv->wq_tail != NULL)
+      drv->wq_tail->wnext = c;
+    else
+      drv->wq_head = c;
+    drv->wq_tail = c;
+  }
+}
+
+/* A slot may have freed: the oldest slot waiter asks again, from the loop.
+ * Nothing while a woken one has not asked yet (it passes the turn on). */
+static void bw__ev_wake(bw_ev_t *drv) {
+  if (!drv->handoff || drv->closing || drv->woken != NULL ||
+      drv->wq_head == NULL)
+    return;
+  drv->woken = drv->wq_head;
+  bw__ev_defer(drv->woken);
 }
 
 static void bw__ev_unlink(bw_ev_call_t *c) {
@@ -123,6 +182,12 @@ static void bw__ev_finish(bw_ev_call_t *c, bool cancelled) {
   res.call = &c->pc;
   event_del(c->ev);
   bw__ev_unlink(c);
+  if (c->queued) bw__ev_wq_unlink(c);
+  if (drv->front == c) drv->front = NULL;
+  if (drv->woken == c) { /* cancelled before its turn: the next one's */
+    drv->woken = NULL;
+    bw__ev_wake(drv);
+  }
   if (cancelled)
     drv->st.calls_cancelled++;
   else if (c->pc.failure == BW_FAILURE_NONE)
@@ -138,6 +203,8 @@ static void bw__ev_finish(bw_ev_call_t *c, bool cancelled) {
 /* Acts on the pipeline's step. */
 static void bw__ev_run(bw_ev_call_t *c, int step) {
   bw_ev_t *drv = c->drv;
+  bool front = drv->front == c;
+  drv->front = NULL;
   switch (step) {
   case BW_STEP_ATTEMPT:
     c->state = BW__EV_ATTEMPT;
@@ -152,6 +219,8 @@ static void bw__ev_run(bw_ev_call_t *c, int step) {
     drv->st.waits++;
     c->waited_ms += c->pc.delay_ms;
     bw__ev_arm(c, c->pc.delay_ms);
+    if (drv->handoff && bw_pipeline_slot_wait(&c->pc) != NULL)
+      bw__ev_wq_push(c, front);
     return;
   default:
     /* DONE, or a contract breach (a negative code): either way the call is
@@ -166,7 +235,10 @@ static void bw__ev_run(bw_ev_call_t *c, int step) {
 
 static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
   bw_ev_call_t *c = arg;
+  bw_ev_t *drv;
   int64_t now;
+  int step;
+  bool woken;
   (void)fd;
   (void)what;
   switch (c->state) {
@@ -176,17 +248,32 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
     c->state = 0; /* a report from inside abort is refused */
     if (c->ops.abort != NULL) c->ops.abort(c->ud, c);
     now = bw_clock_now(c->drv->clock);
-    bw__ev_run(c, bw_pipeline_report_timeout(&c->pc, now));
+    step = bw_pipeline_report_timeout(&c->pc, now);
+    bw__ev_wake(c->drv); /* the attempt's slot is free */
+    bw__ev_run(c, step);
     return;
   case BW__EV_REPORTED:
     now = bw_clock_now(c->drv->clock);
-    bw__ev_run(c, c->rep_timed_out
-                      ? bw_pipeline_report_timeout(&c->pc, now)
-                      : bw_pipeline_report(&c->pc, c->rep_v, c->rep_hint, now));
+    step = c->rep_timed_out
+               ? bw_pipeline_report_timeout(&c->pc, now)
+               : bw_pipeline_report(&c->pc, c->rep_v, c->rep_hint, now);
+    bw__ev_wake(c->drv); /* the attempt's slot is free */
+    bw__ev_run(c, step);
     return;
   case BW__EV_WAIT:
-    now = bw_clock_now(c->drv->clock);
-    bw__ev_run(c, bw_pipeline_resume(&c->pc, now));
+    drv = c->drv;
+    woken = drv->woken == c;
+    if (woken) drv->woken = NULL;
+    if (c->queued) bw__ev_wq_unlink(c);
+    now = bw_clock_now(drv->clock);
+    step = bw_pipeline_resume(&c->pc, now);
+    if (woken) {
+      /* Admitted (or ended): the next waiter may find a slot too. Refused
+       * again: it waits at the head, and the next attempt's end wakes it. */
+      if (step != BW_STEP_WAIT) bw__ev_wake(drv);
+      drv->front = c;
+    }
+    bw__ev_run(c, step);
     return;
   case BW__EV_DONE:
     bw__ev_finish(c, false);
@@ -261,6 +348,8 @@ void bw_ev_call_cancel(bw_ev_call_t *c) {
     if (was == BW__EV_ATTEMPT && c->ops.abort != NULL) c->ops.abort(c->ud, c);
     bw_pipeline_cancel(&c->pc);
     c->end_ns = bw_clock_now(c->drv->clock);
+    /* An attempt out or reported held a slot, now free. */
+    if (was == BW__EV_ATTEMPT || was == BW__EV_REPORTED) bw__ev_wake(c->drv);
   }
   bw__ev_finish(c, cancelled);
 }
