@@ -535,10 +535,11 @@ def test_public_surface():
         bw.Throttle().stats().requests = 1
 
 
-def test_in_a_pipeline_an_attempt_cancelled_while_out_counts_as_an_accept():
-    # The C pipeline's rule (documented in the README): its strategies are
-    # left with IGNORED once an attempt went out, and the throttle counts
-    # that as an answer. Used on its own, the throttle withdraws the call.
+def test_an_attempt_cancelled_while_out_is_withdrawn():
+    # The README's rule: an attempt cancelled while out has no known
+    # answer, so the throttle counts it neither as an accept nor as a
+    # rejection, in a pipeline (the C pipeline tells its strategies the
+    # call was cancelled) as on its own.
     clock = bw.ManualClock()
     t = bw.Throttle(seed=SEED, clock=clock)
 
@@ -547,11 +548,11 @@ def test_in_a_pipeline_an_attempt_cancelled_while_out_counts_as_an_accept():
     with pytest.raises(KeyboardInterrupt):
         bw.Pipeline([t]).call(interrupted)
     s = t.stats()
-    assert (s.requests, s.accepts, s.withdrawn) == (1, 1, 0)
+    assert (s.requests, s.accepts, s.rejected, s.withdrawn) == (1, 0, 0, 1)
     with pytest.raises(KeyboardInterrupt):
         t.call(interrupted)
     s = t.stats()
-    assert (s.requests, s.accepts, s.withdrawn) == (2, 1, 1)
+    assert (s.requests, s.accepts, s.rejected, s.withdrawn) == (2, 0, 0, 2)
 
 
 def test_refusals_are_summarised_to_a_sink_at_most_once_a_second():

@@ -94,10 +94,10 @@ class Throttle(Guard):
     limiter or bulkhead so that a refusal takes no slot. There the C
     pipeline classifies: a permanent failure (an ``ignore``, or outside the
     retry's ``retry_on``) is an accept, a transient one or a timeout a
-    rejection, a refusal further in withdraws the call, and an attempt
-    cancelled while out (a cancelled task, a KeyboardInterrupt) counts as
-    an accept (the pipeline leaves its strategies with IGNORED after an
-    attempt went out)."""
+    rejection, a refusal further in withdraws the call, and so does an
+    attempt cancelled while out (a cancelled task, a KeyboardInterrupt):
+    its answer is unknown (the pipeline tells its strategies the call was
+    cancelled)."""
 
     _outcomes: Dict[str, int] = {**OUTCOMES, "withdrawn": _WITHDRAWN}
 
