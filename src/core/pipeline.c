@@ -825,7 +825,8 @@ void bw_pipeline_cancel(bw_pipeline_call_t *c) {
   if (c == NULL || c->pl == NULL || c->phase == PH_DONE || c->phase == PH_IDLE)
     return;
   const bw_pipeline_t *pl = c->pl;
-  c->attempted = false; /* every entered strategy leaves with IGNORED */
+  /* Every entered strategy leaves IGNORED (a cancel says nothing of the
+   * dependency), told that the call was cancelled. */
   leave_as(c, 0, pl->count, BW_IGNORED, false, true);
   c->phase = PH_DONE;
   c->delay_ms = 0;

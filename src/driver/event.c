@@ -34,7 +34,6 @@ struct bw_ev_s {
   bool handoff;
   bw_ev_call_t *wq_head, *wq_tail; /* slot waiters, oldest first */
   bw_ev_call_t *woken;             /* the waiter woken, not yet resumed */
-  bw_ev_call_t *front; /* resumed after a wake: waits again at the head */
   bw_ev_stats_t st;
 };
 
@@ -183,7 +182,6 @@ static void bw__ev_finish(bw_ev_call_t *c, bool cancelled) {
   event_del(c->ev);
   bw__ev_unlink(c);
   if (c->queued) bw__ev_wq_unlink(c);
-  if (drv->front == c) drv->front = NULL;
   if (drv->woken == c) { /* cancelled before its turn: the next one's */
     drv->woken = NULL;
     bw__ev_wake(drv);
@@ -200,11 +198,10 @@ static void bw__ev_finish(bw_ev_call_t *c, bool cancelled) {
   bw_free(c);
 }
 
-/* Acts on the pipeline's step. */
-static void bw__ev_run(bw_ev_call_t *c, int step) {
+/* Acts on the pipeline's step. front: a slot wait again, after a wake,
+ * keeps its place at the head of the slot waiters. */
+static void bw__ev_run(bw_ev_call_t *c, int step, bool front) {
   bw_ev_t *drv = c->drv;
-  bool front = drv->front == c;
-  drv->front = NULL;
   switch (step) {
   case BW_STEP_ATTEMPT:
     c->state = BW__EV_ATTEMPT;
@@ -250,7 +247,7 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
     now = bw_clock_now(c->drv->clock);
     step = bw_pipeline_report_timeout(&c->pc, now);
     bw__ev_wake(c->drv); /* the attempt's slot is free */
-    bw__ev_run(c, step);
+    bw__ev_run(c, step, false);
     return;
   case BW__EV_REPORTED:
     now = bw_clock_now(c->drv->clock);
@@ -258,7 +255,7 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
                ? bw_pipeline_report_timeout(&c->pc, now)
                : bw_pipeline_report(&c->pc, c->rep_v, c->rep_hint, now);
     bw__ev_wake(c->drv); /* the attempt's slot is free */
-    bw__ev_run(c, step);
+    bw__ev_run(c, step, false);
     return;
   case BW__EV_WAIT:
     drv = c->drv;
@@ -267,13 +264,11 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
     if (c->queued) bw__ev_wq_unlink(c);
     now = bw_clock_now(drv->clock);
     step = bw_pipeline_resume(&c->pc, now);
-    if (woken) {
-      /* Admitted (or ended): the next waiter may find a slot too. Refused
-       * again: it waits at the head, and the next attempt's end wakes it. */
-      if (step != BW_STEP_WAIT) bw__ev_wake(drv);
-      drv->front = c;
-    }
-    bw__ev_run(c, step);
+    /* Woken and admitted (or ended): the next waiter may find a slot too.
+     * Refused again: it waits at the head, and the next attempt's end
+     * wakes it. */
+    if (woken && step != BW_STEP_WAIT) bw__ev_wake(drv);
+    bw__ev_run(c, step, woken);
     return;
   case BW__EV_DONE:
     bw__ev_finish(c, false);
@@ -313,7 +308,7 @@ int bw_ev_call_start(bw_ev_t *drv, const bw_pipeline_t *pl,
   if (out != NULL) *out = c;
   c->begin_ns = bw_clock_now(drv->clock);
   step = bw_pipeline_begin_at(pl, &c->pc, outer, c->begin_ns);
-  bw__ev_run(c, step);
+  bw__ev_run(c, step, false);
   return BW_OK;
 }
 

@@ -57,10 +57,8 @@ struct bw_sim_client_s {
   int64_t start_ns;
   int64_t last_end_ns;
   uint64_t fired_at_start;
-  bw_sim_results_t r; /* counters (percentiles filled by results) */
-  /* The slot waiters, oldest first; `front` is the one being woken, which
-   * keeps its place when it must wait again. */
-  sim_req_t *wq_head, *wq_tail, *front;
+  bw_sim_results_t r;           /* counters (percentiles filled by results) */
+  sim_req_t *wq_head, *wq_tail; /* the slot waiters, oldest first */
 };
 
 #define MAX_STATE_SIZE 65536u
@@ -255,6 +253,7 @@ void bw_sim_client_free(bw_sim_client_t *c) {
  */
 
 static void req_ask(bw_sim_t *sim, void *user);
+static void ask(sim_req_t *r, bool front);
 
 /* A failure inside an event: remember the first and stop the run. */
 static void client_fail(bw_sim_client_t *c, int rc) {
@@ -366,7 +365,9 @@ static void req_wait_over(bw_sim_t *sim, void *user) {
   req_ask(sim, r);
 }
 
-static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key) {
+/* front: a slot waiter woken, waiting again, keeps its place at the head. */
+static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key,
+                     bool front) {
   bw_sim_client_t *c = r->c;
   int rc;
   if (wake_key == NULL) {
@@ -374,7 +375,7 @@ static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key) {
   } else {
     rc = bw_sim_schedule_in(c->sim, delay_ms * BW_NS_PER_MS, req_wait_over, r,
                             &r->wait_id);
-    if (rc == BW_OK) wq_push(c, r, c->front == r);
+    if (rc == BW_OK) wq_push(c, r, front);
   }
   if (rc != BW_OK) client_fail(c, rc);
 }
@@ -387,9 +388,7 @@ static void client_wake(bw_sim_client_t *c) {
     sim_req_t *r = c->wq_head;
     wq_unlink(c, r);
     (void)bw_sim_cancel(c->sim, r->wait_id);
-    c->front = r;
-    req_ask(c->sim, r);
-    c->front = NULL;
+    ask(r, true);
     if (r->queued) break;
   }
 }
@@ -428,10 +427,10 @@ static void req_after(sim_req_t *r) {
   if (!decision_ok(c, &d)) return;
   switch (d.action) {
   case BW_SIM_ACT_GO:
-    req_wait(r, 0, NULL);
+    req_wait(r, 0, NULL, false);
     break;
   case BW_SIM_ACT_WAIT:
-    req_wait(r, d.delay_ms, d.wake_key);
+    req_wait(r, d.delay_ms, d.wake_key, false);
     break;
   case BW_SIM_ACT_STOP:
     req_finish(r,
@@ -494,9 +493,9 @@ static void req_send(sim_req_t *r, int64_t timeout_ms) {
   if (rc != BW_OK) client_fail(c, rc);
 }
 
-/* Before an attempt: the policy's `before` hook decides. */
-static void req_ask(bw_sim_t *sim, void *user) {
-  sim_req_t *r = user;
+/* Before an attempt: the policy's `before` hook decides (front: see
+ * req_wait). */
+static void ask(sim_req_t *r, bool front) {
   bw_sim_client_t *c = r->c;
   bw_sim_call_t call;
   bw_sim_decision_t d;
@@ -506,14 +505,14 @@ static void req_ask(bw_sim_t *sim, void *user) {
   }
   req_call(r, &call);
   call.attempt = r->attempt + 1;
-  d = c->policy.before(c->policy.data, &call, bw_sim_now_ns(sim));
+  d = c->policy.before(c->policy.data, &call, bw_sim_now_ns(c->sim));
   if (!decision_ok(c, &d)) return;
   switch (d.action) {
   case BW_SIM_ACT_GO:
     req_send(r, d.timeout_ms);
     break;
   case BW_SIM_ACT_WAIT:
-    req_wait(r, d.delay_ms, d.wake_key);
+    req_wait(r, d.delay_ms, d.wake_key, front);
     break;
   case BW_SIM_ACT_REJECT:
     req_finish(r, END_REJECTED, d.reject);
@@ -523,6 +522,11 @@ static void req_ask(bw_sim_t *sim, void *user) {
     req_finish(r, END_GAVE_UP, BW_SIM_REJECT_OTHER);
     break;
   }
+}
+
+static void req_ask(bw_sim_t *sim, void *user) {
+  (void)sim;
+  ask(user, false);
 }
 
 /* The time of arrival i (i >= 1) given arrival i-1 at prev. */

@@ -13,9 +13,10 @@ typedef struct pstate_s {
   bw_pipeline_call_t call;
   int step; /* the last step, or -1 before begin */
   bool begun;
+  bool handoff; /* a slot wait carries its limit as the wake key */
 } pstate_t;
 
-static bw_sim_decision_t decide(pstate_t *st, bool handoff) {
+static bw_sim_decision_t decide(pstate_t *st) {
   bw_sim_decision_t d;
   memset(&d, 0, sizeof d);
   if (st->step == BW_STEP_ATTEMPT) {
@@ -27,7 +28,7 @@ static bw_sim_decision_t decide(pstate_t *st, bool handoff) {
   if (st->step == BW_STEP_WAIT) {
     d.action = BW_SIM_ACT_WAIT;
     d.delay_ms = st->call.delay_ms;
-    if (handoff) d.wake_key = bw_pipeline_slot_wait(&st->call);
+    if (st->handoff) d.wake_key = bw_pipeline_slot_wait(&st->call);
     return d;
   }
   switch (st->call.failure) {
@@ -60,7 +61,7 @@ static bw_sim_decision_t decide(pstate_t *st, bool handoff) {
 }
 
 static bw_sim_decision_t pl_before(void *data, bw_sim_call_t *call,
-                                   int64_t now_ns, bool handoff) {
+                                   int64_t now_ns) {
   pstate_t *st = call->state;
   if (!st->begun) {
     st->begun = true;
@@ -71,11 +72,11 @@ static bw_sim_decision_t pl_before(void *data, bw_sim_call_t *call,
   }
   /* A pipeline step never fails here (the call is ours); STOP before an
    * attempt would mean a logic error, and the client reports it. */
-  return decide(st, handoff);
+  return decide(st);
 }
 
 static bw_sim_decision_t pl_after(void *data, bw_sim_call_t *call,
-                                  int64_t now_ns, bool handoff) {
+                                  int64_t now_ns) {
   pstate_t *st = call->state;
   (void)data;
   if (call->timed_out) {
@@ -87,31 +88,18 @@ static bw_sim_decision_t pl_after(void *data, bw_sim_call_t *call,
       hint = call->retry_after_ms;
     st->step = bw_pipeline_report(&st->call, v, hint, now_ns);
   }
-  bw_sim_decision_t d = decide(st, handoff);
+  bw_sim_decision_t d = decide(st);
   /* After an attempt the client reads GO as "ask again now": the pipeline
    * has already entered the next attempt's strategies, so `before` answers
    * GO without moving it. */
   return d;
 }
 
-static bw_sim_decision_t poll_before(void *data, bw_sim_call_t *call,
-                                     int64_t now_ns) {
-  return pl_before(data, call, now_ns, false);
-}
-
-static bw_sim_decision_t poll_after(void *data, bw_sim_call_t *call,
-                                    int64_t now_ns) {
-  return pl_after(data, call, now_ns, false);
-}
-
-static bw_sim_decision_t handoff_before(void *data, bw_sim_call_t *call,
-                                        int64_t now_ns) {
-  return pl_before(data, call, now_ns, true);
-}
-
-static bw_sim_decision_t handoff_after(void *data, bw_sim_call_t *call,
-                                       int64_t now_ns) {
-  return pl_after(data, call, now_ns, true);
+/* The handoff policy's requests carry their flag from arrival on. */
+static void handoff_begin(void *data, bw_sim_call_t *call, int64_t now_ns) {
+  (void)data;
+  (void)now_ns;
+  ((pstate_t *)call->state)->handoff = true;
 }
 
 static int policy(bw_sim_policy_t *out, const struct bw_pipeline_s *pl,
@@ -121,8 +109,9 @@ static int policy(bw_sim_policy_t *out, const struct bw_pipeline_s *pl,
   out->name = bw_pipeline_name(pl);
   out->data = (void *)(uintptr_t)pl;
   out->state_size = sizeof(pstate_t);
-  out->before = handoff ? handoff_before : poll_before;
-  out->after = handoff ? handoff_after : poll_after;
+  out->begin = handoff ? handoff_begin : NULL;
+  out->before = pl_before;
+  out->after = pl_after;
   return BW_OK;
 }
 
