@@ -631,6 +631,56 @@ static void handoff_gives_a_freed_slot_to_the_oldest_waiter(void **state) {
   }
 }
 
+/* A waiter refused on its own poll keeps its place among the slot
+ * waiters. A holds the slot; B waits first, through a pipeline that polls
+ * every millisecond; C waits second and polls once a minute. B's polls are
+ * refused while A holds the slot; when A ends, the slot still goes to B.
+ * A queue that sent a refused poller to its tail would give it to C. */
+static void a_waiter_refused_on_its_own_poll_keeps_its_place(void **state) {
+  env_t *e = *state;
+  int order[4] = {0}, n = 0;
+  held_t h[3];
+  bw_ev_ops_t o;
+  bw_ev_stats_t st;
+  bw_pipeline_config_t pc;
+  bw_error_t err;
+  memset(&o, 0, sizeof(o));
+  o.attempt = held_attempt;
+  bw_ev_t *d = one_slot_driver(e, true);
+  bw_pipeline_config_init(&pc);
+  assert_status(
+      bw_pipeline_add_limit(&pc, bw_bulkhead_as_limit(e->bulkhead), 600000),
+      BW_OK);
+  pc.strategies[pc.count - 1].poll_ms = 1;
+  bw_pipeline_t *fast = bw_pipeline_new(&pc, &err);
+  assert_non_null(fast);
+  for (int i = 0; i < 3; i++) {
+    h[i] = (held_t){i + 1, order, &n, NULL};
+    assert_status(bw_ev_call_start(d, i == 1 ? fast : e->pl, &o, &h[i],
+                                   bw_deadline_none(), NULL),
+                  BW_OK);
+  }
+  assert_int_equal(n, 1);
+  bw_ev_stats(d, &st);
+  assert_u64_eq(st.waits, 2); /* B's and C's first refusals */
+  /* B polls again (1, 2, 4, 8, 8... ms) until it was refused twice more. */
+  for (int i = 0; i < 100000 && st.waits < 4; i++) {
+    event_base_loop(e->base, EVLOOP_ONCE);
+    bw_ev_stats(d, &st);
+  }
+  assert_u64_eq(st.waits, 4);
+  assert_int_equal(n, 1);
+  assert_status(
+      bw_ev_call_report(h[0].call, BW_VERDICT_OK, BW_RETRY_AFTER_NONE), BW_OK);
+  for (int i = 0; i < 200 && n < 2; i++)
+    event_base_loop(e->base, EVLOOP_NONBLOCK);
+  assert_int_equal(n, 2);
+  assert_int_equal(order[1], 2); /* B, who waited first */
+  bw_ev_free(d);                 /* cancels what is left */
+  assert_int_equal(bw_limit_in_flight(bw_bulkhead_as_limit(e->bulkhead)), 0);
+  bw_pipeline_free(fast);
+}
+
 /* A waiter woken and then cancelled before its turn passes the turn on.
  * A's end wakes B; in the same turn of the loop, before B is resumed, E
  * (another pipeline, no limit: its retry comes back at once) starts its
@@ -727,6 +777,8 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(
           handoff_gives_a_freed_slot_to_the_oldest_waiter, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          a_waiter_refused_on_its_own_poll_keeps_its_place, setup, teardown),
       cmocka_unit_test_setup_teardown(a_cancelled_waiter_passes_the_handoff_on,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(

@@ -614,16 +614,16 @@ static void a_timeout_abandons_the_attempt_but_the_partner_keeps_it(
 }
 
 /* Three requests arriving at 0, 10 and 20 ms through a pipeline whose one
- * slot (a bulkhead of 1) each 100 ms answer holds; the partner has room
- * for all. Returns the run's results. */
-static bw_sim_results_t one_slot_run(bool handoff) {
+ * slot (a bulkhead of 1) each answer holds for answer_ms; the partner has
+ * room for all. Returns the run's results. */
+static bw_sim_results_t one_slot_run(bool handoff, int64_t answer_ms) {
   bw_error_t err;
   bw_sim_partner_config_t pc;
   bw_sim_t *sim = bw_sim_new(NULL, &err);
   assert_non_null(sim);
   bw_sim_partner_config_init(&pc);
   pc.capacity = 10;
-  pc.ok_min_ms = pc.ok_max_ms = 100;
+  pc.ok_min_ms = pc.ok_max_ms = answer_ms;
   bw_sim_partner_t *partner = bw_sim_partner_new(&pc, &err);
   assert_non_null(partner);
   bw_bulkhead_config_t hc;
@@ -672,14 +672,14 @@ static bw_sim_results_t one_slot_run(bool handoff) {
 static void a_handoff_gives_a_freed_slot_to_the_oldest_waiter_at_once(
     void **state) {
   (void)state;
-  bw_sim_results_t r = one_slot_run(false);
+  bw_sim_results_t r = one_slot_run(false, 100);
   assert_conserved(&r);
   assert_u64_eq(r.successes, 3);
   assert_u64_eq(r.network_calls, 3);
   assert_i64_eq(r.latency_p50_ns, 215 * MS);
   assert_i64_eq(r.latency_max_ns, 335 * MS);
   assert_i64_eq(r.completion_ns, 355 * MS);
-  r = one_slot_run(true);
+  r = one_slot_run(true, 100);
   assert_conserved(&r);
   assert_u64_eq(r.successes, 3);
   assert_u64_eq(r.network_calls, 3);
@@ -687,6 +687,25 @@ static void a_handoff_gives_a_freed_slot_to_the_oldest_waiter_at_once(
   assert_i64_eq(r.latency_p50_ns, 190 * MS);
   assert_i64_eq(r.latency_max_ns, 280 * MS);
   assert_i64_eq(r.completion_ns, 300 * MS);
+}
+
+/* A waiter refused on its own poll keeps its place in the handoff's queue.
+ * Each answer takes 290 ms. #1 (arrived at 10) polls at 15, 25, 45, 85,
+ * ..., 245, 285; #2 (at 20) at 25, 35, 55, 95, ..., 255, 295. When #0
+ * frees the slot at 290, #2 polled last at 255 and #1 at 285: a queue that
+ * sent a refused poller to its tail would have #2 at the head (#2 done at
+ * 580, 560 ms; #1 at 870, 860 ms). First come, first served: #1 at 580
+ * (570 ms), #2 at 870 (850 ms). */
+static void a_waiter_refused_on_its_own_poll_keeps_its_place(void **state) {
+  (void)state;
+  bw_sim_results_t r = one_slot_run(true, 290);
+  assert_conserved(&r);
+  assert_u64_eq(r.successes, 3);
+  assert_u64_eq(r.network_calls, 3);
+  assert_u64_eq(r.partner_max_in_flight, 1);
+  assert_i64_eq(r.latency_p50_ns, 570 * MS);
+  assert_i64_eq(r.latency_max_ns, 850 * MS);
+  assert_i64_eq(r.completion_ns, 870 * MS);
 }
 
 /* An answer exactly at the timeout is in time. */
@@ -1205,6 +1224,7 @@ int main(void) {
       cmocka_unit_test(a_timeout_abandons_the_attempt_but_the_partner_keeps_it),
       cmocka_unit_test(
           a_handoff_gives_a_freed_slot_to_the_oldest_waiter_at_once),
+      cmocka_unit_test(a_waiter_refused_on_its_own_poll_keeps_its_place),
       cmocka_unit_test(an_answer_exactly_at_the_timeout_is_in_time),
       cmocka_unit_test(the_retry_policy_honours_retry_after_in_virtual_time),
       cmocka_unit_test(an_exhausted_retry_ends_on_its_last_outcome),

@@ -120,26 +120,16 @@ static void bw__ev_wq_unlink(bw_ev_call_t *c) {
   c->queued = false;
 }
 
-static void bw__ev_wq_push(bw_ev_call_t *c, bool front) {
+static void bw__ev_wq_push(bw_ev_call_t *c) {
   bw_ev_t *drv = c->drv;
   c->queued = true;
-  if (front) {
-    c->wprev = NULL;
-    c->wnext = drv->wq_head;
-    if (drv->wq_head != NULL)
-      drv->wq_head->wprev = c;
-    else
-      drv->wq_tail = c;
+  c->wnext = NULL;
+  c->wprev = drv->wq_tail;
+  if (drv->wq_tail != NULL)
+    drv->wq_tail->wnext = c;
+  else
     drv->wq_head = c;
-  } else {
-    c->wnext = NULL;
-    c->wprev = drv->wq_tail;
-    if (drv->wq_tail != NULL)
-      drv->wq_tail->wnext = c;
-    else
-      drv->wq_head = c;
-    drv->wq_tail = c;
-  }
+  drv->wq_tail = c;
 }
 
 /* A slot may have freed: the oldest slot waiter asks again, from the loop.
@@ -198,9 +188,10 @@ static void bw__ev_finish(bw_ev_call_t *c, bool cancelled) {
   bw_free(c);
 }
 
-/* Acts on the pipeline's step. front: a slot wait again, after a wake,
- * keeps its place at the head of the slot waiters. */
-static void bw__ev_run(bw_ev_call_t *c, int step, bool front) {
+/* Acts on the pipeline's step. A slot wait joins the slot waiters at the
+ * tail; a waiter that asked again and must wait again is still queued, in
+ * its place (bw__ev_on_timer). */
+static void bw__ev_run(bw_ev_call_t *c, int step) {
   bw_ev_t *drv = c->drv;
   switch (step) {
   case BW_STEP_ATTEMPT:
@@ -216,8 +207,8 @@ static void bw__ev_run(bw_ev_call_t *c, int step, bool front) {
     drv->st.waits++;
     c->waited_ms += c->pc.delay_ms;
     bw__ev_arm(c, c->pc.delay_ms);
-    if (drv->handoff && bw_pipeline_slot_wait(&c->pc) != NULL)
-      bw__ev_wq_push(c, front);
+    if (drv->handoff && !c->queued && bw_pipeline_slot_wait(&c->pc) != NULL)
+      bw__ev_wq_push(c);
     return;
   default:
     /* DONE, or a contract breach (a negative code): either way the call is
@@ -235,7 +226,7 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
   bw_ev_t *drv;
   int64_t now;
   int step;
-  bool woken;
+  bool woken, waits;
   (void)fd;
   (void)what;
   switch (c->state) {
@@ -247,7 +238,7 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
     now = bw_clock_now(c->drv->clock);
     step = bw_pipeline_report_timeout(&c->pc, now);
     bw__ev_wake(c->drv); /* the attempt's slot is free */
-    bw__ev_run(c, step, false);
+    bw__ev_run(c, step);
     return;
   case BW__EV_REPORTED:
     now = bw_clock_now(c->drv->clock);
@@ -255,20 +246,23 @@ static void bw__ev_on_timer(evutil_socket_t fd, short what, void *arg) {
                ? bw_pipeline_report_timeout(&c->pc, now)
                : bw_pipeline_report(&c->pc, c->rep_v, c->rep_hint, now);
     bw__ev_wake(c->drv); /* the attempt's slot is free */
-    bw__ev_run(c, step, false);
+    bw__ev_run(c, step);
     return;
   case BW__EV_WAIT:
     drv = c->drv;
     woken = drv->woken == c;
     if (woken) drv->woken = NULL;
-    if (c->queued) bw__ev_wq_unlink(c);
     now = bw_clock_now(drv->clock);
     step = bw_pipeline_resume(&c->pc, now);
-    /* Woken and admitted (or ended): the next waiter may find a slot too.
-     * Refused again: it waits at the head, and the next attempt's end
-     * wakes it. */
+    /* Refused a slot again (woken, or on its own timer): it keeps its
+     * place among the slot waiters, which stay in the order their waits
+     * began, and the next attempt's end wakes the head. Anything else
+     * leaves the queue; woken and admitted (or ended), the next waiter
+     * may find a slot too. */
+    waits = step == BW_STEP_WAIT && bw_pipeline_slot_wait(&c->pc) != NULL;
+    if (c->queued && !waits) bw__ev_wq_unlink(c);
     if (woken && step != BW_STEP_WAIT) bw__ev_wake(drv);
-    bw__ev_run(c, step, woken);
+    bw__ev_run(c, step);
     return;
   case BW__EV_DONE:
     bw__ev_finish(c, false);
@@ -308,7 +302,7 @@ int bw_ev_call_start(bw_ev_t *drv, const bw_pipeline_t *pl,
   if (out != NULL) *out = c;
   c->begin_ns = bw_clock_now(drv->clock);
   step = bw_pipeline_begin_at(pl, &c->pc, outer, c->begin_ns);
-  bw__ev_run(c, step, false);
+  bw__ev_run(c, step);
   return BW_OK;
 }
 

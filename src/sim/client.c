@@ -253,7 +253,7 @@ void bw_sim_client_free(bw_sim_client_t *c) {
  */
 
 static void req_ask(bw_sim_t *sim, void *user);
-static void ask(sim_req_t *r, bool front);
+static void ask(sim_req_t *r);
 
 /* A failure inside an event: remember the first and stop the run. */
 static void client_fail(bw_sim_client_t *c, int rc) {
@@ -337,58 +337,36 @@ static void wq_unlink(bw_sim_client_t *c, sim_req_t *r) {
   r->queued = false;
 }
 
-static void wq_push(bw_sim_client_t *c, sim_req_t *r, bool front) {
+static void wq_push(bw_sim_client_t *c, sim_req_t *r) {
   r->queued = true;
-  if (front) {
-    r->wprev = NULL;
-    r->wnext = c->wq_head;
-    if (c->wq_head != NULL)
-      c->wq_head->wprev = r;
-    else
-      c->wq_tail = r;
+  r->wnext = NULL;
+  r->wprev = c->wq_tail;
+  if (c->wq_tail != NULL)
+    c->wq_tail->wnext = r;
+  else
     c->wq_head = r;
-  } else {
-    r->wnext = NULL;
-    r->wprev = c->wq_tail;
-    if (c->wq_tail != NULL)
-      c->wq_tail->wnext = r;
-    else
-      c->wq_head = r;
-    c->wq_tail = r;
-  }
+  c->wq_tail = r;
 }
 
-/* A slot wait's timer: out of the queue, then ask. */
-static void req_wait_over(bw_sim_t *sim, void *user) {
-  sim_req_t *r = user;
-  if (r->queued) wq_unlink(r->c, r);
-  req_ask(sim, r);
-}
-
-/* front: a slot waiter woken, waiting again, keeps its place at the head. */
-static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key,
-                     bool front) {
+/* A slot wait joins the queue at its tail; a waiter that asks again (its
+ * own timer, or woken) and must wait again keeps its place, so the queue
+ * stays in the order the waits began. */
+static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key) {
   bw_sim_client_t *c = r->c;
   int rc;
-  if (wake_key == NULL) {
-    rc = bw_sim_schedule_in(c->sim, delay_ms * BW_NS_PER_MS, req_ask, r, NULL);
-  } else {
-    rc = bw_sim_schedule_in(c->sim, delay_ms * BW_NS_PER_MS, req_wait_over, r,
-                            &r->wait_id);
-    if (rc == BW_OK) wq_push(c, r, front);
-  }
+  rc = bw_sim_schedule_in(c->sim, delay_ms * BW_NS_PER_MS, req_ask, r,
+                          wake_key != NULL ? &r->wait_id : NULL);
+  if (rc == BW_OK && wake_key != NULL && !r->queued) wq_push(c, r);
   if (rc != BW_OK) client_fail(c, rc);
 }
 
 /* An attempt ended, so a slot may have freed (or the limit grown): the
- * slot waiters ask again now, oldest first, until one must wait again (it
- * keeps its place at the head). */
+ * slot waiters ask again now, oldest first, until one must wait again. */
 static void client_wake(bw_sim_client_t *c) {
   while (c->wq_head != NULL && c->error == BW_OK) {
     sim_req_t *r = c->wq_head;
-    wq_unlink(c, r);
     (void)bw_sim_cancel(c->sim, r->wait_id);
-    ask(r, true);
+    ask(r);
     if (r->queued) break;
   }
 }
@@ -427,10 +405,10 @@ static void req_after(sim_req_t *r) {
   if (!decision_ok(c, &d)) return;
   switch (d.action) {
   case BW_SIM_ACT_GO:
-    req_wait(r, 0, NULL, false);
+    req_wait(r, 0, NULL);
     break;
   case BW_SIM_ACT_WAIT:
-    req_wait(r, d.delay_ms, d.wake_key, false);
+    req_wait(r, d.delay_ms, d.wake_key);
     break;
   case BW_SIM_ACT_STOP:
     req_finish(r,
@@ -493,9 +471,9 @@ static void req_send(sim_req_t *r, int64_t timeout_ms) {
   if (rc != BW_OK) client_fail(c, rc);
 }
 
-/* Before an attempt: the policy's `before` hook decides (front: see
- * req_wait). */
-static void ask(sim_req_t *r, bool front) {
+/* Before an attempt: the policy's `before` hook decides. A slot waiter
+ * leaves the queue unless it must wait for a slot again. */
+static void ask(sim_req_t *r) {
   bw_sim_client_t *c = r->c;
   bw_sim_call_t call;
   bw_sim_decision_t d;
@@ -506,13 +484,15 @@ static void ask(sim_req_t *r, bool front) {
   req_call(r, &call);
   call.attempt = r->attempt + 1;
   d = c->policy.before(c->policy.data, &call, bw_sim_now_ns(c->sim));
+  if (r->queued && !(d.action == BW_SIM_ACT_WAIT && d.wake_key != NULL))
+    wq_unlink(c, r);
   if (!decision_ok(c, &d)) return;
   switch (d.action) {
   case BW_SIM_ACT_GO:
     req_send(r, d.timeout_ms);
     break;
   case BW_SIM_ACT_WAIT:
-    req_wait(r, d.delay_ms, d.wake_key, front);
+    req_wait(r, d.delay_ms, d.wake_key);
     break;
   case BW_SIM_ACT_REJECT:
     req_finish(r, END_REJECTED, d.reject);
@@ -526,7 +506,7 @@ static void ask(sim_req_t *r, bool front) {
 
 static void req_ask(bw_sim_t *sim, void *user) {
   (void)sim;
-  ask(user, false);
+  ask(user);
 }
 
 /* The time of arrival i (i >= 1) given arrival i-1 at prev. */
