@@ -521,83 +521,75 @@ static void aimd_an_app_limited_success_changes_nothing(void **state) {
   let_go(e);
 }
 
-/* Makes one acquire fail: fills the limit with background permits, is
- * refused, then gives the background back (IGNORED: no sample). */
-static void refuse_once(env_t *e) {
-  bw_permit_t p;
-  int before = e->held;
-  while ((uint32_t)e->held < 32 &&
-         stats(e->lim).in_flight < bw_limiter_limit(e->lim))
-    e->background[e->held++] = take(e->lim);
-  assert_status(bw_limiter_try_acquire(e->lim, &p), BW_E_FULL);
-  while (e->held > before)
-    assert_status(
-        bw_limiter_release(e->lim, &e->background[--e->held], BW_LIMIT_IGNORED),
-        BW_OK);
-}
-
-/* A call admitted with `held` others held, an acquire refused while it is
- * out (10 ms after its admission; the held calls are then let go), and the
- * call released SUCCESS after_ms later. Returns its in-flight level. */
-static uint32_t succeed_after_a_refusal(env_t *e, int held, int64_t after_ms) {
-  bw_permit_t p;
-  hold(e, held);
-  p = take(e->lim);
-  bw_clock_manual_advance(e->clock, 10 * MS);
-  refuse_once(e);
-  let_go(e);
-  bw_clock_manual_advance(e->clock, after_ms * MS);
-  assert_status(bw_limiter_release(e->lim, &p, BW_LIMIT_SUCCESS), BW_OK);
-  return p.inflight_at_acquire;
-}
-
-/* The demand rule (startup only): a success whose call was out when an
- * acquire was refused is limit-bound, not app-limited, if it was admitted
- * at a third of the limit or more. */
-static void startup_counts_a_refusal_during_the_call_as_demand(void **state) {
+/* Startup with the guards: each success raises the limit at once to the
+ * growth cap, (1 + startup_headroom) x the proven level, bounded by
+ * startup_max_step; a success at a lower level moves nothing; a drop ends
+ * startup and growth is the algorithm's own again. */
+static void startup_jumps_to_the_cap_on_each_success(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
-  config(e, &cfg, BW_LIMITER_AIMD, 12);
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.probe_headroom = 0.125;
+  cfg.startup_headroom = 2.0;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  assert_u64_eq(bw_limiter_limit(e->lim), 27); /* 9 + 2 x 9 */
+  assert_u64_eq(stats(e->lim).proven, 9);
+  assert_true(stats(e->lim).startup);
+  let_go(e);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 1); /* proves nothing new */
+  assert_u64_eq(bw_limiter_limit(e->lim), 27);
+  hold(e, 26);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 27);
+  assert_u64_eq(bw_limiter_limit(e->lim), 81);
+  let_go(e);
+  /* A drop ends startup: 81 x 0.9 -> 72, and a success at 27 adds nothing
+   * (congestion avoidance: 1 of the 72 it takes to add 1). */
+  assert_u64_eq(step(e, 40, BW_LIMIT_DROPPED), 1);
+  assert_false(stats(e->lim).startup);
+  assert_u64_eq(bw_limiter_limit(e->lim), 72);
+  hold(e, 26);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 27);
+  assert_u64_eq(bw_limiter_limit(e->lim), 72);
+  let_go(e);
+  /* startup_max_step 20: 9 + 18 (the step is not reached), then 27 + 20
+   * (not 27 + 54). */
+  cfg.startup_max_step = 20;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  assert_u64_eq(bw_limiter_limit(e->lim), 27);
+  hold(e, 18);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 27);
+  assert_u64_eq(bw_limiter_limit(e->lim), 47);
+  let_go(e);
+}
+
+/* A decrease the RTT asks for ends startup (queueing, HyStart's exit):
+ * Vegas, whose decrease is no congestion event. The first answer (100 ms,
+ * at 16 in flight) sets the no-load RTT and the limit jumps to 16 + 16;
+ * the next (300 ms) gives queue ceil(32 x (1 - 100 / 300)) = 22 > beta x
+ * log10(32): 32 - log10(32) = 30.49. Without the exit the next success
+ * would jump back to 32. */
+static void a_decrease_the_rtt_asks_for_ends_startup(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_VEGAS, 20);
+  cfg.probe_headroom = 0.125;
   cfg.startup_headroom = 1.0;
   make(e, &cfg);
+  hold(e, 15);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
+  assert_u64_eq(bw_limiter_limit(e->lim), 32);
   assert_true(stats(e->lim).startup);
-  /* No refusal is recorded before the first RTT is known. */
-  refuse_once(e);
-  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 1); /* app-limited */
-  assert_u64_eq(bw_limiter_limit(e->lim), 12);
-  /* admitted at 4 of 12 (4 x 2 < 12: app-limited by the in-flight rule,
-   * 4 x 3 >= 12), refused while it is out: +1 */
-  assert_u64_eq(succeed_after_a_refusal(e, 3, 30), 4);
-  assert_u64_eq(bw_limiter_limit(e->lim), 13);
-  /* the last refusal came before this call left: app-limited */
-  bw_clock_manual_advance(e->clock, MS);
-  hold(e, 4);
-  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 5); /* 5 x 2 < 13 */
+  vstep(e, 300, BW_LIMIT_SUCCESS);
+  assert_dbl_eq(stats(e->lim).estimate, 32 - log10(32.0), EPS);
+  assert_u64_eq(bw_limiter_limit(e->lim), 30);
+  assert_false(stats(e->lim).startup);
+  vstep(e, 100, BW_LIMIT_SUCCESS);
+  assert_u64_eq(bw_limiter_limit(e->lim), 30);
   let_go(e);
-  assert_u64_eq(bw_limiter_limit(e->lim), 13);
-  /* admitted at 3 of 13 (below a third), refused while out: app-limited */
-  assert_u64_eq(succeed_after_a_refusal(e, 2, 0), 3);
-  assert_u64_eq(bw_limiter_limit(e->lim), 13);
-  /* a drop ends the startup (13 x 0.9 -> 11): the rule is off */
-  assert_u64_eq(step(e, 40, BW_LIMIT_DROPPED), 1);
-  assert_u64_eq(bw_limiter_limit(e->lim), 11);
-  assert_false(stats(e->lim).startup);
-  /* 4 x 3 >= 11, 4 x 2 < 11 */
-  assert_u64_eq(succeed_after_a_refusal(e, 3, 0), 4);
-  assert_u64_eq(bw_limiter_limit(e->lim), 11);
-}
-
-/* Without startup (startup_headroom 0, the default) the rule never
- * applies. */
-static void without_startup_a_refusal_is_no_demand(void **state) {
-  env_t *e = *state;
-  bw_limiter_config_t cfg;
-  config(e, &cfg, BW_LIMITER_AIMD, 12);
-  make(e, &cfg);
-  assert_false(stats(e->lim).startup);
-  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 1);
-  succeed_after_a_refusal(e, 3, 0);
-  assert_u64_eq(bw_limiter_limit(e->lim), 12);
 }
 
 static void aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down(
@@ -1631,24 +1623,19 @@ static uint32_t first_step(env_t *e, bw_limiter_config_t *cfg, double h,
   return bw_limiter_limit(e->lim);
 }
 
-/* AIMD's slow start adds startup_headroom per saturated success when that
- * is above 1 (x (1 + startup_headroom) per round trip, as far as the
- * startup cap goes), and 1 otherwise; a fraction accumulates in the
- * estimate. After the first drop, congestion avoidance adds 1 per `limit`
- * successes whatever the headroom. */
-static void aimd_slow_start_adds_the_startup_headroom(void **state) {
+/* AIMD's slow start adds 1 per saturated success, whatever
+ * startup_headroom, when nothing caps growth (probe_headroom 0: startup
+ * has no cap to jump to). After the first drop, congestion avoidance adds
+ * 1 per `limit` successes. */
+static void aimd_slow_start_adds_one_per_success(void **state) {
   env_t *e = *state;
   bw_limiter_config_t cfg;
   config(e, &cfg, BW_LIMITER_AIMD, 10);
-  assert_u64_eq(first_step(e, &cfg, 2.0, BW_LIMIT_SUCCESS), 12);
-  let_go(e);
-  /* 1.5: 10 + 1.5 = 11.5, then 13 */
-  assert_u64_eq(first_step(e, &cfg, 1.5, BW_LIMIT_SUCCESS), 11);
-  assert_dbl_eq(stats(e->lim).estimate, 11.5, 0);
+  assert_u64_eq(first_step(e, &cfg, 2.0, BW_LIMIT_SUCCESS), 11);
+  assert_dbl_eq(stats(e->lim).estimate, 11, 0);
   assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
-  assert_u64_eq(bw_limiter_limit(e->lim), 13);
+  assert_u64_eq(bw_limiter_limit(e->lim), 12);
   let_go(e);
-  /* 0.5 (and 1): +1, TCP's doubling */
   assert_u64_eq(first_step(e, &cfg, 0.5, BW_LIMIT_SUCCESS), 11);
   let_go(e);
   /* A drop ends slow start (10 x 0.9 -> 9): the next success adds nothing
@@ -1659,18 +1646,6 @@ static void aimd_slow_start_adds_the_startup_headroom(void **state) {
   assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 8);
   assert_u64_eq(bw_limiter_limit(e->lim), 9);
   let_go(e);
-  /* With the guards, growth stops at the startup cap, (1 + 1.5) x proven:
-   * successes admitted at 8, each limit-bound (an acquire was refused
-   * while it was out: the demand rule), stop at 8 + 1.5 x 8 = 20. */
-  config(e, &cfg, BW_LIMITER_AIMD, 8);
-  cfg.probe_headroom = 0.125;
-  cfg.startup_headroom = 1.5;
-  make(e, &cfg);
-  for (int i = 0; i < 16; i++)
-    assert_u64_eq(succeed_after_a_refusal(e, 7, 30), 8);
-  assert_u64_eq(bw_limiter_limit(e->lim), 20);
-  assert_u64_eq(stats(e->lim).proven, 8);
-  assert_true(stats(e->lim).startup);
 }
 
 /* Good answers of rtt_ms, one at a time (each at level 1). */
@@ -2139,7 +2114,7 @@ static void a_cancelled_probe_is_no_stuck_probe(void **state) {
   bw_clock_manual_advance(e->clock, 200 * MS);
   assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_IGNORED), BW_OK);
   /* An acquire looks, and is refused: level 2 is probed and unproven, and
-   * its window (half the smoothed RTT) is over. At 200 ms nothing is
+   * its window (1/32 of the smoothed RTT) is over. At 200 ms nothing is
    * stuck yet (strictly older); at 201 ms the probe is: the limit is cut
    * to the proven 1 and level 2 is walled. */
   refused(e);
@@ -2150,6 +2125,114 @@ static void a_cancelled_probe_is_no_stuck_probe(void **state) {
   assert_u64_eq(bw_limiter_limit(e->lim), 1);
   assert_u64_eq(stats(e->lim).disproven, 2);
   assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_IGNORED), BW_OK);
+}
+
+/* Each unproven level may be taken again within 1/32 of the smoothed RTT
+ * (100 ms here: 3.125 ms) of its own first probe. Proven 1; level 2 is
+ * probed at 0 and level 3 at 60 ms. At 61 ms a call leaves and level 3 is
+ * taken again, although level 2's window closed long before (before, the
+ * lowest unproven level's window, half the RTT, closed every level above
+ * it). At 64 ms level 3's own window is over: with a slot free, the next
+ * acquire at level 3 is refused. The calls leave as drops (no evidence
+ * about the levels; AIMD backs off 10 -> 9 -> 8). */
+static void each_level_may_be_taken_again_within_its_own_window(void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t a, b, x, y, z;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.stuck_ratio = 2.0;
+  make(e, &cfg);
+  good_answers(e, 16, 100);
+  assert_u64_eq(stats(e->lim).proven, 1);
+  a = take(e->lim);
+  b = take(e->lim);
+  assert_u64_eq(b.inflight_at_acquire, 2);
+  bw_clock_manual_advance(e->clock, 60 * MS);
+  x = take(e->lim);
+  assert_u64_eq(x.inflight_at_acquire, 3);
+  bw_clock_manual_advance(e->clock, 1 * MS);
+  assert_status(bw_limiter_release(e->lim, &a, BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 9);
+  y = take(e->lim);
+  assert_u64_eq(y.inflight_at_acquire, 3);
+  bw_clock_manual_advance(e->clock, 3 * MS);
+  assert_status(bw_limiter_release(e->lim, &y, BW_LIMIT_DROPPED), BW_OK);
+  assert_u64_eq(bw_limiter_limit(e->lim), 8);
+  assert_u64_eq(stats(e->lim).in_flight, 2);
+  assert_status(bw_limiter_try_acquire(e->lim, &z), BW_E_FULL);
+  assert_u64_eq(stats(e->lim).stuck, 0);
+  assert_status(bw_limiter_release(e->lim, &x, BW_LIMIT_IGNORED), BW_OK);
+  assert_status(bw_limiter_release(e->lim, &b, BW_LIMIT_IGNORED), BW_OK);
+}
+
+/* During startup, drop_tolerance is a share of the probes (the calls above
+ * the proven level), not of the limit. Proven 9, limit 27 (the jump): 18
+ * probes, so 1.8 drops a round are tolerated. The first drop is; the
+ * second decreases (27 x 0.9 -> 24) and ends startup, where 2.7 of the
+ * limit would have tolerated it. */
+static void in_startup_drops_are_tolerated_as_a_share_of_the_probes(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  config(e, &cfg, BW_LIMITER_AIMD, 10);
+  cfg.probe_headroom = 0.125;
+  cfg.startup_headroom = 2.0;
+  cfg.drop_tolerance = 0.1;
+  make(e, &cfg);
+  hold(e, 8);
+  assert_u64_eq(step(e, 40, BW_LIMIT_SUCCESS), 9);
+  let_go(e);
+  assert_u64_eq(bw_limiter_limit(e->lim), 27);
+  step(e, 40, BW_LIMIT_DROPPED);
+  assert_u64_eq(stats(e->lim).tolerated_drops, 1);
+  assert_u64_eq(bw_limiter_limit(e->lim), 27);
+  assert_true(stats(e->lim).startup);
+  step(e, 40, BW_LIMIT_DROPPED);
+  assert_u64_eq(stats(e->lim).tolerated_drops, 1);
+  assert_u64_eq(bw_limiter_limit(e->lim), 24);
+  assert_false(stats(e->lim).startup);
+}
+
+/* stuck_timeout during startup cuts only attempts above the proven level:
+ * no wall has been met, and the proven level is only the highest demand
+ * so far. Once startup is over the top probe_headroom band is cut too.
+ * Proven 40 (limit 50 after the jump), good RTT 100 ms (cut at 200 ms):
+ * in startup, levels 1..40 keep their 2 s and 41..45 are cut; after a
+ * drop (50 x 0.9 -> 45), levels 31..40 are cut as well. */
+static void in_startup_only_attempts_above_the_proven_level_are_cut(
+    void **state) {
+  env_t *e = *state;
+  bw_limiter_config_t cfg;
+  bw_permit_t ps[45];
+  config(e, &cfg, BW_LIMITER_AIMD, 45);
+  cfg.max_limit = 100;
+  cfg.aimd_timeout_ms = 0;
+  cfg.timeout_hold_ratio = 0;
+  cfg.stuck_ratio = 2.0;
+  cfg.stuck_timeout = true;
+  cfg.probe_headroom = 0.25;
+  cfg.startup_headroom = 0.25;
+  make(e, &cfg);
+  good_answers(e, 16, 100);
+  take_into(e, ps, 0, 40);
+  bw_clock_manual_advance(e->clock, 100 * MS);
+  release_each(e, ps, 40, BW_LIMIT_SUCCESS);
+  assert_u64_eq(stats(e->lim).proven, 40);
+  assert_u64_eq(bw_limiter_limit(e->lim), 50);
+  assert_true(stats(e->lim).startup);
+  take_into(e, ps, 0, 45);
+  for (int i = 0; i < 45; i++)
+    assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &ps[i], 2000),
+                  i < 40 ? 2000 : 200);
+  release_each(e, ps, 45, BW_LIMIT_IGNORED);
+  step(e, 100, BW_LIMIT_DROPPED);
+  assert_false(stats(e->lim).startup);
+  assert_u64_eq(bw_limiter_limit(e->lim), 45);
+  take_into(e, ps, 0, 40);
+  for (int i = 0; i < 40; i++)
+    assert_i64_eq(bw_limiter_attempt_timeout(e->lim, &ps[i], 2000),
+                  i < 30 ? 2000 : 200);
+  release_each(e, ps, 40, BW_LIMIT_IGNORED);
 }
 
 /* An attempt cut at the stuck age (stuck_timeout) that times out is a
@@ -2346,7 +2429,7 @@ int main(void) {
       T(timed_out_through_the_interface),
       T(growth_stops_just_above_the_proven_level),
       T(startup_growth_is_bounded_by_the_max_step),
-      T(aimd_slow_start_adds_the_startup_headroom),
+      T(aimd_slow_start_adds_one_per_success),
       T(stuck_timeout_cuts_an_attempt_above_the_proven_level),
       T(a_drop_near_the_limit_caps_growth_for_the_memory),
       T(sparse_drops_within_the_tolerance_are_no_congestion),
@@ -2359,8 +2442,11 @@ int main(void) {
       T(bad_releases_are_refused),
       T(aimd_a_success_near_the_limit_adds_one),
       T(aimd_an_app_limited_success_changes_nothing),
-      T(startup_counts_a_refusal_during_the_call_as_demand),
-      T(without_startup_a_refusal_is_no_demand),
+      T(startup_jumps_to_the_cap_on_each_success),
+      T(each_level_may_be_taken_again_within_its_own_window),
+      T(in_startup_drops_are_tolerated_as_a_share_of_the_probes),
+      T(in_startup_only_attempts_above_the_proven_level_are_cut),
+      T(a_decrease_the_rtt_asks_for_ends_startup),
       T(aimd_a_drop_multiplies_by_the_backoff_ratio_rounding_down),
       T(aimd_stays_within_min_and_max),
       T(aimd_a_success_slower_than_the_timeout_counts_as_a_drop),

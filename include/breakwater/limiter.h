@@ -168,24 +168,24 @@ typedef struct bw_limiter_config_s {
   int64_t overload_memory_ms;
   /* Startup and stuck probes (docs/limiter.md, "Startup and stuck
    * probes"):
-   * - Until the first congestion signal (a drop, a slow success a decrease
-   *   follows, a stuck probe) growth may reach (1 + startup_headroom) x
-   *   the proven level instead of (1 + probe_headroom) x: slow start,
-   *   1.0 doubles per round trip. AIMD's slow start adds
-   *   max(1, startup_headroom) per saturated success, so 2.0 triples per
-   *   round trip (a fraction accumulates). Default 0 = off (the
-   *   probe_headroom cap from the start); [0, 4]. The cap is inert with
-   * probe_headroom 0 (no cap). During startup a success whose call was out when
-   * an acquire was refused, admitted at a third of the limit or more, counts as
-   *   limit-bound, not app-limited (the demand rule).
+   * - Until the first congestion signal (a drop, a decrease the RTT asks
+   *   for, a stuck probe) each success raises the limit at once to
+   *   (1 + startup_headroom) x the proven level (startup_max_step above
+   *   it at most), whatever the algorithm: slow start, 1.0 doubles per
+   *   round trip, 2.0 triples. Without it growth is the algorithm's own,
+   *   capped at (1 + probe_headroom) x. Default 0 = off; [0, 4]. Inert
+   *   with probe_headroom 0 (no cap to jump to): the algorithm grows.
+   *   During startup, drop_tolerance counts against the calls above the
+   *   proven level, and stuck_timeout cuts only calls above it.
    * - A level above the proven one (during startup, above initial_limit
    *   too) is admitted once, then refused until a success admitted at
    *   that level or above proves it; a probe still unproven stuck_ratio x
    *   the smoothed RTT after its admission is stuck: the limit is cut to
    *   the proven level at once (a congestion event: later drops of calls
    *   then in flight decrease nothing) and the wall is remembered as a
-   *   drop's is (overload_memory_ms). Within half the smoothed RTT of
-   *   its first probe, a level may be taken again.
+   *   drop's is (overload_memory_ms). Within 1/32 of the smoothed RTT of
+   *   its own first probe, a level may be taken again (with slots handed
+   *   off, the next caller in line takes a level the moment it frees).
    * - Stuck calls at any level: the timed calls in flight are counted by
    *   admission time (a fixed ring of 128 buckets, no allocation after
    *   creation), so those older than stuck_ratio x the slowest good
@@ -227,12 +227,12 @@ typedef struct bw_limiter_config_s {
   /* Give up on stuck attempts (needs stuck_ratio): in a pipeline, with
    * the limiter inside the retry (bw_pipeline_add_limit after
    * bw_pipeline_add_retry), an attempt admitted above the proven level,
-   * or in its top probe_headroom band (on a network a success may prove a
-   * level a few calls above the capacity: answers in transit are not
-   * counted by the dependency), gets at most stuck_ratio x the slowest
-   * good answer lately (the age at which a call in flight counts as
-   * stuck) instead of the attempt's own timeout, when that is shorter.
-   * Such an attempt, once given up, is retried at once, without the
+   * or, once startup is over, in its top probe_headroom band (on a
+   * network a success may prove a level a few calls above the capacity:
+   * answers in transit are not counted by the dependency), gets at most
+   * stuck_ratio x the slowest good answer lately (the age at which a call in
+   * flight counts as stuck) instead of the attempt's own timeout, when that is
+   * shorter. Such an attempt, once given up, is retried at once, without the
    * retry's backoff (no answer came, and the limit paces the retry by its
    * slot, under the limit in force then); its slot stays counted as long as
    * the attempt could have run, its own timeout x (1 + timeout_hold_ratio)
@@ -252,8 +252,11 @@ typedef struct bw_limiter_config_s {
    * share of calls whatever the load (a latency tail past the timeout,
    * a flaky backend) then no longer halves the limit every round trip;
    * an overload, which drops most calls over the capacity, still counts
-   * at once above the share. Tolerated drops are counted in drops and
-   * tolerated_drops. Default 0 = every drop counts; [0, 0.5]. */
+   * at once above the share. During startup the share is of the calls
+   * above the proven level (the probes), not of the limit: a dependency
+   * that sheds load with fast 429s fails most probes over its capacity.
+   * Tolerated drops are counted in drops and tolerated_drops. Default 0 =
+   * every drop counts; [0, 0.5]. */
   double drop_tolerance;
 } bw_limiter_config_t;
 

@@ -2,10 +2,9 @@
  *
  * Additive increase, multiplicative decrease, with TCP's slow start: +1 per
  * saturated success until the first decrease (doubling per round trip),
- * or +startup_headroom when that is above 1 (x (1 + startup_headroom) per
- * round trip, as far as the limiter's startup cap lets it), then +1 per
- * `limit` of them (one step per round trip); a drop multiplies the limit
- * by backoff_ratio. */
+ * then +1 per `limit` of them (one step per round trip); a drop multiplies
+ * the limit by backoff_ratio. (With the limiter's startup on, the limit
+ * jumps to the startup cap on each success instead: limiter.c.) */
 
 #include <math.h>
 
@@ -15,7 +14,6 @@
 typedef struct bw__aimd_s {
   uint32_t min;
   double backoff;
-  double gain;     /* slow start's growth per saturated success */
   bool slow_start; /* until the first decrease */
   uint32_t acks;   /* saturated successes since the last increase */
 } bw__aimd_t;
@@ -26,9 +24,6 @@ static void *bw__aimd_init(const bw_limiter_config_t *cfg) {
   a->min = cfg->min_limit;
   a->backoff = cfg->backoff_ratio;
   a->slow_start = true;
-  /* +1 per success doubles the limit per round trip; a startup cap of
-   * (1 + h) x proven with h above 1 would never be reached at that pace. */
-  a->gain = cfg->startup_headroom > 1.0 ? cfg->startup_headroom : 1.0;
   return a;
 }
 
@@ -56,11 +51,10 @@ static double bw__aimd_update(void *state, const bw__lim_sample_t *s,
         bw__aimd_backoff(s->limit_then < cur ? s->limit_then : cur, a->backoff);
     return next < a->min ? a->min : next;
   }
-  if (!s->demand && (uint64_t)s->inflight * 2 < cur)
+  if ((uint64_t)s->inflight * 2 < cur)
     return s->est; /* app-limited: no evidence the limit is too low */
   /* max_limit is part of the growth cap the limiter applies. */
-  if (a->slow_start) /* from the estimate: a fractional gain accumulates */
-    return (s->est > (double)cur ? s->est : (double)cur) + a->gain;
+  if (a->slow_start) return (s->est > (double)cur ? s->est : (double)cur) + 1.0;
   /* Congestion avoidance: +1 once `limit` successes have counted. */
   if (++a->acks < cur) return s->est;
   a->acks -= cur;

@@ -19,10 +19,6 @@ typedef struct bw__lim_sample_s {
   uint32_t limit_then; /* the limit in force when the call was admitted */
   uint32_t inflight;   /* in flight at acquire, this call included (a permit
                           filled elsewhere counts as saturated) */
-  /* During startup: acquires were refused while this call was out, so it
-   * was limit-bound even if inflight says app-limited (limiter.c,
-   * bw__lim_demand). The algorithms count it as saturated. */
-  bool demand;
   /* A drop (DROPPED, TIMED_OUT, or AIMD's slow success) that starts a new
    * congestion event: drops of calls admitted before the last decrease
    * reach no algorithm. */

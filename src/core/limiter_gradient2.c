@@ -64,8 +64,7 @@ static double bw__g2_update(void *state, const bw__lim_sample_t *s,
   if (s->stuck) return fmax(g->min, fmin(est, s->cut_to));
   if (s->drop) return fmax(g->min, est * g->backoff);
   ratio = bw__g2_long(g, s->rtt_ns > 0 ? (double)s->rtt_ns : 1.0);
-  if (!s->demand && (double)s->inflight < est / 2.0)
-    return est; /* app-limited */
+  if ((double)s->inflight < est / 2.0) return est; /* app-limited */
   gradient = bw__lim_clamp(g->tolerance * ratio, 0.5, 1.0);
   next = est * gradient + g->queue;
   next = est * (1.0 - g->smoothing) + next * g->smoothing;

@@ -100,7 +100,7 @@ static double bw__vegas_update(void *state, const bw__lim_sample_t *s,
                                bool *congestion) {
   bw__vegas_t *v = state;
   /* Admitted at in_flight * 2 >= the limit in force then. */
-  bool busy = s->demand || (uint64_t)s->inflight * 2 >= s->limit_then;
+  bool busy = (uint64_t)s->inflight * 2 >= s->limit_then;
   int64_t rmin;
   (void)congestion; /* a drop is its only congestion event */
   if (s->stuck) {   /* cut to the level last served, slow start over */

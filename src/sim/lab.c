@@ -380,9 +380,11 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
     goto done;
   }
   bw_sim_policy_t policy;
-  /* The oracle is the ideal: a slot freed goes to the longest waiter at
-   * once. The other modes poll for a slot, as the pipeline's drivers do. */
-  if (cfg->mode == BW_LAB_ORACLE)
+  /* The oracle and the breakwater mode hand a freed slot to the longest
+   * waiter at once (the event driver's handoff); the limiter's startup is
+   * tuned for it (docs/limiter.md, "Slots handed off"). The other modes
+   * poll for a slot, as the pipeline's drivers do by default. */
+  if (cfg->mode == BW_LAB_ORACLE || cfg->mode == BW_LAB_BREAKWATER)
     bw_sim_policy_pipeline_handoff(&policy, kit.pipeline);
   else
     bw_sim_policy_pipeline(&policy, kit.pipeline);
