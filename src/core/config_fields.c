@@ -248,7 +248,7 @@ static const bw_config_field_t limiter_fields[] = {
        "how long a drop near the limit stops growth; 0 = off"),
     DBL(T, startup_headroom, 0, 4, 0, "0",
         "growth above the proven level until the first congestion signal "
-        "(AIMD's slow start adds it per success when above 1); 0 = off"),
+        "(each success raises the limit to it at once); 0 = off"),
     DBL(T, stuck_ratio, 1, 100, BW_CONFIG_OR_ZERO, "0",
         "a probe unproven after this x the smoothed RTT, or a call in flight "
         "longer than this x the slowest good answer, is stuck; 0 = off"),
