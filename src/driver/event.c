@@ -13,6 +13,7 @@
  * and so on until one is refused (it keeps its place at the head). One
  * woken call at a time keeps every resume in the loop, in order. */
 #include <string.h>
+#include <sys/queue.h>
 
 #include <event2/event.h>
 
@@ -32,15 +33,15 @@ struct bw_ev_s {
   bw_ev_call_t *head, *tail; /* calls in progress, in start order */
   bool closing;
   bool handoff;
-  bw_ev_call_t *wq_head, *wq_tail; /* slot waiters, oldest first */
-  bw_ev_call_t *woken;             /* the waiter woken, not yet resumed */
+  TAILQ_HEAD(bw__ev_wq, bw_ev_call_s) wq; /* slot waiters, oldest first */
+  bw_ev_call_t *woken; /* the waiter woken, not yet resumed */
   bw_ev_stats_t st;
 };
 
 struct bw_ev_call_s {
   bw_ev_t *drv;
   bw_ev_call_t *prev, *next;
-  bw_ev_call_t *wprev, *wnext; /* in the slot waiters' FIFO (queued) */
+  TAILQ_ENTRY(bw_ev_call_s) wq_link; /* in drv->wq while queued */
   bool queued;
   bw_ev_ops_t ops;
   void *ud;
@@ -77,6 +78,7 @@ bw_ev_t *bw_ev_new(struct event_base *base, const bw_ev_config_t *cfg,
   drv->clock =
       (cfg != NULL && cfg->clock != NULL) ? cfg->clock : bw_clock_monotonic();
   drv->handoff = cfg != NULL && cfg->handoff;
+  TAILQ_INIT(&drv->wq);
   bw_error_clear(err);
   return drv;
 }
@@ -107,38 +109,22 @@ static void bw__ev_defer(bw_ev_call_t *c) {
 }
 
 static void bw__ev_wq_unlink(bw_ev_call_t *c) {
-  bw_ev_t *drv = c->drv;
-  if (c->wprev != NULL)
-    c->wprev->wnext = c->wnext;
-  else
-    drv->wq_head = c->wnext;
-  if (c->wnext != NULL)
-    c->wnext->wprev = c->wprev;
-  else
-    drv->wq_tail = c->wprev;
-  c->wprev = c->wnext = NULL;
+  TAILQ_REMOVE(&c->drv->wq, c, wq_link);
   c->queued = false;
 }
 
 static void bw__ev_wq_push(bw_ev_call_t *c) {
-  bw_ev_t *drv = c->drv;
+  TAILQ_INSERT_TAIL(&c->drv->wq, c, wq_link);
   c->queued = true;
-  c->wnext = NULL;
-  c->wprev = drv->wq_tail;
-  if (drv->wq_tail != NULL)
-    drv->wq_tail->wnext = c;
-  else
-    drv->wq_head = c;
-  drv->wq_tail = c;
 }
 
 /* A slot may have freed: the oldest slot waiter asks again, from the loop.
  * Nothing while a woken one has not asked yet (it passes the turn on). */
 static void bw__ev_wake(bw_ev_t *drv) {
   if (!drv->handoff || drv->closing || drv->woken != NULL ||
-      drv->wq_head == NULL)
+      TAILQ_EMPTY(&drv->wq))
     return;
-  drv->woken = drv->wq_head;
+  drv->woken = TAILQ_FIRST(&drv->wq);
   bw__ev_defer(drv->woken);
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include "breakwater/sim.h"
 #include "sim_internal.h"
@@ -37,7 +38,7 @@ struct sim_req_s {
    * client's queue of slot waiters. */
   bool queued;
   bw_sim_event_id_t wait_id;
-  sim_req_t *wnext, *wprev;
+  TAILQ_ENTRY(sim_req_s) wq_link; /* in c->wq while queued */
 };
 
 struct bw_sim_client_s {
@@ -57,8 +58,8 @@ struct bw_sim_client_s {
   int64_t start_ns;
   int64_t last_end_ns;
   uint64_t fired_at_start;
-  bw_sim_results_t r;           /* counters (percentiles filled by results) */
-  sim_req_t *wq_head, *wq_tail; /* the slot waiters, oldest first */
+  bw_sim_results_t r; /* counters (percentiles filled by results) */
+  TAILQ_HEAD(sim_wq, sim_req_s) wq; /* the slot waiters, oldest first */
 };
 
 #define MAX_STATE_SIZE 65536u
@@ -222,6 +223,7 @@ bw_sim_client_t *bw_sim_client_new(bw_sim_t *sim, bw_sim_partner_t *partner,
   if (c == NULL) goto nomem;
   c->sim = sim;
   c->partner = partner;
+  TAILQ_INIT(&c->wq);
   c->cfg = *cfg;
   c->policy = *cfg->policy;
   c->cfg.policy = &c->policy;
@@ -325,27 +327,13 @@ static bool decision_ok(bw_sim_client_t *c, const bw_sim_decision_t *d) {
 }
 
 static void wq_unlink(bw_sim_client_t *c, sim_req_t *r) {
-  if (r->wprev != NULL)
-    r->wprev->wnext = r->wnext;
-  else
-    c->wq_head = r->wnext;
-  if (r->wnext != NULL)
-    r->wnext->wprev = r->wprev;
-  else
-    c->wq_tail = r->wprev;
-  r->wnext = r->wprev = NULL;
+  TAILQ_REMOVE(&c->wq, r, wq_link);
   r->queued = false;
 }
 
 static void wq_push(bw_sim_client_t *c, sim_req_t *r) {
+  TAILQ_INSERT_TAIL(&c->wq, r, wq_link);
   r->queued = true;
-  r->wnext = NULL;
-  r->wprev = c->wq_tail;
-  if (c->wq_tail != NULL)
-    c->wq_tail->wnext = r;
-  else
-    c->wq_head = r;
-  c->wq_tail = r;
 }
 
 /* A slot wait joins the queue at its tail; a waiter that asks again (its
@@ -363,8 +351,8 @@ static void req_wait(sim_req_t *r, int64_t delay_ms, const void *wake_key) {
 /* An attempt ended, so a slot may have freed (or the limit grown): the
  * slot waiters ask again now, oldest first, until one must wait again. */
 static void client_wake(bw_sim_client_t *c) {
-  while (c->wq_head != NULL && c->error == BW_OK) {
-    sim_req_t *r = c->wq_head;
+  while (!TAILQ_EMPTY(&c->wq) && c->error == BW_OK) {
+    sim_req_t *r = TAILQ_FIRST(&c->wq);
     (void)bw_sim_cancel(c->sim, r->wait_id);
     ask(r);
     if (r->queued) break;
