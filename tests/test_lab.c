@@ -468,6 +468,12 @@ static void bad_configurations_name_the_field(void **state) {
   assert_status(bw_lab_mode_parse("oracle", &m), BW_OK);
   assert_int_equal(m, BW_LAB_ORACLE);
   assert_string_equal(bw_lab_mode_name(BW_LAB_ORACLE), "oracle");
+  /* The oracle and the breakwater mode hand slots off; the others poll. */
+  assert_true(bw_lab_mode_hands_off(BW_LAB_ORACLE));
+  assert_true(bw_lab_mode_hands_off(BW_LAB_BREAKWATER));
+  assert_false(bw_lab_mode_hands_off(BW_LAB_NAIVE));
+  assert_false(bw_lab_mode_hands_off(BW_LAB_POLLY));
+  assert_false(bw_lab_mode_hands_off((bw_lab_mode_t)9));
 }
 
 int main(void) {

@@ -665,10 +665,7 @@ int bw_storm_run_real(const bw_storm_real_config_t *cfg, bw_storm_row_t *row,
   /* Every transfer of the storm goes straight to the loopback address it
    * names: never through a proxy from the environment. */
   cc.setup = no_proxy;
-  /* The oracle and the breakwater mode hand a freed slot to the longest
-   * waiter at once, as in the virtual lab. The other modes poll for a
-   * slot. */
-  cc.handoff = cfg->mode == BW_LAB_ORACLE || cfg->mode == BW_LAB_BREAKWATER;
+  cc.handoff = bw_lab_mode_hands_off(cfg->mode); /* as in the virtual lab */
   if ((s.http = bw_curl_new(s.base, &cc, &e)) == NULL) {
     snprintf(err, err_size, "cannot start the HTTP client: %s", e.message);
     goto out;

@@ -57,6 +57,12 @@ typedef enum bw_lab_mode_e {
 BW_EXTERN const char *bw_lab_mode_name(bw_lab_mode_t m);
 /* Parses a mode name: BW_OK, or BW_E_NOTFOUND for anything else. */
 BW_EXTERN int bw_lab_mode_parse(const char *s, bw_lab_mode_t *out);
+/* Whether the mode hands a freed slot to its longest waiter at once
+ * (bw_sim_policy_pipeline_handoff in virtual time, the event driver's
+ * handoff over real HTTP): the oracle and the breakwater mode, whose
+ * limiter's startup is tuned for it (docs/limiter.md, "Slots handed
+ * off"). The other modes' slot waits poll. */
+BW_EXTERN bool bw_lab_mode_hands_off(bw_lab_mode_t m);
 
 typedef struct bw_lab_kit_config_s {
   bw_lab_mode_t mode;

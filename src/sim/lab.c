@@ -13,6 +13,10 @@ const char *bw_lab_mode_name(bw_lab_mode_t m) {
   return (unsigned)m < BW_LAB__COUNT ? mode_names[m] : "unknown";
 }
 
+bool bw_lab_mode_hands_off(bw_lab_mode_t m) {
+  return m == BW_LAB_ORACLE || m == BW_LAB_BREAKWATER;
+}
+
 int bw_lab_mode_parse(const char *s, bw_lab_mode_t *out) {
   if (s == NULL || out == NULL) return BW_E_INVAL;
   for (int i = 0; i < BW_LAB__COUNT; i++)
@@ -236,9 +240,8 @@ int bw_lab_kit_init(bw_lab_kit_t *kit, const bw_lab_kit_config_t *cfg,
   case BW_LAB_ORACLE: {
     /* The ideal: it knows the partner's capacity and never exceeds it, so
      * every call is answered fast and nothing needs a retry. Calls wait
-     * for a slot within the breakwater mode's deadline; in the virtual run
-     * a freed slot goes to the longest waiter at once (no poll: see
-     * bw_lab_run_virtual). */
+     * for a slot within the breakwater mode's deadline, and a freed slot
+     * goes to the longest waiter at once (bw_lab_mode_hands_off). */
     bw_bulkhead_config_t hc;
     bw_bulkhead_config_init(&hc);
     hc.name = "partner";
@@ -380,11 +383,7 @@ int bw_lab_run_virtual(const bw_lab_run_config_t *cfg, bw_lab_results_t *out,
     goto done;
   }
   bw_sim_policy_t policy;
-  /* The oracle and the breakwater mode hand a freed slot to the longest
-   * waiter at once (the event driver's handoff); the limiter's startup is
-   * tuned for it (docs/limiter.md, "Slots handed off"). The other modes
-   * poll for a slot, as the pipeline's drivers do by default. */
-  if (cfg->mode == BW_LAB_ORACLE || cfg->mode == BW_LAB_BREAKWATER)
+  if (bw_lab_mode_hands_off(cfg->mode))
     bw_sim_policy_pipeline_handoff(&policy, kit.pipeline);
   else
     bw_sim_policy_pipeline(&policy, kit.pipeline);
